@@ -1,0 +1,1 @@
+"""vertex-training: Google Cloud training jobs as Pulumi resources."""

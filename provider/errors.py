@@ -1,0 +1,58 @@
+"""Errors raised by vertex-training.
+
+The hierarchy::
+
+    VertexTrainingError
+    ├── SpecError              a stack config that Vertex AI would refuse
+    └── BackendError           a backend call that did not succeed
+        ├── TransientError     worth retrying (UNAVAILABLE, DEADLINE_EXCEEDED, ...)
+        ├── PermanentError     the API refused the request (INVALID_ARGUMENT, ...)
+        └── JobEndedError      a job ended FAILED, CANCELLED or EXPIRED
+
+User mistakes in a stack config are reported to Pulumi as check failures built from
+``SpecError.issues``; exceptions are for cloud failures and bugs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class VertexTrainingError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One mistake in a stack config: the key, the bad value, and what to write instead."""
+
+    key: str
+    value: object
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message} (got {self.value!r})"
+
+
+class SpecError(VertexTrainingError):
+    """A stack config that cannot be submitted; ``issues`` lists every mistake found."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        super().__init__("\n".join(str(issue) for issue in issues))
+
+
+class BackendError(VertexTrainingError):
+    """A backend call failed; the message is the API's own where there is one."""
+
+
+class TransientError(BackendError):
+    """A failure that may pass on its own; callers retry it with backoff."""
+
+
+class PermanentError(BackendError):
+    """The API refused the request; retrying the same request cannot help."""
+
+
+class JobEndedError(BackendError):
+    """A job that was waited for ended FAILED, CANCELLED or EXPIRED."""
