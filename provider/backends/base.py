@@ -57,6 +57,9 @@ class Backend(Protocol):
     def delete(self, name: str) -> None:
         """Delete a job's record and wait for the deletion; not found is not an error."""
 
+    def output_directory(self, name: str) -> str:
+        """Where a job whose request names no base output directory writes ("" if nowhere)."""
+
     def console_url(self, name: str) -> str:
         """A URL (or local path) where a person sees the job."""
 

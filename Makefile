@@ -1,0 +1,42 @@
+# One command set for everything, the same here and in CI.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV := .venv
+PY := $(VENV)/bin/python
+PULUMI := source scripts/pulumi-env.sh &&
+STACK ?= local
+
+help:  ## List the targets.
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
+
+tools: venv  ## Build (once) the Pulumi CLI and Python language host into .tools/bin.
+	bash scripts/install-pulumi.sh
+
+up: tools  ## Run `pulumi up` on a stack (STACK=local by default).
+	$(PULUMI) pulumi stack select --create $(STACK) && pulumi up --yes --skip-preview --stack $(STACK)
+
+preview: tools  ## Show what `pulumi up` would do on STACK, with the diff.
+	$(PULUMI) pulumi stack select --create $(STACK) && pulumi preview --diff --stack $(STACK)
+
+destroy: tools  ## Cancel and delete STACK's jobs.
+	$(PULUMI) pulumi destroy --yes --stack $(STACK)
+
+test: tools  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+	$(PULUMI) $(PY) -m pytest
+
+lint: venv  ## Check the code with ruff.
+	$(VENV)/bin/ruff check provider tests trainer scripts __main__.py
+	$(VENV)/bin/ruff format --check provider tests trainer scripts __main__.py
+
+bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
+	$(PULUMI) $(PY) scripts/bench_wait.py
+
+.PHONY: help venv tools up preview destroy test lint bench

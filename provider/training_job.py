@@ -1,0 +1,301 @@
+"""TrainingJob: a Vertex AI CustomJob as a Pulumi dynamic resource.
+
+Lifecycle, as the engine drives it:
+
+- check: parse the job's stack config with ``provider.spec``; every mistake becomes a
+  CheckFailure naming the stack config key, the bad value and the fix. The checked
+  inputs are the canonical job (user terms), the exact API request, where the job runs
+  (``location``) and the provider-side settings (``wait``, ``adopt``, ``connection``).
+- diff: a change to anything that runs replaces the job (the API has no update) and
+  lists the changed keys; a change to provider-side settings only is an in-place update;
+  no change is no diff.
+- create: submits and returns at once with the server-chosen resource name as the ID.
+  Waiting is done for all jobs together by ``provider.waiter.JobWaiter``, so a stack of
+  many jobs is not held in batches by the provider host's four threads. Each job carries
+  a label derived from its stack, resource name and request; a create looks for that
+  label first, so a rerun after an interrupted ``pulumi up`` adopts the job it had
+  already submitted instead of submitting it twice.
+- read: brings back the job's state; a job deleted outside Pulumi leaves the state.
+- delete: cancels a job that has not ended, waits for it to stop, deletes its record.
+
+The provider object is pickled into the state with every resource: it holds no fields,
+and every client is made inside an operation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    ResourceProvider,
+    UpdateResult,
+)
+
+from provider import states
+from provider.errors import BackendError, SpecError, TransientError
+
+#: Inputs that never change what runs: changing them updates the resource in place.
+PROVIDER_SIDE_KEYS = ("wait", "adopt", "connection")
+#: Inputs the engine hands back that are not the job's (the serialized provider).
+ENGINE_KEYS = ("__provider",)
+
+#: Label that ties a job to its stack, resource and request (see ``identity_label``).
+IDENTITY_LABEL = "vertex-training-key"
+STACK_LABEL = "pulumi-stack"
+RESOURCE_LABEL = "pulumi-resource"
+#: Length of the request hash kept in the identity label (hex digits).
+IDENTITY_HASH_LEN = 40
+#: GCP label values: at most 63 lowercase letters, digits, '_' or '-'.
+LABEL_VALUE_MAX = 63
+
+#: How long a delete waits for a cancelled job to stop before deleting it anyway.
+STOP_TIMEOUT_S = 600.0
+STOP_POLL_S = 2.0
+
+#: Outputs every TrainingJob has, besides its inputs.
+OUTPUT_KEYS = (
+    "resource_name",
+    "job_id",
+    "state",
+    "error",
+    "create_time",
+    "start_time",
+    "end_time",
+    "web_access_uris",
+    "console_url",
+    "logs_url",
+    "output_directory",
+    "model_directory",
+)
+
+
+def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str:
+    """The value of IDENTITY_LABEL: a hash of the stack, resource name and request."""
+    canonical = json.dumps([stack, resource, request], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
+
+
+def label_value(text: str) -> str:
+    """``text`` folded into a valid GCP label value (lowercase, digits, '_' and '-')."""
+    return re.sub(r"[^a-z0-9_-]", "-", text.lower())[:LABEL_VALUE_MAX]
+
+
+def labelled_request(request: Mapping[str, Any], stack: str, resource: str) -> dict[str, Any]:
+    """The request as submitted: the user's labels plus the provider's three."""
+    body = json.loads(json.dumps(request))
+    body["labels"] = {
+        **body.get("labels", {}),
+        IDENTITY_LABEL: identity_label(stack, resource, request),
+        STACK_LABEL: label_value(stack),
+        RESOURCE_LABEL: label_value(resource),
+    }
+    return body
+
+
+def _job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The checked inputs of a job, without engine keys and outputs."""
+    return {
+        k: v
+        for k, v in props.items()
+        if k not in ENGINE_KEYS and k not in OUTPUT_KEYS and k != "request_labels"
+    }
+
+
+def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The outputs of a job from what its backend reports."""
+    base = request.get("jobSpec", {}).get("baseOutputDirectory", {}).get("outputUriPrefix", "")
+    base = (base or backend.output_directory(status.name)).rstrip("/")
+    return {
+        "resource_name": status.name,
+        "job_id": status.job_id,
+        "state": status.state,
+        "error": status.error,
+        "create_time": status.create_time,
+        "start_time": status.start_time,
+        "end_time": status.end_time,
+        "web_access_uris": dict(status.web_access_uris),
+        "console_url": backend.console_url(status.name),
+        "logs_url": backend.logs_url(status.name),
+        "output_directory": base,
+        "model_directory": f"{base}/model" if base else "",
+    }
+
+
+def _connect(props: Mapping[str, Any]) -> Any:
+    from provider.backends import connect
+
+    return connect(props["location"], props["connection"])
+
+
+class TrainingJobProvider(ResourceProvider):
+    """The dynamic provider behind TrainingJob. Stateless: see the module docstring."""
+
+    def check(self, _olds: Any, news: Any) -> CheckResult:
+        from provider import spec
+
+        name = news["name"]
+        stack = spec.StackSettings(**news["stack"])
+        try:
+            job = spec.parse_job(name, news.get("config") or {}, stack)
+        except SpecError as exc:
+            return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
+        failures = [_failure(name, issue) for issue in _preflight(job)]
+        inputs = {
+            "name": name,
+            **{k: v for k, v in job.spec_dict().items() if k not in ("wait", "adopt")},
+            "request": job.request_body(),
+            "location": {"backend": job.backend, "project": job.project, "region": job.region},
+            "stack_name": stack.stack,
+            "wait": job.settings()["wait"],
+            "adopt": job.settings().get("adopt") or "",
+            "connection": news.get("connection") or {},
+        }
+        return CheckResult(inputs, failures)
+
+    def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        keys = set(_job_inputs(news)) | set(_job_inputs(olds))
+        changed = sorted(k for k in keys if olds.get(k) != news.get(k))
+        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS]
+        return DiffResult(
+            changes=bool(changed),
+            replaces=replaces,
+            stables=["name"],
+            delete_before_replace=False,
+        )
+
+    def create(self, props: Any) -> CreateResult:
+        inputs = _job_inputs(props)
+        backend = _connect(inputs)
+        body = labelled_request(inputs["request"], inputs["stack_name"], inputs["name"])
+        if inputs.get("adopt"):
+            status = backend.get(inputs["adopt"])
+            if status is None:
+                raise BackendError(
+                    f"vertex-training:jobs.{inputs['name']}.adopt names {inputs['adopt']}, "
+                    "which does not exist; remove `adopt` to submit a new job"
+                )
+        else:
+            status = _find_submitted(backend, body) or _submit(backend, body)
+        outs = {**inputs, **_status_outputs(status, backend, inputs["request"])}
+        return CreateResult(status.name, outs)
+
+    def read(self, id_: str, props: Any) -> ReadResult:
+        inputs = _job_inputs(props)
+        backend = _connect(inputs)
+        status = backend.get(id_)
+        if status is None:
+            return ReadResult("", {})
+        return ReadResult(id_, {**inputs, **_status_outputs(status, backend, inputs["request"])})
+
+    def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
+        inputs = _job_inputs(news)
+        backend = _connect(inputs)
+        status = backend.get(id_)
+        if status is None:
+            raise BackendError(
+                f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
+            )
+        return UpdateResult({**inputs, **_status_outputs(status, backend, inputs["request"])})
+
+    def delete(self, id_: str, props: Any) -> None:
+        if not id_:
+            return
+        backend = _connect(_job_inputs(props))
+        stop(backend, id_)
+        backend.delete(id_)
+
+
+def stop(backend: Any, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """Cancel a job that has not ended and wait (bounded) until it has."""
+    status = backend.get(name)
+    if status is None or status.state in states.TERMINAL_STATES:
+        return
+    backend.cancel(name)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = backend.get(name)
+        if status is None or status.state in states.TERMINAL_STATES:
+            return
+        time.sleep(STOP_POLL_S)
+    raise TransientError(
+        f"job {name} was cancelled but is still {status.state} after {timeout_s:.0f}s; "
+        "run `pulumi destroy` again to finish deleting it"
+    )
+
+
+def _find_submitted(backend: Any, body: Mapping[str, Any]) -> Any:
+    """The job an earlier, interrupted create submitted with the same identity, if any."""
+    found = backend.find_by_label(IDENTITY_LABEL, body["labels"][IDENTITY_LABEL])
+    return found[0] if found else None
+
+
+def _submit(backend: Any, body: Mapping[str, Any]) -> Any:
+    """Submit; if the call failed in a way that may have created the job, adopt it."""
+    try:
+        return backend.submit(dict(body))
+    except TransientError:
+        submitted = _find_submitted(backend, body)
+        if submitted is None:
+            raise
+        return submitted
+
+
+def _failure(name: str, issue: Any) -> CheckFailure:
+    prefix = f"vertex-training:jobs.{name}."
+    prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
+    return CheckFailure(prop or "config", str(issue))
+
+
+def _preflight(job: Any) -> list[Any]:
+    """Problems a backend can see before submission (no cloud call)."""
+    if job.backend != "local":
+        return []
+    from provider.backends.local import preflight
+
+    return preflight(job.request_body(), key_prefix=f"vertex-training:jobs.{job.name}")
+
+
+class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
+    """A training job declared in the stack config, run by Vertex AI or on this machine."""
+
+    resource_name: pulumi.Output[str]
+    job_id: pulumi.Output[str]
+    state: pulumi.Output[str]
+    error: pulumi.Output[str]
+    console_url: pulumi.Output[str]
+    logs_url: pulumi.Output[str]
+    output_directory: pulumi.Output[str]
+    model_directory: pulumi.Output[str]
+    wait: pulumi.Output[dict[str, Any]]
+    location: pulumi.Output[dict[str, Any]]
+    connection: pulumi.Output[dict[str, Any]]
+
+    def __init__(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        stack: Mapping[str, Any],
+        connection: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props: dict[str, Any] = {
+            "name": name,
+            "config": dict(config),
+            "stack": dict(stack),
+            "connection": dict(connection),
+            "wait": None,
+            "location": None,
+            **{key: None for key in OUTPUT_KEYS},
+        }
+        super().__init__(TrainingJobProvider(), name, props, opts)

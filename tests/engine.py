@@ -1,0 +1,140 @@
+"""Runs the real Pulumi CLI on a copy of this project, for the engine tests.
+
+Each test gets a project directory of its own (Pulumi.yaml, __main__.py, the provider
+package and the example trainer, linked from the repository), a stack config it writes,
+and a file backend in its temporary directory. The CLI and language host are the ones
+`make tools` built; the engine runs offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLS_BIN = REPO / ".tools" / "bin"
+VENV = REPO / ".venv"
+#: A whole `pulumi up` of a test stack finishes well within this.
+COMMAND_TIMEOUT_S = 300
+
+
+def tools_missing() -> str | None:
+    """Why the engine tests cannot run, or None when they can."""
+    if not (TOOLS_BIN / "pulumi").exists():
+        return "the Pulumi CLI is not built: run `make tools`"
+    return None
+
+
+@dataclass
+class Result:
+    """What one CLI command did."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def check(self) -> Result:
+        if self.returncode != 0:
+            raise AssertionError(
+                f"pulumi {' '.join(self.args)} exited {self.returncode}:\n{self.output}"
+            )
+        return self
+
+
+@dataclass
+class Project:
+    """A copy of the project with its own stack and state."""
+
+    root: Path
+    stack: str = "test"
+    env: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, tmp: Path, stack: str = "test") -> Project:
+        root = tmp / "project"
+        root.mkdir()
+        project = yaml.safe_load((REPO / "Pulumi.yaml").read_text())
+        project["runtime"]["options"]["virtualenv"] = str(VENV)
+        (root / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+        shutil.copy(REPO / "__main__.py", root / "__main__.py")
+        for name in ("provider", "trainer"):
+            (root / name).symlink_to(REPO / name)
+        (root / "stacks").mkdir()
+        state = tmp / "state"
+        state.mkdir()
+        env = {
+            **os.environ,
+            "PATH": f"{TOOLS_BIN}:{VENV / 'bin'}:{os.environ.get('PATH', '')}",
+            "PULUMI_HOME": str(tmp / "pulumi-home"),
+            "PULUMI_BACKEND_URL": f"file://{state}",
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_CONFIG_PASSPHRASE": "test",
+            "PULUMI_SKIP_CONFIRMATIONS": "true",
+            "NO_COLOR": "1",
+        }
+        return cls(root=root, stack=stack, env=env)
+
+    def write_stack(self, config: dict[str, Any]) -> None:
+        """Write stacks/Pulumi.<stack>.yaml with these config keys."""
+        path = self.root / "stacks" / f"Pulumi.{self.stack}.yaml"
+        path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """Start `pulumi ARGS` in its own process group (so a test can kill the engine)."""
+        return subprocess.Popen(
+            ["pulumi", *args, "--stack", self.stack, "--non-interactive"],
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def run(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> Result:
+        """Run `pulumi ARGS` on this project's stack and return what it did."""
+        if args[:1] != ("stack",) and not (self.root / ".stack-made").exists():
+            self.run("stack", "init", self.stack).check()
+            (self.root / ".stack-made").touch()
+        proc = self.start(*args)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            raise AssertionError(f"pulumi {' '.join(args)} timed out:\n{out}{err}") from None
+        return Result(list(args), proc.returncode, out, err)
+
+    def up(self) -> Result:
+        return self.run("up", "--yes", "--skip-preview")
+
+    def outputs(self) -> dict[str, Any]:
+        result = self.run("stack", "output", "--json", "--show-secrets").check()
+        return json.loads(result.stdout)
+
+    def state_resources(self) -> list[dict[str, Any]]:
+        """The resources in the stack's state (`pulumi stack export`)."""
+        result = self.run("stack", "export").check()
+        return json.loads(result.stdout)["deployment"].get("resources") or []
+
+    def jobs_in_state(self) -> dict[str, dict[str, Any]]:
+        """TrainingJob resources in state, by name: their id and outputs."""
+        return {
+            r["urn"].rsplit("::", 1)[-1]: {"id": r.get("id", ""), **(r.get("outputs") or {})}
+            for r in self.state_resources()
+            if r["type"] == "pulumi-python:dynamic/vertex:TrainingJob"
+        }
