@@ -1,0 +1,592 @@
+"""The supervisor of one local job: ``python -m provider.backends._local_runner <job dir>``.
+
+``LocalBackend.submit`` starts it in its own session; it outlives the process that
+submitted the job. It moves the job QUEUED -> PENDING (installing packages) -> RUNNING
+(replicas started) -> SUCCEEDED, FAILED or CANCELLED, and is the only writer of the job's
+state while it lives.
+
+What it does as Vertex AI would, and how:
+
+- One process per replica, each in its own session, its stdout and stderr in
+  ``logs/workerpool<P>-<I>.log``. The job succeeds when the primary replica (pool 0) and
+  every worker (pool 1) exit 0; parameter servers and evaluators are then stopped. Any
+  replica exiting non-zero fails the job with the last lines of its log.
+- The environment Vertex sets: CLUSTER_SPEC and TF_CONFIG (addresses on 127.0.0.1, one
+  free port per replica), torch-style MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK for
+  pools 0 and 1, AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR under the base
+  output directory, CLOUD_ML_JOB_ID. The job's own ``env`` entries are applied first, so
+  these win. Args (``--job-dir`` included) pass through unchanged.
+- ``scheduling.timeout`` (default 7 days) counts from the first replica start; a job
+  still running then is stopped and FAILED.
+- A replica killed by a signal nobody here sent (the OOM killer, say) is the local
+  counterpart of a worker VM failing: it is restarted, or the whole job is with
+  ``scheduling.restartJobOnWorkerRestart``, at most MAX_WORKER_RESTARTS times;
+  ``scheduling.disableRetries`` fails the job instead.
+- Python package pools run ``python -m <pythonModule> <args>`` from a virtualenv made from
+  this interpreter (its packages visible) with the job's packages installed, cached under
+  ``root/_venvs/<hash of the package contents>``. Container pools run through docker or
+  podman with the host network, and the output directory mounted at the same path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import time
+import traceback
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+from venv import EnvBuilder
+
+from provider import states
+from provider.backends.local import (
+    CANCEL_GRACE_S,
+    JobRecord,
+    ProcessRef,
+    container_engine,
+    replica_name,
+    tail,
+)
+
+#: Interval between two looks at the replicas, the cancel marker and the clock.
+POLL_INTERVAL_S = 0.2
+#: Vertex's default scheduling.timeout.
+DEFAULT_TIMEOUT_S = 7 * 24 * 3600.0
+#: How many times replicas killed by a foreign signal are restarted before the job fails.
+MAX_WORKER_RESTARTS = 3
+
+LOOPBACK = "127.0.0.1"
+#: TF_CONFIG task type of each worker pool position (Vertex AI always names pool 0 "chief").
+TF_TASK_TYPES = {0: "chief", 1: "worker", 2: "ps", 3: "evaluator"}
+#: Pools listed in TF_CONFIG's cluster: evaluators are not part of the training cluster.
+TF_CLUSTER_POOLS = (0, 1, 2)
+#: Pools that form the torch process group, and whose replicas must all exit 0.
+TRAINING_POOLS = (0, 1)
+#: Variables of the supervisor's environment a replica keeps; Vertex gives a clean one.
+INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
+#: Files and folders of a package directory that are build output, not package contents.
+IGNORED_PACKAGE_FILES = (
+    "__pycache__",
+    "*.pyc",
+    "*.egg-info",
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+)
+_VENV_READY = ".ready"
+_TAR_SUFFIXES = (".tar.gz", ".tgz")
+
+
+
+class _Cancelled(Exception):
+    """A cancel was requested."""
+
+
+class _PrepareError(Exception):
+    """The job cannot start: a package does not install, no container engine, ..."""
+
+
+def parse_duration_s(value: str | float | None, default: float) -> float:
+    """Seconds in a protobuf JSON Duration ("3600s", "1.5s"), or ``default`` when unset."""
+    if value in (None, ""):
+        return default
+    if isinstance(value, str):
+        return float(value.removesuffix("s"))
+    return float(value)
+
+
+def pool_sizes(job_spec: dict[str, Any]) -> dict[int, int]:
+    """Replica count by pool position, for the pools in use (an empty spec is a free slot)."""
+    sizes = {}
+    for position, pool in enumerate(job_spec["workerPoolSpecs"]):
+        count = int(pool.get("replicaCount", 1)) if pool else 0
+        if count > 0:
+            sizes[position] = count
+    return sizes
+
+
+def cluster_environment(
+    job_spec: dict[str, Any], addresses: dict[int, list[str]], pool: int, index: int
+) -> dict[str, str]:
+    """CLUSTER_SPEC, TF_CONFIG and the torch variables of replica ``index`` of ``pool``.
+
+    ``addresses`` holds each pool's ``host:port`` list. As on Vertex AI, TF_CONFIG's
+    cluster never lists evaluators, and the torch variables cover pools 0 and 1 only:
+    WORLD_SIZE counts their replicas, RANK is 0 on the primary and 1 + i on worker i.
+    """
+    cluster_spec = {
+        "cluster": {f"workerpool{p}": hosts for p, hosts in addresses.items()},
+        "environment": "cloud",
+        "task": {"type": f"workerpool{pool}", "index": index},
+        "job": job_spec,
+    }
+    tf_cluster = {TF_TASK_TYPES[p]: h for p, h in addresses.items() if p in TF_CLUSTER_POOLS}
+    tf_config = {
+        "cluster": tf_cluster,
+        "environment": "cloud",
+        "task": {"type": TF_TASK_TYPES[pool], "index": index},
+        "job": job_spec,
+    }
+    env = {"CLUSTER_SPEC": _json(cluster_spec), "TF_CONFIG": _json(tf_config)}
+    if pool in TRAINING_POOLS:
+        primary_host, primary_port = addresses[0][0].rsplit(":", 1)
+        env |= {
+            "MASTER_ADDR": primary_host,
+            "MASTER_PORT": primary_port,
+            "WORLD_SIZE": str(sum(len(addresses.get(p, [])) for p in TRAINING_POOLS)),
+            "RANK": str(0 if pool == 0 else 1 + index),
+        }
+    return env
+
+
+def output_environment(output_dir: Path) -> dict[str, str]:
+    """The AIP_* directories Vertex derives from baseOutputDirectory."""
+    return {
+        "AIP_MODEL_DIR": f"{output_dir}/model/",
+        "AIP_CHECKPOINT_DIR": f"{output_dir}/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": f"{output_dir}/logs/",
+    }
+
+
+def package_key(packages: list[Path]) -> str:
+    """A hash of this interpreter and the packages' contents: the name of their virtualenv."""
+    digest = hashlib.sha256(f"{sys.executable}\0{sys.version}".encode())
+    for package in packages:
+        digest.update(f"\0{package.name}\0".encode())
+        if not package.is_dir():
+            digest.update(package.read_bytes())
+            continue
+        for folder, dirs, files in os.walk(package):
+            dirs[:] = sorted(d for d in dirs if not _ignored(d))
+            for name in sorted(f for f in files if not _ignored(f)):
+                path = Path(folder, name)
+                digest.update(f"\0{path.relative_to(package)}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _ignored(name: str) -> bool:
+    return any(fnmatch(name, pattern) for pattern in IGNORED_PACKAGE_FILES)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+class VirtualenvCache:
+    """Virtualenvs with a job's packages installed, built once per package contents.
+
+    Each is created from this interpreter with ``--system-site-packages`` and a ``.pth``
+    file adding this interpreter's own site-packages (when it is itself a virtualenv),
+    so the job sees what the provider's Python has, as a prebuilt image would. Packages
+    install offline, without dependencies: ``pip install --no-deps --no-index
+    --no-build-isolation`` (setuptools, pinned in requirements.txt, builds the wheel).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        run: Callable[[list[str], Path | None], None],
+        check_cancel: Callable[[], None],
+    ) -> None:
+        self.root = root
+        self._run = run
+        self._check_cancel = check_cancel
+
+    def python_for(self, packages: list[Path]) -> Path:
+        """The Python of the virtualenv holding ``packages``, built if not cached yet."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        key = package_key(packages)
+        venv = self.root / key
+        with self._locked(self.root / f"{key}.lock"):
+            if not (venv / _VENV_READY).exists():
+                shutil.rmtree(venv, ignore_errors=True)
+                try:
+                    self._build(venv, packages)
+                except BaseException:
+                    shutil.rmtree(venv, ignore_errors=True)
+                    raise
+                (venv / _VENV_READY).touch()
+        return venv / "bin" / "python"
+
+    @contextlib.contextmanager
+    def _locked(self, path: Path) -> Iterator[None]:
+        """Hold ``path``'s lock, looking for a cancel while another job holds it."""
+        with path.open("a") as handle:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    self._check_cancel()
+                    time.sleep(POLL_INTERVAL_S)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _build(self, venv: Path, packages: list[Path]) -> None:
+        print(f"creating virtualenv {venv}", flush=True)
+        EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(venv)
+        site_packages = Path(
+            sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
+        )
+        parent_sites = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+        (site_packages / "_provider_python.pth").write_text("".join(f"{p}\n" for p in parent_sites))
+        python = venv / "bin" / "python"
+        scratch = venv / "build"
+        wheels = [p for p in packages if p.name.endswith(".whl")]
+        sources = [
+            _source_tree(p, scratch / str(i)) for i, p in enumerate(packages) if p not in wheels
+        ]
+        with_pip = wheels + sources
+        if with_pip:
+            self._run(
+                [
+                    str(python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-deps",
+                    "--no-index",
+                    "--no-build-isolation",
+                    "--disable-pip-version-check",
+                    *map(str, with_pip),
+                ],
+                None,
+            )
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _source_tree(package: Path, destination: Path) -> Path:
+    """A scratch copy of a package directory, or the unpacked tree of an sdist."""
+    if package.is_dir():
+        shutil.copytree(package, destination, ignore=shutil.ignore_patterns(*IGNORED_PACKAGE_FILES))
+        return destination
+    destination.mkdir(parents=True)
+    if package.name.endswith(_TAR_SUFFIXES):
+        with tarfile.open(package) as archive:
+            archive.extractall(destination, filter="data")
+    elif package.name.endswith(".zip"):
+        with zipfile.ZipFile(package) as archive:
+            archive.extractall(destination)
+    else:
+        raise _PrepareError(f"{package} is neither a package directory, a wheel nor an sdist")
+    entries = list(destination.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else destination
+
+
+@dataclass
+class _Replica:
+    """One replica process: how to start it, and the running process."""
+
+    pool: int
+    index: int
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    log: Path
+    #: Container name and engine, for container replicas (removed when stopped).
+    container: tuple[str, str] | None = None
+    process: subprocess.Popen[bytes] | None = None
+    exit_code: int | None = None
+    starts: int = 0
+
+    @property
+    def name(self) -> str:
+        return replica_name(self.pool, self.index)
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            if self.starts:
+                log.write(f"--- restarting {self.name} (restart {self.starts}) ---\n".encode())
+                log.flush()
+            self.process = subprocess.Popen(
+                self.argv,
+                env=self.env,
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.exit_code = None
+        self.starts += 1
+
+    def running(self) -> bool:
+        return self.process is not None and self.exit_code is None
+
+    def poll(self) -> int | None:
+        """The exit code, once, when the process has just been seen to exit; else None.
+
+        Whatever the process left behind in its group is killed, as a container's
+        processes end with it.
+        """
+        if not self.running():
+            return None
+        assert self.process is not None
+        code = self.process.poll()
+        if code is not None:
+            self.exit_code = code
+            self._signal_group(signal.SIGKILL)
+        return code
+
+    def terminate(self) -> None:
+        if self.running():
+            self._signal_group(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL the process group if it still runs; remove the container if any."""
+        if self.process is None:
+            return
+        if self.running():
+            self._signal_group(signal.SIGKILL)
+            self.exit_code = self.process.wait()
+        if self.container is not None:
+            engine, name = self.container
+            subprocess.run(
+                [engine, "rm", "--force", name],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
+
+    def _signal_group(self, signum: int) -> None:
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+
+
+class Supervisor:
+    """Runs one job to its end and records each state on the way."""
+
+    def __init__(self, record: JobRecord) -> None:
+        self.record = record
+        self.venvs = VirtualenvCache(record.venv_root, self._run_step, self._check_cancel)
+
+    def run(self) -> None:
+        self.record.update_state(states.PENDING)
+        replicas: list[_Replica] = []
+        try:
+            self._check_cancel()
+            job = self.record.read_job()
+            replicas = self._prepare(job)
+            state, error = self._supervise(replicas, job["jobSpec"].get("scheduling") or {})
+        except _Cancelled:
+            state, error = states.CANCELLED, "cancelled"
+        except _PrepareError as exc:
+            state, error = states.FAILED, f"the job could not start: {exc}"
+        finally:
+            self._stop(replicas)
+        self.record.update_state(state, error)
+
+    # -- preparing -------------------------------------------------------------------
+
+    def _prepare(self, job: dict[str, Any]) -> list[_Replica]:
+        """Install packages, pick ports and build each replica's command and environment."""
+        job_spec = job["jobSpec"]
+        sizes = pool_sizes(job_spec)
+        addresses = {
+            pool: [f"{LOOPBACK}:{_free_port()}" for _ in range(count)]
+            for pool, count in sizes.items()
+        }
+        output_dir = Path(
+            (job_spec.get("baseOutputDirectory") or {}).get("outputUriPrefix")
+            or self.record.default_output_dir
+        )
+        for sub in ("model", "checkpoints", "logs"):
+            (output_dir / sub).mkdir(parents=True, exist_ok=True)
+        self.record.hypertune_dir.mkdir(exist_ok=True)
+        inherited = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
+        replicas = []
+        for pool, count in sizes.items():
+            pool_spec = job_spec["workerPoolSpecs"][pool]
+            package = pool_spec.get("pythonPackageSpec")
+            run_spec = package or pool_spec["containerSpec"]
+            user_env = {e["name"]: e.get("value", "") for e in run_spec.get("env") or []}
+            if package:
+                python = self.venvs.python_for([Path(p) for p in package["packageUris"]])
+                command = [str(python), "-m", package["pythonModule"], *package.get("args", [])]
+            else:
+                engine = self._engine()
+            for index in range(count):
+                name = replica_name(pool, index)
+                job_env = {
+                    **user_env,
+                    **cluster_environment(job_spec, addresses, pool, index),
+                    **output_environment(output_dir),
+                    "CLOUD_ML_JOB_ID": self.record.job_id,
+                    "CLOUD_ML_HP_METRIC_FILE": str(self.record.hypertune_dir / f"{name}.metrics"),
+                    "PYTHONUNBUFFERED": "1",
+                }
+                where = (self.record.path, self.record.log_path(name))
+                if package:
+                    replicas.append(_Replica(pool, index, command, inherited | job_env, *where))
+                    continue
+                container = f"vertex-training-{self.record.job_id}-{name}"
+                mounts = (output_dir, self.record.hypertune_dir)
+                argv = _container_argv(engine, container, run_spec, list(job_env), mounts)
+                replicas.append(
+                    _Replica(
+                        pool, index, argv, dict(os.environ) | job_env, *where, (engine, container)
+                    )
+                )
+        return replicas
+
+    @staticmethod
+    def _engine() -> str:
+        engine = container_engine()
+        if engine is None:
+            raise _PrepareError("no container engine (docker or podman) answers on this machine")
+        return engine
+
+    def _run_step(self, argv: list[str], cwd: Path | None) -> None:
+        """Run a preparation command, its output in the supervisor log; stop it on cancel."""
+        print(f"$ {shlex.join(argv)}", flush=True)
+        process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL)
+        while True:
+            try:
+                code = process.wait(timeout=POLL_INTERVAL_S)
+                break
+            except subprocess.TimeoutExpired:
+                if self.record.cancel_requested():
+                    process.kill()
+                    process.wait()
+                    raise _Cancelled from None
+        if code != 0:
+            raise _PrepareError(
+                f"`{shlex.join(argv)}` exited with status {code}; last lines of "
+                f"{self.record.supervisor_log}:\n{tail(self.record.supervisor_log)}"
+            )
+
+    def _check_cancel(self) -> None:
+        if self.record.cancel_requested():
+            raise _Cancelled
+
+    # -- running ---------------------------------------------------------------------
+
+    def _supervise(self, replicas: list[_Replica], scheduling: dict[str, Any]) -> tuple[str, str]:
+        """Run the replicas until the job ends; return its final state and error."""
+        timeout_s = parse_duration_s(scheduling.get("timeout"), DEFAULT_TIMEOUT_S)
+        disable_retries = bool(scheduling.get("disableRetries"))
+        restart_job = bool(scheduling.get("restartJobOnWorkerRestart")) and not disable_retries
+        restarts = 0
+        self._start(replicas)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._check_cancel()
+            if time.monotonic() > deadline:
+                return states.FAILED, (
+                    f"The job was stopped: it ran longer than its scheduling.timeout "
+                    f"of {scheduling.get('timeout')}."
+                )
+            for replica in replicas:
+                code = replica.poll()
+                if code is None or code == 0:
+                    continue
+                if code > 0:
+                    return states.FAILED, self._failure(
+                        replica, f"exited with a non-zero status of {code}"
+                    )
+                killed = f"was killed by signal {signal.Signals(-code).name}"
+                if disable_retries or restarts >= MAX_WORKER_RESTARTS:
+                    return states.FAILED, self._failure(replica, killed)
+                restarts += 1
+                print(
+                    f"{replica.name} {killed}; restart {restarts} of at most {MAX_WORKER_RESTARTS}",
+                    flush=True,
+                )
+                targets = replicas if restart_job else [replica]
+                self._stop(targets)
+                self._start(targets)
+                break
+            if all(r.exit_code == 0 for r in replicas if r.pool in TRAINING_POOLS):
+                return states.SUCCEEDED, ""
+            time.sleep(POLL_INTERVAL_S)
+
+    def _start(self, replicas: list[_Replica]) -> None:
+        for replica in replicas:
+            replica.start()
+        self.record.write_replicas(
+            {r.name: ProcessRef.of(r.process.pid) for r in replicas if r.process is not None}
+        )
+        self.record.update_state(states.RUNNING)
+
+    def _failure(self, replica: _Replica, what: str) -> str:
+        return (
+            f"The replica {replica.name} {what}. Last lines of its log "
+            f"({replica.log}):\n{tail(replica.log)}"
+        )
+
+    @staticmethod
+    def _stop(replicas: list[_Replica]) -> None:
+        """SIGTERM running replicas, SIGKILL what is left after CANCEL_GRACE_S."""
+        for replica in replicas:
+            replica.terminate()
+        deadline = time.monotonic() + CANCEL_GRACE_S
+        while time.monotonic() < deadline:
+            for replica in replicas:
+                replica.poll()
+            if not any(r.running() for r in replicas):
+                break
+            time.sleep(POLL_INTERVAL_S)
+        for replica in replicas:
+            replica.kill()
+
+
+def _container_argv(
+    engine: str, name: str, spec: dict[str, Any], env_names: list[str], mounts: tuple[Path, ...]
+) -> list[str]:
+    """``<engine> run`` for a containerSpec: env passed by name, command as entrypoint."""
+    command = list(spec.get("command") or [])
+    argv = [engine, "run", "--rm", "--name", name, "--network", "host"]
+    for mount in mounts:
+        argv += ["--volume", f"{mount}:{mount}"]
+    for env_name in env_names:
+        argv += ["--env", env_name]
+    if command:
+        argv += ["--entrypoint", command[0]]
+    return [*argv, spec["imageUri"], *command[1:], *spec.get("args", [])]
+
+
+def main(argv: list[str]) -> int:
+    """Supervise the job whose directory is ``argv[0]``; record FAILED on a crash."""
+    job_dir = Path(argv[0])
+    record = JobRecord(job_dir.parent, job_dir.name)
+    try:
+        Supervisor(record).run()
+    except Exception as exc:  # noqa: BLE001 - any crash must end the job, not leave it RUNNING
+        traceback.print_exc()
+        record.update_state(states.FAILED, f"the local supervisor failed: {exc!r}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
