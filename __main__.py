@@ -10,7 +10,7 @@ import pulumi
 
 from provider.config import connection_settings, stack_settings
 from provider.training_job import TrainingJob
-from provider.waiter import JobWaiter
+from provider.waiter import JobWaiter, latest_state
 
 config = pulumi.Config("vertex-training")
 stack = stack_settings(pulumi.get_stack())
@@ -40,7 +40,9 @@ pulumi.export(
         name: {
             "resource_name": job.resource_name,
             "job_id": job.job_id,
-            "state": job.state,
+            "state": pulumi.Output.all(job.state, waiter.states).apply(
+                lambda pair, name=name: latest_state(pair[0], pair[1], name)
+            ),
             "error": job.error,
             "console_url": job.console_url,
             "logs_url": job.logs_url,

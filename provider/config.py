@@ -39,5 +39,6 @@ def connection_settings(api_endpoint: str | None, project_dir: Path) -> dict[str
 
 
 def _value(key: str) -> Any:
+    """A key's value; the empty defaults Pulumi.yaml declares read as unset."""
     namespace, name = key.split(":", 1)
-    return pulumi.Config(namespace).get(name)
+    return pulumi.Config(namespace).get(name) or None

@@ -47,6 +47,12 @@ from provider.errors import BackendError, SpecError, TransientError
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", "connection")
+#: The stack config keys of a job that hold provider-side settings.
+SETTINGS_KEYS = ("wait", "adopt")
+#: Inputs that say what runs and where. When one changes the job is replaced, and the
+#: replacement lists every changed key (the user's config keys among them); a change
+#: to config keys that leaves these alone (say, writing out a default) is an update.
+RUN_KEYS = ("request", "location")
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
 
@@ -114,8 +120,8 @@ def _job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """The outputs of a job from what its backend reports."""
-    base = request.get("jobSpec", {}).get("baseOutputDirectory", {}).get("outputUriPrefix", "")
-    base = (base or backend.output_directory(status.name)).rstrip("/")
+    named = request.get("jobSpec", {}).get("baseOutputDirectory", {}).get("outputUriPrefix", "")
+    base = (backend.output_directory(status.name) or named).rstrip("/")
     return {
         "resource_name": status.name,
         "job_id": status.job_id,
@@ -150,23 +156,27 @@ class TrainingJobProvider(ResourceProvider):
             job = spec.parse_job(name, news.get("config") or {}, stack)
         except SpecError as exc:
             return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
-        failures = [_failure(name, issue) for issue in _preflight(job)]
+        connection = news.get("connection") or {}
+        failures = [_failure(name, issue) for issue in _preflight(job, connection)]
+        settings = job.settings()
+        user_keys = {k: v for k, v in (news.get("config") or {}).items() if k not in SETTINGS_KEYS}
         inputs = {
+            **user_keys,
             "name": name,
-            **{k: v for k, v in job.spec_dict().items() if k not in ("wait", "adopt")},
             "request": job.request_body(),
             "location": {"backend": job.backend, "project": job.project, "region": job.region},
             "stack_name": stack.stack,
-            "wait": job.settings()["wait"],
-            "adopt": job.settings().get("adopt") or "",
-            "connection": news.get("connection") or {},
+            "wait": settings["wait"],
+            "adopt": settings["adopt"] or "",
+            "connection": connection,
         }
         return CheckResult(inputs, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         keys = set(_job_inputs(news)) | set(_job_inputs(olds))
         changed = sorted(k for k in keys if olds.get(k) != news.get(k))
-        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS]
+        runs_differently = any(olds.get(k) != news.get(k) for k in RUN_KEYS)
+        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if runs_differently else []
         return DiffResult(
             changes=bool(changed),
             replaces=replaces,
@@ -257,13 +267,17 @@ def _failure(name: str, issue: Any) -> CheckFailure:
     return CheckFailure(prop or "config", str(issue))
 
 
-def _preflight(job: Any) -> list[Any]:
+def _preflight(job: Any, connection: Mapping[str, Any]) -> list[Any]:
     """Problems a backend can see before submission (no cloud call)."""
     if job.backend != "local":
         return []
     from provider.backends.local import preflight
 
-    return preflight(job.request_body(), key_prefix=f"vertex-training:jobs.{job.name}")
+    return preflight(
+        job.request_body(),
+        key_prefix=f"vertex-training:jobs.{job.name}",
+        base_dir=connection.get("base_dir"),
+    )
 
 
 class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):

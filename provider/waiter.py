@@ -58,13 +58,15 @@ def wait_for(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     while pending:
         for name, entry in sorted(pending.items()):
             key = json.dumps([entry["location"], entry["connection"]], sort_keys=True)
-            backend = backends.setdefault(key, connect(entry["location"], entry["connection"]))
+            if key not in backends:
+                backends[key] = connect(entry["location"], entry["connection"])
+            backend = backends[key]
             job = entry["resource_name"]
             until = entry["wait"]["until"]
             status = backend.get(job)
             if status is None:
                 problems.append(f"job {name} ({job}) no longer exists; run `pulumi refresh`")
-            elif _reached(status.state, until):
+            elif status.state not in states.FAILED_STATES and _reached(status.state, until):
                 final[name] = status.state
             elif status.state in states.TERMINAL_STATES:
                 problems.append(
@@ -81,14 +83,24 @@ def wait_for(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             else:
                 continue
             del pending[name]
-            if status is not None:
-                final[name] = status.state
         if pending:
             time.sleep(interval)
             interval = min(interval * POLL_FACTOR, POLL_MAX_S)
     if problems:
         raise JobEndedError("\n".join(problems))
     return final
+
+
+def latest_state(job_state: str, waited: Mapping[str, str] | None, name: str) -> str:
+    """The newer of what the job's resource last read and what the waiter last saw.
+
+    A TrainingJob records its state when it is submitted or refreshed; the waiter, the
+    state it waited for. A terminal state is never older than a non-terminal one.
+    """
+    seen = (waited or {}).get(name)
+    if not seen or job_state in states.TERMINAL_STATES:
+        return job_state
+    return seen
 
 
 def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:

@@ -93,6 +93,13 @@ class Project:
         path = self.root / "stacks" / f"Pulumi.{self.stack}.yaml"
         path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
 
+    def init(self) -> None:
+        """Create the stack in the file backend (once)."""
+        marker = self.root / ".stack-made"
+        if not marker.exists():
+            marker.touch()
+            self.run("stack", "init").check()
+
     def start(self, *args: str) -> subprocess.Popen[str]:
         """Start `pulumi ARGS` in its own process group (so a test can kill the engine)."""
         return subprocess.Popen(
@@ -107,9 +114,7 @@ class Project:
 
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> Result:
         """Run `pulumi ARGS` on this project's stack and return what it did."""
-        if args[:1] != ("stack",) and not (self.root / ".stack-made").exists():
-            self.run("stack", "init", self.stack).check()
-            (self.root / ".stack-made").touch()
+        self.init()
         proc = self.start(*args)
         try:
             out, err = proc.communicate(timeout=timeout)

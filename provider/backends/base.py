@@ -58,7 +58,7 @@ class Backend(Protocol):
         """Delete a job's record and wait for the deletion; not found is not an error."""
 
     def output_directory(self, name: str) -> str:
-        """Where a job whose request names no base output directory writes ("" if nowhere)."""
+        """The job's base output directory as the backend knows it ("" when it does not)."""
 
     def console_url(self, name: str) -> str:
         """A URL (or local path) where a person sees the job."""

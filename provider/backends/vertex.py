@@ -26,6 +26,7 @@ submitting, and again after any failed ``submit``, adopting the job it finds.
 from __future__ import annotations
 
 import ipaddress
+import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -33,6 +34,11 @@ from urllib.parse import quote, urlsplit
 
 from provider.backends.base import JobStatus
 from provider.errors import PermanentError, TransientError
+
+# The Google libraries warn at import about support dates of Python and grpcio that are
+# the pinned toolchain's business, not the user's; in a Pulumi run those warnings land in
+# the stack's diagnostics of every update.
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.(api_core|auth)\.")
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
@@ -227,6 +233,10 @@ class VertexBackend:
             )
 
         self._invoke(delete, tolerate={"NOT_FOUND"})
+
+    def output_directory(self, name: str) -> str:
+        """Vertex AI gives a job with no base output directory none (no AIP_MODEL_DIR)."""
+        return ""
 
     def console_url(self, name: str) -> str:
         """The job's page in the Google Cloud console."""

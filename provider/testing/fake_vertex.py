@@ -248,6 +248,7 @@ class FakeVertex:
         self._lock = threading.Lock()
         self._scripts: list[_JobScript] = []
         self._faults: dict[str, list[_Fault]] = {}
+        self._stalls: dict[str, float] = {}
         self._calls: list[Call] = []
         self._jobs: dict[str, _JobRecord] = {}
         self._operations: dict[str, _OperationRecord] = {}
@@ -320,6 +321,15 @@ class FakeVertex:
         )
         with self._lock:
             self._scripts.append(scripted)
+
+    def stall_next(self, method: str, seconds: float) -> None:
+        """Carry out the next call of ``method`` at once but answer it ``seconds`` later,
+        as when the server acted and the reply is slow to arrive: a client killed in
+        between never learns the job's name."""
+        if method not in self._methods():
+            raise ValueError(f"unknown method {method!r}; one of {sorted(self._methods())}")
+        with self._lock:
+            self._stalls[method] = seconds
 
     def fail_next(
         self,
@@ -425,15 +435,17 @@ class FakeVertex:
                 self._calls.append(Call(method, request))
                 self._forget_deleted(self._clock())
                 fault = self._take_fault(method)
+                stall_s = self._stalls.pop(method, 0.0)
                 try:
                     if fault is not None and not fault.take_effect:
                         raise _RpcError(fault.code, fault.message)
                     response = handler(request)
                     if fault is not None:
                         raise _RpcError(fault.code, fault.message)
-                    return response
                 except _RpcError as error:
                     context.abort(error.code, error.message)
+            time.sleep(stall_s)
+            return response
 
         return serve
 

@@ -1,0 +1,234 @@
+"""The real Pulumi engine driving the project: local stacks and the fake Vertex service.
+
+Each test runs the CLI that `make tools` built on a copy of the project (tests/engine.py).
+These are the slowest tests; each `pulumi` command takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provider.backends.local import LocalBackend
+from provider.testing.fake_vertex import FakeVertex
+from tests.engine import Project, tools_missing
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(tools_missing() is not None, reason=tools_missing() or ""),
+]
+
+TRAINER_JOB = {
+    "python_package": {"package_uris": ["trainer"], "module": "trainer.task"},
+    "args": ["--epochs", "3"],
+    "wait": "succeeded",
+}
+
+SLOW_PACKAGE = {
+    "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "slowjob"
+        version = "0.1"
+    """,
+    "slowjob/__init__.py": "",
+    "slowjob/main.py": """
+        import time
+        for _ in range(600):
+            time.sleep(0.5)
+    """,
+}
+
+
+def local_stack(**jobs: dict[str, Any]) -> dict[str, Any]:
+    return {"vertex-training:backend": "local", "gcp:region": "us-central1",
+            "vertex-training:jobs": jobs}
+
+
+def vertex_stack(fake: FakeVertex, **jobs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "gcp:project": "test-project",
+        "gcp:region": "us-central1",
+        "vertex-training:apiEndpoint": fake.address,
+        "vertex-training:jobs": jobs,
+    }
+
+
+def container_job(display_name: str, wait: str = "succeeded") -> dict[str, Any]:
+    return {"display_name": display_name, "image": "us-docker.pkg.dev/test-project/repo/trainer:1",
+            "wait": wait}
+
+
+def write_package(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project.create(tmp_path)
+
+
+class TestLocalStack:
+    """The `local` backend through `pulumi up`, preview, refresh and destroy."""
+
+    def test_up_runs_the_trainer_to_success(self, project: Project) -> None:
+        """`pulumi up` waits for the job, which succeeds and writes its model."""
+        project.write_stack(local_stack(example=TRAINER_JOB))
+        project.up().check()
+        job = project.outputs()["jobs"]["example"]
+        assert job["state"] == "SUCCEEDED"
+        model_dir = Path(job["model_directory"])
+        assert any(model_dir.iterdir()), f"no model written under {model_dir}"
+
+    def test_no_change_preview_reports_no_changes(self, project: Project) -> None:
+        """A second preview of an unchanged stack has nothing to do."""
+        project.write_stack(local_stack(example=TRAINER_JOB))
+        project.up().check()
+        result = project.run("preview", "--expect-no-changes", "--diff")
+        assert result.returncode == 0, result.output
+
+    def test_spec_change_replaces_the_job(self, project: Project) -> None:
+        """Changing what runs previews as a replace naming the key, then submits a new job."""
+        project.write_stack(local_stack(example=TRAINER_JOB))
+        project.up().check()
+        first = project.jobs_in_state()["example"]["id"]
+
+        project.write_stack(local_stack(example={**TRAINER_JOB, "args": ["--epochs", "4"]}))
+        preview = project.run("preview", "--diff").check()
+        assert "+-" in preview.output and "args" in preview.output, preview.output
+        project.up().check()
+        second = project.jobs_in_state()["example"]["id"]
+        assert second != first
+        backend = LocalBackend(project.root / ".local-jobs", base_dir=project.root)
+        assert backend.get(first) is None, "the replaced job's record was not deleted"
+
+    def test_wait_policy_change_is_an_update_not_a_replace(self, project: Project) -> None:
+        """Changing only `wait` keeps the job that was submitted."""
+        project.write_stack(local_stack(example=TRAINER_JOB))
+        project.up().check()
+        first = project.jobs_in_state()["example"]["id"]
+        project.write_stack(local_stack(example={**TRAINER_JOB, "wait": "submitted"}))
+        preview = project.run("preview", "--diff").check()
+        assert "+-" not in preview.output, preview.output
+        project.up().check()
+        assert project.jobs_in_state()["example"]["id"] == first
+
+    def test_refresh_drops_a_job_deleted_outside_pulumi(self, project: Project) -> None:
+        """`pulumi refresh` removes a job whose record is gone."""
+        project.write_stack(local_stack(example=TRAINER_JOB))
+        project.up().check()
+        job_id = project.jobs_in_state()["example"]["id"]
+        LocalBackend(project.root / ".local-jobs", base_dir=project.root).delete(job_id)
+        project.run("refresh", "--yes").check()
+        assert "example" not in project.jobs_in_state()
+
+    def test_destroy_cancels_a_running_job_then_deletes_it(self, project: Project) -> None:
+        """`pulumi destroy` stops a running job's processes and removes its record."""
+        write_package(project.root / "slowjob", SLOW_PACKAGE)
+        slow = {"python_package": {"package_uris": ["slowjob"], "module": "slowjob.main"},
+                "wait": "running"}
+        project.write_stack(local_stack(slow=slow))
+        project.up().check()
+        job_id = project.jobs_in_state()["slow"]["id"]
+        backend = LocalBackend(project.root / ".local-jobs", base_dir=project.root)
+        assert backend.get(job_id).state == "RUNNING"
+        pids = backend.pids(job_id)
+        assert pids, "the running job has no processes"
+
+        project.run("destroy", "--yes").check()
+        assert backend.get(job_id) is None
+        assert not [pid for pid in pids if _alive(pid)], "processes of the destroyed job run on"
+
+    def test_a_config_mistake_fails_preview_naming_the_key(self, project: Project) -> None:
+        """A typo in a job key is refused at preview with the key and a suggestion."""
+        project.write_stack(local_stack(example={**TRAINER_JOB, "machin": "n1-standard-4"}))
+        result = project.run("preview")
+        assert result.returncode != 0
+        assert "vertex-training:jobs.example.machin" in result.output, result.output
+        assert "machine" in result.output
+
+
+class TestVertexStack:
+    """A `vertex` stack against the fake JobService on loopback."""
+
+    def test_up_refresh_destroy(self, project: Project) -> None:
+        """Jobs are submitted and waited for, refreshed, then cancelled and deleted."""
+        with FakeVertex(run_s=1.0) as fake:
+            project.write_stack(vertex_stack(fake, train=container_job("train")))
+            project.up().check()
+            job = project.outputs()["jobs"]["train"]
+            assert job["state"] == "SUCCEEDED"
+            assert job["resource_name"].startswith(
+                "projects/test-project/locations/us-central1/customJobs/")
+
+            project.run("refresh", "--yes").check()
+            assert project.jobs_in_state()["train"]["state"] == "SUCCEEDED"
+
+            project.run("destroy", "--yes").check()
+            assert fake.jobs == {}
+
+    def test_a_failed_job_fails_the_update_with_its_error(self, project: Project) -> None:
+        """A job that ends FAILED fails `pulumi up` with the job's error, and stays in state."""
+        with FakeVertex(run_s=0.5) as fake:
+            fake.script("doomed", outcome="FAILED", error_message="replica workerpool0-0 exited 1")
+            project.write_stack(vertex_stack(fake, doomed=container_job("doomed")))
+            result = project.up()
+            assert result.returncode != 0
+            assert "replica workerpool0-0 exited 1" in result.output, result.output
+            assert "doomed" in project.jobs_in_state()
+
+    def test_destroy_of_a_running_job_cancels_then_deletes(self, project: Project) -> None:
+        """Destroying a running job calls CancelCustomJob, then DeleteCustomJob."""
+        with FakeVertex(run_s=600) as fake:
+            project.write_stack(vertex_stack(fake, long=container_job("long", wait="running")))
+            project.up().check()
+            project.run("destroy", "--yes").check()
+            methods = [method for method, _ in fake.calls]
+            assert methods.index("CancelCustomJob") < methods.index("DeleteCustomJob")
+            assert fake.jobs == {}
+
+    def test_engine_killed_after_submission_leaves_one_job(self, project: Project) -> None:
+        """A rerun after the engine was killed mid-create adopts the job it had submitted."""
+        with FakeVertex(run_s=3.0) as fake:
+            # The job exists at once, but the reply that names it comes late: the engine
+            # is killed before it can record the job in the stack's state.
+            fake.stall_next("CreateCustomJob", 30.0)
+            project.write_stack(vertex_stack(fake, once=container_job("once")))
+            project.init()
+            proc = project.start("up", "--yes", "--skip-preview")
+            deadline = time.monotonic() + 120
+            while not fake.jobs and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert fake.jobs, "the job was never submitted"
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+            # A killed engine leaves the file backend's lock behind; releasing it is the
+            # user's first step after such a crash.
+            project.run("cancel", "--yes").check()
+            assert "once" not in project.jobs_in_state()
+            project.up().check()
+            creates = [call for call in fake.calls if call.method == "CreateCustomJob"]
+            assert len(creates) == 1 and len(fake.jobs) == 1
+            assert project.outputs()["jobs"]["once"]["state"] == "SUCCEEDED"
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie waiting to be reaped by its parent does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
