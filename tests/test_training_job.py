@@ -1,0 +1,314 @@
+"""The TrainingJob and JobWaiter providers, called as the engine calls them, against the
+fake Vertex JobService on loopback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from pulumi.dynamic.dynamic import serialize_provider
+
+from provider.backends.vertex import VertexBackend
+from provider.errors import JobEndedError, PermanentError
+from provider.testing.fake_vertex import FakeVertex
+from provider.training_job import (
+    IDENTITY_LABEL,
+    TrainingJobProvider,
+    labelled_request,
+)
+from provider.waiter import JobWaiterProvider, latest_state, wait_for
+
+REPO = Path(__file__).resolve().parent.parent
+IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
+
+
+def registered(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
+    """The properties __main__.py registers for a job, before check."""
+    address = fake.address if fake else "127.0.0.1:1"
+    return {
+        "name": name,
+        "config": config,
+        "stack": {"stack": "test", "project": "test-project", "region": "us-central1",
+                  "backend": "vertex", "api_endpoint": address},
+        "connection": {"api_endpoint": address, "local_root": "/nonexistent",
+                       "base_dir": str(REPO)},
+    }
+
+
+def checked(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
+    result = TrainingJobProvider().check({}, registered(fake, config, name))
+    assert not result.failures, [f.reason for f in result.failures]
+    return result.inputs
+
+
+@pytest.fixture
+def fake() -> Any:
+    with FakeVertex(queued_s=0.05, pending_s=0.05, run_s=0.3) as server:
+        yield server
+
+
+def creates(fake: FakeVertex) -> int:
+    return sum(1 for call in fake.calls if call.method == "CreateCustomJob")
+
+
+class TestCheck:
+    """check: stack config -> canonical inputs, or failures naming the key."""
+
+    def test_a_valid_job_gives_the_request_and_settings(self) -> None:
+        """The checked inputs hold the user's keys, the API request and the wait policy."""
+        inputs = checked(None, {"image": IMAGE, "args": ["--x"], "wait": "succeeded"})
+        assert inputs["args"] == ["--x"]
+        pool = inputs["request"]["jobSpec"]["workerPoolSpecs"][0]
+        assert pool["containerSpec"] == {"imageUri": IMAGE, "args": ["--x"]}
+        assert inputs["wait"] == {"until": "succeeded", "timeout_s": 86400}
+        assert inputs["location"] == {"backend": "vertex", "project": "test-project",
+                                      "region": "us-central1"}
+
+    def test_a_mistake_is_a_failure_naming_key_value_and_fix(self) -> None:
+        """A wrong accelerator count is reported against its stack config key."""
+        config = {"image": IMAGE, "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 3}}
+        result = TrainingJobProvider().check({}, registered(None, config))
+        [failure] = result.failures
+        assert failure.property == "accelerator"
+        assert "vertex-training:jobs.train.accelerator.count" in failure.reason
+        assert "3" in failure.reason
+
+    def test_check_and_diff_load_no_google_client(self) -> None:
+        """A no-change preview (check, then diff) imports no Google client library."""
+        props = registered(None, {"image": IMAGE})
+        script = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+from provider.training_job import TrainingJobProvider
+provider = TrainingJobProvider()
+inputs = provider.check({{}}, {props!r}).inputs
+assert not provider.diff("id", inputs, inputs).changes
+loaded = [m for m in sys.modules if m.startswith(("google.cloud.aiplatform", "google.api_core"))]
+print(loaded[:5])
+sys.exit(1 if loaded else 0)
+"""
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+class TestDiff:
+    """diff: replace when what runs changes, update for provider-side settings."""
+
+    def test_no_change_is_no_diff(self) -> None:
+        """The same config twice is no change."""
+        inputs = checked(None, {"image": IMAGE})
+        assert TrainingJobProvider().diff("id", inputs, checked(None, {"image": IMAGE})).changes \
+            is False
+
+    def test_a_change_to_what_runs_replaces_and_names_the_keys(self) -> None:
+        """Changing args replaces the job, naming `args` and the API request."""
+        old = checked(None, {"image": IMAGE})
+        new = checked(None, {"image": IMAGE, "args": ["--epochs", "2"]})
+        diff = TrainingJobProvider().diff("id", old, new)
+        assert diff.changes is True
+        assert diff.replaces == ["args", "request"]
+
+    def test_a_wait_change_is_an_update(self) -> None:
+        """Changing the wait policy updates in place."""
+        old = checked(None, {"image": IMAGE})
+        new = checked(None, {"image": IMAGE, "wait": {"until": "running", "timeout": "1h"}})
+        diff = TrainingJobProvider().diff("id", old, new)
+        assert diff.changes is True and diff.replaces == []
+
+    def test_writing_out_a_default_does_not_resubmit(self) -> None:
+        """Spelling out the default machine changes no request, so it is not a replace."""
+        old = checked(None, {"image": IMAGE})
+        new = checked(None, {"image": IMAGE, "machine": "n1-standard-4"})
+        diff = TrainingJobProvider().diff("id", old, new)
+        assert diff.replaces == []
+
+    def test_outputs_in_the_old_state_are_not_changes(self) -> None:
+        """The old state's outputs (state, times, URLs) never count as a change."""
+        old = {**checked(None, {"image": IMAGE}), "state": "SUCCEEDED", "job_id": "1"}
+        diff = TrainingJobProvider().diff("id", old, checked(None, {"image": IMAGE}))
+        assert diff.changes is False
+
+
+class TestCreate:
+    """create: submit once, adopt what an interrupted run submitted."""
+
+    def test_submits_with_identity_labels(self, fake: FakeVertex) -> None:
+        """The job is created with the provider's labels; the ID is the resource name."""
+        inputs = checked(fake, {"image": IMAGE, "labels": {"team": "vision"}})
+        result = TrainingJobProvider().create(inputs)
+        [job] = fake.jobs.values()
+        assert result.id == job.name
+        assert job.labels["team"] == "vision"
+        assert job.labels["pulumi-stack"] == "test"
+        assert job.labels["pulumi-resource"] == "train"
+        assert len(job.labels[IDENTITY_LABEL]) == 40
+        assert result.outs["state"] == "QUEUED"
+        assert result.outs["job_id"] == job.name.rsplit("/", 1)[-1]
+
+    def test_adopts_the_job_an_interrupted_run_submitted(self, fake: FakeVertex) -> None:
+        """A job already carrying this identity is taken over, not submitted again."""
+        inputs = checked(fake, {"image": IMAGE})
+        earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
+            labelled_request(inputs["request"], "test", "train"))
+        result = TrainingJobProvider().create(inputs)
+        assert result.id == earlier.name
+        assert creates(fake) == 1
+
+    def test_a_create_that_timed_out_after_acting_is_adopted(self, fake: FakeVertex) -> None:
+        """DEADLINE_EXCEEDED after the server created the job leaves exactly one job."""
+        fake.fail_next("CreateCustomJob", grpc.StatusCode.DEADLINE_EXCEEDED, take_effect=True)
+        result = TrainingJobProvider().create(checked(fake, {"image": IMAGE}))
+        assert list(fake.jobs) == [result.id]
+
+    def test_a_refusal_surfaces_the_api_message(self, fake: FakeVertex) -> None:
+        """PERMISSION_DENIED fails the create at once with the API's message."""
+        fake.fail_next("CreateCustomJob", grpc.StatusCode.PERMISSION_DENIED,
+                       message="Permission 'aiplatform.customJobs.create' denied")
+        with pytest.raises(PermanentError, match=r"aiplatform\.customJobs\.create"):
+            TrainingJobProvider().create(checked(fake, {"image": IMAGE}))
+        assert fake.jobs == {}
+
+    def test_adopt_takes_over_a_named_job(self, fake: FakeVertex) -> None:
+        """`adopt` makes the resource track an existing job without submitting."""
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        existing = backend.submit(checked(fake, {"image": IMAGE})["request"])
+        result = TrainingJobProvider().create(
+            checked(fake, {"image": IMAGE, "adopt": existing.name}))
+        assert result.id == existing.name
+        assert creates(fake) == 1
+
+
+class TestReadAndDelete:
+    """read drops a job deleted outside Pulumi; delete cancels, then deletes."""
+
+    def test_read_of_a_deleted_job_has_no_id(self, fake: FakeVertex) -> None:
+        """Refresh of a job deleted outside Pulumi returns an empty ID."""
+        provider = TrainingJobProvider()
+        created = provider.create(checked(fake, {"image": IMAGE}))
+        wait_for({"train": {"resource_name": created.id, "location": created.outs["location"],
+                            "connection": created.outs["connection"],
+                            "wait": {"until": "succeeded", "timeout_s": 30}}})
+        VertexBackend("test-project", "us-central1", api_endpoint=fake.address).delete(created.id)
+        assert provider.read(created.id, created.outs).id == ""
+
+    def test_read_brings_back_the_state(self, fake: FakeVertex) -> None:
+        """Refresh reports the job's current state."""
+        provider = TrainingJobProvider()
+        created = provider.create(checked(fake, {"image": IMAGE}))
+        wait_for({"train": {"resource_name": created.id, "location": created.outs["location"],
+                            "connection": created.outs["connection"],
+                            "wait": {"until": "succeeded", "timeout_s": 30}}})
+        read = provider.read(created.id, created.outs)
+        assert read.id == created.id and read.outs["state"] == "SUCCEEDED"
+        assert read.outs["end_time"]
+
+    def test_delete_cancels_a_running_job_first(self) -> None:
+        """A running job is cancelled, waited for, then deleted."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
+            provider = TrainingJobProvider()
+            created = provider.create(checked(fake, {"image": IMAGE}))
+            provider.delete(created.id, created.outs)
+            methods = [call.method for call in fake.calls]
+            assert methods.index("CancelCustomJob") < methods.index("DeleteCustomJob")
+            assert fake.jobs == {}
+
+    def test_delete_of_a_missing_job_is_done(self, fake: FakeVertex) -> None:
+        """NOT_FOUND on delete counts as deleted."""
+        inputs = checked(fake, {"image": IMAGE})
+        TrainingJobProvider().delete(
+            "projects/test-project/locations/us-central1/customJobs/404", inputs)
+
+
+class TestWaiter:
+    """JobWaiter: all jobs waited for in one call; failures name the job and its error."""
+
+    def submit(self, fake: FakeVertex, name: str, until: str = "succeeded",
+               timeout_s: float = 60) -> dict[str, Any]:
+        created = TrainingJobProvider().create(
+            checked(fake, {"image": IMAGE, "display_name": name}, name))
+        return {"resource_name": created.id, "location": created.outs["location"],
+                "connection": created.outs["connection"],
+                "wait": {"until": until, "timeout_s": timeout_s}}
+
+    def test_waits_for_every_job(self, fake: FakeVertex) -> None:
+        """Twelve jobs of different lengths are all waited for to SUCCEEDED."""
+        for i in range(12):
+            fake.script(f"job-{i}", run_s=0.1 * i)
+        entries = {f"job-{i}": self.submit(fake, f"job-{i}") for i in range(12)}
+        assert wait_for(entries) == dict.fromkeys(entries, "SUCCEEDED")
+
+    def test_a_failed_job_fails_with_its_error_and_logs(self, fake: FakeVertex) -> None:
+        """A FAILED job is reported with its message and logs link; the others still pass."""
+        fake.script("bad", outcome="FAILED", error_message="replica workerpool0-0 exited 3")
+        entries = {"bad": self.submit(fake, "bad"), "good": self.submit(fake, "good")}
+        with pytest.raises(JobEndedError) as caught:
+            wait_for(entries)
+        message = str(caught.value)
+        assert "job bad" in message and "replica workerpool0-0 exited 3" in message
+        assert "console.cloud.google.com/logs" in message
+        assert "job good" not in message
+
+    def test_a_timeout_says_the_job_keeps_running(self) -> None:
+        """Waiting past the timeout fails, saying the job runs on and stays in the stack."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
+            entries = {"slow": self.submit(fake, "slow", timeout_s=0.5)}
+            with pytest.raises(JobEndedError, match=r"still RUNNING.*keeps running"):
+                wait_for(entries)
+
+    def test_running_policy_returns_once_running(self) -> None:
+        """`wait: running` returns while the job runs."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
+            entries = {"long": self.submit(fake, "long", until="running")}
+            assert wait_for(entries) == {"long": "RUNNING"}
+
+    def test_submitted_policy_does_not_poll(self, fake: FakeVertex) -> None:
+        """`wait: submitted` jobs are not polled at all."""
+        entries = {"quick": self.submit(fake, "quick", until="submitted")}
+        before = len(fake.calls)
+        assert wait_for(entries) == {}
+        assert len(fake.calls) == before
+
+    def test_update_waits_only_for_new_or_changed_jobs(self, fake: FakeVertex) -> None:
+        """An update polls the jobs whose entries changed, keeping the others' states."""
+        old_entry = self.submit(fake, "old")
+        new_entry = self.submit(fake, "new")
+        olds = {"jobs": {"old": old_entry}, "states": {"old": "SUCCEEDED"}}
+        news = {"jobs": {"old": old_entry, "new": new_entry}}
+        before = len(fake.calls)
+        result = JobWaiterProvider().update("jobs", olds, news)
+        assert result.outs["states"] == {"old": "SUCCEEDED", "new": "SUCCEEDED"}
+        polled = {call.request.name for call in fake.calls[before:]}
+        assert polled == {new_entry["resource_name"]}
+
+
+class TestLatestState:
+    """The state exported for a job: the newer of the resource's and the waiter's."""
+
+    @pytest.mark.parametrize(
+        ("job_state", "waited", "expected"),
+        [
+            ("QUEUED", {"a": "SUCCEEDED"}, "SUCCEEDED"),
+            ("SUCCEEDED", {"a": "RUNNING"}, "SUCCEEDED"),
+            ("RUNNING", None, "RUNNING"),
+            ("QUEUED", {"b": "RUNNING"}, "QUEUED"),
+        ],
+    )
+    def test_latest_state(self, job_state: str, waited: dict | None, expected: str) -> None:
+        """A terminal state wins; otherwise what the waiter saw last."""
+        assert latest_state(job_state, waited, "a") == expected
+
+
+class TestSerializedProvider:
+    """The provider pickled into the state is small and stable."""
+
+    def test_same_bytes_every_time_and_small(self) -> None:
+        """Two serializations are identical (no spurious __provider diffs) and tiny."""
+        first = serialize_provider(TrainingJobProvider())
+        assert first == serialize_provider(TrainingJobProvider())
+        assert len(first) < 200
+        assert serialize_provider(JobWaiterProvider()) == serialize_provider(JobWaiterProvider())
