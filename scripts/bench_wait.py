@@ -1,13 +1,15 @@
 """How long does `pulumi up` take for a stack of jobs that all wait for `succeeded`?
 
-Runs the real engine on a `vertex` stack of JOBS jobs against the fake JobService, each
-job running a different time (the longest LONGEST_S), and prints the ratio of the whole
-`pulumi up` to the longest job. Waiting for all jobs in one call keeps that ratio near 1
-(plus the engine's own start-up); jobs waited for one per provider thread would come in
-batches of four, a ratio near JOBS / 4.
+Runs the real engine against the fake JobService on loopback, three times in one run,
+with the same JOBS jobs (job i runs LONGEST_S * (i + 1) / JOBS seconds):
 
-Side by side, in the same run, the same stack is brought up once with every job set to
-`wait: submitted`: that time is the engine's overhead, which the ratio also includes.
+1. this project, `wait: submitted`: the engine's own overhead for the stack;
+2. this project, `wait: succeeded`: one JobWaiter polls every job in a single call;
+3. a baseline program that waits for each job inside its own resource's create, as a
+   naive dynamic provider would: the provider host's four threads take the jobs in
+   batches.
+
+It prints each `pulumi up` time and its ratio to the longest job.
 
     make bench        (or: python scripts/bench_wait.py --jobs 12 --longest 20)
 """
@@ -17,42 +19,113 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from provider.testing.fake_vertex import FakeVertex
-from tests.engine import Project
+from tests.engine import REPO, Project
 
 JOBS = 12
 LONGEST_S = 20.0
+IMAGE = "us-docker.pkg.dev/bench-project/repo/trainer:1"
+
+#: The baseline: each resource submits its job, then waits for it in create.
+BASELINE_PROVIDER = '''
+from pulumi.dynamic import CreateResult, Resource, ResourceProvider
+
+from provider.backends.vertex import VertexBackend
+from provider.waiter import wait_for
 
 
-def bring_up(jobs: int, longest_s: float, wait: str) -> tuple[float, float]:
-    """`pulumi up` a fresh stack of `jobs` jobs; return (up seconds, longest job seconds)."""
+class WaitInCreate(ResourceProvider):
+    def create(self, props):
+        location = {"backend": "vertex", "project": "bench-project", "region": "us-central1"}
+        connection = {"api_endpoint": props["endpoint"]}
+        backend = VertexBackend("bench-project", "us-central1", api_endpoint=props["endpoint"])
+        job = backend.submit(props["request"])
+        wait_for({props["name"]: {"resource_name": job.name, "location": location,
+                                  "connection": connection,
+                                  "wait": {"until": "succeeded", "timeout_s": 3600}}})
+        return CreateResult(job.name, {})
+
+
+class Job(Resource):
+    def __init__(self, name, props):
+        super().__init__(WaitInCreate(), name, props)
+'''
+
+BASELINE_PROGRAM = '''
+import pulumi
+
+from naive import Job
+
+config = pulumi.Config("vertex-training")
+for name in config.get_object("names"):
+    request = {"displayName": name, "jobSpec": {"workerPoolSpecs": [{
+        "machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+        "containerSpec": {"imageUri": config.get("image")}}]}}
+    Job(name, {"name": name, "request": request, "endpoint": config.get("apiEndpoint")})
+'''
+
+
+def durations(jobs: int, longest_s: float) -> dict[str, float]:
+    return {f"job-{i:02d}": longest_s * (i + 1) / jobs for i in range(jobs)}
+
+
+def timed_up(project: Project, fake: FakeVertex) -> tuple[float, float]:
+    """`pulumi up`; return (its seconds, the longest ended job's seconds, creation to end)."""
+    project.init()
+    start = time.monotonic()
+    project.up().check()
+    elapsed = time.monotonic() - start
+    lifetimes = [  # jobs not waited for may still run: they have no end time yet
+        (job.end_time - job.create_time).total_seconds()
+        for job in fake.jobs.values()
+        if job.end_time
+    ]
+    return elapsed, max(lifetimes, default=0.0)
+
+
+def this_project(jobs: int, longest_s: float, wait: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp, FakeVertex() as fake:
-        durations = {f"job-{i:02d}": longest_s * (i + 1) / jobs for i in range(jobs)}
-        for name, seconds in durations.items():
+        names = durations(jobs, longest_s)
+        for name, seconds in names.items():
             fake.script(name, run_s=seconds)
         project = Project.create(Path(tmp))
         project.write_stack({
             "gcp:project": "bench-project",
             "gcp:region": "us-central1",
             "vertex-training:apiEndpoint": fake.address,
-            "vertex-training:jobs": {
-                name: {"image": "us-docker.pkg.dev/bench-project/repo/trainer:1", "wait": wait}
-                for name in durations
-            },
+            "vertex-training:jobs": {name: {"image": IMAGE, "wait": wait} for name in names},
         })
-        project.init()
-        start = time.monotonic()
-        project.up().check()
-        elapsed = time.monotonic() - start
-        lifetimes = [
-            (job.end_time - job.create_time).total_seconds() for job in fake.jobs.values()
-        ]
-        return elapsed, max(lifetimes)
+        return timed_up(project, fake)
+
+
+def baseline(jobs: int, longest_s: float) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp, FakeVertex() as fake:
+        names = durations(jobs, longest_s)
+        for name, seconds in names.items():
+            fake.script(name, run_s=seconds)
+        project = Project.create(Path(tmp))
+        root = project.root
+        (root / "Pulumi.yaml").write_text(textwrap.dedent(f"""
+            name: bench-baseline
+            runtime: {{name: python, options: {{virtualenv: {REPO / '.venv'}}}}}
+            stackConfigDir: stacks
+        """))
+        (root / "__main__.py").write_text(BASELINE_PROGRAM)
+        (root / "naive.py").write_text(BASELINE_PROVIDER)
+        config: dict[str, Any] = {
+            "vertex-training:names": list(names),
+            "vertex-training:image": IMAGE,
+            "vertex-training:apiEndpoint": fake.address,
+        }
+        project.write_stack(config)
+        return timed_up(project, fake)
 
 
 def main() -> None:
@@ -61,16 +134,19 @@ def main() -> None:
     parser.add_argument("--longest", type=float, default=LONGEST_S, help="seconds")
     args = parser.parse_args()
 
-    overhead, _ = bring_up(args.jobs, args.longest, "submitted")
-    total, longest = bring_up(args.jobs, args.longest, "succeeded")
-    print(f"jobs waited for:          {args.jobs}")
-    print(f"longest job:              {longest:6.1f} s")
-    print(f"pulumi up, wait=succeeded:{total:6.1f} s")
-    print(f"pulumi up, wait=submitted:{overhead:6.1f} s   (engine overhead, same stack)")
-    print(f"ratio total / longest:    {total / longest:6.2f}")
-    print(f"ratio (total - overhead) / longest: {(total - overhead) / longest:6.2f}")
-    print(f"batches of 4 would give about {(args.jobs + 3) // 4 * 1.0:.0f}x the longest "
-          "job for equal jobs")
+    overhead, _ = this_project(args.jobs, args.longest, "submitted")
+    waited, longest = this_project(args.jobs, args.longest, "succeeded")
+    naive, naive_longest = baseline(args.jobs, args.longest)
+    print(f"{args.jobs} jobs, the longest {args.longest:.0f} s of running "
+          f"({longest:.1f} s from submission to its end)")
+    print(f"{'pulumi up':44} {'seconds':>8} {'/ longest':>10}")
+    rows = [
+        ("this project, wait: submitted (overhead)", overhead, longest),
+        ("this project, wait: succeeded (JobWaiter)", waited, longest),
+        ("baseline, waiting in each create", naive, naive_longest),
+    ]
+    for label, seconds, reference in rows:
+        print(f"{label:44} {seconds:8.1f} {seconds / reference:10.2f}")
 
 
 if __name__ == "__main__":
