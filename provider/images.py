@@ -1,0 +1,603 @@
+"""Vertex AI prebuilt training images: which image runs a framework version, and until when.
+
+This module is data plus the lookups over it. ``provider.spec`` asks it for the image of
+a job that names a ``framework`` (or a legacy ``runtime_version``) instead of an image;
+nothing here knows the stack config's shape.
+
+Source: Google Cloud docs, "Prebuilt containers for custom training" and its table
+"Supported frameworks for custom training"
+(https://cloud.google.com/vertex-ai/docs/training/pre-built-containers,
+https://cloud.google.com/vertex-ai/docs/supported-frameworks-list), compiled into this
+table on 2026-11-21 (``CATALOGUE_DATE``) from the copy of that page available then.
+
+Which rows are verified, which estimated:
+
+- Verified (``PrebuiltImage.verified``): every row of ``TRAINING_IMAGES``. Image names,
+  Python versions, CPU/GPU/TPU availability, "End of patch and support date" and "End
+  of availability" are copied from the page. One judgement call: the page lists the
+  PyTorch 2.1 TPU image as "Python 3.8" while its name says ``cp310``; the row follows the
+  name (3.10).
+- Estimated: a framework version *newer* than the newest row of that framework is not
+  refused: its image name is built from the naming pattern of the newest row
+  (``<framework>-<cpu|gpu>.<MAJOR>-<MINOR>[.pyXYZ]``, VERTEX-NOTES) and the job gets a
+  warning that the image and its support dates are not in this catalogue. No dates are
+  guessed.
+- The copy of the page this table was compiled from ends with TensorFlow 2.17, PyTorch
+  2.4, scikit-learn 1.6 and XGBoost 2.1, all of whose end of patch and support dates
+  (mid 2025) are before ``CATALOGUE_DATE``: on that date every catalogued version is past
+  its end of support and is refused. Add the rows Google has published since (one line
+  each) to make them resolve.
+
+Rules (``pick_image``): a version past its end of support ("End of patch and support
+date") is refused, naming the versions still supported; one within
+``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it is accepted with a warning. ``today`` is
+injectable so that tests and ``python -m provider ... --today`` are stable.
+
+Legacy AI Platform Training runtime versions (``LEGACY_RUNTIMES``) map to the TensorFlow
+image of the same version and Python (the framework a runtime version was named after),
+with the reasoning per row.
+
+Registry host by region (``registry_host``): us-*, northamerica-*, southamerica-* -> us;
+europe-*, me-*, africa-* -> europe; asia-*, australia-* -> asia (the three multi-region
+Artifact Registry hosts the page lists for every image).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "CATALOGUE_DATE",
+    "CATALOGUE_SOURCE",
+    "CPU",
+    "FRAMEWORK_NAMES",
+    "GPU",
+    "LEGACY_RUNTIMES",
+    "TPU",
+    "TRAINING_IMAGES",
+    "WARN_BEFORE_END_OF_SUPPORT_DAYS",
+    "ImageChoice",
+    "ImageRefusal",
+    "LegacyRuntime",
+    "PrebuiltImage",
+    "pick_image",
+    "pick_runtime_image",
+    "registry_host",
+    "supported_versions",
+]
+
+CATALOGUE_SOURCE: Final = "Google Cloud docs: Prebuilt containers for custom training"
+CATALOGUE_URL: Final = "https://cloud.google.com/vertex-ai/docs/training/pre-built-containers"
+CATALOGUE_DATE: Final = "2026-11-21"
+
+#: A version this close to its end of support is accepted with a warning.
+WARN_BEFORE_END_OF_SUPPORT_DAYS: Final = 90
+
+#: Accelerator kinds an image serves.
+CPU: Final = "cpu"
+GPU: Final = "gpu"
+TPU: Final = "tpu"
+KINDS: Final = (CPU, GPU, TPU)
+
+#: ``framework.name`` values -> the framework's name in messages.
+FRAMEWORK_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "tensorflow": "TensorFlow",
+        "pytorch": "PyTorch",
+        "sklearn": "scikit-learn",
+        "xgboost": "XGBoost",
+    }
+)
+
+#: Where every prebuilt training image lives, under each registry host.
+IMAGE_PATH: Final = "vertex-ai/training"
+#: Only ``:latest`` is served for prebuilt training images.
+IMAGE_TAG: Final = "latest"
+REGISTRY_HOSTS: Mapping[str, str] = MappingProxyType(
+    {
+        "us": "us-docker.pkg.dev",
+        "europe": "europe-docker.pkg.dev",
+        "asia": "asia-docker.pkg.dev",
+    }
+)
+#: Region name prefix -> registry host key; a region matching none uses the us host.
+REGION_PREFIX_HOSTS: tuple[tuple[str, str], ...] = (
+    ("us-", "us"),
+    ("northamerica-", "us"),
+    ("southamerica-", "us"),
+    ("europe-", "europe"),
+    ("me-", "europe"),
+    ("africa-", "europe"),
+    ("asia-", "asia"),
+    ("australia-", "asia"),
+)
+DEFAULT_REGISTRY: Final = "us"
+
+_VERSION_RE = re.compile(r"(?P<major>\d+)\.(?P<minor>\d+)")
+_PYTHON_RE = re.compile(r"3\.\d+")
+
+
+# ------------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class PrebuiltImage:
+    """One prebuilt training image: a framework version for one Python and accelerator set."""
+
+    framework: str
+    #: MAJOR.MINOR; the image carries the latest patch of it.
+    version: str
+    python: str
+    #: The accelerator kinds it runs on (CPU, GPU, TPU).
+    kinds: frozenset[str]
+    #: The image's name under ``<host>/vertex-ai/training/``, without the tag.
+    name: str
+    #: "End of patch and support date": refused after it.
+    end_of_support: datetime.date
+    #: "End of availability": Vertex AI no longer runs it.
+    end_of_availability: datetime.date
+    verified: bool = True
+
+    def uri(self, region: str) -> str:
+        """The image URI on the registry host that serves ``region``."""
+        return f"{registry_host(region)}/{IMAGE_PATH}/{self.name}:{IMAGE_TAG}"
+
+    @property
+    def label(self) -> str:
+        """'TensorFlow 2.17 (Python 3.10)'."""
+        return f"{FRAMEWORK_NAMES[self.framework]} {self.version} (Python {self.python})"
+
+
+#: Every catalogued prebuilt training image, newest version first within a framework: all
+#: rows verified against the source (module docstring). Kinds: "cpu", "gpu", "tpu", joined
+#: with "+" for an image that serves several.
+_ROWS: tuple[tuple[str, str, str, str, str, str, str], ...] = (
+    # framework, version, Python, kinds, image name, end of patch and support, end of availability
+    # TensorFlow
+    ("tensorflow", "2.17", "3.10", "cpu", "tf-cpu.2-17.py310", "2025-07-11", "2026-07-11"),
+    ("tensorflow", "2.17", "3.10", "gpu", "tf-gpu.2-17.py310", "2025-07-11", "2026-07-11"),
+    ("tensorflow", "2.16", "3.10", "cpu", "tf-cpu.2-16.py310", "2025-06-28", "2026-06-28"),
+    ("tensorflow", "2.16", "3.10", "gpu", "tf-gpu.2-16.py310", "2025-06-28", "2026-06-28"),
+    ("tensorflow", "2.15", "3.10", "cpu", "tf-cpu.2-15.py310", "2024-11-14", "2025-11-14"),
+    ("tensorflow", "2.15", "3.10", "gpu", "tf-gpu.2-15.py310", "2024-11-14", "2025-11-14"),
+    ("tensorflow", "2.15", "3.10", "tpu", "tf-tpu.2-15.cp310", "2024-10-23", "2025-10-23"),
+    ("tensorflow", "2.14", "3.10", "cpu", "tf-cpu.2-14.py310", "2024-09-26", "2025-09-26"),
+    ("tensorflow", "2.14", "3.10", "gpu", "tf-gpu.2-14.py310", "2024-09-26", "2025-09-26"),
+    ("tensorflow", "2.13", "3.10", "cpu", "tf-cpu.2-13.py310", "2024-07-05", "2025-07-05"),
+    ("tensorflow", "2.13", "3.10", "gpu", "tf-gpu.2-13.py310", "2024-07-05", "2025-07-05"),
+    ("tensorflow", "2.12", "3.10", "cpu", "tf-cpu.2-12.py310", "2024-06-30", "2025-06-30"),
+    ("tensorflow", "2.12", "3.10", "gpu", "tf-gpu.2-12.py310", "2024-06-30", "2025-06-30"),
+    ("tensorflow", "2.12", "3.8", "tpu", "tf-tpu.2-12", "2024-06-30", "2025-06-30"),
+    ("tensorflow", "2.11", "3.10", "cpu", "tf-cpu.2-11.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.11", "3.10", "gpu", "tf-gpu.2-11.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.11", "3.7", "cpu", "tf-cpu.2-11", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.11", "3.7", "gpu", "tf-gpu.2-11", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.9", "3.10", "cpu", "tf-cpu.2-9.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.9", "3.10", "gpu", "tf-gpu.2-9.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.9", "3.7", "cpu", "tf-cpu.2-9", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.9", "3.7", "gpu", "tf-gpu.2-9", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.8", "3.10", "cpu", "tf-cpu.2-8.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.8", "3.10", "gpu", "tf-gpu.2-8.py310", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.8", "3.7", "cpu", "tf-cpu.2-8", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.8", "3.7", "gpu", "tf-gpu.2-8", "2023-11-15", "2024-11-15"),
+    ("tensorflow", "2.7", "3.7", "cpu", "tf-cpu.2-7", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.7", "3.7", "gpu", "tf-gpu.2-7", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.6", "3.7", "cpu", "tf-cpu.2-6", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.6", "3.7", "gpu", "tf-gpu.2-6", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.5", "3.7", "cpu", "tf-cpu.2-5", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.5", "3.7", "gpu", "tf-gpu.2-5", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.4", "3.7", "cpu", "tf-cpu.2-4", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.4", "3.7", "gpu", "tf-gpu.2-4", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.3", "3.7", "cpu", "tf-cpu.2-3", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.3", "3.7", "gpu", "tf-gpu.2-3", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.2", "3.7", "cpu", "tf-cpu.2-2", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.2", "3.7", "gpu", "tf-gpu.2-2", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.1", "3.7", "cpu", "tf-cpu.2-1", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "2.1", "3.7", "gpu", "tf-gpu.2-1", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "1.15", "3.7", "cpu", "tf-cpu.1-15", "2023-09-01", "2024-09-01"),
+    ("tensorflow", "1.15", "3.7", "gpu", "tf-gpu.1-15", "2023-09-01", "2024-09-01"),
+    # PyTorch: CPU images are the pytorch-xla ones; 1.12 and 1.13 serve CPU and GPU alike.
+    ("pytorch", "2.4", "3.10", "cpu", "pytorch-xla.2-4.py310", "2025-07-24", "2026-07-24"),
+    ("pytorch", "2.4", "3.10", "gpu", "pytorch-gpu.2-4.py310", "2025-07-24", "2026-07-24"),
+    ("pytorch", "2.3", "3.10", "cpu", "pytorch-xla.2-3.py310", "2025-04-24", "2026-04-24"),
+    ("pytorch", "2.3", "3.10", "gpu", "pytorch-gpu.2-3.py310", "2025-04-24", "2026-04-24"),
+    ("pytorch", "2.2", "3.10", "cpu", "pytorch-xla.2-2.py310", "2025-01-30", "2026-10-23"),
+    ("pytorch", "2.2", "3.10", "gpu", "pytorch-gpu.2-2.py310", "2025-01-30", "2026-01-30"),
+    ("pytorch", "2.2", "3.10", "tpu", "pytorch-tpu.2-2.cp310", "2024-11-06", "2025-11-06"),
+    ("pytorch", "2.1", "3.10", "cpu", "pytorch-xla.2-1.py310", "2024-10-04", "2025-10-04"),
+    ("pytorch", "2.1", "3.10", "gpu", "pytorch-gpu.2-1.py310", "2024-10-04", "2025-10-04"),
+    ("pytorch", "2.1", "3.10", "tpu", "pytorch-tpu.2-1.cp310", "2024-10-23", "2025-10-23"),
+    ("pytorch", "2.0", "3.10", "cpu", "pytorch-xla.2-0.py310", "2024-03-15", "2025-03-15"),
+    ("pytorch", "2.0", "3.10", "gpu", "pytorch-gpu.2-0.py310", "2024-03-15", "2025-03-15"),
+    ("pytorch", "2.0", "3.8", "tpu", "pytorch-tpu.2-0", "2024-05-15", "2025-05-15"),
+    ("pytorch", "1.13", "3.10", "cpu+gpu", "pytorch-gpu.1-13.py310", "2024-05-15", "2025-05-15"),
+    ("pytorch", "1.13", "3.7", "cpu+gpu", "pytorch-gpu.1-13", "2023-12-08", "2024-12-08"),
+    ("pytorch", "1.12", "3.10", "cpu+gpu", "pytorch-gpu.1-12.py310", "2024-05-15", "2025-05-15"),
+    ("pytorch", "1.12", "3.7", "cpu+gpu", "pytorch-gpu.1-12", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.11", "3.7", "cpu", "pytorch-xla.1-11", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.11", "3.7", "gpu", "pytorch-gpu.1-11", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.10", "3.7", "cpu", "pytorch-xla.1-10", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.10", "3.7", "gpu", "pytorch-gpu.1-10", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.9", "3.7", "cpu", "pytorch-xla.1-9", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.9", "3.7", "gpu", "pytorch-gpu.1-9", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.7", "3.7", "cpu", "pytorch-xla.1-7", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.7", "3.7", "gpu", "pytorch-gpu.1-7", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.6", "3.7", "cpu", "pytorch-xla.1-6", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.6", "3.7", "gpu", "pytorch-gpu.1-6", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.4", "3.7", "cpu", "pytorch-cpu.1-4", "2023-09-01", "2024-09-01"),
+    ("pytorch", "1.4", "3.7", "gpu", "pytorch-gpu.1-4", "2023-09-01", "2024-09-01"),
+    # scikit-learn (the 0.23 image still carries the old scikit-learn- prefix)
+    ("sklearn", "1.6", "3.10", "cpu", "sklearn-cpu.1-6", "2025-07-11", "2026-07-11"),
+    ("sklearn", "1.6", "3.10", "gpu", "sklearn-gpu.1-6", "2025-07-11", "2026-07-11"),
+    ("sklearn", "1.0", "3.10", "cpu", "sklearn-cpu.1-0", "2024-06-30", "2025-06-30"),
+    ("sklearn", "1.0", "3.10", "gpu", "sklearn-gpu.1-0", "2024-06-30", "2025-06-30"),
+    ("sklearn", "0.23", "3.7", "cpu", "scikit-learn-cpu.0-23", "2023-09-01", "2024-09-01"),
+    # XGBoost
+    ("xgboost", "2.1", "3.10", "cpu", "xgboost-cpu.2-1", "2025-07-11", "2026-07-11"),
+    ("xgboost", "2.1", "3.10", "gpu", "xgboost-gpu.2-1", "2025-07-11", "2026-07-11"),
+    ("xgboost", "1.6", "3.10", "cpu", "xgboost-cpu.1-6", "2024-06-30", "2025-06-30"),
+    ("xgboost", "1.6", "3.10", "gpu", "xgboost-gpu.1-6", "2024-06-30", "2025-06-30"),
+    ("xgboost", "1.1", "3.7", "cpu", "xgboost-cpu.1-1", "2023-11-15", "2024-11-15"),
+)
+
+
+def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
+    framework, version, python, kinds, name, end_of_support, end_of_availability = row
+    return PrebuiltImage(
+        framework=framework,
+        version=version,
+        python=python,
+        kinds=frozenset(kinds.split("+")),
+        name=name,
+        end_of_support=datetime.date.fromisoformat(end_of_support),
+        end_of_availability=datetime.date.fromisoformat(end_of_availability),
+    )
+
+
+TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in _ROWS)
+
+
+# ------------------------------------------------------------------ legacy runtime versions
+
+
+@dataclass(frozen=True)
+class LegacyRuntime:
+    """An AI Platform Training runtime version and the prebuilt image that replaces it."""
+
+    runtime_version: str
+    #: The TensorFlow version whose Vertex AI image replaces the runtime.
+    tensorflow: str
+    #: Python versions the runtime offered (``pythonVersion``), and its default.
+    pythons: tuple[str, ...]
+    default_python: str
+    reasoning: str
+
+
+_SAME_TF = (
+    "The runtime was TensorFlow {v} with Python 3.7; Vertex AI's TensorFlow {v} Python 3.7 "
+    "image runs the same framework on the same Python."
+)
+
+
+def _same_tf(version: str) -> LegacyRuntime:
+    return LegacyRuntime(version, version, ("3.7",), "3.7", _SAME_TF.format(v=version))
+
+
+#: runtimeVersion -> replacement. Runtime versions before 1.15 have no Vertex AI image.
+LEGACY_RUNTIMES: Mapping[str, LegacyRuntime] = MappingProxyType(
+    {
+        "1.15": LegacyRuntime(
+            "1.15",
+            "1.15",
+            ("2.7", "3.7"),
+            "2.7",
+            "TensorFlow 1.15 with Python 2.7 (the default) or 3.7; Vertex AI's TensorFlow "
+            "1.15 image runs Python 3.7 only, so pythonVersion 2.7 (or none) is refused.",
+        ),
+        **{v: _same_tf(v) for v in ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9")},
+        "2.10": LegacyRuntime(
+            "2.10",
+            "2.11",
+            ("3.7",),
+            "3.7",
+            "Vertex AI never published a TensorFlow 2.10 training image; 2.11 (Python 3.7) "
+            "is the nearest: one minor release later, same Python, and TensorFlow keeps its "
+            "API within 2.x (2.9 would drop what 2.10 added).",
+        ),
+        "2.11": _same_tf("2.11"),
+    }
+)
+
+
+# ------------------------------------------------------------------------------ the lookups
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The image a job gets, and warnings (without a config key) about it."""
+
+    uri: str
+    image: PrebuiltImage
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImageRefusal:
+    """No image: ``field`` is the input at fault (name, version, python, runtime_version)."""
+
+    field: str
+    message: str
+
+
+def registry_host(region: str) -> str:
+    """``us-docker.pkg.dev``, ``europe-docker.pkg.dev`` or ``asia-docker.pkg.dev`` for a region."""
+    for prefix, host in REGION_PREFIX_HOSTS:
+        if region.startswith(prefix):
+            return REGISTRY_HOSTS[host]
+    return REGISTRY_HOSTS[DEFAULT_REGISTRY]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _versions(framework: str, kind: str | None = None) -> list[str]:
+    """Catalogued versions of a framework (newest first), optionally only for one kind."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework and (kind is None or kind in image.kinds)
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def supported_versions(framework: str, kind: str, today: datetime.date) -> list[str]:
+    """Versions (newest first) with a ``kind`` image still before its end of support."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework and kind in image.kinds and today <= image.end_of_support
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def _listing(versions: Sequence[str]) -> str:
+    return ", ".join(versions) if versions else "none"
+
+
+def _supported_note(framework: str, kind: str, today: datetime.date) -> str:
+    """Which versions still have a supported image on ``today`` (or why there are none)."""
+    name = FRAMEWORK_NAMES[framework]
+    supported = supported_versions(framework, kind, today)
+    if supported:
+        listing = _listing(supported)
+        return f"{name} versions with a supported {kind.upper()} image on {today}: {listing}"
+    return (
+        f"no catalogued {name} {kind.upper()} image is still supported on {today}; use a newer "
+        f"version from {CATALOGUE_URL} (add it to provider/images.py, or give image / "
+        "executor_image directly)"
+    )
+
+
+def _check_dates(
+    image: PrebuiltImage, kind: str, today: datetime.date
+) -> ImageRefusal | tuple[str, ...]:
+    """Refuse a version past its end of support; warn near it."""
+    if today > image.end_of_support:
+        return ImageRefusal(
+            "version",
+            f"{image.label} prebuilt training images reached end of support on "
+            f"{image.end_of_support} (Vertex AI stops running them on "
+            f"{image.end_of_availability}); {_supported_note(image.framework, kind, today)}",
+        )
+    days_left = (image.end_of_support - today).days
+    if days_left <= WARN_BEFORE_END_OF_SUPPORT_DAYS:
+        return (
+            f"{image.label} prebuilt training images reach end of support on "
+            f"{image.end_of_support} (in {days_left} days; Vertex AI stops running them on "
+            f"{image.end_of_availability}): plan the move to a newer version",
+        )
+    return ()
+
+
+_PY_SUFFIX_RE = re.compile(r"\.py\d+$")
+
+
+def _pattern_image(
+    framework: str, version: str, python: str | None, kind: str
+) -> PrebuiltImage | None:
+    """An unverified image for a version newer than the catalogue, named like the newest row."""
+    if kind == TPU:
+        return None  # TPU image names do not follow the CPU/GPU pattern
+    newest = next(
+        (i for i in TRAINING_IMAGES if i.framework == framework and kind in i.kinds), None
+    )
+    if newest is None:
+        return None
+    dashed, old = version.replace(".", "-"), newest.version.replace(".", "-")
+    name = newest.name.replace(f".{old}", f".{dashed}", 1)
+    chosen_python = python or newest.python
+    if _PY_SUFFIX_RE.search(name):
+        name = _PY_SUFFIX_RE.sub(".py" + chosen_python.replace(".", ""), name)
+    elif chosen_python != newest.python:
+        return None  # the name carries no Python: only the newest row's Python is known
+    return PrebuiltImage(
+        framework=framework,
+        version=version,
+        python=chosen_python,
+        kinds=frozenset({kind}),
+        name=name,
+        end_of_support=datetime.date.max,
+        end_of_availability=datetime.date.max,
+        verified=False,
+    )
+
+
+def pick_image(
+    framework: str,
+    version: str,
+    python: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
+) -> ImageChoice | ImageRefusal:
+    """The prebuilt training image of ``framework`` ``version`` for ``kind`` in ``region``.
+
+    ``python`` picks among the images of a version (the newest Python when ``None``).
+    """
+    refusal = _check_inputs(framework, version, python)
+    if refusal is not None:
+        return refusal
+    images = [i for i in TRAINING_IMAGES if i.framework == framework and i.version == version]
+    if not images:
+        return _unknown_version(framework, version, python, kind=kind, region=region)
+    image = _select(images, framework, version, python, kind)
+    if isinstance(image, ImageRefusal):
+        return image
+    dates = _check_dates(image, kind, today)
+    if isinstance(dates, ImageRefusal):
+        return dates
+    return ImageChoice(uri=image.uri(region), image=image, warnings=dates)
+
+
+def _check_inputs(framework: str, version: str, python: str | None) -> ImageRefusal | None:
+    """Refuse a framework, version or Python that is not written as the table writes them."""
+    if framework not in FRAMEWORK_NAMES:
+        return ImageRefusal(
+            "name", f"must be {', '.join(FRAMEWORK_NAMES)} (the frameworks with prebuilt images)"
+        )
+    if _VERSION_RE.fullmatch(version) is None:
+        return ImageRefusal(
+            "version",
+            f'write MAJOR.MINOR, like "{_versions(framework)[0]}" (prebuilt images carry the '
+            "latest patch of a version)",
+        )
+    if python is not None and not _PYTHON_RE.fullmatch(python):
+        return ImageRefusal("python", 'write the Python version as text, like "3.10"')
+    return None
+
+
+def _select(
+    images: Sequence[PrebuiltImage], framework: str, version: str, python: str | None, kind: str
+) -> PrebuiltImage | ImageRefusal:
+    """The image among one version's images that serves ``kind`` (and ``python``)."""
+    name = FRAMEWORK_NAMES[framework]
+    for_kind = [i for i in images if kind in i.kinds]
+    if not for_kind:
+        return ImageRefusal(
+            "version",
+            f"{name} {version} has no {kind.upper()} prebuilt training image; {name} versions "
+            f"with one: {_listing(_versions(framework, kind))}",
+        )
+    if python is None:
+        return max(for_kind, key=lambda i: _version_key(i.python))
+    for image in for_kind:
+        if image.python == python:
+            return image
+    pythons = sorted({i.python for i in for_kind}, key=_version_key, reverse=True)
+    return ImageRefusal(
+        "python",
+        f"{name} {version} {kind.upper()} images run Python {' or '.join(pythons)}; "
+        "write one of those",
+    )
+
+
+def _unknown_version(
+    framework: str, version: str, python: str | None, *, kind: str, region: str
+) -> ImageChoice | ImageRefusal:
+    """A version with no row: estimated from the pattern if newer than all rows, else refused."""
+    name = FRAMEWORK_NAMES[framework]
+    known = _versions(framework)
+    if _version_key(version) > _version_key(known[0]):
+        image = _pattern_image(framework, version, python, kind)
+        if image is not None:
+            return ImageChoice(
+                uri=image.uri(region),
+                image=image,
+                warnings=(
+                    f"{name} {version} is newer than this project's catalogue of prebuilt "
+                    f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
+                    f"name {image.name} follows Google's naming pattern and its end of support "
+                    f"is unknown; check it at {CATALOGUE_URL} and add it to provider/images.py",
+                ),
+            )
+    return ImageRefusal(
+        "version",
+        f"{name} {version} has no Vertex AI prebuilt training image; catalogued versions: "
+        f"{_listing(known)}",
+    )
+
+
+def pick_runtime_image(
+    runtime_version: str,
+    python_version: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
+) -> ImageChoice | ImageRefusal:
+    """The prebuilt image that replaces an AI Platform Training runtime version.
+
+    Refusals concern ``runtime_version`` or ``python_version``. The choice always carries
+    a warning that the runtime's scikit-learn and XGBoost now have images of their own.
+    """
+    runtime = LEGACY_RUNTIMES.get(runtime_version)
+    if runtime is None:
+        return ImageRefusal(
+            "runtime_version",
+            f"AI Platform runtime version {runtime_version} has no Vertex AI prebuilt image; "
+            f"runtime versions with one: {', '.join(LEGACY_RUNTIMES)} (or use framework: "
+            "{name, version} for a current version)",
+        )
+    python = python_version or runtime.default_python
+    if python not in runtime.pythons:
+        return ImageRefusal(
+            "python_version",
+            f"runtime version {runtime_version} offered Python {' or '.join(runtime.pythons)}, "
+            f"not {python}",
+        )
+    images = [
+        i
+        for i in TRAINING_IMAGES
+        if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
+    ]
+    if not images:
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to TensorFlow {runtime.tensorflow}, which "
+            f"has no {kind.upper()} prebuilt training image on Vertex AI; TensorFlow versions "
+            f"with one: {_listing(_versions('tensorflow', kind))} (use framework: {{name: "
+            "tensorflow, version: ...}, or a custom container)",
+        )
+    by_python = [i for i in images if i.python == python]
+    if not by_python:
+        offered = sorted({i.python for i in images}, key=_version_key, reverse=True)
+        unset = " (its default when pythonVersion is not set)" if python_version is None else ""
+        return ImageRefusal(
+            "python_version",
+            f"runtime version {runtime_version} ran Python {python}{unset}, and Vertex AI's "
+            f"TensorFlow {runtime.tensorflow} {kind.upper()} image runs Python "
+            f"{' or '.join(offered) or 'none'}: choose that Python once the trainer runs on it",
+        )
+    image = by_python[0]
+    dates = _check_dates(image, kind, today)
+    if isinstance(dates, ImageRefusal):
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to the {image.name} image: {dates.message}",
+        )
+    notes = [
+        f"runtime version {runtime_version} runs on the {image.label} image {image.name}; "
+        "the runtime also bundled scikit-learn and XGBoost, which have images of their own "
+        "on Vertex AI: a trainer built on them should say framework: {name: sklearn | "
+        "xgboost, version: ...} instead",
+    ]
+    if runtime.tensorflow != runtime_version:
+        notes.append(f"runtime version {runtime_version}: {runtime.reasoning}")
+    return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
