@@ -26,6 +26,9 @@ up: tools  ## Run `pulumi up` on a stack (STACK=local by default).
 preview: tools  ## Show what `pulumi up` would do on STACK, with the diff.
 	$(PULUMI) pulumi stack select --create $(STACK) && pulumi preview --diff --stack $(STACK)
 
+render: venv  ## Print the Vertex AI requests STACK would submit (no cloud call, no engine).
+	$(PY) -m provider render stacks/Pulumi.$(STACK).yaml
+
 destroy: tools  ## Cancel and delete STACK's jobs.
 	$(PULUMI) pulumi destroy --yes --stack $(STACK)
 
@@ -39,4 +42,4 @@ lint: venv  ## Check the code with ruff.
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
-.PHONY: help venv tools up preview destroy test lint bench
+.PHONY: help venv tools up preview render destroy test lint bench

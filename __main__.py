@@ -1,24 +1,66 @@
-"""Wires the stack config to resources: stack config -> jobs -> one waiter -> exports.
+"""Wires the stack config to resources.
 
-Every job's config is handed to its resource as written; the resource's provider checks
-it at `pulumi preview`, so each mistake is reported against its stack config key.
+stack config -> platform (APIs, bucket, repository, service account, IAM) -> trainer
+packages (built, uploaded) -> jobs (after the platform's APIs and grants) -> one waiter
+-> exports.
+
+Every job's config is handed to its resource as written (with its package directories
+resolved to package URIs); the resource's provider checks it at `pulumi preview`, so each
+mistake is reported against its stack config key.
 """
 
 from pathlib import Path
 
 import pulumi
 
-from provider.config import connection_settings, stack_settings
-from provider.training_job import TrainingJob
+from provider.config import (
+    connection_settings,
+    job_configs,
+    jobs_are_secret,
+    platform_settings,
+    stack_settings,
+    trainer_packages,
+)
+from provider.platform import (
+    TrainingPlatform,
+    job_dependencies,
+    job_stack_settings,
+    platform_outputs,
+    upload_packages,
+)
+from provider.platform_spec import needs_vertex_api_role
+from provider.tuning_job import job_resource, tuning_exports
 from provider.waiter import JobWaiter, latest_state
 
+project_dir = Path.cwd()
 config = pulumi.Config("vertex-training")
 stack = stack_settings(pulumi.get_stack())
-connection = connection_settings(config.get("apiEndpoint"), Path.cwd())
+platform = platform_settings(pulumi.get_stack())
+connection = connection_settings(config.get("apiEndpoint"), project_dir)
+job_config = job_configs()
+
+component = (
+    TrainingPlatform(
+        "platform",
+        platform,
+        vertex_api_role=bool(needs_vertex_api_role(job_config, stack["backend"])),
+    )
+    if platform is not None and platform.create
+    else None
+)
+packages = trainer_packages(job_config, stack, platform, project_dir)
+package_objects = upload_packages(packages.uploads, platform, component, project_dir)
 
 jobs = {
-    name: TrainingJob(name, job_config, stack, connection)
-    for name, job_config in (config.get_object("jobs") or {}).items()
+    name: job_resource(
+        name,
+        config_with_packages,
+        job_stack_settings(stack, component),
+        connection,
+        job_dependencies(component, package_objects, packages.job_uploads.get(name, [])),
+        secret=jobs_are_secret(),
+    )
+    for name, config_with_packages in packages.configs.items()
 }
 
 waiter = JobWaiter(
@@ -34,6 +76,8 @@ waiter = JobWaiter(
     },
 )
 
+for key, value in platform_outputs(platform, component).items():
+    pulumi.export(key, value)
 pulumi.export(
     "jobs",
     {
@@ -48,6 +92,7 @@ pulumi.export(
             "logs_url": job.logs_url,
             "output_directory": job.output_directory,
             "model_directory": job.model_directory,
+            **tuning_exports(name, job, waiter),
         }
         for name, job in jobs.items()
     },

@@ -6,16 +6,28 @@ stack would submit, keyed by job name, without calling any cloud API and without
     {"<job>": {"backend": ..., "customJob": {...}, "parent": "projects/P/locations/R",
                "region": ...}}
 
+(``hyperparameterTuningJob`` instead of ``customJob`` for a job with a ``study:``.)
 An invalid stack config prints each issue on stderr (the text ``pulumi preview`` shows)
-and exits with status 2.
+and exits with status 2; warnings (e.g. about a translated ``training_input``) go to
+stderr too, prefixed ``warning:``.
+
+``convert CONFIG [--name JOB] [gcloud flags] [-- ARGS]`` reads a gcloud ``ai-platform jobs
+submit training --config`` file (``trainingInput: ...``, or a bare trainingInput block)
+and prints the equivalent native stack config as YAML (``vertex-training:jobs: {JOB:
+...}``), validated exactly as ``pulumi preview`` validates it. The gcloud flags that fill
+trainingInput (``--region``, ``--job-dir``, ``--runtime-version``, ...) may be given as
+they were to gcloud. Warnings go to stderr; a config that cannot be converted exits 2 with
+each reason, keyed by the file's own keys (``trainingInput.masterType``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from provider.errors import SpecError
@@ -23,27 +35,43 @@ from provider.errors import SpecError
 #: Exit status for a stack config with mistakes in it (argparse also uses 2 for usage).
 EXIT_INVALID_CONFIG = 2
 JSON_INDENT = 2
+WARNING_PREFIX = "warning: "
+#: The stack a converted job is validated against: a placeholder project, and this region
+#: when the legacy config names none (the job then runs in the stack's gcp:region).
+CONVERT_STACK = "convert"
+CONVERT_PROJECT = "my-project"
+CONVERT_DEFAULT_REGION = "us-central1"
+YAML_WIDTH = 100
 
 
-def render(stack_file: str) -> dict[str, Any]:
-    """The request bodies a stack file would submit, keyed by job name."""
-    from provider.spec import load_stack_file
+def render(stack_file: str, warnings: list[str] | None = None) -> dict[str, Any]:
+    """The request bodies a stack file would submit, keyed by job name.
 
-    _settings, jobs = load_stack_file(stack_file)
+    With the stack platform's defaults applied, as ``pulumi up`` applies them. A
+    ``package_path`` is not built: its URI is the one ``pulumi up`` would upload to (from
+    the digest of the package's sources), and a platform TensorBoard that does not exist
+    yet prints as ``platform_spec.TENSORBOARD_PENDING``.
+    """
+    from provider.packaging import resolve_stack_file
+
+    _settings, jobs = resolve_stack_file(stack_file)
+    if warnings is not None:
+        warnings.extend(warning for job in jobs.values() for warning in job.warnings)
     return {
         name: {
             "region": job.region,
             "backend": job.backend,
             "parent": job.parent,
-            "customJob": job.request_body(),
+            job.request_kind: job.request_body(),
         }
         for name, job in jobs.items()
     }
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    warnings: list[str] = []
     try:
-        rendered = render(args.stack_file)
+        rendered = render(args.stack_file, warnings)
     except SpecError as exc:
         for issue in exc.issues:
             print(issue, file=sys.stderr)
@@ -51,9 +79,117 @@ def _cmd_render(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"{args.stack_file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_INVALID_CONFIG
+    for warning in warnings:
+        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     json.dump(rendered, sys.stdout, indent=JSON_INDENT, sort_keys=True)
     sys.stdout.write("\n")
     return 0
+
+
+def convert(
+    config_file: str,
+    *,
+    name: str | None = None,
+    flags: dict[str, Any] | None = None,
+    today: datetime.date | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """The native stack config of a gcloud config file, and the warnings about it.
+
+    ``flags`` are gcloud flag values (``provider.legacy.GCLOUD_FLAG_KEYS``). Raises
+    ``SpecError`` when the file cannot be converted, ``OSError`` when it cannot be read.
+    """
+    import yaml
+
+    from provider import legacy
+    from provider.errors import Issue
+    from provider.spec import JOBS_KEY, StackSettings, parse_job
+
+    path = Path(config_file)
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SpecError([Issue(config_file, None, f"is not valid YAML: {exc}")]) from None
+    read = legacy.read_legacy_document(document, source=config_file, flags=flags)
+    if read.issues:
+        raise SpecError(list(read.issues))
+    job_name = name or (read.job_id if isinstance(read.job_id, str) else path.stem)
+    translation = legacy.translate_training_input(
+        read.training_input,
+        legacy_base="trainingInput",
+        native_base=f"{JOBS_KEY}.{job_name}",
+        job_id=read.job_id,
+        job_id_key="jobId",
+    )
+    if translation.issues:
+        raise SpecError(list(translation.issues))
+    native = dict(translation.native)
+    if read.labels is not None:
+        native["labels"] = read.labels
+    warnings = [str(warning) for warning in (*read.warnings, *translation.warnings)]
+    if "region" not in native:
+        warnings.append(
+            "trainingInput.region: not set (gcloud took it from --region): the job runs in the "
+            f"stack's gcp:region; checked here with {CONVERT_DEFAULT_REGION}"
+        )
+    stack = StackSettings(
+        stack=CONVERT_STACK,
+        project=CONVERT_PROJECT,
+        region=native.get("region", CONVERT_DEFAULT_REGION),
+    )
+    try:
+        job = parse_job(job_name, native, stack, today=today)
+    except SpecError as exc:
+        raise SpecError(translation.rekey_all(exc.issues)) from None
+    warnings.extend(job.warnings)
+    return {JOBS_KEY: {job_name: native}}, warnings
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    import yaml
+
+    flags = {flag: getattr(args, flag) for flag in _GCLOUD_FLAGS}
+    flags["args"] = args.user_args or None
+    if flags["packages"] is not None:
+        flags["packages"] = [uri for uri in flags["packages"].split(",") if uri]
+    if flags["scale_tier"] is not None:
+        flags["scale_tier"] = flags["scale_tier"].upper()  # gcloud takes --scale-tier custom
+    try:
+        stack_config, warnings = convert(
+            args.config_file, name=args.name, flags=flags, today=args.today
+        )
+    except SpecError as exc:
+        for issue in exc.issues:
+            print(issue, file=sys.stderr)
+        return EXIT_INVALID_CONFIG
+    except OSError as exc:
+        print(f"{args.config_file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INVALID_CONFIG
+    for warning in warnings:
+        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
+    sys.stdout.write(f"# converted from {args.config_file} by python -m provider convert\n")
+    yaml.safe_dump(stack_config, sys.stdout, sort_keys=False, width=YAML_WIDTH)
+    return 0
+
+
+#: convert's gcloud flags: (flag, help). Their values fill trainingInput as gcloud did.
+_GCLOUD_FLAGS: dict[str, str] = {
+    "region": "trainingInput.region (gcloud --region)",
+    "job_dir": "trainingInput.jobDir (gcloud --job-dir)",
+    "runtime_version": "trainingInput.runtimeVersion (gcloud --runtime-version)",
+    "python_version": "trainingInput.pythonVersion (gcloud --python-version)",
+    "module_name": "trainingInput.pythonModule (gcloud --module-name)",
+    "packages": "trainingInput.packageUris, comma-separated gs:// URIs (gcloud --packages)",
+    "master_image_uri": "trainingInput.masterConfig.imageUri (gcloud --master-image-uri)",
+    "scale_tier": "trainingInput.scaleTier (gcloud --scale-tier)",
+    "master_machine_type": "trainingInput.masterType (gcloud --master-machine-type)",
+}
+
+
+def _date(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-11-21") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,12 +208,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render_parser.add_argument("stack_file", help="stacks/Pulumi.<stack>.yaml")
     render_parser.set_defaults(handler=_cmd_render)
+    convert_parser = subparsers.add_parser(
+        "convert",
+        help="print the native stack config of a gcloud ai-platform training config.yaml",
+        description=(
+            "Translate a gcloud ai-platform jobs submit training --config file into this "
+            "project's stack config (YAML on stdout), validated as pulumi preview validates "
+            "it. Warnings on stderr; exits 2 when the config cannot be converted."
+        ),
+    )
+    convert_parser.add_argument("config_file", help="the config.yaml given to gcloud --config")
+    convert_parser.add_argument(
+        "--name", help="the job name in the stack (default: the file's jobId, else its name)"
+    )
+    for flag, text in _GCLOUD_FLAGS.items():
+        convert_parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=text)
+    convert_parser.add_argument(
+        "--today",
+        type=_date,
+        default=None,
+        help="judge prebuilt image end of support as of this date (default: today)",
+    )
+    convert_parser.set_defaults(handler=_cmd_convert, user_args=[])
+    convert_parser.epilog = (
+        "After --, the application's arguments (trainingInput.args), as after gcloud's --."
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status."""
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    trailing: list[str] = []
+    if "--" in arguments:  # convert's application arguments, as gcloud takes them
+        index = arguments.index("--")
+        arguments, trailing = arguments[:index], arguments[index + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(arguments)
+    if trailing:
+        if not hasattr(args, "user_args"):
+            parser.error(f"unrecognized arguments: -- {' '.join(trailing)}")
+        args.user_args = trailing
     handler: Callable[[argparse.Namespace], int] = args.handler
     return handler(args)
 

@@ -1,32 +1,94 @@
-"""Reads the stack-level settings from the Pulumi config of the running program."""
+"""Reads the stack config of the running program: stack settings, platform, jobs, packages.
+
+A mistake in a stack-wide key (``gcp:*``, ``vertex-training:backend``, ``...:platform``) or
+in a package directory stops the program at ``pulumi preview`` with its full stack config
+key (a job's own keys are checked by its resource, as CheckFailures).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi.runtime.config
 
-from provider import spec
-from provider.errors import SpecError
+from provider import packaging, platform_spec, spec
+from provider.errors import Issue, SpecError
 
 #: Where the local backend keeps job records, logs and outputs, under the project.
 LOCAL_ROOT = ".local-jobs"
+#: Keys whose value is an object (Pulumi hands the program objects as JSON text).
+OBJECT_KEYS = (spec.JOBS_KEY, spec.PLATFORM_KEY)
 
 
 def stack_settings(stack: str) -> dict[str, Any]:
-    """The stack's settings as plain data; a mistake stops the program with its key."""
-    raw = {
-        key: _value(key)
-        for key in pulumi.runtime.config.CONFIG.get()
-        if key.startswith(("gcp:", "vertex-training:")) and key != "vertex-training:jobs"
-    }
+    """The stack's settings as plain data; a mistake stops the program with its key.
+
+    They include the platform's defaults for jobs (service account, output root, image
+    repository, TensorBoard): see ``provider.platform_spec``.
+    """
     try:
-        settings = spec.parse_stack_settings(raw, stack)
+        settings = spec.parse_stack_settings(_stack_keys(), stack)
     except SpecError as exc:
-        raise pulumi.RunError(str(exc)) from None
+        raise _stop(exc.issues) from None
     return settings.model_dump()
+
+
+def platform_settings(stack: str) -> platform_spec.Platform | None:
+    """The stack's platform, derived from config (None: the stack has none at all)."""
+    raw = _stack_keys()
+    settings = spec.parse_stack_settings(raw, stack)  # already checked by stack_settings
+    platform, issues = platform_spec.resolve_platform(
+        raw.get(spec.PLATFORM_KEY),
+        stack=stack,
+        project=settings.project,
+        region=settings.region,
+        backend=settings.backend,
+        api_endpoint=settings.api_endpoint,
+    )
+    if issues:
+        raise _stop(issues)
+    return platform
+
+
+def job_configs() -> dict[str, Any]:
+    """``vertex-training:jobs`` as plain data (decrypted, when it holds secrets)."""
+    jobs = _value(spec.JOBS_KEY) or {}
+    if not isinstance(jobs, Mapping):
+        raise _stop([Issue(spec.JOBS_KEY, jobs, "must be a mapping of job name: job settings")])
+    return {str(name): job for name, job in jobs.items()}
+
+
+def jobs_are_secret() -> bool:
+    """Whether ``vertex-training:jobs`` holds a Pulumi secret (say, an env value).
+
+    Pulumi marks the whole key secret when any value under it is; the job resources then
+    keep their config encrypted in the state.
+    """
+    return pulumi.runtime.config.is_config_secret(spec.JOBS_KEY)
+
+
+def trainer_packages(
+    jobs: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    platform: platform_spec.Platform | None,
+    project_dir: Path,
+) -> packaging.PackagePlan:
+    """Build every ``package_path`` of the jobs (cached) and resolve it to its URI."""
+    plan = packaging.plan_packages(
+        jobs,
+        backend=settings["backend"],
+        bucket=platform.bucket if platform else None,
+        project_dir=project_dir,
+        build=True,
+    )
+    if plan.issues:
+        raise _stop(plan.issues)
+    return plan
 
 
 def connection_settings(api_endpoint: str | None, project_dir: Path) -> dict[str, Any]:
@@ -38,7 +100,28 @@ def connection_settings(api_endpoint: str | None, project_dir: Path) -> dict[str
     }
 
 
+def _stack_keys() -> dict[str, Any]:
+    """The stack-wide keys (every gcp:* and vertex-training:* key but the jobs)."""
+    return {
+        key: _value(key)
+        for key in pulumi.runtime.config.CONFIG.get()
+        if key.startswith(("gcp:", "vertex-training:")) and key != spec.JOBS_KEY
+    }
+
+
 def _value(key: str) -> Any:
-    """A key's value; the empty defaults Pulumi.yaml declares read as unset."""
-    namespace, name = key.split(":", 1)
-    return pulumi.Config(namespace).get(name) or None
+    """A key's value, objects parsed; the empty defaults Pulumi.yaml declares read as unset.
+
+    Read without ``pulumi.Config`` so that a secret key gives its plain value without a
+    warning: the program decides where it goes, and keeps it secret there.
+    """
+    value = pulumi.runtime.config.get_config(key)
+    if key in OBJECT_KEYS and isinstance(value, str):
+        with contextlib.suppress(json.JSONDecodeError):  # not JSON: reported with its key
+            value = json.loads(value)
+    return value or None
+
+
+def _stop(issues: list[Issue]) -> pulumi.RunError:
+    """An error that stops the program with each issue on its own line (no traceback)."""
+    return pulumi.RunError("\n".join(str(issue) for issue in issues))

@@ -25,6 +25,7 @@ The reduction server inherits nothing: it runs Google's reduction server image.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 import types
@@ -32,7 +33,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -45,7 +46,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from provider import catalog
+from provider import catalog, images, legacy, platform_spec
 from provider.errors import Issue, SpecError
 
 __all__ = [
@@ -66,19 +67,23 @@ __all__ = [
     "parse_job",
     "parse_stack",
     "parse_stack_settings",
+    "read_stack_file",
 ]
 
 # ------------------------------------------------------------------------------ constants
 
+#: The job key that makes a job a hyperparameter tuning job (provider.study).
+STUDY_KEY = "study"
 #: The Pulumi project name: the namespace of this project's config keys.
 CONFIG_NAMESPACE = "vertex-training"
 JOBS_KEY = f"{CONFIG_NAMESPACE}:jobs"
 BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
 API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
+PLATFORM_KEY = platform_spec.PLATFORM_KEY
 GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).
-STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs")
+STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "platform")
 
 BACKENDS = ("vertex", "local")
 WAIT_UNTIL = ("submitted", "running", "succeeded")
@@ -130,9 +135,13 @@ _KMS_KEY_RE = re.compile(
 _CONTEXT_RE = re.compile(
     r"projects/[^/\s]+/locations/[^/\s]+/metadataStores/[^/\s]+/contexts/[^/\s]+"
 )
-_CUSTOM_JOB_RE = re.compile(
-    r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[^/\s]+)/customJobs/(?P<id>\d+)"
+#: Job resource names: ``projects/P/locations/L/<collection>/ID``.
+_JOB_RESOURCE_RE = re.compile(
+    r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[^/\s]+)/(?P<collection>\w+)/(?P<id>\d+)"
 )
+#: The resource collection of each kind of job, as in its resource name.
+CUSTOM_JOBS = "customJobs"
+TUNING_JOBS = "hyperparameterTuningJobs"
 #: PersistentResource IDs (persistent_resource_service.proto).
 _PERSISTENT_RESOURCE_ID_RE = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
 
@@ -462,6 +471,18 @@ def _accelerator_before(value: Any) -> Any:
     return value
 
 
+def _tensorboard_before(value: Any) -> Any:
+    """``tensorboard: true`` is the stack platform's TensorBoard; text is a resource name."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _TENSORBOARD_RE.fullmatch(value):
+        return value
+    raise _invalid(
+        "must be true (the platform's TensorBoard), false, or a Vertex AI TensorBoard "
+        "resource name, like projects/my-project/locations/us-central1/tensorboards/123"
+    )
+
+
 def _wait_before(value: Any) -> Any:
     """``wait: succeeded`` is short for ``wait: {until: succeeded}``."""
     if isinstance(value, str):
@@ -581,12 +602,38 @@ class DiskConfig(_ConfigModel):
     size_gb: DiskSizeGb = catalog.DEFAULT_DISK_SIZE_GB
 
 
+def _version_text_before(value: Any) -> Any:
+    """Versions are text: YAML reads 2.10 as the number 2.1, so numbers are refused."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise _invalid(f'write the version as text: "{value}" (YAML reads 2.10 as the number 2.1)')
+    return value
+
+
+VersionText = Annotated[str, BeforeValidator(_version_text_before), AfterValidator(_non_empty)]
+
+
+class FrameworkConfig(_ConfigModel):
+    """``framework: {name, version, python}``: a prebuilt training image (provider.images)."""
+
+    name: Annotated[str, BeforeValidator(_choice(tuple(images.FRAMEWORK_NAMES)))]
+    version: VersionText
+    python: VersionText | None = None
+
+
 class PythonPackageConfig(_ConfigModel):
-    """``python_package: {executor_image, package_uris, module}``."""
+    """``python_package: {executor_image, package_uris and/or package_path, module}``.
+
+    ``package_path`` (a local package directory) is built and uploaded by the program
+    (``provider.packaging``), which puts the package's URI first in ``package_uris``
+    before the job reaches ``parse_job``.
+    """
 
     executor_image: NonEmptyText | None = None
-    package_uris: PackageUris
+    package_uris: PackageUris | None = None
+    package_path: NonEmptyText | None = None
     module: PythonModule
+    #: Instead of executor_image: the prebuilt image of a framework version (issue 4).
+    framework: FrameworkConfig | None = None
 
 
 class _PoolConfig(_ConfigModel):
@@ -652,7 +699,7 @@ class JobConfig(_PoolConfig):
     network: NetworkName | None = None
     reserved_ip_ranges: list[NonEmptyText] | None = None
     base_output_directory: NonEmptyText | None = None
-    tensorboard: TensorboardName | None = None
+    tensorboard: Annotated[str | bool | None, BeforeValidator(_tensorboard_before)] = None
     enable_web_access: bool = False
     enable_dashboard_access: bool = False
     labels: Labels | None = None
@@ -662,6 +709,16 @@ class JobConfig(_PoolConfig):
     experiment_run: ContextName | None = None
     wait: Annotated[WaitConfig | None, BeforeValidator(_wait_before)] = None
     adopt: NonEmptyText | None = None
+    #: Makes the job a hyperparameter tuning job; validated by ``provider.study``.
+    study: Any = None
+    # Issue 4: a legacy AI Platform Training block (translated by provider.legacy before
+    # validation), and a prebuilt image named by framework or runtime version
+    # (provider.images) instead of image / python_package.executor_image.
+    training_input: dict[str, Any] | None = None
+    job_id: NonEmptyText | None = None
+    framework: FrameworkConfig | None = None
+    runtime_version: VersionText | None = None
+    python_version: VersionText | None = None
 
     @field_validator("replicas")
     @classmethod
@@ -691,6 +748,15 @@ class StackSettings(_SpecModel):
     region: str | None = None
     backend: Literal["vertex", "local"] = "vertex"
     api_endpoint: str | None = None
+    # Defaults from the stack's platform (provider.platform_spec), for vertex jobs only:
+    #: the account a job runs as unless it names one;
+    service_account: str | None = None
+    #: ``gs://<bucket>``: a job writes under ``<output_root>/<job>`` unless it names a place;
+    output_root: str | None = None
+    #: ``<region>-docker.pkg.dev/<project>/<repo>``: where ``image: name:tag`` is found;
+    image_repository: str | None = None
+    #: the TensorBoard of ``tensorboard: true``.
+    tensorboard: str | None = None
 
 
 class WaitPolicy(_SpecModel):
@@ -822,6 +888,9 @@ class JobSpec(_SpecModel):
     from those two dicts; it trusts them (they came from ``parse_job``).
     """
 
+    #: The key of this kind of request body in `python -m provider render` output.
+    request_kind: ClassVar[str] = "customJob"
+
     name: str
     display_name: str
     project: str | None = None
@@ -846,6 +915,10 @@ class JobSpec(_SpecModel):
     # Provider-side settings.
     wait: WaitPolicy = WaitPolicy()
     adopt: str | None = None
+    #: What preview should tell the user (each message names its stack config key): settings
+    #: translated with a caveat, prebuilt images near their end of support. Never part of
+    #: ``spec_dict()`` or ``settings()``: a new warning never resubmits a job.
+    warnings: list[str] = Field(default=[], exclude=True)
 
     @property
     def parent(self) -> str:
@@ -1059,15 +1132,7 @@ class _JobResolver:
         if not self.vertex:
             return region or LOCAL_DEFAULT_REGION
         if not self.stack.project:
-            self.issues.append(
-                Issue(
-                    GCP_PROJECT_KEY,
-                    None,
-                    "jobs on the vertex backend need a Google Cloud project: run "
-                    "`pulumi config set gcp:project <project-id>` (or set "
-                    f"{BACKEND_KEY}: local to run on this machine)",
-                )
-            )
+            self.issues.append(Issue(GCP_PROJECT_KEY, None, platform_spec.NO_PROJECT_MESSAGE))
         if not region:
             self.fail(
                 ("region",),
@@ -1092,7 +1157,8 @@ class _JobResolver:
         config = self.config
         pools = self._resolve_pools()
         scheduling = self._resolve_scheduling()
-        self._check_job_settings()
+        service_account, base_output_directory, tensorboard = self._platform_defaults()
+        self._check_job_settings(service_account, tensorboard)
         wait = config.wait or WaitConfig()
         if self.issues:
             return None
@@ -1104,11 +1170,11 @@ class _JobResolver:
             backend=self.backend,
             worker_pools=pools,
             scheduling=scheduling,
-            service_account=config.service_account,
+            service_account=service_account,
             network=config.network,
             reserved_ip_ranges=list(config.reserved_ip_ranges or []),
-            base_output_directory=config.base_output_directory,
-            tensorboard=config.tensorboard,
+            base_output_directory=base_output_directory,
+            tensorboard=tensorboard,
             enable_web_access=config.enable_web_access,
             enable_dashboard_access=config.enable_dashboard_access,
             labels=dict(sorted((config.labels or {}).items())),
@@ -1119,6 +1185,45 @@ class _JobResolver:
             wait=WaitPolicy(until=typing.cast(Any, wait.until), timeout_s=wait.timeout),
             adopt=config.adopt,
         )
+
+    def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
+        """Service account, output directory and TensorBoard, with the platform's defaults.
+
+        A vertex job that names no service account runs as the platform's; with no
+        base_output_directory it writes under ``<output_root>/<job>``; ``tensorboard:
+        true`` is the platform's TensorBoard. Local jobs take none of these (the local
+        backend always gives a job AIP_TENSORBOARD_LOG_DIR, so ``true`` needs nothing).
+        """
+        config, stack = self.config, self.stack
+        if not self.vertex:
+            named = config.tensorboard if isinstance(config.tensorboard, str) else None
+            return config.service_account, config.base_output_directory, named
+        service_account = config.service_account or stack.service_account
+        output = config.base_output_directory
+        if output is None and stack.output_root:
+            output = f"{stack.output_root.rstrip('/')}/{self.name}"
+        tensorboard = config.tensorboard
+        if tensorboard is True:
+            tensorboard = stack.tensorboard
+            if tensorboard is None:
+                self.fail(
+                    ("tensorboard",),
+                    True,
+                    "tensorboard: true means the platform's TensorBoard, and this stack has "
+                    f"none: set {PLATFORM_KEY}.tensorboard.enabled: true (or name an "
+                    f"existing one in {PLATFORM_KEY}.existing.tensorboard), or write a "
+                    "TensorBoard resource name here",
+                )
+        elif tensorboard is False:
+            tensorboard = None
+        return service_account, output, typing.cast(str | None, tensorboard)
+
+    def _image(self, image: str | None) -> str | None:
+        """An image with no registry host (``trainer:1``) is in the platform repository."""
+        repository = self.stack.image_repository
+        if image is None or not self.vertex or not repository or "/" in image:
+            return image
+        return f"{repository.rstrip('/')}/{image}"
 
     # -- pools
 
@@ -1228,12 +1333,12 @@ class _JobResolver:
             accelerator=typing.cast(Accelerator | None, accelerator),
             tpu_topology=typing.cast(str | None, topology),
             disk=typing.cast(Disk, disk),
-            image=image,
+            image=self._image(image),
             command=list(command or []) if package is None else [],
             python_package=(
                 PythonPackage(
                     executor_image=package.executor_image,
-                    package_uris=list(package.package_uris),
+                    package_uris=list(package.package_uris or []),
                     module=package.module,
                 )
                 if package is not None
@@ -1244,7 +1349,25 @@ class _JobResolver:
         )
 
     def _check_package(self, path: Sequence[str], package: PythonPackageConfig) -> bool:
-        """Vertex-only rules for a Python package."""
+        """Package URIs (package_path is resolved before this), then vertex-only rules."""
+        where = (*path, "python_package")
+        if package.package_path is not None:
+            self.fail(
+                (*where, "package_path"),
+                package.package_path,
+                "a package directory is built into an sdist by `pulumi up` (and by `python "
+                "-m provider render`), which put its URI first in package_uris; resolve "
+                "the job with provider.packaging before parsing it",
+            )
+            return False
+        if not package.package_uris:
+            self.fail(
+                (*where, "package_uris"),
+                None,
+                "nothing to install: list package_uris (sdists or wheels), or give "
+                "package_path, a local package directory that pulumi up builds and uploads",
+            )
+            return False
         if not self.vertex:
             return True
         ok = True
@@ -1275,7 +1398,7 @@ class _JobResolver:
                 "image use image instead of python_package",
             )
             ok = False
-        for index, uri in enumerate(package.package_uris):
+        for index, uri in enumerate(package.package_uris or []):
             if not uri.startswith(GCS_PREFIX):
                 self.fail(
                     (*path, "python_package", "package_uris", index),
@@ -1475,9 +1598,9 @@ class _JobResolver:
             max_wait_duration_s=config.max_wait_duration,
         )
 
-    def _check_job_settings(self) -> None:
+    def _check_job_settings(self, service_account: str | None, tensorboard: str | None) -> None:
         config = self.config
-        if config.tensorboard and not config.service_account:
+        if tensorboard and not service_account:
             self.fail(
                 ("tensorboard",),
                 config.tensorboard,
@@ -1513,10 +1636,13 @@ class _JobResolver:
 
     def _check_adopt(self, name: str) -> None:
         project_id = self.stack.project or "PROJECT"
-        example = f"projects/{project_id}/locations/{self.region}/customJobs/ID"
-        match = _CUSTOM_JOB_RE.fullmatch(name)
-        if match is None:
-            self.fail(("adopt",), name, f"must be a custom job resource name: {example}")
+        tuning = self.config.study is not None
+        collection = TUNING_JOBS if tuning else CUSTOM_JOBS
+        example = f"projects/{project_id}/locations/{self.region}/{collection}/ID"
+        match = _JOB_RESOURCE_RE.fullmatch(name)
+        if match is None or match["collection"] != collection:
+            kind = "hyperparameter tuning job" if tuning else "custom job"
+            self.fail(("adopt",), name, f"must be a {kind} resource name: {example}")
             return
         project = match["project"]
         if project != self.stack.project and not project.isdigit():
@@ -1542,11 +1668,210 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# ------------------------------------------------- prebuilt images from a framework (issue 4)
+
+#: What stands in for an image that ``provider.images`` refused (the job fails anyway).
+_UNRESOLVED_IMAGE = "unresolved"
+_POOL_ROLES: tuple[str, ...] = ("workers", "parameter_servers", "evaluators")
+
+
+def _pool_hardware(pool: _PoolConfig, parent: _PoolConfig | None) -> str:
+    """CPU, GPU or TPU: what a pool runs on, inheriting from ``parent`` as ``_JobResolver``."""
+    machine_name = pool.machine or (parent.machine if parent else None) or catalog.DEFAULT_MACHINE
+    machine = catalog.MACHINE_TYPES.get(machine_name)
+    if machine is not None and machine.tpu:
+        return images.TPU
+    if parent is None or "accelerator" in pool.model_fields_set:
+        accelerator = pool.accelerator
+    elif pool.machine is not None and machine is not None and machine.built_in is not None:
+        accelerator = None  # its own accelerator-optimized machine: the built-in GPUs
+    else:
+        accelerator = parent.accelerator
+    if accelerator is not None:
+        return images.GPU if accelerator.type in catalog.GPU_ACCELERATORS else images.CPU
+    if machine is not None and machine.built_in is not None:
+        return images.GPU if machine.built_in[0] in catalog.GPU_ACCELERATORS else images.CPU
+    return images.CPU
+
+
+def _program_hardware(pools: Sequence[tuple[_PoolConfig, _PoolConfig | None]]) -> str:
+    """The image kind for pools sharing one program: TPU, else GPU if any pool has one."""
+    kinds = [_pool_hardware(pool, parent) for pool, parent in pools]
+    for kind in (images.TPU, images.GPU):
+        if kind in kinds:
+            return kind
+    return images.CPU
+
+
+def _prebuilt_images(
+    base: str, config: JobConfig, stack: StackSettings, today: datetime.date | None
+) -> tuple[JobConfig, list[Issue], list[Issue]]:
+    """Fill image / executor_image from ``framework`` or ``runtime_version``.
+
+    Returns the config with the images filled in, the issues and the warnings (each naming
+    its key). CPU, GPU or TPU comes from every pool that runs the program, the registry
+    host from the job's region.
+    """
+    resolver = _PrebuiltImages(base, config, stack, today or datetime.date.today())
+    return resolver.resolve()
+
+
+class _PrebuiltImages:
+    """Picks the prebuilt images a job names by framework or legacy runtime version."""
+
+    def __init__(
+        self, base: str, config: JobConfig, stack: StackSettings, today: datetime.date
+    ) -> None:
+        self.base = base
+        self.config = config
+        self.today = today
+        self.region = config.region or stack.region or LOCAL_DEFAULT_REGION
+        self.issues: list[Issue] = []
+        self.warnings: list[Issue] = []
+        host = images.registry_host(self.region)
+        self.unresolved = f"{host}/{images.IMAGE_PATH}/{_UNRESOLVED_IMAGE}:latest"
+
+    def resolve(self) -> tuple[JobConfig, list[Issue], list[Issue]]:
+        config = self.config
+        if config.python_version is not None and config.runtime_version is None:
+            self.issues.append(
+                Issue(
+                    _key(self.base, ("python_version",)),
+                    config.python_version,
+                    "python_version goes with runtime_version; with framework write "
+                    "framework.python",
+                )
+            )
+        self._job_program()
+        for role in _POOL_ROLES:
+            self._pool_program(role)
+        return self.config, self.issues, self.warnings
+
+    def _job_program(self) -> None:
+        """The job's own program: ``framework``, ``runtime_version`` or the package's."""
+        config = self.config
+        package = config.python_package
+        chosen = [
+            key
+            for key, value in (
+                ("framework", config.framework),
+                ("runtime_version", config.runtime_version),
+                ("python_package.framework", package.framework if package else None),
+            )
+            if value is not None
+        ]
+        if not chosen:
+            return
+        if len(chosen) > 1:
+            message = f"{_one_of(chosen, 'and')} each pick the image: keep one"
+            self.issues.append(Issue(_key(self.base, (chosen[1],)), None, message))
+            return
+        existing = (package.executor_image if package else None) or config.image
+        if existing is not None:
+            self.issues.append(
+                Issue(
+                    _key(self.base, (chosen[0],)),
+                    existing,
+                    f"{chosen[0]} picks the prebuilt image, and the job names one already "
+                    "(image or python_package.executor_image): keep one",
+                )
+            )
+            return
+        inheriting = [
+            (pool, config)
+            for role in _POOL_ROLES
+            if (pool := getattr(config, role)) is not None
+            and pool.image is None
+            and pool.python_package is None
+        ]
+        kind = _program_hardware([(config, None), *inheriting])
+        if package is not None and package.framework is not None:
+            uri = self._framework_image(("python_package",), package.framework, kind)
+        elif config.framework is not None:
+            uri = self._framework_image((), config.framework, kind)
+        else:
+            uri = self._runtime_image(kind)
+        if package is not None:
+            new_package = package.model_copy(update={"executor_image": uri})
+            self.config = config.model_copy(update={"python_package": new_package})
+        else:
+            self.config = config.model_copy(update={"image": uri})
+
+    def _pool_program(self, role: str) -> None:
+        """A pool's own ``python_package.framework``, for its own accelerators."""
+        pool = getattr(self.config, role)
+        package = pool.python_package if pool is not None else None
+        if pool is None or package is None or package.framework is None:
+            return
+        if package.executor_image is not None:
+            self.issues.append(
+                Issue(
+                    _key(self.base, (role, "python_package", "framework")),
+                    package.executor_image,
+                    "framework picks the executor image, and executor_image names one: keep one",
+                )
+            )
+            return
+        kind = _pool_hardware(pool, self.config)
+        uri = self._framework_image((role, "python_package"), package.framework, kind)
+        new_pool = pool.model_copy(
+            update={"python_package": package.model_copy(update={"executor_image": uri})}
+        )
+        self.config = self.config.model_copy(update={role: new_pool})
+
+    def _framework_image(self, path: tuple[str, ...], framework: FrameworkConfig, kind: str) -> str:
+        choice = images.pick_image(
+            framework.name,
+            framework.version,
+            framework.python,
+            kind=kind,
+            region=self.region,
+            today=self.today,
+        )
+        if isinstance(choice, images.ImageRefusal):
+            key = _key(self.base, (*path, "framework", choice.field))
+            self.issues.append(Issue(key, getattr(framework, choice.field), choice.message))
+            return self.unresolved
+        key = _key(self.base, (*path, "framework", "version"))
+        self.warnings.extend(Issue(key, framework.version, text) for text in choice.warnings)
+        return choice.uri
+
+    def _runtime_image(self, kind: str) -> str:
+        config = self.config
+        runtime_version = typing.cast(str, config.runtime_version)
+        choice = images.pick_runtime_image(
+            runtime_version, config.python_version, kind=kind, region=self.region, today=self.today
+        )
+        if isinstance(choice, images.ImageRefusal):
+            key = _key(self.base, (choice.field,))
+            self.issues.append(Issue(key, getattr(config, choice.field), choice.message))
+            return self.unresolved
+        key = _key(self.base, ("runtime_version",))
+        self.warnings.extend(Issue(key, runtime_version, text) for text in choice.warnings)
+        return choice.uri
+
+
 # ------------------------------------------------------------------------ the public API
 
 
-def parse_job(name: str, raw: Mapping[str, Any], stack: StackSettings) -> JobSpec:
-    """Validate one job of the stack config; raise ``SpecError`` listing every issue."""
+def parse_job(
+    name: str,
+    raw: Mapping[str, Any],
+    stack: StackSettings,
+    *,
+    today: datetime.date | None = None,
+) -> JobSpec:
+    """Validate one job of the stack config; raise ``SpecError`` listing every issue.
+
+    A job with a ``study:`` key is a hyperparameter tuning job: the result is then a
+    ``provider.study.TuningJobSpec`` (a ``JobSpec`` whose other keys are the trial job).
+
+    A job with ``training_input`` (a legacy AI Platform Training block) is translated to
+    native keys first (``provider.legacy``); issues about translated keys name the legacy
+    key. ``framework`` / ``runtime_version`` pick a prebuilt image (``provider.images``),
+    judging end of support as of ``today`` (default: the current date). Warnings that do
+    not stop the job are on the result's ``warnings``.
+    """
     base = f"{JOBS_KEY}.{name}"
     issues: list[Issue] = []
     if not isinstance(name, str) or not (
@@ -1563,16 +1888,40 @@ def parse_job(name: str, raw: Mapping[str, Any], stack: StackSettings) -> JobSpe
     if not isinstance(raw, Mapping):
         issues.append(Issue(base, raw, "a job must be a mapping of settings, e.g. image: ..."))
         raise SpecError(issues)
+    translation = legacy.translate_job(base, raw)  # issue 4: training_input -> native keys
+    if translation.issues:
+        raise SpecError(issues + list(translation.issues))
+    raw = translation.native
+    study, study_issues = _parse_study(raw, base)
     try:
         config = JobConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        raise SpecError(issues + _issues_from(exc, base, JobConfig)) from None
+        found = issues + _issues_from(exc, base, JobConfig) + study_issues
+        raise SpecError(translation.rekey_all(found)) from None
+    config, image_issues, image_warnings = _prebuilt_images(base, config, stack, today)
+    issues.extend(image_issues)
     resolver = _JobResolver(name, raw, config, stack)
     spec = resolver.resolve()
     issues.extend(resolver.issues)
+    issues.extend(study_issues)
     if issues or spec is None:
-        raise SpecError(_dedupe(issues))
+        raise SpecError(translation.rekey_all(_dedupe(issues)))
+    warnings = translation.rekey_all([*translation.warnings, *image_warnings])
+    spec = spec.model_copy(update={"warnings": [str(warning) for warning in warnings]})
+    if study is not None:
+        from provider.study import TuningJobSpec
+
+        return TuningJobSpec(**dict(spec), study=study)
     return spec
+
+
+def _parse_study(raw: Mapping[str, Any], base: str) -> tuple[Any, list[Issue]]:
+    """The job's ``study:`` block (provider.study), or (None, []) for a training job."""
+    if STUDY_KEY not in raw:
+        return None, []
+    from provider.study import parse_study
+
+    return parse_study(raw[STUDY_KEY], f"{base}.{STUDY_KEY}")
 
 
 def _dedupe(issues: Iterable[Issue]) -> list[Issue]:
@@ -1627,12 +1976,25 @@ def _stack_settings(config: Mapping[str, Any], stack: str) -> tuple[StackSetting
         message = f"must be {_one_of(BACKENDS)}" + (f".{hint}" if hint else "")
         issues.append(Issue(BACKEND_KEY, backend, message))
         backend = "local"  # keep checking the jobs without the vertex-only rules
+    project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
+    region = _stack_text(config, GCP_REGION_KEY, "us-central1", issues)
+    api_endpoint = _stack_text(config, API_ENDPOINT_KEY, "127.0.0.1:50051", issues)
+    platform, platform_issues = platform_spec.resolve_platform(
+        config.get(PLATFORM_KEY),
+        stack=stack,
+        project=project,
+        region=region,
+        backend=backend,
+        api_endpoint=api_endpoint,
+    )
+    issues.extend(platform_issues)
     settings = StackSettings(
         stack=stack,
-        project=_stack_text(config, GCP_PROJECT_KEY, "my-project", issues),
-        region=_stack_text(config, GCP_REGION_KEY, "us-central1", issues),
+        project=project,
+        region=region,
         backend=backend,
-        api_endpoint=_stack_text(config, API_ENDPOINT_KEY, "127.0.0.1:50051", issues),
+        api_endpoint=api_endpoint,
+        **(platform.job_defaults() if platform else {}),
     )
     return settings, issues
 
@@ -1675,6 +2037,12 @@ def load_stack_file(path: str | PathLike[str]) -> tuple[StackSettings, dict[str,
     Secrets in the file (``{secure: ...}``) stay encrypted; in env values they become
     ``SecretValue`` placeholders.
     """
+    stack, config = read_stack_file(path)
+    return parse_stack(config, stack)
+
+
+def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """The stack name and raw config keys of ``stacks/Pulumi.<stack>.yaml`` (unvalidated)."""
     import yaml  # only this entry point reads YAML
 
     file = Path(path)
@@ -1695,4 +2063,4 @@ def load_stack_file(path: str | PathLike[str]) -> tuple[StackSettings, dict[str,
     config = document.get("config") or {}
     if not isinstance(config, Mapping):
         raise SpecError([Issue(f"{file}: config", config, "must be a mapping of key: value")])
-    return parse_stack(config, match["stack"])
+    return match["stack"], dict(config)

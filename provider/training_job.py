@@ -53,6 +53,9 @@ SETTINGS_KEYS = ("wait", "adopt")
 #: replacement lists every changed key (the user's config keys among them); a change
 #: to config keys that leaves these alone (say, writing out a default) is an update.
 RUN_KEYS = ("request", "location")
+#: Stack settings that may be unknown in a preview and that the spec copies verbatim into
+#: the request (so they stay unknown there): the platform TensorBoard's name.
+UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
 
@@ -109,18 +112,23 @@ def labelled_request(request: Mapping[str, Any], stack: str, resource: str) -> d
     return body
 
 
-def _job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
+def _job_inputs(
+    props: Mapping[str, Any], output_keys: tuple[str, ...] = OUTPUT_KEYS
+) -> dict[str, Any]:
     """The checked inputs of a job, without engine keys and outputs."""
     return {
         k: v
         for k, v in props.items()
-        if k not in ENGINE_KEYS and k not in OUTPUT_KEYS and k != "request_labels"
+        if k not in ENGINE_KEYS and k not in output_keys and k != "request_labels"
     }
 
 
 def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """The outputs of a job from what its backend reports."""
-    named = request.get("jobSpec", {}).get("baseOutputDirectory", {}).get("outputUriPrefix", "")
+    from provider.backends.base import job_spec_of
+
+    spec = job_spec_of(request)
+    named = spec.get("baseOutputDirectory", {}).get("outputUriPrefix", "")
     base = (backend.output_directory(status.name) or named).rstrip("/")
     return {
         "resource_name": status.name,
@@ -145,13 +153,41 @@ def _connect(props: Mapping[str, Any]) -> Any:
 
 
 class TrainingJobProvider(ResourceProvider):
-    """The dynamic provider behind TrainingJob. Stateless: see the module docstring."""
+    """The dynamic provider behind TrainingJob. Stateless: see the module docstring.
+
+    Subclasses (provider.tuning_job) add outputs through ``output_keys`` and ``outputs``.
+    """
+
+    #: The outputs of this kind of job, besides its inputs.
+    output_keys: tuple[str, ...] = OUTPUT_KEYS
+
+    def outputs(self, status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The outputs of a job from what its backend reports."""
+        return _status_outputs(status, backend, request)
+
+    def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        return _job_inputs(props, self.output_keys)
 
     def check(self, _olds: Any, news: Any) -> CheckResult:
         from provider import spec
 
         name = news["name"]
-        stack = spec.StackSettings(**news["stack"])
+        stack_values = news.get("stack")
+        if _unknown(news.get("config")) or _unknown(stack_values):
+            # Not known yet (computed from resources still to be created): nothing can be
+            # validated now; the check at `pulumi up` sees the values.
+            return CheckResult(news, [])
+        # In a preview, stack settings may hold values known only once the platform
+        # exists (the name of a TensorBoard still to be created). Those the spec passes
+        # through verbatim go in as Pulumi's unknown sentinel and come out of the request
+        # as unknown, which the preview shows as such; the job is validated without them.
+        # Any other unknown setting means the job cannot be validated yet.
+        unknown = {key for key, value in stack_values.items() if _unknown(value)}
+        if unknown - UNKNOWN_PASSED_THROUGH:
+            return CheckResult(news, [])
+        stack = spec.StackSettings(
+            **{**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
+        )
         try:
             job = spec.parse_job(name, news.get("config") or {}, stack)
         except SpecError as exc:
@@ -173,7 +209,7 @@ class TrainingJobProvider(ResourceProvider):
         return CheckResult(inputs, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
-        keys = set(_job_inputs(news)) | set(_job_inputs(olds))
+        keys = set(self._inputs(news)) | set(self._inputs(olds))
         changed = sorted(k for k in keys if olds.get(k) != news.get(k))
         runs_differently = any(olds.get(k) != news.get(k) for k in RUN_KEYS)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if runs_differently else []
@@ -185,7 +221,7 @@ class TrainingJobProvider(ResourceProvider):
         )
 
     def create(self, props: Any) -> CreateResult:
-        inputs = _job_inputs(props)
+        inputs = self._inputs(props)
         backend = _connect(inputs)
         body = labelled_request(inputs["request"], inputs["stack_name"], inputs["name"])
         if inputs.get("adopt"):
@@ -197,31 +233,31 @@ class TrainingJobProvider(ResourceProvider):
                 )
         else:
             status = _find_submitted(backend, body) or _submit(backend, body)
-        outs = {**inputs, **_status_outputs(status, backend, inputs["request"])}
+        outs = {**inputs, **self.outputs(status, backend, inputs["request"])}
         return CreateResult(status.name, outs)
 
     def read(self, id_: str, props: Any) -> ReadResult:
-        inputs = _job_inputs(props)
+        inputs = self._inputs(props)
         backend = _connect(inputs)
         status = backend.get(id_)
         if status is None:
             return ReadResult("", {})
-        return ReadResult(id_, {**inputs, **_status_outputs(status, backend, inputs["request"])})
+        return ReadResult(id_, {**inputs, **self.outputs(status, backend, inputs["request"])})
 
     def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
-        inputs = _job_inputs(news)
+        inputs = self._inputs(news)
         backend = _connect(inputs)
         status = backend.get(id_)
         if status is None:
             raise BackendError(
                 f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
             )
-        return UpdateResult({**inputs, **_status_outputs(status, backend, inputs["request"])})
+        return UpdateResult({**inputs, **self.outputs(status, backend, inputs["request"])})
 
     def delete(self, id_: str, props: Any) -> None:
         if not id_:
             return
-        backend = _connect(_job_inputs(props))
+        backend = _connect(self._inputs(props))
         stop(backend, id_)
         backend.delete(id_)
 
@@ -261,6 +297,17 @@ def _submit(backend: Any, body: Mapping[str, Any]) -> Any:
         return submitted
 
 
+def _unknown(value: Any) -> bool:
+    """Whether ``value`` is unknown (computed) in a preview.
+
+    pulumi 3.79's dynamic provider host hands ``check`` ``pulumi.output.Unknown``
+    objects; the wire sentinel string means the same.
+    """
+    return isinstance(value, pulumi.output.Unknown) or (
+        isinstance(value, str) and value == pulumi.runtime.rpc.UNKNOWN
+    )
+
+
 def _failure(name: str, issue: Any) -> CheckFailure:
     prefix = f"vertex-training:jobs.{name}."
     prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
@@ -283,6 +330,9 @@ def _preflight(job: Any, connection: Mapping[str, Any]) -> list[Any]:
 class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     """A training job declared in the stack config, run by Vertex AI or on this machine."""
 
+    #: The provider of this kind of job (a subclass may name another).
+    job_provider_class: type[TrainingJobProvider] = TrainingJobProvider
+
     resource_name: pulumi.Output[str]
     job_id: pulumi.Output[str]
     state: pulumi.Output[str]
@@ -302,7 +352,16 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         stack: Mapping[str, Any],
         connection: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        secret: bool = False,
     ) -> None:
+        """``secret``: the config holds a Pulumi secret; keep it encrypted in the state.
+
+        The dynamic provider host sees plain values (it does not accept secrets), and the
+        engine marks a checked input secret when the input of the same name was: so the
+        config is passed as a secret, and so are placeholders for every input ``check``
+        derives from it (the request, and the config keys it copies for diffs).
+        """
         props: dict[str, Any] = {
             "name": name,
             "config": dict(config),
@@ -310,6 +369,18 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             "connection": dict(connection),
             "wait": None,
             "location": None,
-            **{key: None for key in OUTPUT_KEYS},
+            **{key: None for key in self.job_provider_class.output_keys},
         }
-        super().__init__(TrainingJobProvider(), name, props, opts)
+        if secret:
+            keys = secret_keys(config)
+            props.update({key: pulumi.Output.secret(None) for key in keys})
+            props["config"] = pulumi.Output.secret(dict(config))
+            opts = pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=keys)
+            )
+        super().__init__(self.job_provider_class(), name, props, opts)
+
+
+def secret_keys(config: Mapping[str, Any]) -> list[str]:
+    """The inputs and outputs of a job that carry its config: the ones kept secret."""
+    return sorted({"config", "request", *(k for k in config if k not in SETTINGS_KEYS)})

@@ -10,6 +10,10 @@ A job that ends FAILED, CANCELLED or EXPIRED, or that is not where its policy as
 its timeout runs out, fails the update with the job's error and a link to its logs. The
 jobs themselves are already in the stack's state at that point, so nothing is left
 running outside it; the next `pulumi up` waits for them again.
+
+Hyperparameter tuning jobs are waited for the same way; for them the waiter also keeps
+the trials it last saw (``trials`` output: job name -> ``trials`` and ``best_trial``),
+newer than what the job's resource recorded at submission.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ def _reached(state: str, until: str) -> bool:
     return state == states.SUCCEEDED
 
 
-def wait_for(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+def wait_for(
+    entries: Mapping[str, Mapping[str, Any]], seen: dict[str, Any] | None = None
+) -> dict[str, str]:
     """Wait until each job is where its policy asks; return each job's last state.
 
     ``entries`` maps a job's name to its ``resource_name``, ``wait`` policy
     (``until``, ``timeout_s``), ``location`` and ``connection``. Raises JobEndedError
     naming every job that failed or timed out, after all others were waited for.
+    ``seen``, when given, receives each polled job's last ``JobStatus``.
     """
     from provider.backends import connect
 
@@ -64,6 +71,8 @@ def wait_for(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             job = entry["resource_name"]
             until = entry["wait"]["until"]
             status = backend.get(job)
+            if seen is not None and status is not None:
+                seen[name] = status
             if status is None:
                 problems.append(f"job {name} ({job}) no longer exists; run `pulumi refresh`")
             elif status.state not in states.FAILED_STATES and _reached(status.state, until):
@@ -103,6 +112,11 @@ def latest_state(job_state: str, waited: Mapping[str, str] | None, name: str) ->
     return seen
 
 
+def _trials(seen: Mapping[str, Any]) -> dict[str, Any]:
+    """The trials (and best trial) of each tuning job among the statuses seen."""
+    return {name: status.trial_outputs() for name, status in seen.items() if status.metric_id}
+
+
 def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
     old_jobs = olds.get("jobs") or {}
     return {n: e for n, e in (news.get("jobs") or {}).items() if old_jobs.get(n) != e}
@@ -116,22 +130,40 @@ class JobWaiterProvider(ResourceProvider):
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        return CreateResult("jobs", {"jobs": jobs, "states": wait_for(jobs)})
+        seen: dict[str, Any] = {}
+        reached = wait_for(jobs, seen)
+        return CreateResult("jobs", {"jobs": jobs, "states": reached, "trials": _trials(seen)})
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
         jobs = news.get("jobs") or {}
-        reached = wait_for(_changed(olds, news))
+        seen: dict[str, Any] = {}
+        reached = wait_for(_changed(olds, news), seen)
         previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
-        return UpdateResult({"jobs": jobs, "states": {**previous, **reached}})
+        trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
+        return UpdateResult(
+            {
+                "jobs": jobs,
+                "states": {**previous, **reached},
+                "trials": {**trials, **_trials(seen)},
+            }
+        )
 
     def read(self, id_: str, props: Any) -> ReadResult:
-        return ReadResult(id_, {"jobs": props.get("jobs") or {}, "states": props.get("states")})
+        return ReadResult(
+            id_,
+            {
+                "jobs": props.get("jobs") or {},
+                "states": props.get("states"),
+                "trials": props.get("trials"),
+            },
+        )
 
 
 class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
     """Waits for every job of the stack that asks to be waited for."""
 
     states: pulumi.Output[dict[str, str]]
+    trials: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
@@ -139,4 +171,5 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         jobs: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__(JobWaiterProvider(), name, {"jobs": dict(jobs), "states": None}, opts)
+        props = {"jobs": dict(jobs), "states": None, "trials": None}
+        super().__init__(JobWaiterProvider(), name, props, opts)

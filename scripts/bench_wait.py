@@ -34,7 +34,7 @@ LONGEST_S = 20.0
 IMAGE = "us-docker.pkg.dev/bench-project/repo/trainer:1"
 
 #: The baseline: each resource submits its job, then waits for it in create.
-BASELINE_PROVIDER = '''
+BASELINE_PROVIDER = """
 from pulumi.dynamic import CreateResult, Resource, ResourceProvider
 
 from provider.backends.vertex import VertexBackend
@@ -56,9 +56,9 @@ class WaitInCreate(ResourceProvider):
 class Job(Resource):
     def __init__(self, name, props):
         super().__init__(WaitInCreate(), name, props)
-'''
+"""
 
-BASELINE_PROGRAM = '''
+BASELINE_PROGRAM = """
 import pulumi
 
 from naive import Job
@@ -69,7 +69,7 @@ for name in config.get_object("names"):
         "machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
         "containerSpec": {"imageUri": config.get("image")}}]}}
     Job(name, {"name": name, "request": request, "endpoint": config.get("apiEndpoint")})
-'''
+"""
 
 
 def durations(jobs: int, longest_s: float) -> dict[str, float]:
@@ -96,12 +96,14 @@ def this_project(jobs: int, longest_s: float, wait: str) -> tuple[float, float]:
         for name, seconds in names.items():
             fake.script(name, run_s=seconds)
         project = Project.create(Path(tmp))
-        project.write_stack({
-            "gcp:project": "bench-project",
-            "gcp:region": "us-central1",
-            "vertex-training:apiEndpoint": fake.address,
-            "vertex-training:jobs": {name: {"image": IMAGE, "wait": wait} for name in names},
-        })
+        project.write_stack(
+            {
+                "gcp:project": "bench-project",
+                "gcp:region": "us-central1",
+                "vertex-training:apiEndpoint": fake.address,
+                "vertex-training:jobs": {name: {"image": IMAGE, "wait": wait} for name in names},
+            }
+        )
         return timed_up(project, fake)
 
 
@@ -112,11 +114,13 @@ def baseline(jobs: int, longest_s: float) -> tuple[float, float]:
             fake.script(name, run_s=seconds)
         project = Project.create(Path(tmp))
         root = project.root
-        (root / "Pulumi.yaml").write_text(textwrap.dedent(f"""
+        (root / "Pulumi.yaml").write_text(
+            textwrap.dedent(f"""
             name: bench-baseline
-            runtime: {{name: python, options: {{virtualenv: {REPO / '.venv'}}}}}
+            runtime: {{name: python, options: {{virtualenv: {REPO / ".venv"}}}}}
             stackConfigDir: stacks
-        """))
+        """)
+        )
         (root / "__main__.py").write_text(BASELINE_PROGRAM)
         (root / "naive.py").write_text(BASELINE_PROVIDER)
         config: dict[str, Any] = {
@@ -137,8 +141,10 @@ def main() -> None:
     overhead, _ = this_project(args.jobs, args.longest, "submitted")
     waited, longest = this_project(args.jobs, args.longest, "succeeded")
     naive, naive_longest = baseline(args.jobs, args.longest)
-    print(f"{args.jobs} jobs, the longest {args.longest:.0f} s of running "
-          f"({longest:.1f} s from submission to its end)")
+    print(
+        f"{args.jobs} jobs, the longest {args.longest:.0f} s of running "
+        f"({longest:.1f} s from submission to its end)"
+    )
     print(f"{'pulumi up':44} {'seconds':>8} {'/ longest':>10}")
     rows = [
         ("this project, wait: submitted (overhead)", overhead, longest),

@@ -50,8 +50,11 @@ SLOW_PACKAGE = {
 
 
 def local_stack(**jobs: dict[str, Any]) -> dict[str, Any]:
-    return {"vertex-training:backend": "local", "gcp:region": "us-central1",
-            "vertex-training:jobs": jobs}
+    return {
+        "vertex-training:backend": "local",
+        "gcp:region": "us-central1",
+        "vertex-training:jobs": jobs,
+    }
 
 
 def vertex_stack(fake: FakeVertex, **jobs: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +67,11 @@ def vertex_stack(fake: FakeVertex, **jobs: dict[str, Any]) -> dict[str, Any]:
 
 
 def container_job(display_name: str, wait: str = "succeeded") -> dict[str, Any]:
-    return {"display_name": display_name, "image": "us-docker.pkg.dev/test-project/repo/trainer:1",
-            "wait": wait}
+    return {
+        "display_name": display_name,
+        "image": "us-docker.pkg.dev/test-project/repo/trainer:1",
+        "wait": wait,
+    }
 
 
 def write_package(root: Path, files: dict[str, str]) -> None:
@@ -137,8 +143,10 @@ class TestLocalStack:
     def test_destroy_cancels_a_running_job_then_deletes_it(self, project: Project) -> None:
         """`pulumi destroy` stops a running job's processes and removes its record."""
         write_package(project.root / "slowjob", SLOW_PACKAGE)
-        slow = {"python_package": {"package_uris": ["slowjob"], "module": "slowjob.main"},
-                "wait": "running"}
+        slow = {
+            "python_package": {"package_uris": ["slowjob"], "module": "slowjob.main"},
+            "wait": "running",
+        }
         project.write_stack(local_stack(slow=slow))
         project.up().check()
         job_id = project.jobs_in_state()["slow"]["id"]
@@ -171,7 +179,8 @@ class TestVertexStack:
             job = project.outputs()["jobs"]["train"]
             assert job["state"] == "SUCCEEDED"
             assert job["resource_name"].startswith(
-                "projects/test-project/locations/us-central1/customJobs/")
+                "projects/test-project/locations/us-central1/customJobs/"
+            )
 
             project.run("refresh", "--yes").check()
             assert project.jobs_in_state()["train"]["state"] == "SUCCEEDED"

@@ -32,10 +32,18 @@ def registered(fake: FakeVertex | None, config: dict[str, Any], name: str = "tra
     return {
         "name": name,
         "config": config,
-        "stack": {"stack": "test", "project": "test-project", "region": "us-central1",
-                  "backend": "vertex", "api_endpoint": address},
-        "connection": {"api_endpoint": address, "local_root": "/nonexistent",
-                       "base_dir": str(REPO)},
+        "stack": {
+            "stack": "test",
+            "project": "test-project",
+            "region": "us-central1",
+            "backend": "vertex",
+            "api_endpoint": address,
+        },
+        "connection": {
+            "api_endpoint": address,
+            "local_root": "/nonexistent",
+            "base_dir": str(REPO),
+        },
     }
 
 
@@ -65,8 +73,11 @@ class TestCheck:
         pool = inputs["request"]["jobSpec"]["workerPoolSpecs"][0]
         assert pool["containerSpec"] == {"imageUri": IMAGE, "args": ["--x"]}
         assert inputs["wait"] == {"until": "succeeded", "timeout_s": 86400}
-        assert inputs["location"] == {"backend": "vertex", "project": "test-project",
-                                      "region": "us-central1"}
+        assert inputs["location"] == {
+            "backend": "vertex",
+            "project": "test-project",
+            "region": "us-central1",
+        }
 
     def test_a_mistake_is_a_failure_naming_key_value_and_fix(self) -> None:
         """A wrong accelerator count is reported against its stack config key."""
@@ -91,8 +102,9 @@ loaded = [m for m in sys.modules if m.startswith(("google.cloud.aiplatform", "go
 print(loaded[:5])
 sys.exit(1 if loaded else 0)
 """
-        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                                check=False)
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=False
+        )
         assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -102,8 +114,10 @@ class TestDiff:
     def test_no_change_is_no_diff(self) -> None:
         """The same config twice is no change."""
         inputs = checked(None, {"image": IMAGE})
-        assert TrainingJobProvider().diff("id", inputs, checked(None, {"image": IMAGE})).changes \
+        assert (
+            TrainingJobProvider().diff("id", inputs, checked(None, {"image": IMAGE})).changes
             is False
+        )
 
     def test_a_change_to_what_runs_replaces_and_names_the_keys(self) -> None:
         """Changing args replaces the job, naming `args` and the API request."""
@@ -154,7 +168,8 @@ class TestCreate:
         """A job already carrying this identity is taken over, not submitted again."""
         inputs = checked(fake, {"image": IMAGE})
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
-            labelled_request(inputs["request"], "test", "train"))
+            labelled_request(inputs["request"], "test", "train")
+        )
         result = TrainingJobProvider().create(inputs)
         assert result.id == earlier.name
         assert creates(fake) == 1
@@ -167,8 +182,11 @@ class TestCreate:
 
     def test_a_refusal_surfaces_the_api_message(self, fake: FakeVertex) -> None:
         """PERMISSION_DENIED fails the create at once with the API's message."""
-        fake.fail_next("CreateCustomJob", grpc.StatusCode.PERMISSION_DENIED,
-                       message="Permission 'aiplatform.customJobs.create' denied")
+        fake.fail_next(
+            "CreateCustomJob",
+            grpc.StatusCode.PERMISSION_DENIED,
+            message="Permission 'aiplatform.customJobs.create' denied",
+        )
         with pytest.raises(PermanentError, match=r"aiplatform\.customJobs\.create"):
             TrainingJobProvider().create(checked(fake, {"image": IMAGE}))
         assert fake.jobs == {}
@@ -178,7 +196,8 @@ class TestCreate:
         backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
         existing = backend.submit(checked(fake, {"image": IMAGE})["request"])
         result = TrainingJobProvider().create(
-            checked(fake, {"image": IMAGE, "adopt": existing.name}))
+            checked(fake, {"image": IMAGE, "adopt": existing.name})
+        )
         assert result.id == existing.name
         assert creates(fake) == 1
 
@@ -190,9 +209,16 @@ class TestReadAndDelete:
         """Refresh of a job deleted outside Pulumi returns an empty ID."""
         provider = TrainingJobProvider()
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_for({"train": {"resource_name": created.id, "location": created.outs["location"],
-                            "connection": created.outs["connection"],
-                            "wait": {"until": "succeeded", "timeout_s": 30}}})
+        wait_for(
+            {
+                "train": {
+                    "resource_name": created.id,
+                    "location": created.outs["location"],
+                    "connection": created.outs["connection"],
+                    "wait": {"until": "succeeded", "timeout_s": 30},
+                }
+            }
+        )
         VertexBackend("test-project", "us-central1", api_endpoint=fake.address).delete(created.id)
         assert provider.read(created.id, created.outs).id == ""
 
@@ -200,9 +226,16 @@ class TestReadAndDelete:
         """Refresh reports the job's current state."""
         provider = TrainingJobProvider()
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_for({"train": {"resource_name": created.id, "location": created.outs["location"],
-                            "connection": created.outs["connection"],
-                            "wait": {"until": "succeeded", "timeout_s": 30}}})
+        wait_for(
+            {
+                "train": {
+                    "resource_name": created.id,
+                    "location": created.outs["location"],
+                    "connection": created.outs["connection"],
+                    "wait": {"until": "succeeded", "timeout_s": 30},
+                }
+            }
+        )
         read = provider.read(created.id, created.outs)
         assert read.id == created.id and read.outs["state"] == "SUCCEEDED"
         assert read.outs["end_time"]
@@ -221,19 +254,25 @@ class TestReadAndDelete:
         """NOT_FOUND on delete counts as deleted."""
         inputs = checked(fake, {"image": IMAGE})
         TrainingJobProvider().delete(
-            "projects/test-project/locations/us-central1/customJobs/404", inputs)
+            "projects/test-project/locations/us-central1/customJobs/404", inputs
+        )
 
 
 class TestWaiter:
     """JobWaiter: all jobs waited for in one call; failures name the job and its error."""
 
-    def submit(self, fake: FakeVertex, name: str, until: str = "succeeded",
-               timeout_s: float = 60) -> dict[str, Any]:
+    def submit(
+        self, fake: FakeVertex, name: str, until: str = "succeeded", timeout_s: float = 60
+    ) -> dict[str, Any]:
         created = TrainingJobProvider().create(
-            checked(fake, {"image": IMAGE, "display_name": name}, name))
-        return {"resource_name": created.id, "location": created.outs["location"],
-                "connection": created.outs["connection"],
-                "wait": {"until": until, "timeout_s": timeout_s}}
+            checked(fake, {"image": IMAGE, "display_name": name}, name)
+        )
+        return {
+            "resource_name": created.id,
+            "location": created.outs["location"],
+            "connection": created.outs["connection"],
+            "wait": {"until": until, "timeout_s": timeout_s},
+        }
 
     def test_waits_for_every_job(self, fake: FakeVertex) -> None:
         """Twelve jobs of different lengths are all waited for to SUCCEEDED."""

@@ -1,5 +1,8 @@
 """The supervisor of one local job: ``python -m provider.backends._local_runner <job dir>``.
 
+(A hyperparameter tuning job's supervisor is ``provider.backends._local_study``'s
+``StudySupervisor``, started the same way; it runs each trial with ``Supervisor`` below.)
+
 ``LocalBackend.submit`` starts it in its own session; it outlives the process that
 submitted the job. It moves the job QUEUED -> PENDING (installing packages) -> RUNNING
 (replicas started) -> SUCCEEDED, FAILED or CANCELLED, and is the only writer of the job's
@@ -54,6 +57,7 @@ from typing import Any
 from venv import EnvBuilder
 
 from provider import states
+from provider.backends.base import is_tuning_body
 from provider.backends.local import (
     CANCEL_GRACE_S,
     JobRecord,
@@ -95,7 +99,6 @@ IGNORED_PACKAGE_FILES = (
 )
 _VENV_READY = ".ready"
 _TAR_SUFFIXES = (".tar.gz", ".tgz")
-
 
 
 class _Cancelled(Exception):
@@ -575,17 +578,28 @@ def _container_argv(
     return [*argv, spec["imageUri"], *command[1:], *spec.get("args", [])]
 
 
+def supervise(record: JobRecord, run: Callable[[], None] | None = None) -> bool:
+    """Run the job (``run``, default ``Supervisor(record).run``) to its end; record FAILED
+    on a crash and return False."""
+    try:
+        (run or Supervisor(record).run)()
+    except Exception as exc:  # noqa: BLE001 - any crash must end the job, not leave it RUNNING
+        traceback.print_exc()
+        record.update_state(states.FAILED, f"the local supervisor failed: {exc!r}")
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     """Supervise the job whose directory is ``argv[0]``; record FAILED on a crash."""
     job_dir = Path(argv[0])
     record = JobRecord(job_dir.parent, job_dir.name)
-    try:
-        Supervisor(record).run()
-    except Exception as exc:  # noqa: BLE001 - any crash must end the job, not leave it RUNNING
-        traceback.print_exc()
-        record.update_state(states.FAILED, f"the local supervisor failed: {exc!r}")
-        return 1
-    return 0
+    run = None
+    if is_tuning_body(record.read_job()):
+        from provider.backends._local_study import StudySupervisor
+
+        run = StudySupervisor(record).run
+    return 0 if supervise(record, run) else 1
 
 
 if __name__ == "__main__":

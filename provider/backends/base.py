@@ -1,21 +1,104 @@
 """What every backend offers the dynamic providers.
 
-A backend takes a job as the Vertex AI REST request body (a ``CustomJob`` in JSON form,
-camelCase field names, exactly what ``python -m provider render`` prints) and answers
-with ``JobStatus`` records. The providers never see a Google client or a process.
+A backend takes a job as the Vertex AI REST request body (a ``CustomJob`` or a
+``HyperparameterTuningJob`` in JSON form, camelCase field names, exactly what
+``python -m provider render`` prints) and answers with ``JobStatus`` records. The
+providers never see a Google client or a process.
+
+Both kinds of job go through the same calls: ``submit`` tells them apart by the body (a
+tuning job has a ``studySpec``), the others by the resource name
+(``.../customJobs/ID`` or ``.../hyperparameterTuningJobs/ID``), and ``find_by_label``
+looks among both. A tuning job's status carries its trials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
+
+#: Trial states, named as in google.cloud.aiplatform.v1.Trial.State.
+TRIAL_REQUESTED = "REQUESTED"
+TRIAL_ACTIVE = "ACTIVE"
+TRIAL_STOPPING = "STOPPING"
+TRIAL_SUCCEEDED = "SUCCEEDED"
+#: "The service will set a Trial to INFEASIBLE when it's done but missing the
+#: final_measurement" (study.proto): a trial that failed, or was stopped.
+TRIAL_INFEASIBLE = "INFEASIBLE"
+MAXIMIZE, MINIMIZE = "MAXIMIZE", "MINIMIZE"
+
+
+#: The key of the CustomJobSpec in each kind of request body.
+JOB_SPEC_KEY = "jobSpec"
+TRIAL_JOB_SPEC_KEY = "trialJobSpec"
+
+
+def is_tuning_body(body: Any) -> bool:
+    """Whether a request body is a HyperparameterTuningJob (rather than a CustomJob)."""
+    return isinstance(body, Mapping) and ("studySpec" in body or TRIAL_JOB_SPEC_KEY in body)
+
+
+def job_spec_key(body: Any) -> str:
+    """``trialJobSpec`` for a tuning job's body, ``jobSpec`` for a custom job's."""
+    return TRIAL_JOB_SPEC_KEY if is_tuning_body(body) else JOB_SPEC_KEY
+
+
+def job_spec_of(body: Any) -> dict[str, Any]:
+    """The CustomJobSpec of either kind of body (what each trial runs, for a tuning job)."""
+    return dict(body.get(job_spec_key(body)) or {}) if isinstance(body, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of a hyperparameter tuning job (study.proto ``Trial``)."""
+
+    #: The trial's ID within its job: "1", "2", ...
+    id: str
+    #: One of the TRIAL_* states.
+    state: str
+    #: Parameter values by parameter ID (int for integer parameters, str for categorical).
+    parameters: dict[str, int | float | str] = field(default_factory=dict)
+    #: The final measurement's metric values by metric ID; {} when there is none.
+    metrics: dict[str, float] = field(default_factory=dict)
+    start_time: str = ""
+    end_time: str = ""
+    #: Why an INFEASIBLE trial has no final measurement (its job failed, was stopped, ...).
+    infeasible_reason: str = ""
+
+    def to_output(self, metric_id: str) -> dict[str, Any]:
+        """The trial as a resource output: ``final_metric`` is ``metric_id``'s value."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "parameters": dict(self.parameters),
+            "final_metric": self.metrics.get(metric_id),
+            "metrics": dict(self.metrics),
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "infeasible_reason": self.infeasible_reason,
+        }
+
+
+def best_trial(trials: Sequence[Trial], metric_id: str, goal: str) -> Trial | None:
+    """The SUCCEEDED trial with the best ``metric_id`` for ``goal`` (the lowest ID on a
+    tie), or None when no trial has a final value for it."""
+    measured = [t for t in trials if t.state == TRIAL_SUCCEEDED and metric_id in t.metrics]
+    if not measured:
+        return None
+    sign = -1.0 if goal == MINIMIZE else 1.0
+    return max(measured, key=lambda t: (sign * t.metrics[metric_id], -_id_order(t.id)))
+
+
+def _id_order(trial_id: str) -> int:
+    return int(trial_id) if trial_id.isdigit() else 0
 
 
 @dataclass(frozen=True)
 class JobStatus:
     """What a backend knows of one job."""
 
-    #: Vertex resource name (projects/P/locations/L/customJobs/ID) or the local job's name.
+    #: Vertex resource name (projects/P/locations/L/customJobs/ID or
+    #: .../hyperparameterTuningJobs/ID) or the local job's name.
     name: str
     #: One of provider.states (QUEUED ... PARTIALLY_SUCCEEDED).
     state: str
@@ -29,27 +112,47 @@ class JobStatus:
     labels: dict[str, str] = field(default_factory=dict)
     #: Interactive shell URIs by worker pool replica ("workerpool0-0": "https://...").
     web_access_uris: dict[str, str] = field(default_factory=dict)
+    #: A tuning job's trials, by ID; [] for a custom job (and in label lookups).
+    trials: list[Trial] = field(default_factory=list)
+    #: The metric that ranks a tuning job's trials (its study's first) and its goal.
+    metric_id: str = ""
+    goal: str = ""
 
     @property
     def job_id(self) -> str:
         """The last segment of the resource name."""
         return self.name.rsplit("/", 1)[-1]
 
+    @property
+    def best_trial(self) -> Trial | None:
+        """The tuning job's best trial so far, or None."""
+        return best_trial(self.trials, self.metric_id, self.goal)
+
+    def trial_outputs(self) -> dict[str, Any]:
+        """``trials`` and ``best_trial`` as resource outputs (plain data)."""
+        best = self.best_trial
+        return {
+            "trials": [t.to_output(self.metric_id) for t in self.trials],
+            "best_trial": best.to_output(self.metric_id) if best is not None else None,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class Backend(Protocol):
-    """Submit, look up, cancel and delete custom jobs."""
+    """Submit, look up, cancel and delete custom jobs and hyperparameter tuning jobs."""
 
     def submit(self, body: dict[str, Any]) -> JobStatus:
-        """Submit a CustomJob request body; return the job as the server created it."""
+        """Submit a CustomJob or (with a ``studySpec``) a HyperparameterTuningJob request
+        body; return the job as the server created it."""
 
     def get(self, name: str) -> JobStatus | None:
-        """Return the job, or None when it does not exist (deleted outside Pulumi)."""
+        """Return the job (a tuning job with its trials), or None when it does not exist
+        (deleted outside Pulumi)."""
 
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
-        """Return the jobs whose label ``key`` equals ``value``, newest first."""
+        """Return the jobs of either kind whose label ``key`` equals ``value``, newest first."""
 
     def cancel(self, name: str) -> None:
         """Ask a job to stop; a job already ended or not found is not an error."""

@@ -1,4 +1,4 @@
-"""The ``local`` backend: run a Vertex AI CustomJob on this machine.
+"""The ``local`` backend: run a Vertex AI CustomJob or HyperparameterTuningJob on this machine.
 
 ``LocalBackend.submit`` takes the same CustomJob REST body the ``vertex`` backend sends,
 writes a job record under ``root``, and starts a detached supervisor
@@ -28,6 +28,16 @@ On-disk layout::
       outputs/<job-id>/       default base output directory (model/, checkpoints/, logs/),
                               kept when the job's record is deleted
 
+A hyperparameter tuning job (a body with a ``studySpec``) has the same record, named
+``local/hyperparameterTuningJobs/<id>``; its supervisor runs a real study
+(``provider.backends._local_study``) and adds::
+
+      <job-id>/
+        trials.json           every trial: id, state, parameters, metrics, times, reason
+        trials/<trial-id>/    each trial's own job record (job.json, state.json, logs/,
+                              hypertune/, replicas.json), run as a local custom job
+      outputs/<job-id>/<trial-id>/   each trial's base output directory (unless named)
+
 Every JSON file is written atomically (temporary file, then ``os.replace``); a state that
 is terminal never changes again.
 """
@@ -55,7 +65,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from provider import states
-from provider.backends.base import JobStatus
+from provider.backends.base import (
+    JobStatus,
+    Trial,
+    is_tuning_body,
+    job_spec_key,
+    job_spec_of,
+)
 from provider.errors import BackendError, Issue, PermanentError
 
 #: Container engines tried in order; the first whose daemon answers runs container jobs.
@@ -69,6 +85,8 @@ CANCEL_GRACE_S = 10.0
 CANCEL_WAIT_S = CANCEL_GRACE_S + 5.0
 #: How long ``delete`` waits for a stopped job's supervisor to exit before killing it.
 DELETE_WAIT_S = 10.0
+#: How long ``stop_processes`` waits for SIGKILLed processes to be gone.
+KILL_WAIT_S = 2.0
 #: Interval between two looks at a job's files while waiting for it.
 WAIT_POLL_S = 0.05
 #: How many lines of a failing replica's log go into the job's error message.
@@ -76,9 +94,10 @@ LOG_TAIL_LINES = 20
 #: How far from the end of a log ``tail`` reads to find those lines.
 TAIL_WINDOW_BYTES = 64 * 1024
 
-#: Every local job's resource name starts with this.
+#: Every local custom job's resource name starts with this; a tuning job's with the other.
 NAME_PREFIX = "local/customJobs/"
-_NAME_PATTERN = re.compile(r"^local/customJobs/(\d+)$")
+TUNING_NAME_PREFIX = "local/hyperparameterTuningJobs/"
+_NAME_PATTERN = re.compile(r"^local/(?:customJobs|hyperparameterTuningJobs)/(\d+)$")
 _PRIMARY_REPLICA = "workerpool0-0"
 #: Stack config key of each worker pool position (docs/config-shape.md), for issue keys.
 POOL_CONFIG_KEYS = {0: "", 1: "workers.", 2: "parameter_servers.", 3: "evaluators."}
@@ -99,16 +118,20 @@ REMOTE_OUTPUT = (
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def job_name(job_id: str) -> str:
-    """The resource name of a local job: ``local/customJobs/<id>``."""
-    return f"{NAME_PREFIX}{job_id}"
+def job_name(job_id: str, *, tuning: bool = False) -> str:
+    """The resource name of a local job: ``local/customJobs/<id>``, or
+    ``local/hyperparameterTuningJobs/<id>`` for a tuning job."""
+    return f"{TUNING_NAME_PREFIX if tuning else NAME_PREFIX}{job_id}"
 
 
 def parse_job_name(name: str) -> str:
     """The job ID in a local job's resource name; PermanentError for any other name."""
     match = _NAME_PATTERN.match(name)
     if match is None:
-        raise PermanentError(f"{name!r} is not a local job name (expected {NAME_PREFIX}<digits>)")
+        raise PermanentError(
+            f"{name!r} is not a local job name (expected {NAME_PREFIX}<digits> or "
+            f"{TUNING_NAME_PREFIX}<digits>)"
+        )
     return match.group(1)
 
 
@@ -274,9 +297,12 @@ def _proc_stat(pid: str) -> list[str] | None:
 class JobRecord:
     """The files of one local job, under ``root/<job-id>/``."""
 
-    def __init__(self, root: Path, job_id: str) -> None:
+    def __init__(self, root: Path, job_id: str, venv_root: Path | None = None) -> None:
+        """``venv_root``: where the job's virtualenvs are cached (default ``root/_venvs``;
+        a tuning job's trials share their job's)."""
         self.root = root
         self.job_id = job_id
+        self._venv_root = venv_root
         self.path = root / job_id
         self.job_file = self.path / "job.json"
         self.state_file = self.path / "state.json"
@@ -287,6 +313,8 @@ class JobRecord:
         self.logs_dir = self.path / "logs"
         self.hypertune_dir = self.path / "hypertune"
         self.supervisor_log = self.logs_dir / "supervisor.log"
+        self.trials_file = self.path / "trials.json"
+        self.trials_dir = self.path / "trials"
         # Outside the record, so that deleting a job (a replacement, `pulumi destroy`)
         # never deletes the model it trained.
         self.default_output_dir = root / "outputs" / job_id
@@ -298,7 +326,31 @@ class JobRecord:
     @property
     def venv_root(self) -> Path:
         """Where cached job virtualenvs live (shared by all jobs under the same root)."""
-        return self.root / "_venvs"
+        return self._venv_root or self.root / "_venvs"
+
+    def trial_record(self, trial_id: str) -> JobRecord:
+        """The record of one trial of this (tuning) job."""
+        return JobRecord(self.trials_dir, trial_id, venv_root=self.venv_root)
+
+    def trial_records(self) -> list[JobRecord]:
+        """The records of this job's trials (none for a custom job)."""
+        if not self.trials_dir.is_dir():
+            return []
+        return [self.trial_record(p.name) for p in sorted(self.trials_dir.iterdir()) if p.is_dir()]
+
+    def read_trials(self) -> list[dict[str, Any]]:
+        """A tuning job's trials as its supervisor last recorded them ([] before any)."""
+        try:
+            return list(read_json(self.trials_file))
+        except FileNotFoundError:
+            return []
+
+    def process_refs(self) -> list[ProcessRef]:
+        """The supervisor, the replicas, and the replicas of every trial."""
+        refs = [ref for ref in (self.supervisor(), *self.replicas().values()) if ref]
+        for trial in self.trial_records():
+            refs += trial.process_refs()
+        return refs
 
     def log_path(self, replica: str) -> Path:
         return self.logs_dir / f"{replica}.log"
@@ -360,12 +412,12 @@ class JobRecord:
         write_json_atomic(self.cancel_file, {"requestedAt": now_rfc3339()})
 
     def stop_processes(self) -> None:
-        """SIGKILL the supervisor's and every recorded replica's process group."""
-        supervisor = self.supervisor()
-        if supervisor is not None:
-            supervisor.signal_group(signal.SIGKILL)
-        for ref in self.replicas().values():
+        """SIGKILL the supervisor's and every recorded replica's (a trial's too) process
+        group, and wait (at most KILL_WAIT_S) until their leaders are gone."""
+        refs = self.process_refs()
+        for ref in refs:
             ref.signal_group(signal.SIGKILL)
+        _wait(lambda: not any(ref.alive() for ref in refs), KILL_WAIT_S)
 
 
 class LocalBackend:
@@ -380,9 +432,14 @@ class LocalBackend:
     # -- Backend protocol ------------------------------------------------------------
 
     def submit(self, body: dict[str, Any]) -> JobStatus:
-        """Record the job, start its supervisor, and return it QUEUED."""
+        """Record the job, start its supervisor, and return it QUEUED.
+
+        A body with a ``studySpec`` is a hyperparameter tuning job: its supervisor runs
+        the study (``provider.backends._local_study``).
+        """
         job = _localized(body, self.base_dir)
         record = self._new_record()
+        name = job_name(record.job_id, tuning=is_tuning_body(job))
         try:
             record.logs_dir.mkdir()
             write_json_atomic(
@@ -395,7 +452,7 @@ class LocalBackend:
                     "endTime": "",
                 },
             )
-            write_json_atomic(record.job_file, {**job, "name": record.name})
+            write_json_atomic(record.job_file, {**job, "name": name})
             with record.supervisor_log.open("ab") as log:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "provider.backends._local_runner", str(record.path)],
@@ -408,8 +465,8 @@ class LocalBackend:
             write_json_atomic(record.supervisor_file, ProcessRef.of(process.pid).to_json())
         except OSError as exc:
             shutil.rmtree(record.path, ignore_errors=True)
-            raise BackendError(f"could not start local job {record.name}: {exc}") from exc
-        return self._status(record, job, record.read_state())
+            raise BackendError(f"could not start local job {name}: {exc}") from exc
+        return self._status(record, {**job, "name": name}, record.read_state())
 
     def get(self, name: str) -> JobStatus | None:
         """The job's status, or None when its record is gone.
@@ -423,13 +480,15 @@ class LocalBackend:
             state = record.read_state()
         except FileNotFoundError:
             return None
+        if job.get("name", name) != name:
+            return None  # the other kind of job has this ID
         if state["state"] not in states.TERMINAL_STATES and not _supervisor_alive(record):
             record.stop_processes()
             state = record.update_state(states.FAILED, _supervisor_stopped_message(record))
         return self._status(record, job, state)
 
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
-        """The jobs labelled ``key=value``, newest first."""
+        """The jobs (custom and tuning) labelled ``key=value``, newest first."""
         if not self.root.is_dir():
             return []
         found = []
@@ -437,17 +496,18 @@ class LocalBackend:
             if not path.name.isdigit():
                 continue
             try:
-                labels = read_json(path / "job.json").get("labels") or {}
+                job = read_json(path / "job.json")
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            if labels.get(key) == value:
-                status = self.get(job_name(path.name))
+            if (job.get("labels") or {}).get(key) == value:
+                status = self.get(job.get("name") or job_name(path.name))
                 if status is not None:
                     found.append(status)
         return sorted(found, key=lambda s: (s.create_time, s.job_id), reverse=True)
 
     def cancel(self, name: str) -> None:
-        """Stop the job and its whole process tree; it ends CANCELLED.
+        """Stop the job and its whole process tree (every trial's, for a tuning job); it
+        ends CANCELLED.
 
         The supervisor stops the replicas (SIGTERM, then SIGKILL after CANCEL_GRACE_S) and
         records CANCELLED; when it has not done so within CANCEL_WAIT_S, or is gone, the
@@ -487,20 +547,28 @@ class LocalBackend:
         return self._record(name).path.as_uri()
 
     def logs_url(self, name: str) -> str:
-        """A file:// URI of the primary replica's log."""
-        return self._record(name).log_path(_PRIMARY_REPLICA).as_uri()
+        """A file:// URI of the primary replica's log (of the study's log, which names each
+        trial's, for a tuning job)."""
+        record = self._record(name)
+        if name.startswith(TUNING_NAME_PREFIX):
+            return record.supervisor_log.as_uri()
+        return record.log_path(_PRIMARY_REPLICA).as_uri()
 
     def output_directory(self, name: str) -> str:
-        """The job's base output directory, as an absolute path; kept when it is deleted."""
+        """The job's base output directory, as an absolute path; kept when it is deleted.
+
+        A tuning job's trials write under ``<this>/<trial id>/``.
+        """
         record = self._record(name)
         job = json.loads(record.job_file.read_text())
-        named = job["jobSpec"].get("baseOutputDirectory", {}).get("outputUriPrefix")
+        named = job_spec_of(job).get("baseOutputDirectory", {}).get("outputUriPrefix")
         return named or str(record.default_output_dir)
 
     def pids(self, name: str) -> list[int]:
-        """The job's live processes: supervisor, replicas, and the rest of their groups."""
+        """The job's live processes: supervisor, replicas (every trial's), and the rest of
+        their groups."""
         record = self._record(name)
-        refs = [ref for ref in (record.supervisor(), *record.replicas().values()) if ref]
+        refs = record.process_refs()
         leaders = {ref.pid for ref in refs if ref.alive()}
         return sorted(leaders | _process_group_members({ref.pid for ref in refs}))
 
@@ -523,8 +591,9 @@ class LocalBackend:
 
     @staticmethod
     def _status(record: JobRecord, job: dict[str, Any], state: dict[str, Any]) -> JobStatus:
+        metrics = (job.get("studySpec") or {}).get("metrics") or [{}]
         return JobStatus(
-            name=record.name,
+            name=job.get("name") or record.name,
             state=state["state"],
             display_name=job.get("displayName", ""),
             error=state.get("error", ""),
@@ -532,40 +601,44 @@ class LocalBackend:
             start_time=state.get("startTime", ""),
             end_time=state.get("endTime", ""),
             labels=dict(job.get("labels") or {}),
+            trials=[_trial(t) for t in record.read_trials()],
+            metric_id=metrics[0].get("metricId", ""),
+            goal=metrics[0].get("goal", "") if "studySpec" in job else "",
         )
 
 
 def _localized(body: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     """The request body with absolute local paths; PermanentError for what cannot run here."""
-    spec = body.get("jobSpec") or {}
+    key = job_spec_key(body)
+    spec = job_spec_of(body)
     pools = spec.get("workerPoolSpecs") or []
     if not pools or not pools[0]:
-        raise PermanentError("jobSpec.workerPoolSpecs[0] (the primary replica) is required")
+        raise PermanentError(f"{key}.workerPoolSpecs[0] (the primary replica) is required")
     for position, pool in enumerate(pools):
         if pool and ("containerSpec" in pool) == ("pythonPackageSpec" in pool):
             raise PermanentError(
-                f"jobSpec.workerPoolSpecs[{position}]: give exactly one of containerSpec "
+                f"{key}.workerPoolSpecs[{position}]: give exactly one of containerSpec "
                 "and pythonPackageSpec"
             )
     problems = _local_problems(body, base_dir)
     if problems:
         raise PermanentError("; ".join(str(Issue(*problem)) for problem in problems))
     job = copy.deepcopy(body)
-    for pool in job["jobSpec"]["workerPoolSpecs"]:
+    for pool in job[key]["workerPoolSpecs"]:
         if pool and "pythonPackageSpec" in pool:
             package = pool["pythonPackageSpec"]
             package["packageUris"] = [
                 str(local_path(uri, base_dir)) for uri in package["packageUris"]
             ]
-    output = job["jobSpec"].get("baseOutputDirectory", {}).get("outputUriPrefix")
+    output = job[key].get("baseOutputDirectory", {}).get("outputUriPrefix")
     if output:
-        job["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"] = str(local_path(output, base_dir))
+        job[key]["baseOutputDirectory"]["outputUriPrefix"] = str(local_path(output, base_dir))
     return job
 
 
 def _local_problems(body: dict[str, Any], base_dir: Path) -> list[tuple[str, object, str]]:
     """(stack config key, value, message) of each thing the local backend cannot run."""
-    spec = body.get("jobSpec") or {}
+    spec = job_spec_of(body)
     problems: list[tuple[str, object, str]] = []
     engine_checked = False
     for position, pool in enumerate(spec.get("workerPoolSpecs") or []):
@@ -595,6 +668,19 @@ def _local_problems(body: dict[str, Any], base_dir: Path) -> list[tuple[str, obj
     if output and local_path(output, base_dir) is None:
         problems.append(("base_output_directory", output, REMOTE_OUTPUT))
     return problems
+
+
+def _trial(data: dict[str, Any]) -> Trial:
+    """A trial as the study supervisor records it in trials.json."""
+    return Trial(
+        id=data["id"],
+        state=data["state"],
+        parameters=dict(data.get("parameters") or {}),
+        metrics=dict(data.get("metrics") or {}),
+        start_time=data.get("startTime", ""),
+        end_time=data.get("endTime", ""),
+        infeasible_reason=data.get("infeasibleReason", ""),
+    )
 
 
 def _process_group_members(groups: set[int]) -> set[int]:

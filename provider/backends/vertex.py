@@ -1,4 +1,12 @@
-"""The ``vertex`` backend: custom jobs on Vertex AI through ``JobServiceClient``.
+"""The ``vertex`` backend: custom jobs and hyperparameter tuning jobs on Vertex AI,
+through ``JobServiceClient``.
+
+Both kinds go through the same methods: ``submit`` calls CreateHyperparameterTuningJob
+for a body with a ``studySpec`` and CreateCustomJob otherwise; ``get``, ``cancel`` and
+``delete`` pick the RPC from the resource name (``.../hyperparameterTuningJobs/ID`` or
+``.../customJobs/ID``, told apart with the client's path helpers); ``find_by_label``
+lists both kinds. Everything below about CreateCustomJob holds for
+CreateHyperparameterTuningJob too: same retries, same error mapping.
 
 Google client libraries are imported inside the operations, never at module import:
 the dynamic provider imports this module for every preview, and a no-change preview must
@@ -32,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 from urllib.parse import quote, urlsplit
 
-from provider.backends.base import JobStatus
+from provider.backends.base import JobStatus, Trial, is_tuning_body
 from provider.errors import PermanentError, TransientError
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
@@ -44,7 +52,8 @@ if TYPE_CHECKING:
     from google.api_core.retry import Retry
     from google.auth.credentials import Credentials
     from google.cloud.aiplatform_v1 import JobServiceClient
-    from google.cloud.aiplatform_v1.types import CustomJob
+    from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
+    from google.protobuf.message import Message
 
 #: Regional endpoint of the Vertex AI API.
 ENDPOINT_TEMPLATE = "{region}-aiplatform.googleapis.com"
@@ -72,6 +81,10 @@ _STATE_PREFIX = "JOB_STATE_"
 _CONSOLE_URL = (
     "https://console.cloud.google.com/vertex-ai/locations/{location}"
     "/training/{job_id}/cpu?project={project}"
+)
+_TUNING_CONSOLE_URL = (
+    "https://console.cloud.google.com/vertex-ai/locations/{location}"
+    "/training/{job_id}?project={project}"
 )
 #: Custom job logs are under resource.type "ml_job", labelled with the numeric job ID.
 _LOGS_URL = "https://console.cloud.google.com/logs/query;query={query}?project={project}"
@@ -165,39 +178,59 @@ class VertexBackend:
     # -- Backend -------------------------------------------------------------------------
 
     def submit(self, body: dict[str, Any]) -> JobStatus:
-        """Create a CustomJob from its REST JSON body; return it as created (QUEUED)."""
+        """Create a CustomJob, or a HyperparameterTuningJob for a body with a
+        ``studySpec``, from its REST JSON body; return it as created (QUEUED)."""
         client = self._job_client()
-        job = _custom_job_from_json(body)
         parent = client.common_location_path(self.project, self.region)
-        created = self._invoke(
-            lambda retry: client.create_custom_job(
-                parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
-            ),
-            retry_codes=CREATE_RETRY_CODES,
-        )
+        if is_tuning_body(body):
+            tuning_job = _tuning_job_from_json(body)
+            created: Any = self._invoke(
+                lambda retry: client.create_hyperparameter_tuning_job(
+                    parent=parent,
+                    hyperparameter_tuning_job=tuning_job,
+                    retry=retry,
+                    timeout=RPC_TIMEOUT_S,
+                ),
+                retry_codes=CREATE_RETRY_CODES,
+            )
+        else:
+            job = _custom_job_from_json(body)
+            created = self._invoke(
+                lambda retry: client.create_custom_job(
+                    parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
+                ),
+                retry_codes=CREATE_RETRY_CODES,
+            )
         return _job_status(created)
 
     def get(self, name: str) -> JobStatus | None:
-        """Return the job, or None when it does not exist (NOT_FOUND)."""
+        """Return the job (a tuning job with its trials), or None when it does not exist
+        (NOT_FOUND)."""
         client = self._job_client()
+        method = (
+            client.get_hyperparameter_tuning_job if _is_tuning_name(name) else client.get_custom_job
+        )
         job = self._invoke(
-            lambda retry: client.get_custom_job(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
+            lambda retry: method(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
             tolerate={"NOT_FOUND"},
         )
         return None if job is None else _job_status(job)
 
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
-        """Return the jobs whose label ``key`` equals ``value``, newest first."""
+        """Return the custom and tuning jobs whose label ``key`` equals ``value``, newest
+        first. (ListHyperparameterTuningJobs leaves out trials: ``get`` has them.)"""
         client = self._job_client()
         request = {
             "parent": client.common_location_path(self.project, self.region),
             "filter": f"labels.{key}={_quoted(value)}",
         }
-        jobs = self._invoke(
-            lambda retry: list(
-                client.list_custom_jobs(request=request, retry=retry, timeout=RPC_TIMEOUT_S)
-            ),
-        )
+        jobs: list[Any] = []
+        for method in (client.list_custom_jobs, client.list_hyperparameter_tuning_jobs):
+            jobs += self._invoke(
+                lambda retry, method=method: list(  # type: ignore[misc]
+                    method(request=request, retry=retry, timeout=RPC_TIMEOUT_S)
+                ),
+            )
         # The API does not promise an order.
         jobs.sort(key=_created_ns, reverse=True)
         return [_job_status(job) for job in jobs]
@@ -208,8 +241,13 @@ class VertexBackend:
         Cancellation is asynchronous: the job goes CANCELLING, then CANCELLED.
         """
         client = self._job_client()
+        method = (
+            client.cancel_hyperparameter_tuning_job
+            if _is_tuning_name(name)
+            else client.cancel_custom_job
+        )
         self._invoke(
-            lambda retry: client.cancel_custom_job(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
+            lambda retry: method(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
             tolerate={"NOT_FOUND", "FAILED_PRECONDITION"},
         )
 
@@ -220,11 +258,16 @@ class VertexBackend:
         not ended: cancel it and wait for a terminal state first.
         """
         client = self._job_client()
+        method = (
+            client.delete_hyperparameter_tuning_job
+            if _is_tuning_name(name)
+            else client.delete_custom_job
+        )
 
         def delete(retry: Retry) -> None:
             from google.api_core.future.polling import POLLING_PREDICATE
 
-            operation = client.delete_custom_job(name=name, retry=retry, timeout=RPC_TIMEOUT_S)
+            operation = method(name=name, retry=retry, timeout=RPC_TIMEOUT_S)
             # ``retry`` covers each GetOperation poll; ``polling`` spaces the polls out.
             operation.result(
                 timeout=self.polling.deadline_s,
@@ -241,14 +284,15 @@ class VertexBackend:
     def console_url(self, name: str) -> str:
         """The job's page in the Google Cloud console."""
         parts = _parse_job_name(name)
-        return _CONSOLE_URL.format(
-            location=parts["location"], job_id=parts["custom_job"], project=parts["project"]
+        template = _TUNING_CONSOLE_URL if _is_tuning_name(name) else _CONSOLE_URL
+        return template.format(
+            location=parts["location"], job_id=parts["job_id"], project=parts["project"]
         )
 
     def logs_url(self, name: str) -> str:
         """Cloud Logging, filtered on the job's logs."""
         parts = _parse_job_name(name)
-        query = _LOGS_QUERY.format(job_id=parts["custom_job"])
+        query = _LOGS_QUERY.format(job_id=parts["job_id"])
         return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])
 
     # -- internals -----------------------------------------------------------------------
@@ -324,24 +368,36 @@ class VertexBackend:
 
 def _custom_job_from_json(body: dict[str, Any]) -> CustomJob:
     from google.cloud.aiplatform_v1.types import CustomJob
+
+    return CustomJob.wrap(_message_from_json(body, CustomJob.pb()(), "CustomJob"))
+
+
+def _tuning_job_from_json(body: dict[str, Any]) -> HyperparameterTuningJob:
+    from google.cloud.aiplatform_v1.types import HyperparameterTuningJob
+
+    message = _message_from_json(body, HyperparameterTuningJob.pb()(), "HyperparameterTuningJob")
+    return HyperparameterTuningJob.wrap(message)
+
+
+def _message_from_json(body: dict[str, Any], message: Message, kind: str) -> Message:
     from google.protobuf import json_format
 
     try:
-        message = json_format.ParseDict(body, CustomJob.pb()())
+        return json_format.ParseDict(body, message)
     except json_format.ParseError as exc:
-        raise PermanentError(f"The request body is not a valid CustomJob: {exc}") from exc
-    return CustomJob.wrap(message)
+        raise PermanentError(f"The request body is not a valid {kind}: {exc}") from exc
 
 
-def _job_status(job: CustomJob) -> JobStatus:
-    """Map a CustomJob to a JobStatus: plain strings, RFC 3339 times."""
-    from google.cloud.aiplatform_v1.types import CustomJob
-
-    message = CustomJob.pb(job)
+def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
+    """Map a CustomJob or HyperparameterTuningJob to a JobStatus: plain strings, RFC 3339
+    times, and a tuning job's trials."""
+    message = type(job).pb(job)
 
     def rfc3339(field: str) -> str:
         return getattr(message, field).ToJsonString() if message.HasField(field) else ""
 
+    tuning = message.DESCRIPTOR.name == "HyperparameterTuningJob"
+    metric_id, goal = _primary_metric(message.study_spec) if tuning else ("", "")
     return JobStatus(
         name=message.name,
         state=job.state.name.removeprefix(_STATE_PREFIX),
@@ -351,26 +407,99 @@ def _job_status(job: CustomJob) -> JobStatus:
         start_time=rfc3339("start_time"),
         end_time=rfc3339("end_time"),
         labels=dict(message.labels),
-        web_access_uris=dict(message.web_access_uris),
+        web_access_uris={} if tuning else dict(message.web_access_uris),
+        trials=_trials(message) if tuning else [],
+        metric_id=metric_id,
+        goal=goal,
     )
 
 
-def _created_ns(job: CustomJob) -> int:
-    from google.cloud.aiplatform_v1.types import CustomJob
+def _primary_metric(study_spec: Message) -> tuple[str, str]:
+    """The study's first metric and its goal (GOAL_TYPE_UNSPECIFIED "will default to
+    maximize", study.proto)."""
+    if not study_spec.metrics:
+        return "", ""
+    metric = study_spec.metrics[0]
+    goal = type(metric).GoalType.Name(metric.goal)
+    return metric.metric_id, "MINIMIZE" if goal == "MINIMIZE" else "MAXIMIZE"
 
-    return int(CustomJob.pb(job).create_time.ToNanoseconds())
+
+def _trials(job: Message) -> list[Trial]:
+    """A tuning job's trials. Trial.Parameter.value is a number for integer, double and
+    discrete parameters (study.proto): those of integer parameters become ints here."""
+    integers = _integer_parameters(job.study_spec.parameters)
+    trials = []
+    for trial in job.trials:
+        parameters: dict[str, int | float | str] = {}
+        for parameter in trial.parameters:
+            kind = parameter.value.WhichOneof("kind")
+            value: int | float | str = (
+                parameter.value.number_value
+                if kind == "number_value"
+                else parameter.value.string_value
+            )
+            if parameter.parameter_id in integers and isinstance(value, float):
+                value = int(value)
+            parameters[parameter.parameter_id] = value
+        metrics = (
+            {m.metric_id: m.value for m in trial.final_measurement.metrics}
+            if trial.HasField("final_measurement")
+            else {}
+        )
+
+        def rfc3339(field: str, trial: Message = trial) -> str:
+            return getattr(trial, field).ToJsonString() if trial.HasField(field) else ""
+
+        trials.append(
+            Trial(
+                id=trial.id,
+                state=type(trial).State.Name(trial.state),
+                parameters=parameters,
+                metrics=metrics,
+                start_time=rfc3339("start_time"),
+                end_time=rfc3339("end_time"),
+                infeasible_reason=trial.infeasible_reason,
+            )
+        )
+    return trials
+
+
+def _integer_parameters(specs: Any) -> set[str]:
+    """IDs of the INTEGER parameters among ``specs`` and their conditional parameters."""
+    found = set()
+    for spec in specs:
+        if spec.WhichOneof("parameter_value_spec") == "integer_value_spec":
+            found.add(spec.parameter_id)
+        found |= _integer_parameters(c.parameter_spec for c in spec.conditional_parameter_specs)
+    return found
+
+
+def _created_ns(job: CustomJob | HyperparameterTuningJob) -> int:
+    return int(type(job).pb(job).create_time.ToNanoseconds())
+
+
+def _is_tuning_name(name: str) -> bool:
+    """Whether ``name`` is a HyperparameterTuningJob's resource name."""
+    from google.cloud.aiplatform_v1 import JobServiceClient
+
+    return bool(JobServiceClient.parse_hyperparameter_tuning_job_path(name))
 
 
 def _parse_job_name(name: str) -> dict[str, str]:
+    """project, location and job_id of a CustomJob or HyperparameterTuningJob name."""
     from google.cloud.aiplatform_v1 import JobServiceClient
 
     parts = JobServiceClient.parse_custom_job_path(name)
-    if not parts:
-        raise ValueError(
-            f"{name!r} is not a CustomJob resource name "
-            "(projects/PROJECT/locations/LOCATION/customJobs/ID)"
-        )
-    return parts
+    if parts:
+        return {**parts, "job_id": parts["custom_job"]}
+    parts = JobServiceClient.parse_hyperparameter_tuning_job_path(name)
+    if parts:
+        return {**parts, "job_id": parts["hyperparameter_tuning_job"]}
+    raise ValueError(
+        f"{name!r} is not a CustomJob resource name "
+        "(projects/PROJECT/locations/LOCATION/customJobs/ID) nor a HyperparameterTuningJob one "
+        "(.../hyperparameterTuningJobs/ID)"
+    )
 
 
 def _code_name(exc: BaseException) -> str:

@@ -2,8 +2,9 @@
 
 The real ``google.cloud.aiplatform_v1.JobServiceClient`` talks to it through an insecure
 channel to ``FakeVertex.address``; nothing is mocked on the client side. The fake serves
-the CustomJob methods of ``google.cloud.aiplatform.v1.JobService`` and ``GetOperation``
-of ``google.longrunning.Operations`` (which the client polls for DeleteCustomJob); other
+the CustomJob and HyperparameterTuningJob methods of
+``google.cloud.aiplatform.v1.JobService`` and ``GetOperation`` of
+``google.longrunning.Operations`` (which the client polls for the Delete methods); other
 methods answer UNIMPLEMENTED, as gRPC does for unregistered methods.
 
 References cited beside each behaviour (all in github.com/googleapis/googleapis unless
@@ -11,6 +12,8 @@ a URL is given):
 
 - ``google/cloud/aiplatform/v1/job_service.proto``: the RPCs and their requests.
 - ``google/cloud/aiplatform/v1/custom_job.proto``: CustomJob, its spec and field rules.
+- ``google/cloud/aiplatform/v1/hyperparameter_tuning_job.proto``: HyperparameterTuningJob.
+- ``google/cloud/aiplatform/v1/study.proto``: StudySpec, Trial, Measurement.
 - ``google/cloud/aiplatform/v1/job_state.proto``: the states.
 - ``google/longrunning/operations.proto``: long-running operations.
 - ``google/rpc/code.proto``: which error code means what.
@@ -22,9 +25,27 @@ Time is read from a clock (``time.time`` unless a ``ManualClock`` is given), and
 job's state is computed from it when read: QUEUED -> PENDING -> RUNNING -> an outcome,
 with durations from the constructor or from a matching ``script``.
 
+A hyperparameter tuning job runs trials, planned when it is created: the parameters come
+from ``provider.sampling`` (grid enumeration for GRID_SEARCH, seeded random search
+otherwise) over the StudySpec it was sent; at most ``parallel_trial_count`` trials run at
+once, each for ``trial_s`` seconds, and a trial starts as soon as one ends, until
+``max_trial_count`` trials have run (or the grid is exhausted). Each finished trial's
+final measurement comes from a deterministic function of its parameters,
+``default_trial_metric``: with u_p the position of parameter p's value in its feasible
+space (0 to 1, on its scale; see ``provider.sampling.unit_position``),
+
+    score = 1 - mean over the trial's parameters of (u_p - 0.7)**2
+
+which a MAXIMIZE metric reports as is and a MINIMIZE metric as ``1 - score``: the best
+trial is the one nearest 70% of every range. A test may pass its own ``trial_metric``;
+a trial for which it returns None fails (INFEASIBLE). The job SUCCEEDS when its last trial
+ends with at least one trial measured; it FAILS once ``max_failed_trial_count`` trials
+have failed (with 0, only if no trial succeeded). Cancelling stops the running trials
+(STOPPING while the job is CANCELLING, then INFEASIBLE).
+
 Run from another process (a Pulumi engine test points a stack at it)::
 
-    python -m provider.testing.fake_vertex --port 0 --run-seconds 2
+    python -m provider.testing.fake_vertex --port 0 --run-seconds 2 --trial-seconds 0.5
 
 prints the address (``127.0.0.1:PORT``) on its first line and serves until killed.
 """
@@ -33,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import re
 import signal
 import sys
@@ -40,24 +62,27 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType, TracebackType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import grpc
 from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
 from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
+from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as tuning_job_types
 from google.cloud.aiplatform_v1.types import job_service
 from google.cloud.aiplatform_v1.types import operation as operation_types
+from google.cloud.aiplatform_v1.types import study as study_types
 from google.cloud.aiplatform_v1.types.job_state import JobState
 from google.longrunning import operations_pb2
-from google.protobuf import empty_pb2, timestamp_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
 from provider import states
+from provider.sampling import Suggester, unit_position
 
-__all__ = ["Call", "FakeVertex", "ManualClock", "main"]
+__all__ = ["Call", "FakeVertex", "ManualClock", "TrialMetric", "default_trial_metric", "main"]
 
 JOB_SERVICE = "google.cloud.aiplatform.v1.JobService"
 OPERATIONS_SERVICE = "google.longrunning.Operations"
@@ -67,6 +92,10 @@ LOOPBACK_HOST = "127.0.0.1"
 DEFAULT_QUEUED_S = 0.05
 DEFAULT_PENDING_S = 0.05
 DEFAULT_RUN_S = 0.2
+#: How long each trial of a tuning job runs.
+DEFAULT_TRIAL_S = 0.1
+#: Where the default trial metric peaks, as a position in each parameter's range.
+TRIAL_METRIC_OPTIMUM = 0.7
 #: How long a cancelled job stays CANCELLING, and a delete operation stays not done.
 DEFAULT_CANCEL_S = 0.05
 DEFAULT_DELETE_S = 0.05
@@ -92,6 +121,10 @@ MAX_LABEL_CHARS = 63
 DEFAULT_FAILURE_MESSAGE = "The replica workerpool0-0 exited with a non-zero status of 1."
 DEFAULT_FAILURE_CODE = code_pb2.INVALID_ARGUMENT
 CANCELLED_MESSAGE = "The CustomJob was cancelled."
+TUNING_CANCELLED_MESSAGE = "The HyperparameterTuningJob was cancelled."
+#: Why a trial has no final measurement (Trial.infeasible_reason).
+TRIAL_FAILED_REASON = "The trial's CustomJob failed: its replica workerpool0-0 exited with 1."
+TRIAL_STOPPED_REASON = "The trial was stopped: the HyperparameterTuningJob ended."
 
 #: Outcomes a script may give a job; CANCELLED comes only from CancelCustomJob.
 SCRIPTABLE_OUTCOMES = (
@@ -111,6 +144,8 @@ INJECTABLE_CODES = (
 )
 
 _CustomJobPb = custom_job_types.CustomJob.pb()
+_TuningJobPb = tuning_job_types.HyperparameterTuningJob.pb()
+_TrialPb = study_types.Trial.pb()
 _WorkerPoolSpecPb = custom_job_types.WorkerPoolSpec.pb()
 _JOB_STATE_PREFIX = "JOB_STATE_"
 _GRPC_WORKERS = 8
@@ -146,6 +181,48 @@ class Call(NamedTuple):
 
     method: str
     request: Message
+
+
+#: A trial metric: (the trial's parameters, metric ID, its goal) -> value, or None when
+#: the trial fails.
+TrialMetric = Callable[[dict[str, Any], str, str], "float | None"]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One kind of job resource: its message name and its resource name helpers."""
+
+    label: str
+    path: Callable[[str, str, str], str]
+    parse: Callable[[str], dict[str, str]]
+    template: str
+
+
+CUSTOM = _Kind(
+    "CustomJob",
+    JobServiceClient.custom_job_path,
+    JobServiceClient.parse_custom_job_path,
+    "projects/{project}/locations/{location}/customJobs/{custom_job}",
+)
+TUNING = _Kind(
+    "HyperparameterTuningJob",
+    JobServiceClient.hyperparameter_tuning_job_path,
+    JobServiceClient.parse_hyperparameter_tuning_job_path,
+    "projects/{project}/locations/{location}/hyperparameterTuningJobs/{hyperparameter_tuning_job}",
+)
+
+
+@dataclass
+class _TrialPlan:
+    """One trial of a tuning job: times are offsets from when the job started RUNNING."""
+
+    id: str
+    parameters: dict[str, Any]
+    start: float
+    end: float
+    #: The final measurement by metric ID; None for a trial that fails or is stopped.
+    metrics: dict[str, float] | None
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,6 +263,8 @@ class _JobRecord:
     number: int
     created_at: float
     script: _JobScript
+    kind: _Kind = CUSTOM
+    trials: list[_TrialPlan] = field(default_factory=list)
     cancel_at: float | None = None
     cancelled_at: float | None = None
     delete_operation: str | None = None
@@ -211,6 +290,83 @@ class _JobRecord:
         """The state at ``now`` and when the job entered it."""
         return [(at, state) for at, state in self.phases() if at <= now][-1]
 
+    @property
+    def running_at(self) -> float:
+        """When the job enters RUNNING (its trials' times count from here)."""
+        return self.created_at + self.script.queued_s + self.script.pending_s
+
+
+def default_trial_metric(
+    study_spec: dict[str, Any],
+) -> Callable[[dict[str, Any], str, str], float | None]:
+    """The fake's deterministic trial metric for a study (see the module docstring)."""
+    specs = _parameter_specs(study_spec.get("parameters") or [])
+
+    def metric(parameters: dict[str, Any], metric_id: str, goal: str) -> float | None:
+        distances = [
+            (unit_position(specs[pid], value) - TRIAL_METRIC_OPTIMUM) ** 2
+            for pid, value in parameters.items()
+            if pid in specs
+        ]
+        score = 1 - sum(distances) / len(distances) if distances else 1.0
+        return 1 - score if goal == "MINIMIZE" else score
+
+    return metric
+
+
+def _parameter_specs(specs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every ParameterSpec (conditional ones too) by parameter ID."""
+    found: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        found.setdefault(spec["parameterId"], spec)
+        children = [c["parameterSpec"] for c in spec.get("conditionalParameterSpecs") or []]
+        for pid, child in _parameter_specs(children).items():
+            found.setdefault(pid, child)
+    return found
+
+
+def _plan_trials(
+    job: Message, seed: int, trial_s: float, trial_metric: TrialMetric | None
+) -> tuple[list[_TrialPlan], float, bool]:
+    """Plan a tuning job's trials: (trials, how long they run in all, whether it fails).
+
+    hyperparameter_tuning_job.proto: at most parallel_trial_count at once, max_trial_count
+    in all; the job fails once max_failed_trial_count trials have failed ("the number of
+    failed Trials that need to be seen before failing"); 0 lets "Vertex AI decide": here,
+    the job fails only when no trial succeeds.
+    """
+    study_spec = json_format.MessageToDict(job.study_spec)
+    metric = trial_metric or default_trial_metric(study_spec)
+    metrics = [(m["metricId"], m.get("goal", "MAXIMIZE")) for m in study_spec.get("metrics", [])]
+    suggester = Suggester(study_spec, seed)
+    parallel = max(job.parallel_trial_count, 1)
+    limit = job.max_failed_trial_count or None
+    planned: list[_TrialPlan] = []
+    running: list[_TrialPlan] = []
+    now, failed = 0.0, 0
+    while True:
+        while len(running) < parallel and len(planned) < job.max_trial_count:
+            point = suggester.suggest()
+            if point is None:
+                break
+            values = {mid: metric(dict(point), mid, goal) for mid, goal in metrics}
+            measured = None if any(v is None for v in values.values()) else values
+            trial = _TrialPlan(str(len(planned) + 1), dict(point), now, now + trial_s, measured)
+            planned.append(trial)
+            running.append(trial)
+        if not running:
+            break
+        now = min(t.end for t in running)
+        finished = [t for t in running if t.end <= now]
+        running = [t for t in running if t.end > now]
+        failed += sum(1 for t in finished if t.metrics is None)
+        if limit is not None and failed >= limit:
+            for trial in running:
+                trial.end, trial.stopped = now, True
+            return planned, now, True
+    succeeded = any(t.metrics is not None for t in planned)
+    return planned, now, not succeeded
+
 
 @dataclass
 class _OperationRecord:
@@ -224,7 +380,10 @@ class FakeVertex:
 
     ``FakeVertex(queued_s=..., pending_s=..., run_s=...)`` sets every job's phase
     durations; ``script`` overrides them, and the outcome, for the jobs it matches;
-    ``fail_next`` injects errors. ``calls`` and ``jobs`` show what happened.
+    ``fail_next`` injects errors. ``calls``, ``jobs`` and ``tuning_jobs`` show what
+    happened. Tuning jobs run trials of ``trial_s`` seconds whose metric is
+    ``trial_metric`` (default: ``default_trial_metric``); ``script`` sets their queued
+    and pending times, never their outcome (that comes from the trials).
     """
 
     def __init__(
@@ -235,6 +394,8 @@ class FakeVertex:
         run_s: float = DEFAULT_RUN_S,
         cancel_s: float = DEFAULT_CANCEL_S,
         delete_s: float = DEFAULT_DELETE_S,
+        trial_s: float = DEFAULT_TRIAL_S,
+        trial_metric: TrialMetric | None = None,
         port: int = 0,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -243,6 +404,8 @@ class FakeVertex:
         )
         self._cancel_s = cancel_s
         self._delete_s = delete_s
+        self._trial_s = trial_s
+        self._trial_metric = trial_metric
         self._port = port
         self._clock = clock
         self._lock = threading.Lock()
@@ -366,13 +529,27 @@ class FakeVertex:
 
     @property
     def jobs(self) -> dict[str, custom_job_types.CustomJob]:
-        """The jobs that exist now (not deleted), by resource name, as a client sees them."""
+        """The custom jobs that exist now (not deleted), by resource name, as a client
+        sees them."""
         with self._lock:
             now = self._clock()
             self._forget_deleted(now)
             return {
                 name: custom_job_types.CustomJob.wrap(self._render(record, now))
                 for name, record in self._jobs.items()
+                if record.kind is CUSTOM
+            }
+
+    @property
+    def tuning_jobs(self) -> dict[str, tuning_job_types.HyperparameterTuningJob]:
+        """The hyperparameter tuning jobs that exist now, by resource name, with trials."""
+        with self._lock:
+            now = self._clock()
+            self._forget_deleted(now)
+            return {
+                name: tuning_job_types.HyperparameterTuningJob.wrap(self._render(record, now))
+                for name, record in self._jobs.items()
+                if record.kind is TUNING
             }
 
     # -- gRPC plumbing ---------------------------------------------------------------
@@ -393,17 +570,42 @@ class FakeVertex:
             "ListCustomJobs": (
                 JOB_SERVICE,
                 job_service.ListCustomJobsRequest.pb(),
-                self._list_custom_jobs,
+                functools.partial(self._list_jobs, kind=CUSTOM),
             ),
             "CancelCustomJob": (
                 JOB_SERVICE,
                 job_service.CancelCustomJobRequest.pb(),
-                self._cancel_custom_job,
+                functools.partial(self._cancel_job, kind=CUSTOM),
             ),
             "DeleteCustomJob": (
                 JOB_SERVICE,
                 job_service.DeleteCustomJobRequest.pb(),
-                self._delete_custom_job,
+                functools.partial(self._delete_job, kind=CUSTOM),
+            ),
+            "CreateHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.CreateHyperparameterTuningJobRequest.pb(),
+                self._create_tuning_job,
+            ),
+            "GetHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.GetHyperparameterTuningJobRequest.pb(),
+                self._get_tuning_job,
+            ),
+            "ListHyperparameterTuningJobs": (
+                JOB_SERVICE,
+                job_service.ListHyperparameterTuningJobsRequest.pb(),
+                functools.partial(self._list_jobs, kind=TUNING),
+            ),
+            "CancelHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.CancelHyperparameterTuningJobRequest.pb(),
+                functools.partial(self._cancel_job, kind=TUNING),
+            ),
+            "DeleteHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.DeleteHyperparameterTuningJobRequest.pb(),
+                functools.partial(self._delete_job, kind=TUNING),
             ),
             "GetOperation": (
                 OPERATIONS_SERVICE,
@@ -497,9 +699,51 @@ class FakeVertex:
         # REST projects.locations.customJobs.get: NOT_FOUND for a job that does not exist.
         return self._render(self._record(request.name), self._clock())
 
-    def _list_custom_jobs(self, request: Message) -> Message:
+    def _create_tuning_job(self, request: Message) -> Message:
+        # job_service.proto CreateHyperparameterTuningJob: returns the job itself, as
+        # CreateCustomJob does; its trials are planned here and appear as time passes.
+        location = _parse_location(request.parent)
+        _validate_tuning_job(request.hyperparameter_tuning_job)
+        now = self._clock()
+        number = self._take_number()
+        job = _TuningJobPb()
+        job.CopyFrom(request.hyperparameter_tuning_job)
+        # hyperparameter_tuning_job.proto: name, trials, state, times and error are
+        # OUTPUT_ONLY.
+        for output_only in ("trials", "state", "start_time", "end_time", "update_time", "error"):
+            job.ClearField(output_only)
+        job.name = TUNING.path(location["project"], location["location"], str(number))
+        job.create_time.CopyFrom(_timestamp(now))
+        wrapped = tuning_job_types.HyperparameterTuningJob.wrap(job)
+        scripted = next(
+            (s for s in reversed(self._scripts) if s.match(wrapped)), self._default_script
+        )
+        trials, run_s, fails = _plan_trials(job, number, self._trial_s, self._trial_metric)
+        failed = sum(1 for t in trials if t.metrics is None and not t.stopped)
+        script = _JobScript(
+            match=scripted.match,
+            queued_s=scripted.queued_s,
+            pending_s=scripted.pending_s,
+            run_s=run_s,
+            outcome=states.FAILED if fails else states.SUCCEEDED,
+            error_code=code_pb2.FAILED_PRECONDITION,
+            error_message=f"{failed} of the job's trials failed.",
+        )
+        record = _JobRecord(
+            job=job, number=number, created_at=now, script=script, kind=TUNING, trials=trials
+        )
+        self._jobs[job.name] = record
+        return self._render(record, now)
+
+    def _get_tuning_job(self, request: Message) -> Message:
+        # REST projects.locations.hyperparameterTuningJobs.get.
+        return self._render(self._record(request.name, TUNING), self._clock())
+
+    def _list_jobs(self, request: Message, kind: _Kind) -> Message:
         # job_service.proto ListCustomJobsRequest.filter (AIP-160): display_name, state
-        # and labels.KEY, joined with AND; page_size / page_token as in AIP-158.
+        # and labels.KEY, joined with AND; page_size / page_token as in AIP-158. The same
+        # for ListHyperparameterTuningJobsRequest, whose response leaves out the jobs'
+        # trials ("HyperparameterTuningJob.trials of the jobs will be not be returned").
         location = _parse_location(request.parent)
         parent = JobServiceClient.common_location_path(location["project"], location["location"])
         matches = _parse_filter(request.filter)
@@ -514,21 +758,30 @@ class FakeVertex:
         rendered = (
             (record.number, self._render(record, now))
             for record in records
-            if record.job.name.startswith(parent + "/") and (after is None or record.number < after)
+            if record.kind is kind
+            and record.job.name.startswith(parent + "/")
+            and (after is None or record.number < after)
         )
         selected = [(number, job) for number, job in rendered if all(m(job) for m in matches)]
         page = selected[:page_size]
-        response = job_service.ListCustomJobsResponse.pb()()
-        response.custom_jobs.extend(job for _, job in page)
+        if kind is TUNING:
+            response = job_service.ListHyperparameterTuningJobsResponse.pb()()
+            for _, job in page:
+                job.ClearField("trials")
+            response.hyperparameter_tuning_jobs.extend(job for _, job in page)
+        else:
+            response = job_service.ListCustomJobsResponse.pb()()
+            response.custom_jobs.extend(job for _, job in page)
         if len(selected) > page_size:
             response.next_page_token = str(page[-1][0])
         return response
 
-    def _cancel_custom_job(self, request: Message) -> Message:
-        # job_service.proto CancelCustomJob: "Starts asynchronous cancellation ... best
-        # effort"; on success the job is kept, with state CANCELLED and an error whose
-        # code is 1 (Code.CANCELLED). Returns google.protobuf.Empty.
-        record = self._record(request.name)
+    def _cancel_job(self, request: Message, kind: _Kind) -> Message:
+        # job_service.proto CancelCustomJob / CancelHyperparameterTuningJob: "Starts
+        # asynchronous cancellation ... best effort"; on success the job is kept, with
+        # state CANCELLED and an error whose code is 1 (Code.CANCELLED). Returns
+        # google.protobuf.Empty.
+        record = self._record(request.name, kind)
         now = self._clock()
         _, state = record.state_at(now)
         if state in states.TERMINAL_STATES:
@@ -537,7 +790,7 @@ class FakeVertex:
             # error; Vertex refuses to cancel a job that has already ended.
             raise _RpcError(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"Cannot cancel CustomJob {record.job.name} in state "
+                f"Cannot cancel {kind.label} {record.job.name} in state "
                 f"{_JOB_STATE_PREFIX}{state}: the job has already ended.",
             )
         if state != states.CANCELLING:
@@ -545,10 +798,11 @@ class FakeVertex:
             record.cancelled_at = now + self._cancel_s
         return empty_pb2.Empty()
 
-    def _delete_custom_job(self, request: Message) -> Message:
-        # job_service.proto DeleteCustomJob: a google.longrunning.Operation with
-        # DeleteOperationMetadata and an Empty response; the job is gone once it is done.
-        record = self._record(request.name)
+    def _delete_job(self, request: Message, kind: _Kind) -> Message:
+        # job_service.proto DeleteCustomJob / DeleteHyperparameterTuningJob: a
+        # google.longrunning.Operation with DeleteOperationMetadata and an Empty response;
+        # the job is gone once it is done.
+        record = self._record(request.name, kind)
         now = self._clock()
         if record.delete_operation is not None:
             return self._render_operation(self._operations[record.delete_operation], now)
@@ -559,10 +813,10 @@ class FakeVertex:
             # job_service.proto says outright of DeleteBatchPredictionJob.
             raise _RpcError(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"CustomJob {record.job.name} is in state {_JOB_STATE_PREFIX}{state} "
+                f"{kind.label} {record.job.name} is in state {_JOB_STATE_PREFIX}{state} "
                 "and cannot be deleted: cancel it and wait for it to end first.",
             )
-        parts = JobServiceClient.parse_custom_job_path(record.job.name)
+        parts = kind.parse(record.job.name)
         parent = JobServiceClient.common_location_path(parts["project"], parts["location"])
         operation = _OperationRecord(
             name=f"{parent}/operations/{self._take_number()}",
@@ -591,16 +845,15 @@ class FakeVertex:
         self._next_number += 1
         return number
 
-    def _record(self, name: str) -> _JobRecord:
-        if not JobServiceClient.parse_custom_job_path(name):
+    def _record(self, name: str, kind: _Kind = CUSTOM) -> _JobRecord:
+        if not kind.parse(name):
             raise _RpcError(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                f"Invalid CustomJob resource name {name!r}: expected "
-                "projects/{project}/locations/{location}/customJobs/{custom_job}.",
+                f"Invalid {kind.label} resource name {name!r}: expected {kind.template}.",
             )
         record = self._jobs.get(name)
-        if record is None:
-            raise _RpcError(grpc.StatusCode.NOT_FOUND, f"CustomJob {name} is not found.")
+        if record is None or record.kind is not kind:
+            raise _RpcError(grpc.StatusCode.NOT_FOUND, f"{kind.label} {name} is not found.")
         return record
 
     def _forget_deleted(self, now: float) -> None:
@@ -614,9 +867,10 @@ class FakeVertex:
             del self._jobs[name]
 
     def _render(self, record: _JobRecord, now: float) -> Message:
-        """The job as GetCustomJob returns it at ``now`` (custom_job.proto output fields)."""
+        """The job as GetCustomJob (or GetHyperparameterTuningJob) returns it at ``now``
+        (the output fields of custom_job.proto / hyperparameter_tuning_job.proto)."""
         entered_at, state = record.state_at(now)
-        job = _CustomJobPb()
+        job = _CustomJobPb() if record.kind is CUSTOM else _TuningJobPb()
         job.CopyFrom(record.job)
         job.state = JobState[_JOB_STATE_PREFIX + state]
         job.update_time.CopyFrom(_timestamp(entered_at))
@@ -637,10 +891,11 @@ class FakeVertex:
                 )
             )
         elif state == states.CANCELLED:
-            job.error.CopyFrom(
-                status_pb2.Status(code=code_pb2.CANCELLED, message=CANCELLED_MESSAGE)
-            )
-        if state == states.RUNNING and job.job_spec.enable_web_access:
+            message = CANCELLED_MESSAGE if record.kind is CUSTOM else TUNING_CANCELLED_MESSAGE
+            job.error.CopyFrom(status_pb2.Status(code=code_pb2.CANCELLED, message=message))
+        if record.kind is TUNING:
+            job.trials.extend(_render_trials(record, now))
+        elif state == states.RUNNING and job.job_spec.enable_web_access:
             job.web_access_uris.update(_web_access_uris(job))
         return job
 
@@ -656,6 +911,115 @@ class FakeVertex:
         if done:
             result.response.Pack(empty_pb2.Empty())
         return result
+
+
+# -- trials (HyperparameterTuningJob) ---------------------------------------------------
+
+
+def _render_trials(record: _JobRecord, now: float) -> list[Message]:
+    """The trials that have started by ``now`` (study.proto Trial): ACTIVE while running,
+    SUCCEEDED with a final measurement, or INFEASIBLE when failed or stopped; STOPPING
+    while the job is being cancelled."""
+    base = record.running_at
+    cancel_at = record.cancel_at if record.cancel_at is not None else float("inf")
+    cancelled_at = record.cancelled_at if record.cancelled_at is not None else float("inf")
+    rendered = []
+    for plan in record.trials:
+        start = base + plan.start
+        if start > now or start >= cancel_at:
+            continue
+        trial = _TrialPb(id=plan.id)
+        trial.start_time.CopyFrom(_timestamp(start))
+        for pid, value in plan.parameters.items():
+            parameter = trial.parameters.add(parameter_id=pid)
+            if isinstance(value, str):
+                parameter.value.CopyFrom(struct_pb2.Value(string_value=value))
+            else:
+                parameter.value.CopyFrom(struct_pb2.Value(number_value=float(value)))
+        end = base + plan.end
+        if end <= now and end <= cancel_at:
+            trial.end_time.CopyFrom(_timestamp(end))
+            if plan.metrics is not None and not plan.stopped:
+                trial.state = _TrialPb.State.SUCCEEDED
+                measurement = trial.final_measurement
+                measurement.step_count = 1
+                for metric_id, value in plan.metrics.items():
+                    measurement.metrics.add(metric_id=metric_id, value=value)
+            else:
+                trial.state = _TrialPb.State.INFEASIBLE
+                trial.infeasible_reason = (
+                    TRIAL_STOPPED_REASON if plan.stopped else TRIAL_FAILED_REASON
+                )
+        elif cancel_at <= now < cancelled_at:
+            trial.state = _TrialPb.State.STOPPING
+        elif cancelled_at <= now:
+            trial.state = _TrialPb.State.INFEASIBLE
+            trial.end_time.CopyFrom(_timestamp(cancelled_at))
+            trial.infeasible_reason = TRIAL_STOPPED_REASON
+        else:
+            trial.state = _TrialPb.State.ACTIVE
+        rendered.append(trial)
+    return rendered
+
+
+def _validate_tuning_job(job: Message) -> None:
+    """Raise INVALID_ARGUMENT listing every rule of hyperparameter_tuning_job.proto and
+    study.proto the job breaks (required fields, counts, grid search parameter types),
+    and those of its trial job spec as for a CustomJob."""
+    problems = list(_tuning_job_problems(job))
+    if problems:
+        listed = "".join(
+            f"{index}.Field: {field}; Message: {message}\t"
+            for index, (field, message) in enumerate(problems, start=1)
+        )
+        raise _RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"List of found errors:\t{listed}")
+
+
+def _tuning_job_problems(job: Message) -> Iterator[tuple[str, str]]:
+    prefix = "hyperparameter_tuning_job"
+    if not job.display_name:
+        yield f"{prefix}.display_name", "Required field is not set."
+    elif len(job.display_name) > MAX_DISPLAY_NAME_CHARS:
+        yield (
+            f"{prefix}.display_name",
+            f"The display name must be at most {MAX_DISPLAY_NAME_CHARS} characters long.",
+        )
+    # max_trial_count, parallel_trial_count: "Required".
+    for count in ("max_trial_count", "parallel_trial_count"):
+        if getattr(job, count) <= 0:
+            yield f"{prefix}.{count}", "Required field must be a positive number."
+    if job.max_failed_trial_count < 0:
+        yield f"{prefix}.max_failed_trial_count", "Must not be negative."
+    yield from _study_spec_problems(f"{prefix}.study_spec", job.study_spec)
+    pools = job.trial_job_spec.worker_pool_specs
+    if not pools:
+        yield f"{prefix}.trial_job_spec.worker_pool_specs", "Required field is not set."
+    for index, pool in enumerate(pools):
+        field_name = f"{prefix}.trial_job_spec.worker_pool_specs[{index}]"
+        if pool == _WorkerPoolSpecPb():
+            if index == 0:
+                yield field_name, "The first worker pool spec (the primary replica) must be set."
+            continue
+        yield from _worker_pool_problems(field_name, index, pool)
+    yield from _label_problems(job.labels, prefix)
+
+
+def _study_spec_problems(prefix: str, study: Message) -> Iterator[tuple[str, str]]:
+    # study.proto StudySpec: metrics and parameters are "Required".
+    if not study.metrics:
+        yield f"{prefix}.metrics", "Required field is not set."
+    if not study.parameters:
+        yield f"{prefix}.parameters", "Required field is not set."
+    grid = study.algorithm == study_types.StudySpec.Algorithm.GRID_SEARCH
+    for index, spec in enumerate(study.parameters):
+        field_name = f"{prefix}.parameters[{index}]"
+        kind = spec.WhichOneof("parameter_value_spec")
+        if kind is None:
+            yield field_name, "One of the parameter value specs must be set."
+        elif grid and kind == "double_value_spec":
+            # study.proto Algorithm.GRID_SEARCH: "all parameters must be INTEGER,
+            # CATEGORICAL, or DISCRETE".
+            yield field_name, "Grid search does not support DOUBLE parameters."
 
 
 # -- validation (CreateCustomJob) -------------------------------------------------------
@@ -733,20 +1097,22 @@ def _worker_pool_problems(field: str, index: int, pool: Message) -> Iterator[tup
         yield f"{field}.replica_count", "The replica count must be at least 1."
 
 
-def _label_problems(labels: dict[str, str]) -> Iterator[tuple[str, str]]:
+def _label_problems(
+    labels: dict[str, str], prefix: str = "custom_job"
+) -> Iterator[tuple[str, str]]:
     if len(labels) > MAX_LABELS:
-        yield "custom_job.labels", f"At most {MAX_LABELS} labels are allowed."
+        yield f"{prefix}.labels", f"At most {MAX_LABELS} labels are allowed."
     for key, value in sorted(labels.items()):
         key_ok = 1 <= len(key) <= MAX_LABEL_CHARS and _is_label_start(key[0])
         if not key_ok or not all(_is_label_char(c) for c in key):
             yield (
-                f"custom_job.labels[{key!r}]",
+                f"{prefix}.labels[{key!r}]",
                 "Label keys must be 1-63 characters, start with a lowercase letter and "
                 "contain only lowercase letters, digits, '_' and '-'.",
             )
         if len(value) > MAX_LABEL_CHARS or not all(_is_label_char(c) for c in value):
             yield (
-                f"custom_job.labels[{key!r}]",
+                f"{prefix}.labels[{key!r}]",
                 "Label values must be at most 63 characters of lowercase letters, digits, "
                 "'_' and '-'.",
             )
@@ -890,6 +1256,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="how long each job stays RUNNING ('inf': until cancelled)",
     )
     parser.add_argument(
+        "--trial-seconds",
+        type=float,
+        default=DEFAULT_TRIAL_S,
+        help="how long each trial of a hyperparameter tuning job runs",
+    )
+    parser.add_argument(
         "--script",
         type=_parse_script,
         action="append",
@@ -909,6 +1281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         queued_s=args.queued_seconds,
         pending_s=args.pending_seconds,
         run_s=args.run_seconds,
+        trial_s=args.trial_seconds,
         port=args.port,
     )
     for display_name, outcome, run_s in args.script:
