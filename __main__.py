@@ -20,6 +20,7 @@ from provider.config import (
     platform_settings,
     stack_settings,
     trainer_packages,
+    warn_about,
 )
 from provider.platform import (
     TrainingPlatform,
@@ -50,6 +51,7 @@ component = (
 )
 packages = trainer_packages(job_config, stack, platform, project_dir)
 package_objects = upload_packages(packages.uploads, platform, component, project_dir)
+warn_about(packages.configs, stack)
 
 jobs = {
     name: job_resource(

@@ -91,6 +91,16 @@ def trainer_packages(
     return plan
 
 
+def warn_about(jobs: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """Show at preview what the spec warns about (legacy settings, images near their end
+    of support). Mistakes are left to each job's check, which reports them by key."""
+    stack = spec.StackSettings(**settings)
+    for name, job in jobs.items():
+        with contextlib.suppress(SpecError):
+            for warning in spec.parse_job(name, job, stack).warnings:
+                pulumi.log.warn(warning)
+
+
 def connection_settings(api_endpoint: str | None, project_dir: Path) -> dict[str, Any]:
     """How this machine reaches the backends: kept in state, never a reason to resubmit."""
     return {

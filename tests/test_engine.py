@@ -208,6 +208,22 @@ class TestVertexStack:
             assert methods.index("CancelCustomJob") < methods.index("DeleteCustomJob")
             assert fake.jobs == {}
 
+    def test_legacy_settings_without_equivalent_are_warned_at_preview(
+        self, project: Project
+    ) -> None:
+        """A legacy trainingInput setting Vertex has no equivalent for is named at preview."""
+        with FakeVertex() as fake:
+            legacy = {
+                "training_input": {
+                    "scaleTier": "BASIC",
+                    "masterConfig": {"imageUri": "us-docker.pkg.dev/test-project/repo/t:1"},
+                    "scheduling": {"priority": 5},
+                }
+            }
+            project.write_stack(vertex_stack(fake, old=legacy))
+            result = project.run("preview").check()
+            assert "vertex-training:jobs.old.training_input.scheduling.priority" in result.output
+
     def test_engine_killed_after_submission_leaves_one_job(self, project: Project) -> None:
         """A rerun after the engine was killed mid-create adopts the job it had submitted."""
         with FakeVertex(run_s=3.0) as fake:
