@@ -15,7 +15,22 @@ User mistakes in a stack config are reported to Pulumi as check failures built f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+#: How pydantic's error types read to someone editing a stack config.
+TYPE_MESSAGES: Mapping[str, str] = {
+    "string_type": "must be text; quote it in YAML",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list, like [a, b]",
+    "dict_type": "must be a mapping of key: value lines",
+    "model_type": "must be a mapping of key: value lines",
+    "model_attributes_type": "must be a mapping of key: value lines",
+}
 
 
 class VertexTrainingError(Exception):

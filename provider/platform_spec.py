@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from provider import catalog
+from provider.errors import TYPE_MESSAGES as _TYPE_MESSAGES
 from provider.errors import Issue
 
 __all__ = [
@@ -483,19 +484,6 @@ def _deployers(value: str | list[str] | None) -> tuple[tuple[str, ...], list[Iss
                 )
             )
     return tuple(members), issues
-
-
-_TYPE_MESSAGES: Mapping[str, str] = {
-    "string_type": "must be text; quote it in YAML",
-    "int_type": "must be a whole number",
-    "int_parsing": "must be a whole number",
-    "int_from_float": "must be a whole number",
-    "bool_type": "must be true or false",
-    "bool_parsing": "must be true or false",
-    "list_type": "must be a list, like [a, b]",
-    "model_type": "must be a mapping of key: value lines",
-    "model_attributes_type": "must be a mapping of key: value lines",
-}
 
 
 def _issues_from(exc: ValidationError) -> list[Issue]:

@@ -47,6 +47,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from provider import catalog, images, legacy, platform_spec
+from provider.errors import TYPE_MESSAGES as _TYPE_MESSAGES
 from provider.errors import Issue, SpecError
 
 __all__ = [
@@ -985,19 +986,6 @@ class JobSpec(_SpecModel):
 
 
 # ------------------------------------------------------- pydantic errors -> stack issues
-
-_TYPE_MESSAGES: Mapping[str, str] = {
-    "string_type": "must be text; quote it in YAML",
-    "int_type": "must be a whole number",
-    "int_parsing": "must be a whole number",
-    "int_from_float": "must be a whole number",
-    "bool_type": "must be true or false",
-    "bool_parsing": "must be true or false",
-    "list_type": "must be a list, like [a, b]",
-    "dict_type": "must be a mapping of key: value lines",
-    "model_type": "must be a mapping of key: value lines",
-    "model_attributes_type": "must be a mapping of key: value lines",
-}
 
 
 def _unwrap(annotation: Any) -> Any:

@@ -26,6 +26,25 @@ VENV = REPO / ".venv"
 COMMAND_TIMEOUT_S = 300
 
 
+def local_stack(**jobs: dict[str, Any]) -> dict[str, Any]:
+    """Stack config keys for these jobs on the local backend."""
+    return {
+        "vertex-training:backend": "local",
+        "gcp:region": "us-central1",
+        "vertex-training:jobs": jobs,
+    }
+
+
+def vertex_stack(fake: Any, **jobs: dict[str, Any]) -> dict[str, Any]:
+    """Stack config keys for these jobs on Vertex AI, reached at the fake service."""
+    return {
+        "gcp:project": "test-project",
+        "gcp:region": "us-central1",
+        "vertex-training:apiEndpoint": fake.address,
+        "vertex-training:jobs": jobs,
+    }
+
+
 def tools_missing() -> str | None:
     """Why the engine tests cannot run, or None when they can."""
     if not (TOOLS_BIN / "pulumi").exists():

@@ -18,7 +18,7 @@ import pytest
 
 from provider.backends.local import LocalBackend
 from provider.testing.fake_vertex import FakeVertex
-from tests.engine import Project, tools_missing
+from tests.engine import Project, local_stack, tools_missing, vertex_stack
 
 pytestmark = [
     pytest.mark.engine,
@@ -70,23 +70,6 @@ FAKE_STUDY: dict[str, Any] = {
     "max_trials": 4,
     "parallel_trials": 2,
 }
-
-
-def local_stack(**jobs: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "vertex-training:backend": "local",
-        "gcp:region": "us-central1",
-        "vertex-training:jobs": jobs,
-    }
-
-
-def vertex_stack(fake: FakeVertex, **jobs: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "gcp:project": "test-project",
-        "gcp:region": "us-central1",
-        "vertex-training:apiEndpoint": fake.address,
-        "vertex-training:jobs": jobs,
-    }
 
 
 def fake_tuning_job(display_name: str, wait: str = "succeeded") -> dict[str, Any]:
