@@ -98,8 +98,10 @@ DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
 
 #: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
 SECRET_PLACEHOLDER = "[secret]"
-#: Label keys the provider sets on every job; users may not set them.
-PROVIDER_LABEL_KEYS = ("pulumi-resource", "pulumi-stack", "vertex-training-key")
+#: The label that carries a job's `rerun` value: changing it submits the job again.
+RERUN_LABEL = "vertex-training-rerun"
+#: Label keys the provider sets on jobs; users may not set them.
+PROVIDER_LABEL_KEYS = ("pulumi-resource", "pulumi-stack", "vertex-training-key", RERUN_LABEL)
 MAX_LABELS = 64
 MAX_LABEL_CHARS = 63
 RESERVED_LABEL_PREFIX = "goog"
@@ -495,6 +497,28 @@ def _wait_before(value: Any) -> Any:
 
 
 NonEmptyText = Annotated[str, AfterValidator(_non_empty)]
+
+
+def _rerun_before(value: Any) -> Any:
+    """`rerun` is a label value: a number or lowercase text (letters, digits, _ and -).
+
+    Whole numbers may arrive as floats (2.0): Pulumi carries numbers as doubles.
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if (
+        not isinstance(text, str)
+        or not 0 < len(text) <= MAX_LABEL_CHARS
+        or not _label_text_ok(text, first_letter=False)
+    ):
+        raise _invalid(
+            "must be a number or up to 63 lowercase letters, digits, '_' or '-' "
+            "(it becomes a label); write e.g. rerun: 2"
+        )
+    return text
+
+
 TextList = Annotated[list[str], BeforeValidator(_text_list_before)]
 Duration = Annotated[int, BeforeValidator(_duration_before)]
 PositiveDuration = Annotated[
@@ -710,6 +734,8 @@ class JobConfig(_PoolConfig):
     experiment_run: ContextName | None = None
     wait: Annotated[WaitConfig | None, BeforeValidator(_wait_before)] = None
     adopt: NonEmptyText | None = None
+    #: Any label value; changing it submits the job again with nothing else changed.
+    rerun: Annotated[str, BeforeValidator(_rerun_before)] | None = None
     #: Makes the job a hyperparameter tuning job; validated by ``provider.study``.
     study: Any = None
     # Issue 4: a legacy AI Platform Training block (translated by provider.legacy before
@@ -1165,7 +1191,14 @@ class _JobResolver:
             tensorboard=tensorboard,
             enable_web_access=config.enable_web_access,
             enable_dashboard_access=config.enable_dashboard_access,
-            labels=dict(sorted((config.labels or {}).items())),
+            labels=dict(
+                sorted(
+                    {
+                        **(config.labels or {}),
+                        **({RERUN_LABEL: config.rerun} if config.rerun is not None else {}),
+                    }.items()
+                )
+            ),
             kms_key=config.kms_key,
             persistent_resource_id=config.persistent_resource_id,
             experiment=config.experiment,

@@ -72,6 +72,13 @@ LABEL_VALUE_MAX = 63
 STOP_TIMEOUT_S = 600.0
 STOP_POLL_S = 2.0
 
+#: Jobs that a create in this process took over instead of submitting. The provider
+#: host is one process for a whole `pulumi up`; when a replacement takes over the very
+#: job it replaces (`pulumi up --replace` of an unchanged job: same identity label),
+#: deleting the old resource must not delete the job the new one now tracks. Module
+#: state of the host process: never part of the pickled provider.
+_TAKEN_OVER: set[str] = set()
+
 #: Outputs every TrainingJob has, besides its inputs.
 OUTPUT_KEYS = (
     "resource_name",
@@ -232,7 +239,11 @@ class TrainingJobProvider(ResourceProvider):
                     "which does not exist; remove `adopt` to submit a new job"
                 )
         else:
-            status = _find_submitted(backend, body) or _submit(backend, body)
+            status = _find_submitted(backend, body)
+            if status is None:
+                status = _submit(backend, body)
+            else:
+                _TAKEN_OVER.add(status.name)
         outs = {**inputs, **self.outputs(status, backend, inputs["request"])}
         return CreateResult(status.name, outs)
 
@@ -255,7 +266,7 @@ class TrainingJobProvider(ResourceProvider):
         return UpdateResult({**inputs, **self.outputs(status, backend, inputs["request"])})
 
     def delete(self, id_: str, props: Any) -> None:
-        if not id_:
+        if not id_ or id_ in _TAKEN_OVER:
             return
         backend = _connect(self._inputs(props))
         stop(backend, id_)

@@ -191,6 +191,26 @@ class TestVertexStack:
             assert methods.index("CancelCustomJob") < methods.index("DeleteCustomJob")
             assert fake.jobs == {}
 
+    def test_rerun_submits_again_and_a_forced_replace_loses_nothing(self, project: Project) -> None:
+        """Bumping `rerun` submits a new job; `--replace` of an unchanged job keeps it."""
+        with FakeVertex() as fake:
+            project.write_stack(vertex_stack(fake, train=container_job("train")))
+            project.up().check()
+            first = project.jobs_in_state()["train"]["id"]
+
+            urn = (
+                "urn:pulumi:test::vertex-training::pulumi-python:dynamic/vertex:TrainingJob::train"
+            )
+            project.run("up", "--yes", "--skip-preview", "--replace", urn).check()
+            assert project.jobs_in_state()["train"]["id"] == first
+            assert first in fake.jobs
+
+            project.write_stack(vertex_stack(fake, train={**container_job("train"), "rerun": 2}))
+            project.up().check()
+            second = project.jobs_in_state()["train"]["id"]
+            assert second != first
+            assert list(fake.jobs) == [second]
+
     def test_legacy_settings_without_equivalent_are_warned_at_preview(
         self, project: Project
     ) -> None:

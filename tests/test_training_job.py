@@ -134,6 +134,14 @@ class TestDiff:
         diff = TrainingJobProvider().diff("id", old, new)
         assert diff.changes is True and diff.replaces == []
 
+    def test_a_new_rerun_value_replaces(self) -> None:
+        """`rerun` changes the request's labels, so the job is submitted again."""
+        old = checked(None, {"image": IMAGE, "rerun": 1})
+        new = checked(None, {"image": IMAGE, "rerun": 2})
+        diff = TrainingJobProvider().diff("id", old, new)
+        assert diff.replaces == ["request", "rerun"]
+        assert new["request"]["labels"] == {"vertex-training-rerun": "2"}
+
     def test_writing_out_a_default_does_not_resubmit(self) -> None:
         """Spelling out the default machine changes no request, so it is not a replace."""
         old = checked(None, {"image": IMAGE})
@@ -173,6 +181,15 @@ class TestCreate:
         result = TrainingJobProvider().create(inputs)
         assert result.id == earlier.name
         assert creates(fake) == 1
+
+    def test_replacing_a_job_with_itself_keeps_it(self, fake: FakeVertex) -> None:
+        """A forced replace of an unchanged job takes the job over; the delete keeps it."""
+        provider = TrainingJobProvider()
+        old = provider.create(checked(fake, {"image": IMAGE}))
+        new = provider.create(checked(fake, {"image": IMAGE}))
+        provider.delete(old.id, old.outs)
+        assert new.id == old.id
+        assert list(fake.jobs) == [old.id]
 
     def test_a_create_that_timed_out_after_acting_is_adopted(self, fake: FakeVertex) -> None:
         """DEADLINE_EXCEEDED after the server created the job leaves exactly one job."""
