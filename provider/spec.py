@@ -99,9 +99,9 @@ DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
 #: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
 SECRET_PLACEHOLDER = "[secret]"
 #: The label that carries a job's `rerun` value: changing it submits the job again.
-RERUN_LABEL = "vertex-training-rerun"
+RERUN_LABEL = "vertex_training_rerun"
 #: Label keys the provider sets on jobs; users may not set them.
-PROVIDER_LABEL_KEYS = ("pulumi-resource", "pulumi-stack", "vertex-training-key", RERUN_LABEL)
+PROVIDER_LABEL_KEYS = ("pulumi_resource", "pulumi_stack", "vertex_training_key", RERUN_LABEL)
 MAX_LABELS = 64
 MAX_LABEL_CHARS = 63
 RESERVED_LABEL_PREFIX = "goog"

@@ -60,9 +60,12 @@ UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 ENGINE_KEYS = ("__provider",)
 
 #: Label that ties a job to its stack, resource and request (see ``identity_label``).
-IDENTITY_LABEL = "vertex-training-key"
-STACK_LABEL = "pulumi-stack"
-RESOURCE_LABEL = "pulumi-resource"
+#: The provider's label keys use underscores, not hyphens: ListCustomJobs looks them up
+#: in a filter (``labels.KEY="VALUE"``), where a key of letters, digits and underscores
+#: is a plain field name.
+IDENTITY_LABEL = "vertex_training_key"
+STACK_LABEL = "pulumi_stack"
+RESOURCE_LABEL = "pulumi_resource"
 #: Length of the request hash kept in the identity label (hex digits).
 IDENTITY_HASH_LEN = 40
 #: GCP label values: at most 63 lowercase letters, digits, '_' or '-'.

@@ -187,7 +187,7 @@ class TestVertexTuning:
             metrics = [t["final_metric"] for t in sweep["trials"]]
             assert sweep["best_trial"]["final_metric"] == max(metrics)
             [job] = fake.tuning_jobs.values()
-            assert job.labels["pulumi-resource"] == "sweep"
+            assert job.labels["pulumi_resource"] == "sweep"
 
             project.run("refresh", "--yes").check()
             refreshed = tuning_jobs_in_state(project)["sweep"]

@@ -140,7 +140,7 @@ class TestDiff:
         new = checked(None, {"image": IMAGE, "rerun": 2})
         diff = TrainingJobProvider().diff("id", old, new)
         assert diff.replaces == ["request", "rerun"]
-        assert new["request"]["labels"] == {"vertex-training-rerun": "2"}
+        assert new["request"]["labels"] == {"vertex_training_rerun": "2"}
 
     def test_writing_out_a_default_does_not_resubmit(self) -> None:
         """Spelling out the default machine changes no request, so it is not a replace."""
@@ -166,8 +166,8 @@ class TestCreate:
         [job] = fake.jobs.values()
         assert result.id == job.name
         assert job.labels["team"] == "vision"
-        assert job.labels["pulumi-stack"] == "test"
-        assert job.labels["pulumi-resource"] == "train"
+        assert job.labels["pulumi_stack"] == "test"
+        assert job.labels["pulumi_resource"] == "train"
         assert len(job.labels[IDENTITY_LABEL]) == 40
         assert result.outs["state"] == "QUEUED"
         assert result.outs["job_id"] == job.name.rsplit("/", 1)[-1]

@@ -467,7 +467,7 @@ class TestTuningJobProvider:
         result = HyperparameterTuningJobProvider().create(checked(fake, tuning_config()))
         [job] = fake.tuning_jobs.values()
         assert result.id == job.name
-        assert len(job.labels[IDENTITY_LABEL]) == 40 and job.labels["pulumi-resource"] == "sweep"
+        assert len(job.labels[IDENTITY_LABEL]) == 40 and job.labels["pulumi_resource"] == "sweep"
         assert result.outs["trials"] == [] and result.outs["best_trial"] is None
 
     def test_create_adopts_what_an_interrupted_run_submitted(self, fake: FakeVertex) -> None:
