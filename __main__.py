@@ -30,8 +30,8 @@ from provider.platform import (
     upload_packages,
 )
 from provider.platform_spec import needs_vertex_api_role
-from provider.tuning_job import job_resource, tuning_exports
-from provider.waiter import JobWaiter, latest_state
+from provider.tuning_job import job_exports, job_resource
+from provider.waiter import JobWaiter
 
 project_dir = Path.cwd()
 config = pulumi.Config("vertex-training")
@@ -80,23 +80,5 @@ waiter = JobWaiter(
 
 for key, value in platform_outputs(platform, component).items():
     pulumi.export(key, value)
-pulumi.export(
-    "jobs",
-    {
-        name: {
-            "resource_name": job.resource_name,
-            "job_id": job.job_id,
-            "state": pulumi.Output.all(job.state, waiter.states).apply(
-                lambda pair, name=name: latest_state(pair[0], pair[1], name)
-            ),
-            "error": job.error,
-            "console_url": job.console_url,
-            "logs_url": job.logs_url,
-            "output_directory": job.output_directory,
-            "model_directory": job.model_directory,
-            **tuning_exports(name, job, waiter),
-        }
-        for name, job in jobs.items()
-    },
-)
+pulumi.export("jobs", {name: job_exports(name, job, waiter) for name, job in jobs.items()})
 pulumi.export("waited", waiter.states)

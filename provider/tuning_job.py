@@ -30,6 +30,7 @@ from pulumi.dynamic import CheckFailure, CheckResult
 from provider import states
 from provider.study import is_tuning_job
 from provider.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
+from provider.waiter import latest_state
 
 #: Outputs every HyperparameterTuningJob has, besides its inputs.
 TUNING_OUTPUT_KEYS = (*OUTPUT_KEYS, "trials", "best_trial")
@@ -96,6 +97,23 @@ def latest_trials(
         # Pulumi drops null values from maps in state: a missing best_trial is None.
         return {"trials": seen.get("trials") or [], "best_trial": seen.get("best_trial")}
     return {"trials": trials or [], "best_trial": best}
+
+
+def job_exports(name: str, job: TrainingJob, waiter: Any) -> dict[str, Any]:
+    """The stack outputs of one job: what its resource and the waiter last saw of it."""
+    return {
+        "resource_name": job.resource_name,
+        "job_id": job.job_id,
+        "state": pulumi.Output.all(job.state, waiter.states).apply(
+            lambda pair: latest_state(pair[0], pair[1], name)
+        ),
+        "error": job.error,
+        "console_url": job.console_url,
+        "logs_url": job.logs_url,
+        "output_directory": job.output_directory,
+        "model_directory": job.model_directory,
+        **tuning_exports(name, job, waiter),
+    }
 
 
 def tuning_exports(name: str, job: TrainingJob, waiter: Any) -> dict[str, Any]:
