@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from provider.backends.local import LocalBackend
 from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, local_stack, tools_missing, vertex_stack
+from tests.packages import write_package
 
 pytestmark = [
     pytest.mark.engine,
@@ -30,18 +30,8 @@ TRAINER_JOB = {
     "wait": "succeeded",
 }
 
-SLOW_PACKAGE = {
-    "pyproject.toml": """
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "slowjob"
-        version = "0.1"
-    """,
-    "slowjob/__init__.py": "",
-    "slowjob/main.py": """
+SLOW_MODULES = {
+    "main": """
         import time
         for _ in range(600):
             time.sleep(0.5)
@@ -55,13 +45,6 @@ def container_job(display_name: str, wait: str = "succeeded") -> dict[str, Any]:
         "image": "us-docker.pkg.dev/test-project/repo/trainer:1",
         "wait": wait,
     }
-
-
-def write_package(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 @pytest.fixture
@@ -125,7 +108,7 @@ class TestLocalStack:
 
     def test_destroy_cancels_a_running_job_then_deletes_it(self, project: Project) -> None:
         """`pulumi destroy` stops a running job's processes and removes its record."""
-        write_package(project.root / "slowjob", SLOW_PACKAGE)
+        write_package(project.root / "slowjob", "slowjob", SLOW_MODULES)
         slow = {
             "python_package": {"package_uris": ["slowjob"], "module": "slowjob.main"},
             "wait": "running",

@@ -37,6 +37,7 @@ from provider.backends.local import (
     read_json,
 )
 from provider.errors import PermanentError
+from tests.packages import write_package
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINER = REPO / "trainer"
@@ -85,26 +86,7 @@ PROBE_MODULES = {
 @pytest.fixture(scope="module")
 def probe_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A setuptools project with one module per behaviour a test needs."""
-    root = tmp_path_factory.mktemp("probe-project")
-    (root / "pyproject.toml").write_text(
-        textwrap.dedent("""
-            [build-system]
-            requires = ["setuptools>=61"]
-            build-backend = "setuptools.build_meta"
-
-            [project]
-            name = "probe"
-            version = "0.1.0"
-
-            [tool.setuptools]
-            packages = ["probe"]
-        """)
-    )
-    (root / "probe").mkdir()
-    (root / "probe" / "__init__.py").write_text("")
-    for module, source in PROBE_MODULES.items():
-        (root / "probe" / f"{module}.py").write_text(textwrap.dedent(source))
-    return root
+    return write_package(tmp_path_factory.mktemp("probe-project"), "probe", PROBE_MODULES)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from provider.backends.base import JobStatus
 from provider.backends.local import LocalBackend, ProcessRef, job_name, preflight
 from provider.sampling import Suggester, trial_args
 from provider.spec import StackSettings, parse_job
+from tests.packages import write_package
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -74,26 +74,7 @@ PROBE_MODULES = {
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("probe-project")
-    (root / "pyproject.toml").write_text(
-        textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "probe"
-        version = "0.1.0"
-
-        [tool.setuptools]
-        packages = ["probe"]
-    """)
-    )
-    (root / "probe").mkdir()
-    (root / "probe" / "__init__.py").write_text("")
-    for module, source in PROBE_MODULES.items():
-        (root / "probe" / f"{module}.py").write_text(textwrap.dedent(source))
-    return root
+    return write_package(tmp_path_factory.mktemp("probe-project"), "probe", PROBE_MODULES)
 
 
 @pytest.fixture(scope="module")
