@@ -59,6 +59,17 @@ def fake() -> Any:
         yield server
 
 
+def wait_until_succeeded(created: Any) -> None:
+    """Wait, as the JobWaiter does, for a job a create returned."""
+    entry = {
+        "resource_name": created.id,
+        "location": created.outs["location"],
+        "connection": created.outs["connection"],
+        "wait": {"until": "succeeded", "timeout_s": 30},
+    }
+    wait_for({"train": entry})
+
+
 def creates(fake: FakeVertex) -> int:
     return sum(1 for call in fake.calls if call.method == "CreateCustomJob")
 
@@ -226,16 +237,7 @@ class TestReadAndDelete:
         """Refresh of a job deleted outside Pulumi returns an empty ID."""
         provider = TrainingJobProvider()
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_for(
-            {
-                "train": {
-                    "resource_name": created.id,
-                    "location": created.outs["location"],
-                    "connection": created.outs["connection"],
-                    "wait": {"until": "succeeded", "timeout_s": 30},
-                }
-            }
-        )
+        wait_until_succeeded(created)
         VertexBackend("test-project", "us-central1", api_endpoint=fake.address).delete(created.id)
         assert provider.read(created.id, created.outs).id == ""
 
@@ -243,16 +245,7 @@ class TestReadAndDelete:
         """Refresh reports the job's current state."""
         provider = TrainingJobProvider()
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_for(
-            {
-                "train": {
-                    "resource_name": created.id,
-                    "location": created.outs["location"],
-                    "connection": created.outs["connection"],
-                    "wait": {"until": "succeeded", "timeout_s": 30},
-                }
-            }
-        )
+        wait_until_succeeded(created)
         read = provider.read(created.id, created.outs)
         assert read.id == created.id and read.outs["state"] == "SUCCEEDED"
         assert read.outs["end_time"]
