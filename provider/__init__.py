@@ -1,1 +1,49 @@
-"""vertex-training: Google Cloud training jobs as Pulumi resources."""
+"""vertex-training: Google Cloud training jobs as Pulumi resources.
+
+The public API, imported on first use so that ``import provider`` (which every module of
+the package runs first) loads neither Pulumi nor a Google client library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "HyperparameterTuningJob": "provider.tuning_job",
+    "Issue": "provider.errors",
+    "JobSpec": "provider.spec",
+    "JobWaiter": "provider.waiter",
+    "LocalBackend": "provider.backends.local",
+    "SpecError": "provider.errors",
+    "StackSettings": "provider.spec",
+    "TrainingJob": "provider.training_job",
+    "TrainingPlatform": "provider.platform",
+    "VertexBackend": "provider.backends.vertex",
+    "load_stack_file": "provider.spec",
+    "parse_job": "provider.spec",
+    "parse_stack": "provider.spec",
+}
+
+__all__ = [
+    "HyperparameterTuningJob",
+    "Issue",
+    "JobSpec",
+    "JobWaiter",
+    "LocalBackend",
+    "SpecError",
+    "StackSettings",
+    "TrainingJob",
+    "TrainingPlatform",
+    "VertexBackend",
+    "load_stack_file",
+    "parse_job",
+    "parse_stack",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'provider' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
