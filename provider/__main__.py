@@ -70,17 +70,9 @@ def render(stack_file: str, warnings: list[str] | None = None) -> dict[str, Any]
 
 def _cmd_render(args: argparse.Namespace) -> int:
     warnings: list[str] = []
-    try:
-        rendered = render(args.stack_file, warnings)
-    except SpecError as exc:
-        for issue in exc.issues:
-            print(issue, file=sys.stderr)
+    rendered = _reported(args.stack_file, lambda: (render(args.stack_file, warnings), warnings))
+    if rendered is None:
         return EXIT_INVALID_CONFIG
-    except OSError as exc:
-        print(f"{args.stack_file}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_INVALID_CONFIG
-    for warning in warnings:
-        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     json.dump(rendered, sys.stdout, indent=JSON_INDENT, sort_keys=True)
     sys.stdout.write("\n")
     return 0
@@ -153,19 +145,12 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         flags["packages"] = [uri for uri in flags["packages"].split(",") if uri]
     if flags["scale_tier"] is not None:
         flags["scale_tier"] = flags["scale_tier"].upper()  # gcloud takes --scale-tier custom
-    try:
-        stack_config, warnings = convert(
-            args.config_file, name=args.name, flags=flags, today=args.today
-        )
-    except SpecError as exc:
-        for issue in exc.issues:
-            print(issue, file=sys.stderr)
+    stack_config = _reported(
+        args.config_file,
+        lambda: convert(args.config_file, name=args.name, flags=flags, today=args.today),
+    )
+    if stack_config is None:
         return EXIT_INVALID_CONFIG
-    except OSError as exc:
-        print(f"{args.config_file}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_INVALID_CONFIG
-    for warning in warnings:
-        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     sys.stdout.write(f"# converted from {args.config_file} by python -m provider convert\n")
     yaml.safe_dump(stack_config, sys.stdout, sort_keys=False, width=YAML_WIDTH)
     return 0
@@ -183,6 +168,26 @@ _GCLOUD_FLAGS: dict[str, str] = {
     "scale_tier": "trainingInput.scaleTier (gcloud --scale-tier)",
     "master_machine_type": "trainingInput.masterType (gcloud --master-machine-type)",
 }
+
+
+def _reported(source: str, produce: Callable[[], tuple[Any, list[str]]]) -> Any:
+    """Run a command's work; print its warnings, or its config mistakes and return None.
+
+    ``produce`` returns (result, warnings). Mistakes and warnings go to stderr, each on a
+    line of its own, in the words `pulumi preview` uses.
+    """
+    try:
+        result, warnings = produce()
+    except SpecError as exc:
+        for issue in exc.issues:
+            print(issue, file=sys.stderr)
+        return None
+    except OSError as exc:
+        print(f"{source}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    for warning in warnings:
+        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
+    return result
 
 
 def _date(text: str) -> datetime.date:

@@ -21,6 +21,7 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 from google.cloud.aiplatform_v1.types import CustomJob, DeleteOperationMetadata, JobState
 
 from provider.testing import FakeVertex, ManualClock
+from tests.clients import job_service_client
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -48,11 +49,6 @@ def job_body(display_name: str = "train", **overrides: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
 def fake(clock: ManualClock) -> Iterator[FakeVertex]:
     with FakeVertex(
         queued_s=QUEUED_S,
@@ -67,9 +63,8 @@ def fake(clock: ManualClock) -> Iterator[FakeVertex]:
 
 @pytest.fixture
 def client(fake: FakeVertex) -> Iterator[JobServiceClient]:
-    channel = grpc.insecure_channel(fake.address)
-    yield JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-    channel.close()
+    with job_service_client(fake.address) as service:
+        yield service
 
 
 def create(client: JobServiceClient, **overrides: Any) -> CustomJob:

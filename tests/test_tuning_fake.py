@@ -15,7 +15,6 @@ import grpc
 import pytest
 from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import JobServiceClient
-from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 from google.cloud.aiplatform_v1.types import HyperparameterTuningJob as HyperparameterTuningJobPb
 from google.protobuf import json_format
 from pulumi.dynamic.dynamic import serialize_provider
@@ -32,6 +31,7 @@ from provider.tuning_job import (
     latest_trials,
 )
 from provider.waiter import JobWaiterProvider, wait_for
+from tests.clients import job_service_client
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -79,11 +79,6 @@ def tuning_body(study: dict[str, Any] | None = None, **keys: Any) -> dict[str, A
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
 def slow_fake(clock: ManualClock) -> Iterator[FakeVertex]:
     """A fake on a manual clock: 1 s queued, 1 s pending, 10 s per trial."""
     with FakeVertex(
@@ -99,9 +94,8 @@ def slow_fake(clock: ManualClock) -> Iterator[FakeVertex]:
 
 @pytest.fixture
 def client(slow_fake: FakeVertex) -> Iterator[JobServiceClient]:
-    channel = grpc.insecure_channel(slow_fake.address)
-    yield JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-    channel.close()
+    with job_service_client(slow_fake.address) as service:
+        yield service
 
 
 def as_message(body: dict[str, Any]) -> HyperparameterTuningJobPb:

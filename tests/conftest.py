@@ -1,0 +1,13 @@
+"""Fixtures shared across test modules."""
+
+from __future__ import annotations
+
+import pytest
+
+from provider.testing import ManualClock
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A clock the test moves by hand, for fakes whose jobs advance only when told."""
+    return ManualClock()
