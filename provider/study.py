@@ -460,7 +460,7 @@ class _StudyResolver:
             p
             for p in (
                 self._parameter(("parameters", pid), pid, pc)
-                for pid, pc in config.parameters.items()
+                for pid, pc in _by_id(config.parameters)
             )
             if p is not None
         ]
@@ -736,7 +736,7 @@ class _StudyResolver:
                 ok = False
             children = [
                 self._parameter((*where, "parameters", cid), cid, child)
-                for cid, child in conditional.parameters.items()
+                for cid, child in _by_id(conditional.parameters)
             ]
             if when is None or any(c is None for c in children):
                 ok = False
@@ -911,6 +911,13 @@ class _StudyResolver:
         if not ok:
             return None
         return EarlyStopping(rule="convex", **config.model_dump())
+
+
+def _by_id(parameters: Mapping[Any, ParameterConfig]) -> list[tuple[Any, ParameterConfig]]:
+    """A mapping of parameters in ID order. The engine hands a provider the stack config
+    with its mappings in no fixed order, so the request cannot follow the order they were
+    written in: sorted, the same config always gives the same request."""
+    return sorted(parameters.items(), key=lambda item: str(item[0]))
 
 
 def _all_ids(parameters: Sequence[Parameter]) -> list[str]:

@@ -43,6 +43,7 @@ from pulumi.dynamic import (
 )
 
 from provider import states
+from provider.backends.base import canonical_request
 from provider.errors import BackendError, SpecError, TransientError
 
 #: Inputs that never change what runs: changing them updates the resource in place.
@@ -100,8 +101,11 @@ OUTPUT_KEYS = (
 
 
 def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str:
-    """The value of IDENTITY_LABEL: a hash of the stack, resource name and request."""
-    canonical = json.dumps([stack, resource, request], sort_keys=True, separators=(",", ":"))
+    """The value of IDENTITY_LABEL: a hash of the stack, resource name and request (in
+    its canonical form, so that the same job always gets the same label)."""
+    canonical = json.dumps(
+        [stack, resource, canonical_request(request)], sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
 
 
@@ -220,8 +224,8 @@ class TrainingJobProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         keys = set(self._inputs(news)) | set(self._inputs(olds))
-        changed = sorted(k for k in keys if olds.get(k) != news.get(k))
-        runs_differently = any(olds.get(k) != news.get(k) for k in RUN_KEYS)
+        changed = sorted(k for k in keys if _differs(k, olds, news))
+        runs_differently = any(_differs(k, olds, news) for k in RUN_KEYS)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if runs_differently else []
         return DiffResult(
             changes=bool(changed),
@@ -309,6 +313,14 @@ def _submit(backend: Any, body: Mapping[str, Any]) -> Any:
         if submitted is None:
             raise
         return submitted
+
+
+def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether input ``key`` changed; requests are compared in their canonical form."""
+    old, new = olds.get(key), news.get(key)
+    if key == "request" and isinstance(old, Mapping) and isinstance(new, Mapping):
+        return canonical_request(old) != canonical_request(new)
+    return old != new
 
 
 def _unknown(value: Any) -> bool:

@@ -380,8 +380,9 @@ BAD_STUDIES = [
                 ],
             },
         ),
-        ".study.parameters.opt.conditional[0].parameters.x",
-        "unique in a study",
+        # Parameters are resolved in ID order (opt before x): the second use is reported.
+        ".study.parameters.x",
+        "also declared at vertex-training:jobs.sweep.study.parameters.opt.conditional[0]",
         id="conditional-id-reused",
     ),
     pytest.param(
@@ -649,13 +650,15 @@ class TestRequestBody:
         )
         assert body["studySpec"] == {
             "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}],
+            # In parameter ID order, whatever order the config lists them in.
             "parameters": [
+                {"parameterId": "batch-size", "discreteValueSpec": {"values": [16.0, 32.0, 64.0]}},
+                {"parameterId": "epochs", "integerValueSpec": {"minValue": "2", "maxValue": "10"}},
                 {
                     "parameterId": "learning-rate",
                     "doubleValueSpec": {"minValue": 0.001, "maxValue": 1.0},
                     "scaleType": "UNIT_LOG_SCALE",
                 },
-                {"parameterId": "batch-size", "discreteValueSpec": {"values": [16.0, 32.0, 64.0]}},
                 {
                     "parameterId": "optimizer",
                     "categoricalValueSpec": {"values": ["sgd", "adam"]},
@@ -669,7 +672,6 @@ class TestRequestBody:
                         }
                     ],
                 },
-                {"parameterId": "epochs", "integerValueSpec": {"minValue": "2", "maxValue": "10"}},
             ],
             "measurementSelectionType": "BEST_MEASUREMENT",
             "decayCurveStoppingSpec": {},
@@ -724,7 +726,7 @@ class TestRequestBody:
                 ],
             },
         )
-        n, b = body_of(raw)["studySpec"]["parameters"]
+        b, n = body_of(raw)["studySpec"]["parameters"]  # in ID order
         assert n["scaleType"] == "UNIT_LINEAR_SCALE"
         assert n["conditionalParameterSpecs"][0]["parentIntValues"] == {"values": ["2", "3"]}
         assert b["conditionalParameterSpecs"][0]["parentDiscreteValues"] == {"values": [32.0]}

@@ -444,6 +444,65 @@ class TestTuningJobProvider:
         waited = checked(fake, tuning_config(wait="succeeded"))
         assert HyperparameterTuningJobProvider().diff("id", old, waited).replaces == []
 
+    def test_the_order_of_the_parameters_mapping_changes_nothing(self, fake: FakeVertex) -> None:
+        """The engine hands check the config's mappings in no fixed order: any order gives
+        the same request, the same identity label, and no diff."""
+        conditional = {
+            "type": "categorical",
+            "values": ["sgd", "adam"],
+            "conditional": [
+                {
+                    "when": ["adam"],
+                    "parameters": {
+                        "beta2": {"type": "double", "min": 0.9, "max": 0.999},
+                        "beta1": {"type": "double", "min": 0.8, "max": 0.99},
+                    },
+                }
+            ],
+        }
+        parameters = {**STUDY["parameters"], "optimizer": conditional}
+        reordered = {
+            "optimizer": {
+                **conditional,
+                "conditional": [
+                    {
+                        "when": ["adam"],
+                        "parameters": dict(
+                            reversed(conditional["conditional"][0]["parameters"].items())
+                        ),
+                    }
+                ],
+            },
+            **dict(reversed(STUDY["parameters"].items())),
+        }
+        one = checked(fake, tuning_config({**STUDY, "parameters": parameters}))
+        other = checked(fake, tuning_config({**STUDY, "parameters": reordered}))
+        assert one["request"] == other["request"]
+        assert [p["parameterId"] for p in one["request"]["studySpec"]["parameters"]] == [
+            "epochs",
+            "learning-rate",
+            "optimizer",
+        ]
+        labels = [labelled_request(i["request"], "test", "sweep")["labels"] for i in (one, other)]
+        assert labels[0][IDENTITY_LABEL] == labels[1][IDENTITY_LABEL]
+        assert not HyperparameterTuningJobProvider().diff("id", one, other).changes
+
+    def test_a_request_recorded_in_config_order_is_no_change(self, fake: FakeVertex) -> None:
+        """A state written by a release that kept the config's parameter order is no
+        change, so upgrading never resubmits a tuning job."""
+        new = checked(fake, tuning_config())
+        study = new["request"]["studySpec"]
+        old_request = {
+            **new["request"],
+            "studySpec": {**study, "parameters": list(reversed(study["parameters"]))},
+        }
+        assert old_request != new["request"]
+        old = {**new, "request": old_request}
+        assert not HyperparameterTuningJobProvider().diff("id", old, new).changes
+        assert labelled_request(old_request, "test", "sweep") == labelled_request(
+            new["request"], "test", "sweep"
+        ) | {"studySpec": old_request["studySpec"]}
+
     def test_outputs_in_state_are_not_changes(self, fake: FakeVertex) -> None:
         """trials and best_trial in the old state never count as changes."""
         old = {**checked(fake, tuning_config()), "trials": [{"id": "1"}], "best_trial": None}

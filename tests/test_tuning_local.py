@@ -165,7 +165,8 @@ class TestLocalStudy:
         assert sorted(t.parameters["x"] for t in status.trials) == [0.1, 0.3, 0.9]
         records = [json.loads(p.read_text()) for p in tmp_path.glob("trial-*.json")]
         argvs = sorted(r["argv"][2:] for r in records)
-        assert argvs == [["--x=0.1", "--opt=a"], ["--x=0.3", "--opt=a"], ["--x=0.9", "--opt=a"]]
+        # In the order of the request's parameters: by ID.
+        assert argvs == [["--opt=a", "--x=0.1"], ["--opt=a", "--x=0.3"], ["--opt=a", "--x=0.9"]]
         best = status.best_trial
         assert best is not None and best.parameters["x"] == 0.3
         assert best.metrics["score"] == pytest.approx(1.0)
