@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from provider import catalog
+from provider.__main__ import render
 from provider.errors import Issue, SpecError
 from provider.spec import (
     PROVIDER_LABEL_KEYS,
@@ -24,6 +26,7 @@ from provider.spec import (
     parse_stack_settings,
 )
 
+REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
 EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
 PACKAGE = "gs://my-bucket/trainer-0.1.tar.gz"
@@ -1366,3 +1369,33 @@ class TestCatalog:
         members = set(types.AcceleratorType.__members__)
         assert set(catalog.ACCELERATOR_TYPES) <= members
         assert set(catalog.UNAVAILABLE_ACCELERATORS) <= members
+
+
+def _reversed_mappings(value: Any) -> Any:
+    """``value`` with the keys of every mapping in it in reverse order."""
+    if isinstance(value, dict):
+        return {k: _reversed_mappings(v) for k, v in reversed(value.items())}
+    if isinstance(value, list):
+        return [_reversed_mappings(v) for v in value]
+    return value
+
+
+class TestMappingOrder:
+    """The engine hands the provider the stack config with its mappings in no fixed order;
+    the requests, and so the identity labels and diffs, must not depend on it."""
+
+    @pytest.mark.parametrize("stack_file", sorted(REPO.glob("stacks/Pulumi.*.yaml")), ids=str)
+    def test_every_stack_renders_the_same_in_any_mapping_order(
+        self, stack_file: Path, tmp_path: Path
+    ) -> None:
+        """Each stack of stacks/, with every mapping's keys reversed, renders the same."""
+        (tmp_path / "Pulumi.yaml").symlink_to(REPO / "Pulumi.yaml")
+        (tmp_path / "trainer").symlink_to(REPO / "trainer")
+        (tmp_path / "stacks").mkdir()
+        reordered = tmp_path / "stacks" / stack_file.name
+        document = yaml.safe_load(stack_file.read_text(encoding="utf-8"))
+        reordered.write_text(yaml.safe_dump(_reversed_mappings(document), sort_keys=False))
+        assert reordered.read_text() != yaml.safe_dump(document, sort_keys=False)
+        rendered = render(str(stack_file))
+        assert rendered, f"{stack_file} defines no job"
+        assert render(str(reordered)) == rendered
