@@ -160,10 +160,12 @@ class TestLocalTuning:
         project.up().check()
         job_id = tuning_jobs_in_state(project)["slow"]["id"]
         backend = LocalBackend(project.root / ".local-jobs", base_dir=project.root)
+        # A trial is recorded before its replica starts (its virtualenv comes first): wait
+        # for the processes themselves.
         deadline = time.monotonic() + 60
-        while len(backend.get(job_id).trials) < 2 and time.monotonic() < deadline:
+        while len(pids := backend.pids(job_id)) < 3 and time.monotonic() < deadline:
             time.sleep(0.2)
-        pids = backend.pids(job_id)
+        assert len(backend.get(job_id).trials) == 2
         assert len(pids) >= 3, "the supervisor and two trial replicas should run"
 
         project.run("destroy", "--yes").check()
