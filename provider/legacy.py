@@ -1035,7 +1035,11 @@ class _Translator:
         args = self.text_list(("args",), source.get("args"))
         program: dict[str, Any] = {}
         if image is not None:
-            program.update(self._container(source, master, image, package_uris, runtime, python))
+            program.update(
+                self._container(
+                    source, master, image, package_uris=package_uris, runtime=runtime, python=python
+                )
+            )
         elif package_uris is not None or module is not None:
             program.update(self._package(source, package_uris, module, runtime, python))
         elif "masterConfig" not in source or "imageUri" not in master:
@@ -1071,6 +1075,7 @@ class _Translator:
         source: Mapping[str, Any],
         master: Mapping[str, Any],
         image: str,
+        *,
         package_uris: list[str] | None,
         runtime: str | None,
         python: str | None,

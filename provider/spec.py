@@ -1438,7 +1438,7 @@ class _JobResolver:
         config: AcceleratorConfig | None,
         *,
         inherited: bool,
-    ) -> Accelerator | None | Literal[False]:
+    ) -> Accelerator | Literal[False] | None:
         """Return the pool's accelerator, ``None`` for none, or ``False`` after an issue."""
         if config is None:
             return self._implied_accelerator(path, machine)
@@ -1476,7 +1476,7 @@ class _JobResolver:
 
     def _implied_accelerator(
         self, path: Sequence[str], machine: catalog.MachineType
-    ) -> Accelerator | None | Literal[False]:
+    ) -> Accelerator | Literal[False] | None:
         """Return what a machine comes with when a pool names no accelerator."""
         if machine.built_in is not None:
             accelerator_type, count = machine.built_in
@@ -1516,7 +1516,7 @@ class _JobResolver:
 
     def _check_topology(
         self, path: Sequence[str], machine: catalog.MachineType, topology: str | None
-    ) -> str | None | Literal[False]:
+    ) -> str | Literal[False] | None:
         if topology is None:
             return machine.tpu_topologies[0] if machine.tpu_topologies else None
         if not machine.tpu_topologies:
