@@ -1,7 +1,11 @@
 # One command set for everything, the same here and in CI.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-VENV := .venv
+# The Python the virtualenv is made with (3.11 to 3.14), and where it goes: Pulumi.yaml
+# names .venv; CI makes one per Python it tests under .venvs/.
+PYTHON ?= python3
+VENV ?= .venv
+export VENV
 PY := $(VENV)/bin/python
 PULUMI := source scripts/pulumi-env.sh &&
 STACK ?= local
@@ -10,7 +14,8 @@ help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(VENV)/.installed: requirements.txt
-	python3 -m venv $(VENV)
+	@$(PYTHON) scripts/check-python.py
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
@@ -39,7 +44,10 @@ lint: venv  ## Check the code with ruff.
 	$(VENV)/bin/ruff check provider tests trainer scripts __main__.py
 	$(VENV)/bin/ruff format --check provider tests trainer scripts __main__.py
 
+outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
+	$(PY) scripts/outdated.py
+
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
-.PHONY: help venv tools up preview render destroy test lint bench
+.PHONY: help venv tools up preview render destroy test lint outdated bench

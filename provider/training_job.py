@@ -326,7 +326,7 @@ def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool
 def _unknown(value: Any) -> bool:
     """Whether ``value`` is unknown (computed) in a preview.
 
-    pulumi 3.79's dynamic provider host hands ``check`` ``pulumi.output.Unknown``
+    Pulumi's dynamic provider host hands ``check`` ``pulumi.output.Unknown``
     objects; the wire sentinel string means the same.
     """
     return isinstance(value, pulumi.output.Unknown) or (

@@ -1,58 +1,90 @@
 #!/usr/bin/env bash
-# Makes the Pulumi CLI, the Python language host and the two host scripts the CLI
-# tarball would ship available in .tools/bin, at the release of the `pulumi` Python
-# package that requirements.txt pins. The CLI is not published on PyPI or npm, so it is
-# built from the Go module proxy (see tools/pulumi-build/go.mod).
+# Makes a Pulumi CLI and a Python language host available in .tools/bin.
 #
-#   1. a `pulumi` on PATH at that version is reused;
-#   2. else a build already in .tools/bin at that version is reused;
-#   3. else both programs are built, with the Go caches under .tools/go.
+#   1. A `pulumi` already installed (on PATH) at MIN_CLI or later is used as it is, with
+#      the language host its release ships beside it: no Go, no build.
+#   2. Else a CLI built here before, at the release requirements.txt pins for the `pulumi`
+#      Python package, is reused.
+#   3. Else that release is built from the Go module proxy (tools/pulumi-cli), with the
+#      Python language host of tools/language-host and the two host scripts of tools/host,
+#      the Go caches under .tools/go.
+#
+# VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it); PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
 
+# The oldest Pulumi CLI the project supports, and why: the engine tests pass on it (the
+# kill-and-rerun ones included), and a CLI older than the `pulumi` Python package it runs
+# is a combination Pulumi itself tests only back to a few releases.
+MIN_CLI=3.245.0
+
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin="$root/.tools/bin"
+tools=${VERTEX_TOOLS_DIR:-$root/.tools}
+bin="$tools/bin"
 mkdir -p "$bin"
 
 version=$(sed -n 's/^pulumi==\([0-9.]*\).*/\1/p' "$root/requirements.txt")
 [ -n "$version" ] || { echo "requirements.txt does not pin pulumi==X.Y.Z" >&2; exit 1; }
-gomod="$root/tools/pulumi-build/go.mod"
-for module in pkg sdk; do
-  grep -q "github.com/pulumi/pulumi/$module/v3 v$version\$" "$gomod" || {
-    echo "tools/pulumi-build/go.mod must require github.com/pulumi/pulumi/$module/v3 v$version" \
-      "(the version requirements.txt pins); update both together" >&2
-    exit 1
-  }
-done
+grep -q "github.com/pulumi/pulumi/pkg/v3 v$version\$" "$root/tools/pulumi-cli/go.mod" || {
+  echo "tools/pulumi-cli/go.mod must require github.com/pulumi/pulumi/pkg/v3 v$version" \
+    "(the version requirements.txt pins); update both together" >&2
+  exit 1
+}
 
 cli_version() { PULUMI_SKIP_UPDATE_CHECK=1 "$1" version 2>/dev/null | tr -d 'v\r\n'; }
+# at_least A B: version A is B or later.
+at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 
-if onpath=$(PATH=$(echo "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd:) command -v pulumi) \
-   && [ "$(cli_version "$onpath")" = "$version" ]; then
-  ln -sf "$onpath" "$bin/pulumi"
-  lang=$(dirname "$onpath")/pulumi-language-python
-  [ -x "$lang" ] && ln -sf "$lang" "$bin/pulumi-language-python"
+# 1. An installed CLI. The official release ships its language host and host scripts
+#    beside the binary; the CLI finds them there and on PATH.
+path_without_tools=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd: -)
+if [ "${PULUMI_BUILD:-}" != 1 ] \
+   && installed=$(PATH=$path_without_tools command -v pulumi); then
+  installed=$(readlink -f "$installed")
+  found=$(cli_version "$installed")
+  if [ -n "$found" ] && at_least "$found" "$MIN_CLI"; then
+    if PATH=$(dirname "$installed"):$path_without_tools command -v pulumi-language-python \
+         >/dev/null; then
+      rm -f "$bin"/pulumi*
+      ln -s "$installed" "$bin/pulumi"
+      echo "using the installed Pulumi CLI $found ($installed)" >&2
+      exit 0
+    fi
+    echo "the installed Pulumi CLI $found ($installed) has no pulumi-language-python beside" \
+      "it or on PATH; building Pulumi $version instead" >&2
+  elif [ -n "$found" ]; then
+    echo "the installed Pulumi CLI $found ($installed) is older than $MIN_CLI, the oldest" \
+      "this project supports; building $version (or upgrade it: pulumi.com/docs/install)" >&2
+  fi
 fi
 
-if [ ! -x "$bin/pulumi" ] || [ "$(cli_version "$bin/pulumi")" != "$version" ] \
-   || [ ! -x "$bin/pulumi-language-python" ]; then
-  command -v go >/dev/null || { echo "building Pulumi $version needs Go (https://go.dev/doc/install)" >&2; exit 1; }
+# 2. and 3. The CLI of the pinned release, built here.
+built=$(test -x "$bin/pulumi" && test ! -L "$bin/pulumi" && cli_version "$bin/pulumi" || true)
+if [ "$built" != "$version" ] || [ ! -x "$bin/pulumi-language-python" ]; then
+  go_needed=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/tools/pulumi-cli/go.mod")
+  command -v go >/dev/null || {
+    echo "no Pulumi CLI $MIN_CLI or later is installed, and building $version needs Go" \
+      "$go_needed or later: install either (pulumi.com/docs/install, go.dev/doc/install)" >&2
+    exit 1
+  }
   echo "building Pulumi $version and its Python language host from the Go module proxy" >&2
-  export GOMODCACHE="${GOMODCACHE:-$root/.tools/go/mod}" GOCACHE="${GOCACHE:-$root/.tools/go/cache}"
+  export GOMODCACHE="${GOMODCACHE:-$tools/go/mod}" GOCACHE="${GOCACHE:-$tools/go/cache}"
   export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
-  # -checklinkname=0: a dependency of this release (github.com/pgavlin/text) links to
-  # internal/bytealg by name, which Go 1.23 and later refuse unless told otherwise.
-  ldflags="-s -w -checklinkname=0"
-  ldflags+=" -X github.com/pulumi/pulumi/pkg/v3/version.Version=v$version"
-  ldflags+=" -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$version"
-  rm -f "$bin/pulumi" "$bin/pulumi-language-python"
-  (cd "$root/tools/pulumi-build" && go build -trimpath -ldflags "$ldflags" -o "$bin/" \
-    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
-    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python)
+  # -checklinkname=0: a dependency (github.com/pgavlin/text) links to internal/bytealg by
+  # name, which Go 1.23 and later refuse unless told otherwise.
+  build() {  # build DIR VERSION PACKAGE
+    (cd "$root/tools/$1" && go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0 \
+      -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$2" "$3")
+  }
+  rm -f "$bin"/pulumi*
+  build pulumi-cli "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  host=$(sed -n 's|^require github.com/pulumi/pulumi/sdk/v3 v\(.*\)$|\1|p' \
+    "$root/tools/language-host/go.mod")
+  build language-host "$host" github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 fi
 
-# The host scripts the CLI tarball ships beside the language host: the language host runs
-# the program through the first; the engine starts the second as the plugin that serves
-# every dynamic resource of a Python program.
+# The host scripts a CLI release ships beside its language host: the host runs the program
+# through the first; the engine starts the second as the plugin that serves every dynamic
+# resource of a Python program.
 install -m 0755 "$root/tools/host/pulumi-language-python-exec" \
   "$root/tools/host/pulumi-resource-pulumi-python" "$bin/"
 echo "pulumi $(cli_version "$bin/pulumi") in $bin" >&2

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS_BIN = REPO / ".tools" / "bin"
-VENV = REPO / ".venv"
+TOOLS_BIN = Path(os.environ.get("VERTEX_TOOLS_DIR") or REPO / ".tools") / "bin"
+#: The virtualenv running the tests (CI makes one per Python): the program runs in it too.
+VENV = Path(sys.prefix)
 #: A whole `pulumi up` of a test stack finishes well within this.
 COMMAND_TIMEOUT_S = 300
 
@@ -97,6 +99,8 @@ class Project:
         env = {
             **os.environ,
             "PATH": f"{TOOLS_BIN}:{VENV / 'bin'}:{os.environ.get('PATH', '')}",
+            # For the language host built from tools/language-host (see pulumi-env.sh).
+            "PULUMI_PYTHON_CMD": str(VENV / "bin" / "python"),
             "PULUMI_HOME": str(tmp / "pulumi-home"),
             "PULUMI_BACKEND_URL": f"file://{state}",
             "PULUMI_SKIP_UPDATE_CHECK": "true",

@@ -4,7 +4,7 @@ The pulumi-gcp provider plugin cannot be had here, so the program runs against
 ``pulumi.runtime.set_mocks`` with the ``dev`` and ``prod`` stack files (and variants),
 and the tests assert on every resource it registers: type, name, inputs and options.
 
-``MockResourceArgs`` (pulumi 3.79) carries neither ``dependsOn`` nor ``protect``, so
+Pulumi's ``MockResourceArgs`` carries neither ``dependsOn`` nor ``protect``, so
 ``RecordingMonitor`` (a ``MockMonitor``) records each ``RegisterResourceRequest`` as the
 engine would receive it (inputs deserialized as a dynamic provider's check sees them,
 unknowns kept): its dependencies (URNs, from depends_on and from inputs),

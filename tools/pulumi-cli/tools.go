@@ -1,10 +1,7 @@
 //go:build tools
 
-// Package tools names the two programs this module builds, so that `go mod tidy`
-// keeps their dependencies in go.sum.
+// Package tools names the program this module builds, so that `go mod tidy` keeps its
+// dependencies in go.sum.
 package tools
 
-import (
-	_ "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
-	_ "github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python"
-)
+import _ "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
