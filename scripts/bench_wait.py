@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from provider.testing.fake_vertex import FakeVertex
-from tests.engine import REPO, Project
+from tests.engine import VENV, Project
 
 JOBS = 12
 LONGEST_S = 20.0
@@ -117,7 +117,7 @@ def baseline(jobs: int, longest_s: float) -> tuple[float, float]:
         (root / "Pulumi.yaml").write_text(
             textwrap.dedent(f"""
             name: bench-baseline
-            runtime: {{name: python, options: {{virtualenv: {REPO / ".venv"}}}}}
+            runtime: {{name: python, options: {{virtualenv: {VENV}}}}}
             stackConfigDir: stacks
         """)
         )
