@@ -7,22 +7,25 @@ PYTHON ?= python3
 VENV ?= .venv
 export VENV
 PY := $(VENV)/bin/python
+# The virtualenv is made anew when requirements.txt changes or PYTHON is another version.
+PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+INSTALLED := $(VENV)/.installed-$(PYTHON_VERSION)
 PULUMI := source scripts/pulumi-env.sh &&
 STACK ?= local
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(VENV)/.installed: requirements.txt
+$(INSTALLED): requirements.txt
 	@$(PYTHON) scripts/check-python.py
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --clear $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-venv: $(VENV)/.installed  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
+venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
 
-tools: venv  ## Build (once) the Pulumi CLI and Python language host into .tools/bin.
+tools: venv  ## Link the installed Pulumi CLI (3.245+) into .tools/bin, or build one there once.
 	bash scripts/install-pulumi.sh
 
 up: tools  ## Run `pulumi up` on a stack (STACK=local by default).
