@@ -1,4 +1,5 @@
-"""The supervisor of one local job: ``python -m provider.backends._local_runner <job dir>``.
+"""The supervisor of one local custom job (``Supervisor``), run by
+``python -m provider.backends._local_main <job dir>``.
 
 (A hyperparameter tuning job's supervisor is ``provider.backends._local_study``'s
 ``StudySupervisor``, started the same way; it runs each trial with ``Supervisor`` below.)
@@ -57,7 +58,6 @@ from typing import Any
 from venv import EnvBuilder
 
 from provider import states
-from provider.backends.base import is_tuning_body
 from provider.backends.local import (
     CANCEL_GRACE_S,
     JobRecord,
@@ -588,19 +588,3 @@ def supervise(record: JobRecord, run: Callable[[], None] | None = None) -> bool:
         record.update_state(states.FAILED, f"the local supervisor failed: {exc!r}")
         return False
     return True
-
-
-def main(argv: list[str]) -> int:
-    """Supervise the job whose directory is ``argv[0]``; record FAILED on a crash."""
-    job_dir = Path(argv[0])
-    record = JobRecord(job_dir.parent, job_dir.name)
-    run = None
-    if is_tuning_body(record.read_job()):
-        from provider.backends._local_study import StudySupervisor
-
-        run = StudySupervisor(record).run
-    return 0 if supervise(record, run) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

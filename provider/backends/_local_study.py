@@ -1,6 +1,6 @@
 """The supervisor of one local hyperparameter tuning job: a real study on this machine.
 
-``python -m provider.backends._local_runner <job dir>`` runs ``StudySupervisor`` for a
+``python -m provider.backends._local_main <job dir>`` runs ``StudySupervisor`` for a
 job whose ``job.json`` is a HyperparameterTuningJob. Like Vertex AI it:
 
 - asks ``provider.sampling.Suggester`` for each trial's parameters: grid enumeration for

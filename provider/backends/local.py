@@ -2,7 +2,7 @@
 
 ``LocalBackend.submit`` takes the same CustomJob REST body the ``vertex`` backend sends,
 writes a job record under ``root``, and starts a detached supervisor
-(``python -m provider.backends._local_runner <job dir>``) in its own session. The
+(``python -m provider.backends._local_main <job dir>``) in its own session. The
 supervisor installs the job's Python packages into a cached virtualenv (or uses docker or
 podman for container pools), starts one process per replica with the environment Vertex
 gives a job, and records the job's state; it outlives the ``pulumi`` run that submitted it.
@@ -455,7 +455,7 @@ class LocalBackend:
             write_json_atomic(record.job_file, {**job, "name": name})
             with record.supervisor_log.open("ab") as log:
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "provider.backends._local_runner", str(record.path)],
+                    [sys.executable, "-m", "provider.backends._local_main", str(record.path)],
                     cwd=_REPO_ROOT,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
