@@ -87,14 +87,13 @@ def convert(
 ) -> tuple[dict[str, Any], list[str]]:
     """The native stack config of a gcloud config file, and the warnings about it.
 
-    ``flags`` are gcloud flag values (``provider.legacy.GCLOUD_FLAG_KEYS``). Raises
+    ``flags`` are gcloud flag values (``provider.spec.legacy.GCLOUD_FLAG_KEYS``). Raises
     ``SpecError`` when the file cannot be converted, ``OSError`` when it cannot be read.
     """
     import yaml
 
-    from provider import legacy
     from provider.errors import Issue
-    from provider.spec import JOBS_KEY, StackSettings, parse_job
+    from provider.spec import JOBS_KEY, StackSettings, legacy, parse_job
 
     path = Path(config_file)
     try:

@@ -2,7 +2,7 @@
 
 Shared by the local backend (which runs real studies) and the fake Vertex service (which
 pretends to). Both read the study as Vertex receives it, the REST ``StudySpec`` JSON that
-``provider.study`` renders (camelCase; int64 values as strings).
+``provider.spec.study`` renders (camelCase; int64 values as strings).
 
 - ``GRID_SEARCH`` enumerates every combination of the parameters' values (integer ranges,
   categorical and discrete values; a conditional parameter only where its parent takes

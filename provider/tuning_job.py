@@ -1,6 +1,6 @@
 """HyperparameterTuningJob: a Vertex AI hyperparameter tuning job as a Pulumi dynamic resource.
 
-A job of the stack config with a ``study:`` block (``provider.study``) becomes this
+A job of the stack config with a ``study:`` block (``provider.spec.study``) becomes this
 resource instead of a TrainingJob. Its lifecycle is TrainingJob's, by inheritance from
 ``provider.training_job``: check parses the job (``spec.parse_job`` gives a
 ``TuningJobSpec`` whose request is the REST HyperparameterTuningJob), a change to what runs
@@ -28,7 +28,7 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from provider import states
-from provider.study import is_tuning_job
+from provider.spec.study import is_tuning_job
 from provider.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
 from provider.waiter import latest_state
 

@@ -273,7 +273,7 @@ class TestConvertDocumentedConfigs:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], parse_dict: Any
     ) -> None:
         """hyperparameters become a study: block; the tuning job request parses."""
-        study = pytest.importorskip("provider.study")
+        study = pytest.importorskip("provider.spec.study")
         status, out, err = convert(capsys, write(tmp_path, HYPERPARAMETER_TUNING), *RUNTIME_FLAGS)
         assert status == 0, err
         _name, raw = converted_job(out)

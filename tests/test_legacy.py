@@ -1,4 +1,4 @@
-"""Unit tests of provider.legacy: AI Platform Training trainingInput -> native job keys."""
+"""Unit tests of provider.spec.legacy: AI Platform Training trainingInput -> native job keys."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from provider import catalog, legacy
+from provider import catalog
 from provider.errors import Issue, SpecError
-from provider.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
-from provider.spec import JobSpec, StackSettings, parse_job
+from provider.spec import JobSpec, StackSettings, legacy, parse_job
+from provider.spec.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
 
 BASE = "vertex-training:jobs.old"
 TI = f"{BASE}.training_input"
@@ -707,7 +707,7 @@ class TestHyperparameters:
 
     def test_tuning_job(self) -> None:
         """parse_job makes a translated hyperparameters job a tuning job."""
-        study = pytest.importorskip("provider.study")
+        study = pytest.importorskip("provider.spec.study")
         spec = parsed({**PROGRAM, "hyperparameters": HYPERPARAMETERS})
         assert isinstance(spec, study.TuningJobSpec)
         body = spec.request_body()

@@ -1,0 +1,90 @@
+"""Stack config -> validated, fully defaulted training jobs (no Pulumi, no Google clients).
+
+One module a stage, each with one job; a job's config goes through them in this order:
+
+- ``_stack_file``: reads ``stacks/Pulumi.<stack>.yaml``.
+- ``_parse``: the entry (``parse_job``, ``parse_stack``); the only module that knows the
+  dialects below.
+- ``legacy``: the ``training_input:`` dialect, AI Platform ``trainingInput`` -> native keys.
+- ``study``: the ``study:`` dialect, which makes the job a hyperparameter tuning job.
+- ``_config``: the user's keys, pydantic models of the YAML shape (docs/config-shape.md).
+- ``_rules``: the rules on single keys (formats, names, durations, labels, env).
+- ``_resolve``: the rules that relate keys, defaults and pool inheritance -> ``JobSpec``.
+- ``_prebuilt``: ``framework:`` / ``runtime_version:`` -> a prebuilt training image.
+- ``_job``: the resolved job and its Vertex AI REST request body.
+- ``_issues``: how every stage words a mistake (key, bad value, fix), pydantic's errors
+  included; ``_constants``: the keys, values and limits they share.
+
+The dialects depend on the core modules, never the other way round; only ``_parse`` and
+this package's public names reach them. Every mistake is a ``provider.errors.Issue``
+(full stack config key, bad value, what to write instead) inside one ``SpecError``.
+
+The public names below are imported on first use, so that importing one stage (as
+``provider.platform_spec`` does) loads no other.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "Accelerator": "provider.spec._job",
+    "DEFAULT_WAIT_TIMEOUT_S": "provider.spec._constants",
+    "Disk": "provider.spec._job",
+    "JOBS_KEY": "provider.spec._constants",
+    "JobConfig": "provider.spec._config",
+    "JobSpec": "provider.spec._job",
+    "PLATFORM_KEY": "provider.spec._constants",
+    "PROVIDER_LABEL_KEYS": "provider.spec._constants",
+    "PythonPackage": "provider.spec._job",
+    "SECRET_PLACEHOLDER": "provider.spec._constants",
+    "STUDY_KEY": "provider.spec._constants",
+    "Scheduling": "provider.spec._job",
+    "SecretValue": "provider.spec._rules",
+    "StackSettings": "provider.spec._job",
+    "WaitPolicy": "provider.spec._job",
+    "WorkerPool": "provider.spec._job",
+    "load_stack_file": "provider.spec._stack_file",
+    "parse_duration": "provider.spec._rules",
+    "parse_job": "provider.spec._parse",
+    "parse_stack": "provider.spec._parse",
+    "parse_stack_settings": "provider.spec._parse",
+    "read_stack_file": "provider.spec._stack_file",
+}
+
+__all__ = [
+    "DEFAULT_WAIT_TIMEOUT_S",
+    "JOBS_KEY",
+    "PLATFORM_KEY",
+    "PROVIDER_LABEL_KEYS",
+    "SECRET_PLACEHOLDER",
+    "STUDY_KEY",
+    "Accelerator",
+    "Disk",
+    "JobConfig",
+    "JobSpec",
+    "PythonPackage",
+    "Scheduling",
+    "SecretValue",
+    "StackSettings",
+    "WaitPolicy",
+    "WorkerPool",
+    "load_stack_file",
+    "parse_duration",
+    "parse_job",
+    "parse_stack",
+    "parse_stack_settings",
+    "read_stack_file",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'provider.spec' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
