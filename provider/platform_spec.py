@@ -25,16 +25,15 @@ service in tests has no project to provision). ``enabled: false`` with ``existin
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from provider import catalog
-from provider.errors import TYPE_MESSAGES as _TYPE_MESSAGES
 from provider.errors import Issue
+from provider.spec._issues import _issues_from
 
 __all__ = [
     "BUCKET_ROLES",
@@ -255,7 +254,12 @@ def resolve_platform(
     try:
         config = PlatformConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        return None, _issues_from(exc)
+        return None, _issues_from(
+            exc,
+            PLATFORM_KEY,
+            PlatformConfig,
+            unions={"deployer": "must be an IAM member or a list of them"},
+        )
     enabled = config.enabled
     if enabled is None:
         enabled = backend == "vertex" and bool(project) and not api_endpoint
@@ -484,48 +488,3 @@ def _deployers(value: str | list[str] | None) -> tuple[tuple[str, ...], list[Iss
                 )
             )
     return tuple(members), issues
-
-
-def _issues_from(exc: ValidationError) -> list[Issue]:
-    """pydantic errors as stack config Issues (full keys, no pydantic wording)."""
-    issues: dict[str, Issue] = {}
-    for error in exc.errors(include_url=False):
-        loc = [str(part) for part in error["loc"]]
-        kind = error["type"]
-        value = error.get("input")
-        if kind == "extra_forbidden":
-            allowed = _fields_at(loc[:-1])
-            close = difflib.get_close_matches(loc[-1], allowed, n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'?" if close else f"the keys here are {_and(allowed)}"
-            message = f"unknown key '{loc[-1]}'; {hint}"
-        elif kind in ("greater_than_equal", "greater_than"):
-            message = f"must be at least {error.get('ctx', {}).get('ge', 1)}"
-        elif loc and loc[0] == "deployer":
-            # str | list[str]: pydantic reports each union member; one message is enough.
-            loc, message = ["deployer"], "must be an IAM member or a list of them"
-        else:
-            message = _TYPE_MESSAGES.get(kind, "is not a valid value here")
-        # A union (deployer: str | list) reports the member type in the location.
-        loc = [part for part in loc if not part.startswith(("str", "list["))]
-        key = _key(*loc)
-        issues.setdefault(key, Issue(key, value, message))
-    return list(issues.values())
-
-
-def _fields_at(path: Sequence[str]) -> list[str]:
-    model: Any = PlatformConfig
-    for part in path:
-        field = model.model_fields.get(part)
-        annotation = getattr(field, "annotation", None)
-        candidates = [a for a in getattr(annotation, "__args__", (annotation,)) if a]
-        model = next(
-            (a for a in candidates if isinstance(a, type) and issubclass(a, BaseModel)), None
-        )
-        if model is None:
-            return []
-    return sorted(model.model_fields)
-
-
-def _and(values: Iterable[str]) -> str:
-    items = list(values)
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)

@@ -750,6 +750,21 @@ class TestPlatformSpec:
         assert issue.key == "vertex-training:platform.bucket.force_destory"
         assert "did you mean 'force_destroy'?" in issue.message
 
+    def test_a_deployer_of_neither_form_is_one_issue(self) -> None:
+        """deployer takes a member or a list of them: a number is one issue at its key."""
+        _, issues = self.resolve({"deployer": 5})
+        (issue,) = issues
+        assert issue.key == "vertex-training:platform.deployer"
+        assert issue.value == 5
+        assert issue.message == "must be an IAM member or a list of them"
+
+    def test_unknown_key_without_a_close_match_lists_the_keys(self) -> None:
+        """Worded as a job's unknown keys are: the keys allowed there."""
+        _, issues = self.resolve({"bucket": {"colour": "blue"}})
+        (issue,) = issues
+        assert issue.key == "vertex-training:platform.bucket.colour"
+        assert issue.message.startswith("unknown key 'colour'; the keys allowed here are ")
+
     def test_bad_values_name_their_keys(self) -> None:
         """Types, bounds, IDs and members: each issue has its key, value and fix."""
         _, issues = self.resolve({"protect": "maybe", "bucket": {"staging_expiry_days": 0}})

@@ -115,14 +115,40 @@ def _unknown_key_message(root: type[BaseModel], loc: Sequence[str | int]) -> str
     return f"unknown key '{name}'; the keys allowed here are {_one_of(allowed)}"
 
 
-def _issues_from(exc: ValidationError, base: str, root: type[BaseModel]) -> list[Issue]:
-    """Translate a pydantic ValidationError into stack config Issues (no pydantic text)."""
+#: The names pydantic puts in an error's location for the member of a union it tried
+#: (``deployer: str | list[str]`` fails at ``deployer.str`` and ``deployer.list[str]``).
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple"})
+
+
+def _issues_from(
+    exc: ValidationError,
+    base: str,
+    root: type[BaseModel],
+    *,
+    unions: Mapping[str, str] | None = None,
+) -> list[Issue]:
+    """Translate a pydantic ValidationError into stack config Issues (no pydantic text).
+
+    A value that fits no member of a union of plain types is one issue at its key, worded
+    by ``unions`` (by the key's path under ``base``) or as not valid.
+    """
     issues: list[Issue] = []
+    collapsed: set[tuple[str | int, ...]] = set()
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         kind = error["type"]
         value = error.get("input")
         ctx = error.get("ctx") or {}
+        members = [
+            part for part in loc if isinstance(part, str) and part.split("[")[0] in _UNION_MEMBERS
+        ]
+        if members:
+            loc = tuple(part for part in loc if part not in members)
+            if loc not in collapsed:
+                collapsed.add(loc)
+                message = (unions or {}).get(".".join(map(str, loc)))
+                issues.append(Issue(_key(base, loc), value, message or "is not a valid value here"))
+            continue
         if kind == _ISSUE_ERROR:
             problems = ctx.get("problems") or []
             if problems:
