@@ -1,0 +1,332 @@
+"""``FakeVertex``: the gRPC server on loopback and the wiring of the fake's parts into it.
+
+It maps each served method of ``google.cloud.aiplatform.v1.JobService`` and
+``google.longrunning.Operations`` to its handler (``_jobs``, ``_tuning``, ``_operations``),
+records every call, answers the faults a test injected (``_faults``), and turns an
+``RpcError`` into the call's status; it holds the one lock under which every handler runs.
+It offers the test controls (``script``, ``fail_next``, ``stall_next``) and views
+(``calls``, ``jobs``, ``tuning_jobs``).
+
+It depends on ``_faults``, ``_jobs`` and ``_tuning`` (and through them on the other
+parts); of the fake, only ``fake_vertex`` depends on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent import futures
+from types import TracebackType
+from typing import NamedTuple
+
+import grpc
+from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
+from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as tuning_job_types
+from google.cloud.aiplatform_v1.types import job_service
+from google.longrunning import operations_pb2
+from google.protobuf.message import Message
+
+from provider import states
+from provider.testing._faults import Faults, RpcError
+from provider.testing._jobs import (
+    CUSTOM,
+    DEFAULT_CANCEL_S,
+    DEFAULT_DELETE_S,
+    DEFAULT_FAILURE_CODE,
+    DEFAULT_FAILURE_MESSAGE,
+    DEFAULT_PENDING_S,
+    DEFAULT_QUEUED_S,
+    DEFAULT_RUN_S,
+    SCRIPTABLE_OUTCOMES,
+    TUNING,
+    JobScript,
+    JobStore,
+    display_name_is,
+)
+from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, TuningJobs
+
+JOB_SERVICE = "google.cloud.aiplatform.v1.JobService"
+OPERATIONS_SERVICE = "google.longrunning.Operations"
+LOOPBACK_HOST = "127.0.0.1"
+
+_GRPC_WORKERS = 8
+
+
+class Call(NamedTuple):
+    """One RPC the fake received: its method name and its request (a protobuf message)."""
+
+    method: str
+    request: Message
+
+
+class FakeVertex:
+    """A fake JobService on 127.0.0.1, for the real client; a context manager.
+
+    ``FakeVertex(queued_s=..., pending_s=..., run_s=...)`` sets every job's phase
+    durations; ``script`` overrides them, and the outcome, for the jobs it matches;
+    ``fail_next`` injects errors. ``calls``, ``jobs`` and ``tuning_jobs`` show what
+    happened. Tuning jobs run trials of ``trial_s`` seconds whose metric is
+    ``trial_metric`` (default: ``default_trial_metric``); ``script`` sets their queued
+    and pending times, never their outcome (that comes from the trials).
+    """
+
+    def __init__(
+        self,
+        *,
+        queued_s: float = DEFAULT_QUEUED_S,
+        pending_s: float = DEFAULT_PENDING_S,
+        run_s: float = DEFAULT_RUN_S,
+        cancel_s: float = DEFAULT_CANCEL_S,
+        delete_s: float = DEFAULT_DELETE_S,
+        trial_s: float = DEFAULT_TRIAL_S,
+        trial_metric: TrialMetric | None = None,
+        port: int = 0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = JobStore(
+            default_script=JobScript(
+                match=lambda job: True, queued_s=queued_s, pending_s=pending_s, run_s=run_s
+            ),
+            cancel_s=cancel_s,
+            delete_s=delete_s,
+            clock=clock,
+        )
+        self._tuning = TuningJobs(self._store, trial_s=trial_s, trial_metric=trial_metric)
+        self._port = port
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._faults = Faults()
+        self._calls: list[Call] = []
+        self._server: grpc.Server | None = None
+        self.address = ""
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> FakeVertex:
+        """Start serving; ``address`` is then ``127.0.0.1:PORT``."""
+        if self._server is not None:
+            return self
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=_GRPC_WORKERS))
+        server.add_generic_rpc_handlers(self._generic_handlers())
+        port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
+        server.start()
+        self._server = server
+        self.address = f"{LOOPBACK_HOST}:{port}"
+        return self
+
+    def stop(self) -> None:
+        """Stop serving at once; calls in flight are cancelled."""
+        if self._server is not None:
+            self._server.stop(grace=None).wait()
+            self._server = None
+
+    def __enter__(self) -> FakeVertex:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- test controls ---------------------------------------------------------------
+
+    def script(
+        self,
+        match: str | Callable[[custom_job_types.CustomJob], bool],
+        *,
+        queued_s: float | None = None,
+        pending_s: float | None = None,
+        run_s: float | None = None,
+        outcome: str = states.SUCCEEDED,
+        error_code: int = DEFAULT_FAILURE_CODE,
+        error_message: str = DEFAULT_FAILURE_MESSAGE,
+    ) -> None:
+        """Script the jobs created from now on whose display name is ``match`` (or for
+        which ``match(job)`` is true). Durations not given keep the fake's defaults;
+        ``run_s=math.inf`` keeps a job RUNNING until it is cancelled. The latest
+        matching script wins.
+        """
+        if outcome not in SCRIPTABLE_OUTCOMES:
+            raise ValueError(f"outcome must be one of {SCRIPTABLE_OUTCOMES}, got {outcome!r}")
+        predicate = display_name_is(match) if isinstance(match, str) else match
+        default = self._store.default_script
+        scripted = JobScript(
+            match=predicate,
+            queued_s=default.queued_s if queued_s is None else queued_s,
+            pending_s=default.pending_s if pending_s is None else pending_s,
+            run_s=default.run_s if run_s is None else run_s,
+            outcome=outcome,
+            error_code=error_code,
+            error_message=error_message,
+        )
+        with self._lock:
+            self._store.scripts.append(scripted)
+
+    def stall_next(self, method: str, seconds: float) -> None:
+        """Carry out the next call of ``method`` at once but answer it ``seconds`` later,
+        as when the server acted and the reply is slow to arrive: a client killed in
+        between never learns the job's name."""
+        if method not in self._methods():
+            raise ValueError(f"unknown method {method!r}; one of {sorted(self._methods())}")
+        with self._lock:
+            self._faults.stall_next(method, seconds)
+
+    def fail_next(
+        self,
+        method: str,
+        code: grpc.StatusCode,
+        *,
+        times: int = 1,
+        message: str | None = None,
+        take_effect: bool = False,
+    ) -> None:
+        """Make the next ``times`` calls of ``method`` (e.g. "CreateCustomJob") fail with
+        ``code``. With ``take_effect`` the call is carried out before it fails, as when
+        a deadline expires after the server acted (google/rpc/code.proto,
+        DEADLINE_EXCEEDED: "may be returned even if the operation has completed").
+        """
+        if method not in self._methods():
+            raise ValueError(f"unknown method {method!r}; one of {sorted(self._methods())}")
+        with self._lock:
+            self._faults.fail_next(
+                method, code, times=times, message=message, take_effect=take_effect
+            )
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every RPC received so far, failed ones included, oldest first."""
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def jobs(self) -> dict[str, custom_job_types.CustomJob]:
+        """The custom jobs that exist now (not deleted), by resource name, as a client
+        sees them."""
+        with self._lock:
+            now = self._clock()
+            self._store.forget_deleted(now)
+            return {
+                name: custom_job_types.CustomJob.wrap(self._store.render(record, now))
+                for name, record in self._store.jobs.items()
+                if record.kind is CUSTOM
+            }
+
+    @property
+    def tuning_jobs(self) -> dict[str, tuning_job_types.HyperparameterTuningJob]:
+        """The hyperparameter tuning jobs that exist now, by resource name, with trials."""
+        with self._lock:
+            now = self._clock()
+            self._store.forget_deleted(now)
+            return {
+                name: tuning_job_types.HyperparameterTuningJob.wrap(self._store.render(record, now))
+                for name, record in self._store.jobs.items()
+                if record.kind is TUNING
+            }
+
+    # -- gRPC plumbing ---------------------------------------------------------------
+
+    def _methods(self) -> dict[str, tuple[str, type[Message], Callable[[Message], Message]]]:
+        """Method name -> (service, request type, handler)."""
+        store, tuning = self._store, self._tuning
+        return {
+            "CreateCustomJob": (
+                JOB_SERVICE,
+                job_service.CreateCustomJobRequest.pb(),
+                store.create_custom_job,
+            ),
+            "GetCustomJob": (
+                JOB_SERVICE,
+                job_service.GetCustomJobRequest.pb(),
+                store.get_custom_job,
+            ),
+            "ListCustomJobs": (
+                JOB_SERVICE,
+                job_service.ListCustomJobsRequest.pb(),
+                functools.partial(store.list_jobs, kind=CUSTOM),
+            ),
+            "CancelCustomJob": (
+                JOB_SERVICE,
+                job_service.CancelCustomJobRequest.pb(),
+                functools.partial(store.cancel_job, kind=CUSTOM),
+            ),
+            "DeleteCustomJob": (
+                JOB_SERVICE,
+                job_service.DeleteCustomJobRequest.pb(),
+                functools.partial(store.delete_job, kind=CUSTOM),
+            ),
+            "CreateHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.CreateHyperparameterTuningJobRequest.pb(),
+                tuning.create_tuning_job,
+            ),
+            "GetHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.GetHyperparameterTuningJobRequest.pb(),
+                tuning.get_tuning_job,
+            ),
+            "ListHyperparameterTuningJobs": (
+                JOB_SERVICE,
+                job_service.ListHyperparameterTuningJobsRequest.pb(),
+                functools.partial(store.list_jobs, kind=TUNING),
+            ),
+            "CancelHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.CancelHyperparameterTuningJobRequest.pb(),
+                functools.partial(store.cancel_job, kind=TUNING),
+            ),
+            "DeleteHyperparameterTuningJob": (
+                JOB_SERVICE,
+                job_service.DeleteHyperparameterTuningJobRequest.pb(),
+                functools.partial(store.delete_job, kind=TUNING),
+            ),
+            "GetOperation": (
+                OPERATIONS_SERVICE,
+                operations_pb2.GetOperationRequest,
+                store.operations.get_operation,
+            ),
+        }
+
+    def _generic_handlers(self) -> Sequence[grpc.GenericRpcHandler]:
+        by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+        for method, (service, request_type, handler) in self._methods().items():
+            by_service.setdefault(service, {})[method] = grpc.unary_unary_rpc_method_handler(
+                self._serve(method, handler),
+                request_deserializer=request_type.FromString,
+                response_serializer=_serialize,
+            )
+        return [
+            grpc.method_handlers_generic_handler(service, handlers)
+            for service, handlers in by_service.items()
+        ]
+
+    def _serve(
+        self, method: str, handler: Callable[[Message], Message]
+    ) -> Callable[[Message, grpc.ServicerContext], Message]:
+        """Wrap a handler: record the call, inject faults, turn RpcError into a status."""
+
+        def serve(request: Message, context: grpc.ServicerContext) -> Message:
+            with self._lock:
+                self._calls.append(Call(method, request))
+                self._store.forget_deleted(self._clock())
+                fault, stall_s = self._faults.take(method)
+                try:
+                    if fault is not None and not fault.take_effect:
+                        raise RpcError(fault.code, fault.message)
+                    response = handler(request)
+                    if fault is not None:
+                        raise RpcError(fault.code, fault.message)
+                except RpcError as error:
+                    context.abort(error.code, error.message)
+            time.sleep(stall_s)
+            return response
+
+        return serve
+
+
+def _serialize(message: Message) -> bytes:
+    return message.SerializeToString()
