@@ -12,6 +12,7 @@ PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_
 INSTALLED := $(VENV)/.installed-$(PYTHON_VERSION)
 PULUMI := source scripts/pulumi-env.sh &&
 STACK ?= local
+BASE ?= origin/main
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -40,17 +41,30 @@ render: venv  ## Print the Vertex AI requests STACK would submit (no cloud call,
 destroy: tools  ## Cancel and delete STACK's jobs.
 	$(PULUMI) pulumi destroy --yes --stack $(STACK)
 
-test: tools  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+	bash scripts/install-actionlint.sh
 	$(PULUMI) $(PY) -m pytest
 
 lint: venv  ## Check the code with ruff.
-	$(VENV)/bin/ruff check provider tests trainer scripts __main__.py
-	$(VENV)/bin/ruff format --check provider tests trainer scripts __main__.py
+	$(VENV)/bin/ruff check provider policy tests trainer scripts __main__.py
+	$(VENV)/bin/ruff format --check provider policy tests trainer scripts __main__.py
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
 	$(PY) scripts/outdated.py
 
+policy-venv: policy/.venv/.installed  ## Create policy/.venv, the policy pack's own virtualenv.
+
+policy/.venv/.installed: policy/requirements.txt
+	@$(PYTHON) scripts/check-python.py
+	$(PYTHON) -m venv --clear policy/.venv
+	policy/.venv/bin/python -m pip install --quiet --upgrade pip
+	policy/.venv/bin/python -m pip install --quiet -r policy/requirements.txt
+	touch $@
+
+plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules.
+	$(PY) -m provider plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT))
+
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
-.PHONY: help venv tools up preview render destroy test lint outdated bench
+.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench

@@ -9,7 +9,9 @@ stack would submit, keyed by job name, without calling any cloud API and without
 (``hyperparameterTuningJob`` instead of ``customJob`` for a job with a ``study:``.)
 An invalid stack config prints each issue on stderr (the text ``pulumi preview`` shows)
 and exits with status 2; warnings (e.g. about a translated ``training_input``) go to
-stderr too, prefixed ``warning:``.
+stderr too, prefixed ``warning:``, and so does each job's cost estimate, prefixed
+``estimate:`` (``provider.review.cost``: hourly rate and most it can cost; stdout stays the
+JSON alone).
 
 ``convert CONFIG [--name JOB] [gcloud flags] [-- ARGS]`` reads a gcloud ``ai-platform jobs
 submit training --config`` file (``trainingInput: ...``, or a bare trainingInput block)
@@ -18,6 +20,12 @@ and prints the equivalent native stack config as YAML (``vertex-training:jobs: {
 trainingInput (``--region``, ``--job-dir``, ``--runtime-version``, ...) may be given as
 they were to gcloud. Warnings go to stderr; a config that cannot be converted exits 2 with
 each reason, keyed by the file's own keys (``trainingInput.masterType``).
+
+``plan STACK_FILE --base REF [--format markdown|json]`` compares the jobs the stack file
+defines at git ref REF with the working tree (``provider.review.plan``): each job
+submitted, replaced with the keys that changed, updated, deleted or unchanged, its pools,
+its estimated cost and the stack's rules. Exits 2 when a job is invalid, 1 when a
+mandatory rule fails, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -34,8 +42,11 @@ from provider.errors import SpecError
 
 #: Exit status for a stack config with mistakes in it (argparse also uses 2 for usage).
 EXIT_INVALID_CONFIG = 2
+#: Exit status of ``plan`` for a change that breaks a mandatory rule of the stack.
+EXIT_RULE_FAILED = 1
 JSON_INDENT = 2
 WARNING_PREFIX = "warning: "
+ESTIMATE_PREFIX = "estimate: "
 #: The stack a converted job is validated against: a placeholder project, and this region
 #: when the legacy config names none (the job then runs in the stack's gcp:region).
 CONVERT_STACK = "convert"
@@ -44,19 +55,28 @@ CONVERT_DEFAULT_REGION = "us-central1"
 YAML_WIDTH = 100
 
 
-def render(stack_file: str, warnings: list[str] | None = None) -> dict[str, Any]:
+def render(
+    stack_file: str, warnings: list[str] | None = None, estimates: list[str] | None = None
+) -> dict[str, Any]:
     """The request bodies a stack file would submit, keyed by job name.
 
     With the stack platform's defaults applied, as ``pulumi up`` applies them. A
     ``package_path`` is not built: its URI is the one ``pulumi up`` would upload to (from
     the digest of the package's sources), and a platform TensorBoard that does not exist
-    yet prints as ``platform_spec.TENSORBOARD_PENDING``.
+    yet prints as ``platform_spec.TENSORBOARD_PENDING``. ``estimates`` gets one line a job,
+    ``<job>: <cost.describe(...)>``.
     """
     from provider.packaging import resolve_stack_file
 
     _settings, jobs = resolve_stack_file(stack_file)
     if warnings is not None:
         warnings.extend(warning for job in jobs.values() for warning in job.warnings)
+    if estimates is not None:
+        from provider.review import cost
+
+        estimates.extend(
+            f"{name}: {cost.describe(cost.estimate(job))}" for name, job in jobs.items()
+        )
     return {
         name: {
             "region": job.region,
@@ -68,11 +88,31 @@ def render(stack_file: str, warnings: list[str] | None = None) -> dict[str, Any]
     }
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from provider.review import plan as review
+
+    try:
+        plan = review.plan_stack(Path(args.stack_file), args.base)
+    except SpecError as exc:
+        for issue in exc.issues:
+            print(issue, file=sys.stderr)
+        return EXIT_INVALID_CONFIG
+    sys.stdout.write(review.to_json(plan) if args.format == "json" else review.to_markdown(plan))
+    if plan.invalid:
+        return EXIT_INVALID_CONFIG
+    return EXIT_RULE_FAILED if plan.mandatory_failures else 0
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     warnings: list[str] = []
-    rendered = _reported(args.stack_file, lambda: (render(args.stack_file, warnings), warnings))
+    estimates: list[str] = []
+    rendered = _reported(
+        args.stack_file, lambda: (render(args.stack_file, warnings, estimates), warnings)
+    )
     if rendered is None:
         return EXIT_INVALID_CONFIG
+    for line in estimates:
+        print(f"{ESTIMATE_PREFIX}{line}", file=sys.stderr)
     json.dump(rendered, sys.stdout, indent=JSON_INDENT, sort_keys=True)
     sys.stdout.write("\n")
     return 0
@@ -237,6 +277,20 @@ def build_parser() -> argparse.ArgumentParser:
     convert_parser.epilog = (
         "After --, the application's arguments (trainingInput.args), as after gcloud's --."
     )
+    plan_parser = subparsers.add_parser(
+        "plan",
+        help="what a change to a stack file does to its jobs, for a pull-request reviewer",
+        description=(
+            "Compare the jobs a stack file defines at a git ref with the working tree, with "
+            "no engine and no cloud call: each job submitted, replaced (with the changed "
+            "keys), updated, deleted or unchanged, its machines, its estimated cost, and the "
+            "stack's rules. Exits 2 when a job is invalid, 1 when a mandatory rule fails."
+        ),
+    )
+    plan_parser.add_argument("stack_file", help="stacks/Pulumi.<stack>.yaml")
+    plan_parser.add_argument("--base", required=True, help="the git ref to compare with")
+    plan_parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    plan_parser.set_defaults(handler=_cmd_plan)
     return parser
 
 

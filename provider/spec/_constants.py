@@ -16,10 +16,12 @@ JOBS_KEY = f"{CONFIG_NAMESPACE}:jobs"
 BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
 API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
 PLATFORM_KEY = platform_spec.PLATFORM_KEY
+#: The team's review rules (provider.review.policies); the spec accepts the key, never reads it.
+POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
 GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).
-STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "platform")
+STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "platform", "policies")
 
 BACKENDS = ("vertex", "local")
 WAIT_UNTIL = ("submitted", "running", "succeeded")

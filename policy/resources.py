@@ -1,0 +1,223 @@
+"""What the engine shows the pack -> the arguments of ``provider.review.policies.evaluate``.
+
+Pure (no ``pulumi_policy``): the pack's ``__main__`` hands each resource over as its type
+token, URN and plain properties, with every value the preview cannot know yet replaced by
+``UNKNOWN``. This module then finds
+
+- the stack (from the URNs) and its rules: ``vertex-training:policies`` in the stack file
+  ``<project>/<stackConfigDir>/Pulumi.<stack>.yaml``, the one the program ran with, since
+  the CLI runs the pack in the project directory;
+- the jobs: each TrainingJob / HyperparameterTuningJob dynamic resource (type
+  ``pulumi-python:dynamic/vertex:<class>``) whose checked inputs carry the job's config
+  keys as written, validated again with ``provider.spec.parse_job`` against the stack's
+  settings;
+- the platform: every IAM grant (``*IAMMember`` / ``*IamMember``, ``*IAMBinding``,
+  ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from provider import platform_spec, spec
+from provider.errors import SpecError
+from provider.review import cost, policies
+
+#: The type tokens of this project's job resources (``pulumi.dynamic.Resource`` subclasses
+#: declared with ``module="vertex"``: provider.training_job, provider.tuning_job).
+JOB_TYPES = (
+    "pulumi-python:dynamic/vertex:TrainingJob",
+    "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
+)
+BUCKET_TYPE = "gcp:storage/bucket:Bucket"
+#: A value the preview cannot know yet (the email of an account still to be created).
+UNKNOWN = "[unknown until pulumi up]"
+#: The job config keys a job resource's checked inputs carry as written (``wait`` and
+#: ``adopt`` come back in the provider's own form and are not needed by any rule).
+CONFIG_KEYS = frozenset(spec.JobConfig.model_fields) - {"wait", "adopt"}
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource as the engine shows it: type token, URN, plain properties."""
+
+    type: str
+    urn: str
+    props: Mapping[str, Any]
+
+
+@dataclass
+class StackView:
+    """Everything ``evaluate`` needs, and what kept it from being read."""
+
+    stack: str | None = None
+    config: policies.PoliciesConfig | None = None
+    jobs: dict[str, Any] = field(default_factory=dict)
+    #: Each job's resource URN, by job name.
+    urns: dict[str, str] = field(default_factory=dict)
+    platform: platform_spec.Platform | None = None
+    grants: list[policies.Grant] = field(default_factory=list)
+    buckets: list[policies.BucketAccess] = field(default_factory=list)
+    #: Mistakes in the stack's rules, or why they could not be read (mandatory).
+    issues: list[str] = field(default_factory=list)
+    #: Jobs left out of the evaluation, and why (advisory).
+    skipped: list[str] = field(default_factory=list)
+
+    def results(self) -> list[policies.RuleResult]:
+        """The rules' results; ``changed`` is every job (the engine does not tell a
+        policy which resources the change touches)."""
+        if self.config is None:
+            return []
+        estimates = {name: cost.estimate(job) for name, job in self.jobs.items()}
+        return policies.evaluate(
+            self.config,
+            self.jobs,
+            self.platform,
+            estimates,
+            None,
+            grants=self.grants,
+            buckets=self.buckets,
+        )
+
+
+def stack_of(urn: str) -> str:
+    """``urn:pulumi:<stack>::<project>::<type>::<name>`` -> ``<stack>``."""
+    return urn.removeprefix("urn:pulumi:").split("::", 1)[0]
+
+
+def stack_file(project_dir: Path, stack: str) -> Path:
+    """Where the project keeps the stack's config (Pulumi.yaml's ``stackConfigDir``)."""
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
+    return project_dir / str(project.get("stackConfigDir") or ".") / f"Pulumi.{stack}.yaml"
+
+
+def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
+    """Read the stack's rules, jobs and platform from the engine's resources."""
+    resources = list(resources)
+    result = StackView()
+    if not resources:
+        return result
+    result.stack = stack_of(resources[0].urn)
+    path = stack_file(project_dir, result.stack)
+    try:
+        _, config = spec.read_stack_file(path)
+    except (OSError, SpecError) as exc:
+        result.issues.append(f"cannot read the stack's rules from {path}: {exc}")
+        return result
+    try:
+        result.config = policies.parse_policies(config.get(policies.POLICIES_KEY))
+        stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
+        settings = spec.parse_stack_settings(stack_keys, result.stack)
+    except SpecError as exc:
+        result.config = None
+        result.issues.extend(str(issue) for issue in exc.issues)
+        return result
+    result.platform, _ = platform_spec.resolve_platform(
+        config.get(platform_spec.PLATFORM_KEY),
+        stack=result.stack,
+        project=settings.project,
+        region=settings.region,
+        backend=settings.backend,
+        api_endpoint=settings.api_endpoint,
+    )
+    for resource in resources:
+        if resource.type in JOB_TYPES:
+            _add_job(result, resource, settings)
+        result.grants.extend(grants_of(resource))
+    result.buckets = buckets_of(resources, result.grants)
+    return result
+
+
+def grants_of(resource: Resource) -> list[policies.Grant]:
+    """The IAM grants of a pulumi-gcp member, binding or policy resource (none for others)."""
+    if not resource.type.startswith("gcp:"):
+        return []
+    kind = resource.type.rsplit(":", 1)[-1].lower()
+    props = resource.props
+    target = _target(resource)
+    if kind.endswith("iammember") or kind.endswith("iambinding"):
+        members = [props.get("member")] if "member" in props else list(props.get("members") or [])
+        return [
+            policies.Grant(str(member), str(props.get("role")), target)
+            for member in members
+            if member is not None
+        ]
+    if kind.endswith("iampolicy") and isinstance(props.get("policyData"), str):
+        try:
+            data = json.loads(props["policyData"])
+        except ValueError:
+            return []
+        return [
+            policies.Grant(str(member), str(binding.get("role")), target)
+            for binding in data.get("bindings") or []
+            for member in binding.get("members") or []
+        ]
+    return []
+
+
+def buckets_of(
+    resources: Iterable[Resource], grants: Iterable[policies.Grant]
+) -> list[policies.BucketAccess]:
+    """Each bucket the stack creates: its public access prevention and public members."""
+    grants = list(grants)
+    found = []
+    for resource in resources:
+        if resource.type != BUCKET_TYPE:
+            continue
+        name = str(resource.props.get("name") or resource.urn.rsplit("::", 1)[-1])
+        public = tuple(
+            sorted(
+                {
+                    g.member
+                    for g in grants
+                    if g.target == f"bucket {name}" and g.member in policies.PUBLIC_MEMBERS
+                }
+            )
+        )
+        prevention = resource.props.get("publicAccessPrevention")
+        found.append(
+            policies.BucketAccess(name, None if prevention is None else str(prevention), public)
+        )
+    return found
+
+
+def _target(resource: Resource) -> str:
+    props = resource.props
+    for key, label in (
+        ("bucket", "bucket"),
+        ("repository", "repository"),
+        ("serviceAccountId", "service account"),
+        ("project", "project"),
+    ):
+        if props.get(key):
+            return f"{label} {props[key]}"
+    return resource.urn.rsplit("::", 1)[-1]
+
+
+def _add_job(result: StackView, resource: Resource, settings: Any) -> None:
+    props = resource.props
+    name = str(props.get("name") or resource.urn.rsplit("::", 1)[-1])
+    config = {k: v for k, v in props.items() if k in CONFIG_KEYS}
+    result.urns[name] = resource.urn
+    if _has_unknown(config):
+        result.skipped.append(f"{name}: its config is not known until pulumi up")
+        return
+    try:
+        result.jobs[name] = spec.parse_job(name, config, settings)
+    except SpecError as exc:
+        problems = "; ".join(str(issue) for issue in exc.issues)
+        result.skipped.append(f"{name}: {problems}")
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unknown(v) for v in value)
+    return value == UNKNOWN

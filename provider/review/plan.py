@@ -1,0 +1,368 @@
+"""What a change to a stack file does to its jobs, for a reviewer: ``python -m provider plan``.
+
+The jobs the stack file defines at a git ref (the pull request's base) are compared with
+the working tree, with no engine and no cloud call, the way the TrainingJob provider's
+diff compares them: a job whose request or location changes is replaced (submitted
+again), one whose other keys change (``wait``, ``adopt``) is updated in place, one only in
+the working tree is submitted, one only at the base is deleted (cancelled, then deleted).
+Each job carries its pools' machines and accelerators, its cost estimate
+(``provider.review.cost``), and the stack's rules are evaluated on the result
+(``provider.review.policies``).
+
+The base tree is read with ``git archive`` into a temporary folder, so the trainer
+sources at the base decide the base's package URIs: a change to a trainer's code is a
+replacement of the jobs that run it, as ``pulumi up`` would make it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from provider.backends.base import canonical_request
+from provider.errors import Issue, SpecError
+
+SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
+    "submit",
+    "replace",
+    "update",
+    "delete",
+    "unchanged",
+    "invalid",
+)
+#: The changes that submit a job, and so may cost money.
+SUBMITTING = (SUBMIT, REPLACE)
+UNSET = "(unset)"
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One config key of a job, before and after, in the user's words."""
+
+    key: str
+    before: str
+    after: str
+
+
+@dataclass
+class StackJobs:
+    """A stack file's jobs as the spec sees them: valid ones, and the mistakes of others."""
+
+    stack: str
+    raw: dict[str, Any] = field(default_factory=dict)
+    jobs: dict[str, Any] = field(default_factory=dict)
+    issues: dict[str, list[Issue]] = field(default_factory=dict)
+    stack_issues: list[Issue] = field(default_factory=list)
+    settings: Any = None
+    platform: Any = None
+    policies: Any = None
+
+
+@dataclass
+class JobPlan:
+    """What the change does to one job."""
+
+    name: str
+    change: str
+    keys: list[KeyChange] = field(default_factory=list)
+    job: Any = None
+    estimate: Any = None
+    issues: list[Issue] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What the change does to a stack: its jobs, the rules' results, the change's cost."""
+
+    stack: str
+    base: str
+    jobs: list[JobPlan]
+    rules: list[Any]
+    stack_issues: list[Issue]
+
+    @property
+    def invalid(self) -> bool:
+        return bool(self.stack_issues) or any(j.change == INVALID for j in self.jobs)
+
+    @property
+    def mandatory_failures(self) -> list[Any]:
+        return [r for r in self.rules if not r.passed and r.enforcement == "mandatory"]
+
+    def change_cost(self) -> tuple[float | None, list[str]]:
+        """The most the jobs this change submits can cost, or None with the reasons."""
+        total, unknown = 0.0, []
+        for job in self.jobs:
+            if job.change not in SUBMITTING or job.estimate is None:
+                continue
+            if job.estimate.max_usd is None:
+                unknown.append(job.name)
+            else:
+                total += job.estimate.max_usd
+        return (None if unknown else total), unknown
+
+
+# ---------------------------------------------------------------------- reading stacks
+
+
+def read_stack(stack_file: Path, project_dir: Path) -> StackJobs:
+    """Each job of the stack file, parsed on its own (one invalid job leaves the others)."""
+    from provider import packaging, platform_spec, spec
+    from provider.review import policies
+
+    stack, config = spec.read_stack_file(stack_file)
+    result = StackJobs(stack=stack)
+    raw_jobs = config.get(spec.JOBS_KEY) or {}
+    if not isinstance(raw_jobs, Mapping):
+        result.stack_issues.append(
+            Issue(spec.JOBS_KEY, raw_jobs, "must be a mapping of job name: job settings")
+        )
+        return result
+    result.raw = {str(name): job for name, job in raw_jobs.items()}
+    stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
+    try:
+        result.settings = spec.parse_stack_settings(stack_keys, stack)
+        result.platform, _ = platform_spec.resolve_platform(
+            config.get(spec.PLATFORM_KEY),
+            stack=stack,
+            project=result.settings.project,
+            region=result.settings.region,
+            backend=result.settings.backend,
+            api_endpoint=result.settings.api_endpoint,
+        )
+        result.policies = policies.parse_policies(config.get(policies.POLICIES_KEY))
+    except SpecError as exc:
+        result.stack_issues.extend(exc.issues)
+        return result
+    packages = packaging.plan_packages(
+        result.raw,
+        backend=result.settings.backend,
+        bucket=result.platform.bucket if result.platform else None,
+        project_dir=project_dir,
+        build=False,
+    )
+    package_issues: dict[str, list[Issue]] = {}
+    for issue in packages.issues:
+        name = issue.key.removeprefix(f"{spec.JOBS_KEY}.").split(".")[0]
+        package_issues.setdefault(name, []).append(issue)
+    for name, job_config in packages.configs.items():
+        if name in package_issues:
+            result.issues[name] = package_issues[name]
+            continue
+        try:
+            result.jobs[name] = spec.parse_job(name, job_config, result.settings)
+        except SpecError as exc:
+            result.issues[name] = list(exc.issues)
+    return result
+
+
+def git_root(path: Path) -> Path:
+    out = _git(path.parent, "rev-parse", "--show-toplevel")
+    return Path(out.decode().strip())
+
+
+def read_stack_at(ref: str, stack_file: Path) -> StackJobs | None:
+    """The stack file as it was at ``ref`` (None when it did not exist there)."""
+    from provider.packaging import project_dir_of
+
+    root = git_root(stack_file)
+    relative = stack_file.resolve().relative_to(root)
+    project = project_dir_of(stack_file).resolve().relative_to(root)
+    listed = _git(root, "ls-tree", "--name-only", ref, "--", relative.as_posix())
+    if not listed.strip():
+        return None
+    with tempfile.TemporaryDirectory(prefix="vertex-training-plan-") as tmp:
+        archive = _git(root, "archive", "--format=tar", ref)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        return read_stack(Path(tmp) / relative, Path(tmp) / project)
+
+
+def _git(cwd: Path, *args: str) -> bytes:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True).stdout
+    except subprocess.CalledProcessError as exc:
+        message = exc.stderr.decode(errors="replace").strip()
+        raise SpecError([Issue(f"git {' '.join(args)}", None, message)]) from None
+
+
+# ------------------------------------------------------------------------- comparing
+
+
+def plan_stack(stack_file: Path, base: str) -> Plan:
+    """Compare the stack file at ``base`` with the working tree."""
+    from provider.packaging import project_dir_of
+    from provider.review import cost, policies
+
+    head = read_stack(stack_file, project_dir_of(stack_file))
+    before = read_stack_at(base, stack_file)
+    old_jobs = before.jobs if before else {}
+    old_raw = before.raw if before else {}
+    plans: list[JobPlan] = []
+    for name in sorted(set(head.raw) | set(old_raw)):
+        if name in head.issues:
+            plans.append(JobPlan(name, INVALID, issues=head.issues[name]))
+            continue
+        new, old = head.jobs.get(name), old_jobs.get(name)
+        if new is None:
+            plans.append(JobPlan(name, DELETE, job=old))
+            continue
+        keys = key_changes(old_raw.get(name), head.raw[name]) if old is not None else []
+        if old is None:
+            change = SUBMIT
+        elif _runs_differently(old, new):
+            change = REPLACE
+            if not keys:
+                keys = [KeyChange("python_package (trainer sources)", "before", "changed")]
+        else:
+            change = UPDATE if keys else UNCHANGED
+        plans.append(JobPlan(name, change, keys, new, cost.estimate(new)))
+    rules: list[Any] = []
+    if head.policies is not None and not head.stack_issues:
+        estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
+        changed = [p.name for p in plans if p.change in SUBMITTING]
+        rules = policies.evaluate(head.policies, head.jobs, head.platform, estimates, changed)
+    return Plan(head.stack, base, plans, rules, head.stack_issues)
+
+
+def _runs_differently(old: Any, new: Any) -> bool:
+    """What the provider's diff replaces on: the request or where the job runs."""
+    where = ("backend", "project", "region")
+    return canonical_request(old.request_body()) != canonical_request(new.request_body()) or any(
+        getattr(old, k) != getattr(new, k) for k in where
+    )
+
+
+def key_changes(before: Any, after: Any) -> list[KeyChange]:
+    """The config keys whose values differ, as dotted keys with their values as written."""
+    old, new = _flatten(before), _flatten(after)
+    return [
+        KeyChange(key, _shown(old.get(key, UNSET)), _shown(new.get(key, UNSET)))
+        for key in sorted(set(old) | set(new))
+        if old.get(key, UNSET) != new.get(key, UNSET)
+    ]
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value} if prefix else {}
+
+
+def _shown(value: Any) -> str:
+    if value is UNSET or isinstance(value, str):
+        return str(value)
+    return yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix("\n...")
+
+
+# --------------------------------------------------------------------------- output
+
+
+def pools_of(job: Any) -> list[str]:
+    """Each pool as ``role: replicas x machine [+ count x accelerator]``."""
+    shown = []
+    for pool in job.worker_pools:
+        if pool is None:
+            continue
+        text = f"{pool.role}: {pool.replicas} x {pool.machine}"
+        if pool.accelerator is not None:
+            text += f" + {pool.accelerator.count} x {pool.accelerator.type}"
+        if pool.tpu_topology:
+            text += f" ({pool.tpu_topology})"
+        shown.append(text)
+    return shown
+
+
+def to_markdown(plan: Plan) -> str:
+    """The plan as a pull-request comment: a table first, then each change's details."""
+    from provider.review.cost import describe
+
+    lines = [f"### `{plan.stack}`: what this change does (against `{plan.base}`)", ""]
+    counts = {c: sum(j.change == c for j in plan.jobs) for c in (SUBMIT, REPLACE, DELETE)}
+    total, unknown = plan.change_cost()
+    cost_text = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
+    lines.append(
+        f"{counts[SUBMIT]} to submit, {counts[REPLACE]} to replace, {counts[DELETE]} to "
+        f"delete; the jobs this change submits cost {cost_text}."
+    )
+    lines.append("")
+    for issue in plan.stack_issues:
+        lines.append(f"- :x: {issue}")
+    if plan.jobs:
+        lines += ["| job | change | pools | estimated cost |", "| --- | --- | --- | --- |"]
+        for job in plan.jobs:
+            pools = "<br>".join(pools_of(job.job)) if job.job is not None else ""
+            estimate = describe(job.estimate) if job.estimate is not None else ""
+            lines.append(f"| `{job.name}` | {job.change} | {pools} | {estimate} |")
+        lines.append("")
+    for job in plan.jobs:
+        if job.keys:
+            changed = "; ".join(f"`{k.key}` {k.before} -> {k.after}" for k in job.keys)
+            lines.append(f"- `{job.name}` ({job.change}): {changed}")
+        for issue in job.issues:
+            lines.append(f"- `{job.name}` is invalid: {issue}")
+    if plan.rules:
+        lines += ["", "**Rules**", ""]
+        for rule in plan.rules:
+            mark = (
+                ":white_check_mark:"
+                if rule.passed
+                else (":x:" if rule.enforcement == "mandatory" else ":warning:")
+            )
+            about = f" `{rule.job}`" if rule.job else ""
+            lines.append(f"- {mark} {rule.rule} ({rule.enforcement}){about}: {rule.message}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_json(plan: Plan) -> str:
+    """The plan for scripts."""
+    total, unknown = plan.change_cost()
+    document = {
+        "stack": plan.stack,
+        "base": plan.base,
+        "stack_issues": [_issue(i) for i in plan.stack_issues],
+        "jobs": [
+            {
+                "name": job.name,
+                "change": job.change,
+                "keys": [asdict(k) for k in job.keys],
+                "pools": pools_of(job.job) if job.job is not None else [],
+                "estimate": _estimate(job.estimate),
+                "issues": [_issue(i) for i in job.issues],
+            }
+            for job in plan.jobs
+        ],
+        "rules": [asdict(r) for r in plan.rules],
+        "change_max_usd": total,
+        "change_cost_unknown_for": unknown,
+    }
+    return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def _issue(issue: Issue) -> dict[str, Any]:
+    return {"key": issue.key, "value": issue.value, "message": issue.message}
+
+
+def _estimate(estimate: Any) -> dict[str, Any] | None:
+    if estimate is None:
+        return None
+    return {
+        "hourly_usd": estimate.hourly_usd,
+        "hours": estimate.hours,
+        "timeout_is_default": estimate.timeout_is_default,
+        "trials": estimate.trials,
+        "max_usd": estimate.max_usd,
+        "strategy": estimate.strategy,
+        "unknown": list(estimate.unknown),
+    }

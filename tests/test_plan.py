@@ -1,0 +1,175 @@
+"""`python -m provider plan`: a stack file's change against a git base, for a reviewer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from provider.review.plan import DELETE, INVALID, REPLACE, SUBMIT, UNCHANGED, UPDATE, plan_stack
+
+REPO = Path(__file__).resolve().parent.parent
+IMAGE = "us-docker.pkg.dev/acme-ml-dev/trainers/mnist:1"
+EXIT_INVALID_CONFIG = 2
+
+
+def job(**keys: Any) -> dict[str, Any]:
+    return {"image": IMAGE, "machine": "n1-standard-8", **keys}
+
+
+BASE_JOBS = {
+    "keep": job(scheduling={"timeout": "2h"}),
+    "gpu": job(accelerator={"type": "NVIDIA_TESLA_T4", "count": 1}, scheduling={"timeout": "2h"}),
+    "gone": job(),
+    "waits": job(wait="submitted"),
+}
+HEAD_JOBS = {
+    "keep": job(scheduling={"timeout": "2h"}),
+    "gpu": job(accelerator={"type": "NVIDIA_TESLA_T4", "count": 2}, scheduling={"timeout": "3d"}),
+    "new": job(workers={"replicas": 2}, scheduling={"timeout": "1h"}),
+    "waits": job(wait="succeeded"),
+    "broken": job(machine="n1-standard-7"),
+}
+
+
+def stack(jobs: dict[str, Any]) -> str:
+    config = {
+        "gcp:project": "acme-ml-dev",
+        "gcp:region": "us-central1",
+        "vertex-training:jobs": jobs,
+    }
+    return yaml.safe_dump({"config": config}, sort_keys=False)
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A project with two commits: the base's jobs, then the change's."""
+    (tmp_path / "Pulumi.yaml").write_text("name: plan-test\nruntime: python\n")
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    git(tmp_path, "init", "-q", "-b", "main")
+    (stacks / "Pulumi.dev.yaml").write_text(stack(BASE_JOBS))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    (stacks / "Pulumi.dev.yaml").write_text(stack(HEAD_JOBS))
+    git(tmp_path, "commit", "-q", "-am", "change")
+    return tmp_path
+
+
+def run_plan(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "provider", "plan", "stacks/Pulumi.dev.yaml", *args],
+        cwd=repo,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+class TestPlan:
+    """plan_stack: each job's change, in the user's keys."""
+
+    def test_every_kind_of_change(self, repo: Path) -> None:
+        """Added, replaced, updated, deleted, unchanged and invalid jobs are told apart."""
+        plan = plan_stack(repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1")
+        changes = {j.name: j.change for j in plan.jobs}
+        assert changes == {
+            "broken": INVALID,
+            "gone": DELETE,
+            "gpu": REPLACE,
+            "keep": UNCHANGED,
+            "new": SUBMIT,
+            "waits": UPDATE,
+        }
+        assert plan.invalid
+
+    def test_a_replacement_names_its_keys_as_written(self, repo: Path) -> None:
+        """`accelerator.count 1 -> 2`, `scheduling.timeout 2h -> 3d`."""
+        plan = plan_stack(repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1")
+        [gpu] = [j for j in plan.jobs if j.name == "gpu"]
+        assert [(k.key, k.before, k.after) for k in gpu.keys] == [
+            ("accelerator.count", "1", "2"),
+            ("scheduling.timeout", "2h", "3d"),
+        ]
+        [waits] = [j for j in plan.jobs if j.name == "waits"]
+        assert [(k.key, k.before, k.after) for k in waits.keys] == [
+            ("wait", "submitted", "succeeded")
+        ]
+
+    def test_an_invalid_job_carries_its_messages(self, repo: Path) -> None:
+        """The mistake is reported with its key and fix; the other jobs are still planned."""
+        plan = plan_stack(repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1")
+        [broken] = [j for j in plan.jobs if j.name == "broken"]
+        assert broken.issues
+        assert broken.issues[0].key == "vertex-training:jobs.broken.machine"
+
+    def test_a_stack_file_new_at_the_base_submits_everything(self, repo: Path) -> None:
+        """Against a base without the file, every valid job is submitted."""
+        (repo / "stacks" / "Pulumi.prod.yaml").write_text(stack({"only": job()}))
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", "prod")
+        plan = plan_stack(repo / "stacks" / "Pulumi.prod.yaml", "HEAD~1")
+        assert [(j.name, j.change) for j in plan.jobs] == [("only", SUBMIT)]
+
+    def test_the_change_cost_sums_the_submitted_jobs(self, repo: Path) -> None:
+        """Only submitted and replaced jobs count towards the change's cost."""
+        plan = plan_stack(repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1")
+        total, unknown = plan.change_cost()
+        submitted = [j for j in plan.jobs if j.change in (SUBMIT, REPLACE)]
+        if unknown:
+            assert total is None
+        else:
+            assert total == pytest.approx(sum(j.estimate.max_usd for j in submitted))
+
+
+class TestCommand:
+    """`python -m provider plan`: Markdown or JSON, and its exit status."""
+
+    def test_markdown_and_exit_status(self, repo: Path) -> None:
+        """An invalid job makes the command exit 2; the summary still shows every job."""
+        result = run_plan(repo, "--base", "HEAD~1")
+        assert result.returncode == EXIT_INVALID_CONFIG, result.stderr
+        out = result.stdout
+        assert "1 to submit, 1 to replace, 1 to delete" in out
+        assert "| `gpu` | replace | primary: 1 x n1-standard-8 + 2 x NVIDIA_TESLA_T4 |" in out
+        assert "`accelerator.count` 1 -> 2" in out and "`scheduling.timeout` 2h -> 3d" in out
+        assert "`broken` is invalid: vertex-training:jobs.broken.machine" in out
+
+    def test_json(self, repo: Path) -> None:
+        """--format json gives the same plan for scripts."""
+        result = run_plan(repo, "--base", "HEAD~1", "--format", "json")
+        document = json.loads(result.stdout)
+        jobs = {j["name"]: j for j in document["jobs"]}
+        assert jobs["new"]["change"] == "submit"
+        assert jobs["new"]["pools"] == ["primary: 1 x n1-standard-8", "workers: 2 x n1-standard-8"]
+        assert jobs["gpu"]["keys"][0] == {"key": "accelerator.count", "before": "1", "after": "2"}
+        assert jobs["broken"]["issues"][0]["key"] == "vertex-training:jobs.broken.machine"
+
+    def test_a_valid_change_exits_0(self, repo: Path) -> None:
+        """Without the invalid job, the plan succeeds."""
+        valid = {k: v for k, v in HEAD_JOBS.items() if k != "broken"}
+        (repo / "stacks" / "Pulumi.dev.yaml").write_text(stack(valid))
+        result = run_plan(repo, "--base", "HEAD~1")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    def test_an_unknown_base_is_reported(self, repo: Path) -> None:
+        """A base git does not know is a clear error, not a traceback."""
+        result = run_plan(repo, "--base", "no-such-ref")
+        assert result.returncode == EXIT_INVALID_CONFIG
+        assert "no-such-ref" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,486 @@
+"""The team's review rules (provider.review.policies) and what the policy pack reads from
+the engine (policy/resources.py): each rule on a passing and a failing stack, enforcement,
+and mistakes in `vertex-training:policies`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policy import resources
+from provider.errors import SpecError
+from provider.platform_spec import Platform, resolve_platform
+from provider.review import cost
+from provider.review.policies import (
+    POLICIES_KEY,
+    RULES,
+    BucketAccess,
+    Grant,
+    PoliciesConfig,
+    RuleResult,
+    evaluate,
+    parse_policies,
+)
+from provider.spec import JobSpec, parse_stack
+
+IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
+GOOD = {
+    "image": IMAGE,
+    "machine": "n1-standard-4",
+    "labels": {"team": "vision", "cost-center": "ml"},
+    "scheduling": {"timeout": "2h", "strategy": "SPOT"},
+}
+
+
+@dataclass(frozen=True)
+class UnknownEstimate:
+    """An estimate whose price is not in the table (provider.review.cost.Estimate's shape)."""
+
+    hourly_usd: float | None = None
+    max_usd: float | None = None
+    hours: float = 2.0
+    trials: int = 1
+    strategy: str = "STANDARD"
+    unknown: tuple[str, ...] = ("no price for a3-ultragpu-8g in us-central1",)
+
+
+#: A job the price table knows (STANDARD capacity).
+PRICED = {**GOOD, "scheduling": {"timeout": "2h"}}
+
+
+def stack_config(backend: str = "vertex", **jobs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "gcp:project": "test-project",
+        "gcp:region": "us-central1",
+        "vertex-training:backend": backend,
+        "vertex-training:jobs": jobs,
+    }
+
+
+def jobs_of(backend: str = "vertex", **jobs: dict[str, Any]) -> dict[str, JobSpec]:
+    _, parsed = parse_stack(stack_config(backend, **jobs), "dev")
+    return parsed
+
+
+def platform_of(**raw: Any) -> Platform:
+    platform, issues = resolve_platform(
+        raw, stack="dev", project="test-project", region="us-central1", backend="vertex"
+    )
+    assert platform is not None, issues
+    return platform
+
+
+def run(
+    rules: dict[str, Any],
+    jobs: dict[str, JobSpec],
+    platform: Platform | None = None,
+    estimates: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> list[RuleResult]:
+    if estimates is None:
+        estimates = {name: cost.estimate(job) for name, job in jobs.items()}
+    return evaluate(parse_policies(rules), jobs, platform, estimates, **kwargs)
+
+
+def only(results: list[RuleResult]) -> RuleResult:
+    assert len(results) == 1, results
+    return results[0]
+
+
+def issues_of(raw: Any) -> list[tuple[str, Any, str]]:
+    with pytest.raises(SpecError) as caught:
+        parse_policies(raw)
+    return [(issue.key, issue.value, issue.message) for issue in caught.value.issues]
+
+
+class TestParsePolicies:
+    """`vertex-training:policies` -> PoliciesConfig, every mistake an Issue."""
+
+    def test_unset_turns_every_rule_off(self) -> None:
+        """None and {} enable nothing, so nothing is judged."""
+        assert parse_policies(None) == PoliciesConfig() == parse_policies({})
+        assert run({}, jobs_of(train=GOOD)) == []
+
+    def test_the_documented_example_parses(self) -> None:
+        """The example of docs/policies.md enables all nine rules."""
+        example = yaml.safe_load(
+            """
+            required_labels: {enforcement: mandatory, labels: [team, cost-center]}
+            allowed_regions: {enforcement: mandatory, regions: [us-central1, europe-west4]}
+            max_accelerators_per_job: {enforcement: advisory, count: 8}
+            max_cost_per_job: {enforcement: mandatory, usd: 500}
+            max_cost_per_change: {enforcement: advisory, usd: 2000}
+            spot_only: {enforcement: mandatory}
+            require_timeout: {enforcement: mandatory}
+            no_primitive_roles: {enforcement: mandatory}
+            no_public_buckets: {enforcement: mandatory}
+            """
+        )
+        config = parse_policies(example)
+        assert list(config.enabled()) == list(RULES)
+        assert config.max_accelerators_per_job is not None
+        assert config.max_accelerators_per_job.enforcement == "advisory"
+
+    def test_enforcement_defaults_to_mandatory(self) -> None:
+        """A rule that names no enforcement is mandatory."""
+        assert parse_policies({"spot_only": {}}).enabled()["spot_only"].enforcement == "mandatory"
+
+    @pytest.mark.parametrize(
+        ("raw", "key", "value", "fix"),
+        [
+            (
+                {"max_cost_per_job": {"usd": -5}},
+                "max_cost_per_job.usd",
+                -5,
+                "must be at least 0",
+            ),
+            (
+                {"max_cost_per_job": {"usd": "lots"}},
+                "max_cost_per_job.usd",
+                "lots",
+                "see docs/policies.md",
+            ),
+            (
+                {"spot_only": {"enforcement": "mandetory"}},
+                "spot_only.enforcement",
+                "mandetory",
+                "must be advisory or mandatory. Did you mean mandatory?",
+            ),
+            (
+                {"spot_onyl": {}},
+                "spot_onyl",
+                {},
+                "did you mean 'spot_only'?",
+            ),
+            (
+                {"allowed_regions": {"regions": ["us-central"]}},
+                "allowed_regions.regions[0]",
+                "us-central",
+                "write a training region such as us-central1",
+            ),
+            (
+                {"required_labels": {"labels": ["Team"]}},
+                "required_labels.labels[0]",
+                "Team",
+                "write e.g. team or cost-center",
+            ),
+            (
+                {"required_labels": {}},
+                "required_labels.labels",
+                None,
+                "'labels' is required here; add it",
+            ),
+            (
+                {"max_accelerators_per_job": {"count": 8, "gpus": 2}},
+                "max_accelerators_per_job.gpus",
+                2,
+                "unknown key 'gpus'",
+            ),
+            (
+                {"require_timeout": True},
+                "require_timeout",
+                True,
+                "write e.g. require_timeout: {enforcement: mandatory}",
+            ),
+            (
+                ["spot_only"],
+                "",
+                ["spot_only"],
+                "must be a mapping of rule: settings",
+            ),
+        ],
+    )
+    def test_mistakes_name_key_value_and_fix(
+        self, raw: Any, key: str, value: Any, fix: str
+    ) -> None:
+        """Each mistake names the full key, the value written and what to write instead."""
+        [(found_key, found_value, message)] = issues_of(raw)
+        assert found_key == f"{POLICIES_KEY}.{key}".rstrip(".")
+        assert found_value == value
+        assert fix in message
+
+    def test_every_mistake_is_reported_at_once(self) -> None:
+        """Two bad rules give two issues."""
+        found = issues_of({"spot_only": "yes", "max_cost_per_job": {"usd": -1}})
+        assert [key for key, _, _ in found] == [
+            f"{POLICIES_KEY}.spot_only",
+            f"{POLICIES_KEY}.max_cost_per_job.usd",
+        ]
+
+    def test_the_stack_accepts_the_key_without_reading_it(self) -> None:
+        """parse_stack takes `vertex-training:policies`, even with mistakes in it."""
+        config = {**stack_config(train=GOOD), POLICIES_KEY: {"spot_onyl": 1}}
+        _, jobs = parse_stack(config, "dev")
+        assert list(jobs) == ["train"]
+
+    def test_a_misspelt_stack_key_suggests_policies(self) -> None:
+        """`vertex-training:polices` is an unknown key with a suggestion."""
+        with pytest.raises(SpecError) as caught:
+            parse_stack({**stack_config(train=GOOD), "vertex-training:polices": {}}, "dev")
+        assert "policies" in str(caught.value)
+
+
+class TestJobRules:
+    """Rules judged per job: a passing and a failing stack each."""
+
+    def test_required_labels(self) -> None:
+        """A job missing a required label fails, naming the labels key."""
+        rules = {"required_labels": {"labels": ["team", "cost-center"]}}
+        assert only(run(rules, jobs_of(train=GOOD))).passed
+        failed = only(run(rules, jobs_of(train={**GOOD, "labels": {"team": "vision"}})))
+        assert (failed.passed, failed.job, failed.rule) == (False, "train", "required_labels")
+        assert "cost-center" in failed.message
+        assert "vertex-training:jobs.train.labels" in failed.message
+
+    def test_allowed_regions(self) -> None:
+        """A job outside the allowed regions fails, naming the region key and the choices."""
+        rules = {"allowed_regions": {"regions": ["us-central1", "europe-west4"]}}
+        assert only(run(rules, jobs_of(train=GOOD))).passed
+        failed = only(run(rules, jobs_of(train={**GOOD, "region": "asia-east1"})))
+        assert not failed.passed
+        assert "asia-east1" in failed.message
+        assert "vertex-training:jobs.train.region" in failed.message
+        assert "us-central1 or europe-west4" in failed.message
+
+    def test_max_accelerators_per_job(self) -> None:
+        """Replicas times accelerators count against the ceiling."""
+        rules = {"max_accelerators_per_job": {"count": 4}}
+        four = {**GOOD, "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 4}}
+        assert only(run(rules, jobs_of(train=four))).passed
+        eight = {**four, "workers": {"replicas": 1}}
+        failed = only(run(rules, jobs_of(train=eight)))
+        assert not failed.passed
+        assert "holds 8 accelerators" in failed.message
+
+    def test_max_accelerators_counts_parallel_trials(self) -> None:
+        """A tuning job holds each parallel trial's accelerators at once."""
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1}},
+            "max_trials": 4,
+            "parallel_trials": 2,
+        }
+        job = {**GOOD, "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 2}, "study": study}
+        assert only(run({"max_accelerators_per_job": {"count": 4}}, jobs_of(tune=job))).passed
+        failed = only(run({"max_accelerators_per_job": {"count": 3}}, jobs_of(tune=job)))
+        assert not failed.passed
+        assert "parallel_trials" in failed.message
+
+    def test_max_cost_per_job(self) -> None:
+        """A job whose most cost is over the ceiling fails, with the levers to pull."""
+        jobs = jobs_of(train=PRICED)
+        most = cost.estimate(jobs["train"]).max_usd
+        assert most is not None
+        assert only(run({"max_cost_per_job": {"usd": most}}, jobs)).passed
+        failed = only(run({"max_cost_per_job": {"usd": most / 2}}, jobs))
+        assert not failed.passed
+        assert "vertex-training:jobs.train.scheduling.timeout" in failed.message
+
+    def test_an_unknown_cost_fails_the_cost_rule_saying_why(self) -> None:
+        """No price in the table is a failure that gives the estimate's reason."""
+        jobs = jobs_of(train=GOOD)
+        failed = only(
+            run({"max_cost_per_job": {"usd": 500}}, jobs, estimates={"train": UnknownEstimate()})
+        )
+        assert not failed.passed
+        assert "unknown" in failed.message and "a3-ultragpu-8g" in failed.message
+        missing = only(run({"max_cost_per_job": {"usd": 500}}, jobs, estimates={}))
+        assert not missing.passed and "no estimate" in missing.message
+
+    def test_spot_only(self) -> None:
+        """A job not on SPOT fails, naming the strategy key."""
+        assert only(run({"spot_only": {}}, jobs_of(train=GOOD))).passed
+        standard = {**GOOD, "scheduling": {"timeout": "2h"}}
+        failed = only(run({"spot_only": {}}, jobs_of(train=standard)))
+        assert not failed.passed
+        assert "STANDARD" in failed.message
+        assert "vertex-training:jobs.train.scheduling.strategy: SPOT" in failed.message
+
+    def test_require_timeout(self) -> None:
+        """A job with no scheduling.timeout fails, naming the key."""
+        assert only(run({"require_timeout": {}}, jobs_of(train=GOOD))).passed
+        no_timeout = {**GOOD, "scheduling": {"strategy": "SPOT"}}
+        failed = only(run({"require_timeout": {}}, jobs_of(train=no_timeout)))
+        assert not failed.passed
+        assert "vertex-training:jobs.train.scheduling.timeout" in failed.message
+
+    def test_local_jobs_are_exempt_from_region_spot_and_cost(self) -> None:
+        """A local-backend job passes the region, SPOT and cost rules, not the others."""
+        local = {"image": IMAGE, "region": "asia-east1"}
+        rules = {
+            "allowed_regions": {"regions": ["us-central1"]},
+            "spot_only": {},
+            "max_cost_per_job": {"usd": 0},
+            "max_cost_per_change": {"usd": 0},
+            "require_timeout": {},
+        }
+        results = {r.rule: r for r in run(rules, jobs_of("local", here=local))}
+        assert all(results[r].passed for r in ("allowed_regions", "spot_only", "max_cost_per_job"))
+        assert results["max_cost_per_change"].passed
+        assert not results["require_timeout"].passed
+
+
+class TestStackRules:
+    """Rules judged on the whole stack: the change's cost, IAM and buckets."""
+
+    def test_max_cost_per_change_sums_the_changed_jobs(self) -> None:
+        """Only the jobs the change submits or replaces count; None counts them all."""
+        jobs = jobs_of(a=PRICED, b=PRICED)
+        each = cost.estimate(jobs["a"]).max_usd
+        assert each is not None
+        rules = {"max_cost_per_change": {"usd": each * 1.5}}
+        assert only(run(rules, jobs, changed=["a"])).passed
+        failed = only(run(rules, jobs))
+        assert (failed.passed, failed.job) == (False, None)
+        assert "a and b" in failed.message
+        assert only(run(rules, jobs, changed=[])).passed
+
+    def test_max_cost_per_change_with_an_unknown_cost(self) -> None:
+        """A changed job of unknown cost makes the change's cost unknown."""
+        jobs = jobs_of(a=GOOD)
+        failed = only(
+            run({"max_cost_per_change": {"usd": 10}}, jobs, estimates={"a": UnknownEstimate()})
+        )
+        assert not failed.passed and "unknown" in failed.message
+
+    def test_no_primitive_roles(self) -> None:
+        """The platform's own grants pass; an editor grant fails, naming member and role."""
+        jobs, platform = jobs_of(train=GOOD), platform_of()
+        passed = only(run({"no_primitive_roles": {}}, jobs, platform))
+        assert passed.passed and "roles/storage.objectAdmin" in passed.message
+        editor = [Grant("user:bob@example.com", "roles/editor", "project test-project")]
+        failed = only(run({"no_primitive_roles": {}}, jobs, platform, grants=editor))
+        assert not failed.passed
+        assert "user:bob@example.com" in failed.message and "roles/editor" in failed.message
+
+    def test_no_public_buckets(self) -> None:
+        """The platform's bucket enforces prevention; a public bucket fails."""
+        jobs, platform = jobs_of(train=GOOD), platform_of()
+        passed = only(run({"no_public_buckets": {}}, jobs, platform))
+        assert passed.passed and "enforces public access prevention" in passed.message
+        public = [BucketAccess("open-data", "inherited", ("allUsers",))]
+        failed = only(run({"no_public_buckets": {}}, jobs, platform, buckets=public))
+        assert not failed.passed
+        assert "allUsers" in failed.message and "inherited" in failed.message
+
+    def test_a_bucket_managed_elsewhere_is_not_judged(self) -> None:
+        """`existing.bucket` passes with a note that its access is not checked."""
+        platform = platform_of(enabled=False, existing={"bucket": "shared-training"})
+        result = only(run({"no_public_buckets": {}}, jobs_of(train=GOOD), platform))
+        assert result.passed and "not checked" in result.message
+
+
+class TestEnforcement:
+    """Each result carries the enforcement the stack chose for its rule."""
+
+    def test_advisory_and_mandatory_results(self) -> None:
+        """A failure is advisory or mandatory as configured."""
+        rules = {
+            "spot_only": {"enforcement": "advisory"},
+            "require_timeout": {"enforcement": "mandatory"},
+        }
+        bare = {"image": IMAGE}
+        results = {r.rule: r for r in run(rules, jobs_of(train=bare))}
+        assert (results["spot_only"].passed, results["spot_only"].enforcement) == (
+            False,
+            "advisory",
+        )
+        assert results["require_timeout"].enforcement == "mandatory"
+
+    def test_results_follow_the_rules_order(self) -> None:
+        """Results come rule by rule in RULES order, jobs by name."""
+        rules = {"require_timeout": {}, "spot_only": {}}
+        results = run(rules, jobs_of(b=GOOD, a=GOOD))
+        assert [(r.rule, r.job) for r in results] == [
+            ("spot_only", "a"),
+            ("spot_only", "b"),
+            ("require_timeout", "a"),
+            ("require_timeout", "b"),
+        ]
+
+
+class TestPackResources:
+    """policy/resources.py: what the engine shows the pack -> evaluate's arguments."""
+
+    URN = "urn:pulumi:dev::vertex-training::{type}::{name}"
+
+    def resource(self, type_: str, urn_name: str, /, **props: Any) -> resources.Resource:
+        return resources.Resource(type_, self.URN.format(type=type_, name=urn_name), props)
+
+    def project(self, tmp_path: Path, rules: dict[str, Any]) -> Path:
+        (tmp_path / "Pulumi.yaml").write_text("name: vertex-training\nstackConfigDir: stacks\n")
+        (tmp_path / "stacks").mkdir()
+        config = {**stack_config(train=GOOD), POLICIES_KEY: rules}
+        (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        return tmp_path
+
+    def test_jobs_grants_and_buckets_are_read_from_the_resources(self, tmp_path: Path) -> None:
+        """A job's checked inputs, an IAM member and a bucket become the rules' inputs."""
+        project = self.project(
+            tmp_path, {"no_primitive_roles": {}, "no_public_buckets": {}, "spot_only": {}}
+        )
+        job_inputs = {
+            **{k: v for k, v in GOOD.items()},
+            "scheduling": {"timeout": "2h"},
+            "name": "train",
+            "request": {"displayName": "train"},
+            "location": {"backend": "vertex", "project": "test-project", "region": "us-central1"},
+            "stack_name": "dev",
+            "wait": {"until": "submitted", "timeout_s": 86400},
+            "state": "RUNNING",
+        }
+        seen = [
+            self.resource(resources.JOB_TYPES[0], "train", **job_inputs),
+            self.resource(
+                "gcp:projects/iAMMember:IAMMember",
+                "owner",
+                project="test-project",
+                role="roles/owner",
+                member=resources.UNKNOWN,
+            ),
+            self.resource(
+                resources.BUCKET_TYPE, "bucket", name="data", publicAccessPrevention="inherited"
+            ),
+            self.resource(
+                "gcp:storage/bucketIAMMember:BucketIAMMember",
+                "public",
+                bucket="data",
+                role="roles/storage.objectViewer",
+                member="allUsers",
+            ),
+        ]
+        stack = resources.view(seen, project)
+        assert stack.stack == "dev" and list(stack.jobs) == ["train"]
+        assert stack.urns["train"].endswith("::train")
+        failed = {r.rule: r for r in stack.results() if not r.passed}
+        assert set(failed) == {"no_primitive_roles", "no_public_buckets", "spot_only"}
+        assert "roles/owner" in failed["no_primitive_roles"].message
+        assert "allUsers" in failed["no_public_buckets"].message
+
+    def test_an_iam_policy_is_read_binding_by_binding(self) -> None:
+        """A *IAMPolicy's policyData yields one grant per member."""
+        policy = self.resource(
+            "gcp:storage/bucketIAMPolicy:BucketIAMPolicy",
+            "p",
+            bucket="data",
+            policyData='{"bindings": [{"role": "roles/viewer", "members": ["allUsers"]}]}',
+        )
+        assert resources.grants_of(policy) == [Grant("allUsers", "roles/viewer", "bucket data")]
+
+    def test_a_mistake_in_the_rules_is_an_issue(self, tmp_path: Path) -> None:
+        """Bad rules are reported (by the pack's mandatory policies-config) with the key."""
+        project = self.project(tmp_path, {"max_cost_per_job": {"usd": -1}})
+        stack = resources.view([self.resource("pulumi:pulumi:Stack", "s")], project)
+        assert stack.config is None
+        assert any(f"{POLICIES_KEY}.max_cost_per_job.usd" in issue for issue in stack.issues)
+
+    def test_a_job_not_known_yet_is_skipped(self, tmp_path: Path) -> None:
+        """A job whose config holds unknown values is left out, saying why."""
+        project = self.project(tmp_path, {"spot_only": {}})
+        job = self.resource(resources.JOB_TYPES[0], "train", name="train", image=resources.UNKNOWN)
+        stack = resources.view([job], project)
+        assert stack.jobs == {} and "not known until pulumi up" in stack.skipped[0]

@@ -1,0 +1,214 @@
+"""The GitHub workflows (.github/workflows) and the Dependabot config: actionlint and zizmor
+report nothing, every third-party action is pinned to a commit, every job says what its
+token may do, and the pull-request workflow picks the stacks a change touches.
+
+zizmor is pinned in requirements.txt and runs from the virtualenv, offline. actionlint is
+built from the Go module proxy into .tools/bin by scripts/install-actionlint.sh (`make
+tools`); its check skips only when it is not built and Go is not there to build it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+DEPENDABOT = REPO / ".github" / "dependabot.yml"
+INSTALL_ACTIONLINT = REPO / "scripts" / "install-actionlint.sh"
+TOOLS_BIN = Path(os.environ.get("VERTEX_TOOLS_DIR", REPO / ".tools")) / "bin"
+ZIZMOR = Path(sys.executable).parent / "zizmor"
+#: A step's or a job's `uses:` line: a local action, or owner/repo[/path]@<commit> # vX.Y.Z.
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+(\.\d+)*$")
+#: The action that exchanges the OIDC token: the one reason for `id-token: write`.
+AUTH_ACTION = "google-github-actions/auth@"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A workflow as data (PyYAML reads the `on` key as True; nothing here needs it)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{path.name} is not a YAML mapping"
+    return data
+
+
+def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, check=False, timeout=600, **kwargs
+    )
+
+
+def test_there_are_workflows() -> None:
+    """The pull-request and deploy workflows are there to check."""
+    assert {p.name for p in WORKFLOWS} >= {"pull-request.yml", "deploy.yml"}
+
+
+@pytest.fixture(scope="module")
+def actionlint() -> Path:
+    """actionlint at the version the install script names, built first when Go is there."""
+    binary = TOOLS_BIN / "actionlint"
+    if shutil.which("go"):
+        built = run(["bash", str(INSTALL_ACTIONLINT)])
+        assert built.returncode == 0, f"scripts/install-actionlint.sh failed:\n{built.stderr}"
+    if not binary.exists():
+        pytest.skip(
+            f"actionlint is not built ({binary}) and Go is not installed to build it: "
+            "install Go (go.dev/doc/install), then run `make tools`"
+        )
+    return binary
+
+
+class TestActionlint:
+    def test_reports_nothing(self, actionlint: Path) -> None:
+        """actionlint finds no error in any workflow."""
+        result = run([str(actionlint), "-no-color", *map(str, WORKFLOWS)])
+        assert (result.returncode, result.stdout + result.stderr) == (0, "")
+
+    def test_is_the_version_the_script_names(self, actionlint: Path) -> None:
+        """The binary is the release scripts/install-actionlint.sh pins."""
+        pinned = re.search(r"^VERSION=(\S+)$", INSTALL_ACTIONLINT.read_text(), re.M)
+        assert pinned is not None
+        version = run([str(actionlint), "-version"]).stdout.splitlines()[0]
+        assert version.lstrip("v") == pinned[1]
+
+
+def zizmor(*inputs: Path) -> subprocess.CompletedProcess[str]:
+    assert ZIZMOR.exists(), f"{ZIZMOR} is missing: pip install -r requirements.txt"
+    return run(
+        [str(ZIZMOR), "--offline", "--no-progress", "--color", "never", *map(str, inputs)],
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+class TestZizmor:
+    def test_reports_nothing_on_the_workflows(self) -> None:
+        """zizmor's audits (offline, regular persona) find nothing in the workflows."""
+        result = zizmor(*WORKFLOWS)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "No findings to report" in result.stdout + result.stderr
+
+    def test_reports_nothing_on_the_dependabot_config(self) -> None:
+        """zizmor's Dependabot audits find nothing in .github/dependabot.yml."""
+        result = zizmor(DEPENDABOT)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "No findings to report" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+class TestWorkflow:
+    def test_third_party_actions_are_pinned_to_commits(self, path: Path) -> None:
+        """Every `uses:` names a full commit SHA and, in a comment, the release it is."""
+        lines = [
+            line.split("uses:", 1)[1].strip()
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if re.match(r"^\s*(- )?uses:", line)
+        ]
+        jobs = load(path)["jobs"].values()
+        parsed = [s["uses"] for j in jobs for s in [j, *j.get("steps", [])] if "uses" in s]
+        assert len(lines) == len(parsed), "every `uses:` should be on a line of its own"
+        unpinned = [u for u in lines if not u.startswith("./") and not PINNED.match(u)]
+        assert unpinned == []
+
+    def test_every_job_sets_its_permissions(self, path: Path) -> None:
+        """The workflow grants nothing by default and each job names what its token may do."""
+        workflow = load(path)
+        assert workflow.get("permissions") == {}
+        assert [name for name, job in workflow["jobs"].items() if "permissions" not in job] == []
+
+    def test_only_jobs_that_authenticate_get_an_oidc_token(self, path: Path) -> None:
+        """`id-token: write` is granted exactly to the jobs that use google-github-actions/auth."""
+        for name, job in load(path)["jobs"].items():
+            uses = [step.get("uses", "") for step in job.get("steps", [])]
+            authenticates = any(u.startswith(AUTH_ACTION) for u in uses)
+            assert (job["permissions"].get("id-token") == "write") == authenticates, name
+
+    def test_scripts_take_no_expressions(self, path: Path) -> None:
+        """No `${{ }}` inside a `run:` or github-script body: values come in through env."""
+        for name, job in load(path)["jobs"].items():
+            for step in job.get("steps", []):
+                script = step.get("run", "") + step.get("with", {}).get("script", "")
+                assert "${{" not in script, f"{name}: {step.get('name', step.get('uses'))}"
+
+
+def find_stacks_script() -> str:
+    """The `run:` of the pull-request workflow's step that finds the stacks."""
+    steps = load(REPO / ".github" / "workflows" / "pull-request.yml")["jobs"]["stacks"]["steps"]
+    return next(step["run"] for step in steps if step.get("id") == "find")
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A git repository with the three stacks, a program and a README, committed once."""
+    if not (shutil.which("git") and shutil.which("jq")):
+        pytest.skip("git and jq are needed to run the workflow's step here")
+    for path, text in {
+        "stacks/Pulumi.local.yaml": "config: {}\n",
+        "stacks/Pulumi.dev.yaml": "config: {}\n",
+        "stacks/Pulumi.prod.yaml": "config: {}\n",
+        "provider/__init__.py": "",
+        "README.md": "# x\n",
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    return tmp_path
+
+
+def git(repository: Path, *args: str) -> str:
+    identity = ["-c", "user.name=test", "-c", "user.email=test@example.com"]
+    return subprocess.run(
+        ["git", *identity, *args], cwd=repository, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def stacks_after(repository: Path, changes: dict[str, str | None]) -> str:
+    """The step's `stacks` output once ``changes`` (path: text, or None to delete) land."""
+    base = git(repository, "rev-parse", "HEAD")
+    for path, text in changes.items():
+        target = repository / path
+        if text is None:
+            target.unlink()
+        else:
+            target.write_text(text)
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "--allow-empty", "-m", "change")
+    output = repository / "output"
+    result = subprocess.run(
+        ["bash", "-c", find_stacks_script()],
+        cwd=repository,
+        env={**os.environ, "BASE_SHA": base, "GITHUB_OUTPUT": str(output)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return output.read_text().removeprefix("stacks=").strip()
+
+
+class TestFindStacks:
+    def test_a_stack_file_touches_its_stack_but_local_is_never_previewed(
+        self, repository: Path
+    ) -> None:
+        """Changing the dev and the local stack files previews dev alone."""
+        changes = {"stacks/Pulumi.dev.yaml": "config: {a: 1}\n"}
+        changes["stacks/Pulumi.local.yaml"] = "config: {a: 1}\n"
+        assert stacks_after(repository, dict(changes)) == '["dev"]'
+
+    def test_a_program_change_touches_every_stack_but_local(self, repository: Path) -> None:
+        """A change under provider/ previews every non-local stack."""
+        changes = {"provider/__init__.py": "x = 1\n"}
+        assert stacks_after(repository, dict(changes)) == '["dev","prod"]'
+
+    def test_a_deleted_stack_and_other_files_touch_nothing(self, repository: Path) -> None:
+        """A deleted stack file has nothing to preview; a README change touches no stack."""
+        changes = {"stacks/Pulumi.prod.yaml": None, "README.md": "# y\n"}
+        assert stacks_after(repository, changes) == "[]"
