@@ -37,12 +37,14 @@ HEAD_JOBS = {
 }
 
 
-def stack(jobs: dict[str, Any]) -> str:
-    config = {
+def stack(jobs: dict[str, Any], policies: dict[str, Any] | None = None) -> str:
+    config: dict[str, Any] = {
         "gcp:project": "acme-ml-dev",
         "gcp:region": "us-central1",
         "vertex-training:jobs": jobs,
     }
+    if policies is not None:
+        config["vertex-training:policies"] = policies
     return yaml.safe_dump({"config": config}, sort_keys=False)
 
 
@@ -173,3 +175,16 @@ class TestCommand:
         result = run_plan(repo, "--base", "no-such-ref")
         assert result.returncode == EXIT_INVALID_CONFIG
         assert "no-such-ref" in result.stderr and "Traceback" not in result.stderr
+
+    def test_a_mandatory_rule_broken_exits_1_and_is_shown_first(self, repo: Path) -> None:
+        """Failed rules are listed one by one; kept ones in a line; exit status 1."""
+        valid = {k: v for k, v in HEAD_JOBS.items() if k != "broken"}
+        policies = {
+            "allowed_regions": {"regions": ["us-central1"]},
+            "required_labels": {"labels": ["team"]},
+        }
+        (repo / "stacks" / "Pulumi.dev.yaml").write_text(stack(valid, policies))
+        result = run_plan(repo, "--base", "HEAD~1")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert ":x: required_labels (mandatory) `gpu`:" in result.stdout
+        assert ":white_check_mark: every job keeps allowed_regions" in result.stdout

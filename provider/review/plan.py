@@ -314,14 +314,14 @@ def to_markdown(plan: Plan) -> str:
             lines.append(f"- `{job.name}` is invalid: {issue}")
     if plan.rules:
         lines += ["", "**Rules**", ""]
-        for rule in plan.rules:
-            mark = (
-                ":white_check_mark:"
-                if rule.passed
-                else (":x:" if rule.enforcement == "mandatory" else ":warning:")
-            )
+        failed = [r for r in plan.rules if not r.passed]
+        for rule in sorted(failed, key=lambda r: r.enforcement != "mandatory"):
+            mark = ":x:" if rule.enforcement == "mandatory" else ":warning:"
             about = f" `{rule.job}`" if rule.job else ""
             lines.append(f"- {mark} {rule.rule} ({rule.enforcement}){about}: {rule.message}")
+        passed = sorted({r.rule for r in plan.rules if r.passed} - {r.rule for r in failed})
+        if passed:
+            lines.append(f"- :white_check_mark: every job keeps {', '.join(passed)}")
     return "\n".join(lines).rstrip() + "\n"
 
 

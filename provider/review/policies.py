@@ -456,7 +456,7 @@ def _require_timeout(
     _rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     if job.scheduling.timeout_s is not None:
-        return True, f"stops after {job.scheduling.timeout_s} s at most"
+        return True, f"stops after {_hours(job.scheduling.timeout_s)} at most"
     return False, (
         "has no timeout, so Vertex AI lets it run for up to 7 days: write "
         f"{_job_key(name, 'scheduling', 'timeout')}: 4h (or the longest it should take)"
@@ -628,3 +628,11 @@ def _estimate_terms(estimate: Any) -> str:
     if trials and trials > 1:
         parts.append(f"{trials} trials")
     return f" ({' x '.join(parts)})" if parts else ""
+
+
+def _hours(seconds: int) -> str:
+    """A duration as a reviewer reads it: 90 s -> '90s', 7200 -> '2h', 259200 -> '3d'."""
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
