@@ -63,6 +63,8 @@ from provider.backends.local import (
     JobRecord,
     ProcessRef,
     container_engine,
+    container_name,
+    remove_containers,
     replica_name,
     tail,
 )
@@ -373,12 +375,7 @@ class _Replica:
             self.exit_code = self.process.wait()
         if self.container is not None:
             engine, name = self.container
-            subprocess.run(
-                [engine, "rm", "--force", name],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
+            remove_containers([name], (engine,))
 
     def _signal_group(self, signum: int) -> None:
         assert self.process is not None
@@ -452,7 +449,7 @@ class Supervisor:
                 if package:
                     replicas.append(_Replica(pool, index, command, inherited | job_env, *where))
                     continue
-                container = f"vertex-training-{self.record.job_id}-{name}"
+                container = container_name(self.record.job_id, name)
                 mounts = (output_dir, self.record.hypertune_dir)
                 argv = _container_argv(engine, container, run_spec, list(job_env), mounts)
                 replicas.append(

@@ -76,6 +76,8 @@ from provider.errors import BackendError, Issue, PermanentError
 
 #: Container engines tried in order; the first whose daemon answers runs container jobs.
 CONTAINER_ENGINES = ("docker", "podman")
+#: Every container a local job starts is named ``<prefix><job id>-<replica>``.
+CONTAINER_PREFIX = "vertex-training-"
 #: How long ``<engine> info`` may take before the engine counts as absent.
 ENGINE_PROBE_TIMEOUT_S = 5.0
 #: How long the supervisor lets replicas stop after SIGTERM before it sends SIGKILL.
@@ -164,6 +166,35 @@ def container_engine() -> str | None:
         if probe.returncode == 0:
             return engine
     return None
+
+
+def container_name(job_id: str, replica: str) -> str:
+    """The name of a replica's container: removable by name whoever started it."""
+    return f"{CONTAINER_PREFIX}{job_id}-{replica}"
+
+
+def remove_containers(names: list[str], engines: tuple[str, ...] = CONTAINER_ENGINES) -> None:
+    """Stop and remove these containers at once, under every engine that has them.
+
+    ``rm --force`` kills the container: docker sends SIGKILL at once; podman first waits
+    its stop timeout (10 s by default) unless told ``--time 0``. A container's main
+    process is PID 1, which ignores SIGTERM unless it handles it, so a stopped job would
+    otherwise keep its containers for that long, or for good when its supervisor is
+    killed meanwhile.
+    """
+    for engine in engines:
+        if not names or shutil.which(engine) is None:
+            continue
+        argv = [engine, "rm", "--force", *(["--time", "0"] if engine == "podman" else []), *names]
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=ENGINE_PROBE_TIMEOUT_S,
+                check=False,
+            )
 
 
 def local_path(uri: str, base_dir: Path) -> Path | None:
@@ -418,6 +449,12 @@ class JobRecord:
         for ref in refs:
             ref.signal_group(signal.SIGKILL)
         _wait(lambda: not any(ref.alive() for ref in refs), KILL_WAIT_S)
+        # Containers are not in those groups: the engine runs them.
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            job = json.loads(self.job_file.read_text())
+            pools = job_spec_of(job).get("workerPoolSpecs") or []
+            if any("containerSpec" in (pool or {}) for pool in pools):
+                remove_containers([container_name(self.job_id, name) for name in self.replicas()])
 
 
 class LocalBackend:
