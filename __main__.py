@@ -37,7 +37,9 @@ project_dir = Path.cwd()
 config = pulumi.Config("vertex-training")
 stack = stack_settings(pulumi.get_stack())
 platform = platform_settings(pulumi.get_stack())
-connection = connection_settings(config.get("apiEndpoint"), project_dir)
+connection = connection_settings(
+    config.get("apiEndpoint"), project_dir, config.get("localAccelerators")
+)
 job_config = job_configs()
 
 component = (

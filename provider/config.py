@@ -17,10 +17,12 @@ import pulumi
 import pulumi.runtime.config
 
 from provider import packaging, platform_spec, spec
+from provider.backends.gpus import LOCAL_ACCELERATOR_MODES, LOCAL_GPU
 from provider.errors import Issue, SpecError
 
 #: Where the local backend keeps job records, logs and outputs, under the project.
 LOCAL_ROOT = ".local-jobs"
+LOCAL_ACCELERATORS_KEY = "vertex-training:localAccelerators"
 #: Keys whose value is an object (Pulumi hands the program objects as JSON text).
 OBJECT_KEYS = (spec.JOBS_KEY, spec.PLATFORM_KEY)
 
@@ -101,12 +103,28 @@ def warn_about(jobs: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
                 pulumi.log.warn(warning)
 
 
-def connection_settings(api_endpoint: str | None, project_dir: Path) -> dict[str, Any]:
-    """How this machine reaches the backends: kept in state, never a reason to resubmit."""
+def connection_settings(
+    api_endpoint: str | None, project_dir: Path, local_accelerators: str | None = None
+) -> dict[str, Any]:
+    """How this machine reaches the backends, and runs local jobs: kept in state, never a
+    reason to resubmit."""
+    mode = local_accelerators or LOCAL_GPU
+    if mode not in LOCAL_ACCELERATOR_MODES:
+        raise _stop(
+            [
+                Issue(
+                    LOCAL_ACCELERATORS_KEY,
+                    mode,
+                    "must be gpu (local jobs use this machine's GPUs) or cpu (a job with "
+                    "accelerators runs on the CPU when there is no GPU here)",
+                )
+            ]
+        )
     return {
         "api_endpoint": api_endpoint or "",
         "local_root": str(project_dir / LOCAL_ROOT),
         "base_dir": str(project_dir),
+        "local_accelerators": mode,
     }
 
 

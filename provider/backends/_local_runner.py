@@ -58,6 +58,7 @@ from typing import Any
 from venv import EnvBuilder
 
 from provider import states
+from provider.backends.gpus import gpus_needed, local_gpus
 from provider.backends.local import (
     CANCEL_GRACE_S,
     JobRecord,
@@ -69,6 +70,8 @@ from provider.backends.local import (
     tail,
 )
 
+#: The variable that gives a replica its GPUs (CUDA and the frameworks read it).
+CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 #: Interval between two looks at the replicas, the cancel marker and the clock.
 POLL_INTERVAL_S = 0.2
 #: Vertex's default scheduling.timeout.
@@ -383,6 +386,38 @@ class _Replica:
             os.killpg(self.process.pid, signum)
 
 
+class GpuAssigner:
+    """Hands each replica the accelerator count of its pool in GPUs of its own, as Vertex AI
+    gives each replica its own machine: replicas in pool order take the next free indices
+    ``nvidia-smi`` lists. With no GPU on this machine (``localAccelerators: cpu``, which the
+    preview allowed), each replica gets none, and says so in its log."""
+
+    def __init__(self) -> None:
+        self.free = local_gpus()
+        self.on_cpu = not self.free
+
+    def take(self, replica: str, pool_spec: dict[str, Any]) -> list[str] | None:
+        """The GPU indices for this replica; [] on the CPU; None when its pool has none."""
+        machine = pool_spec.get("machineSpec") or {}
+        count = int(machine.get("acceleratorCount") or 0)
+        if not count or not str(machine.get("acceleratorType", "")).startswith("NVIDIA_"):
+            return None
+        if self.on_cpu:
+            print(
+                f"{replica}: no NVIDIA GPU on this machine: it runs on the CPU "
+                f"(localAccelerators: cpu), not on {count} x {machine['acceleratorType']}",
+                flush=True,
+            )
+            return []
+        if len(self.free) < count:
+            raise _PrepareError(
+                f"{replica} needs {count} GPUs and only {len(self.free)} are left of this "
+                "machine's; lower accelerator.count or the replicas"
+            )
+        taken, self.free = self.free[:count], self.free[count:]
+        return taken
+
+
 class Supervisor:
     """Runs one job to its end and records each state on the way."""
 
@@ -424,6 +459,7 @@ class Supervisor:
             (output_dir / sub).mkdir(parents=True, exist_ok=True)
         self.record.hypertune_dir.mkdir(exist_ok=True)
         inherited = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
+        gpus = GpuAssigner() if gpus_needed(job) else None
         replicas = []
         for pool, count in sizes.items():
             pool_spec = job_spec["workerPoolSpecs"][pool]
@@ -445,13 +481,18 @@ class Supervisor:
                     "CLOUD_ML_HP_METRIC_FILE": str(self.record.hypertune_dir / f"{name}.metrics"),
                     "PYTHONUNBUFFERED": "1",
                 }
+                devices = gpus.take(name, pool_spec) if gpus is not None else None
+                if devices is not None:
+                    job_env[CUDA_VISIBLE_DEVICES] = ",".join(devices)
                 where = (self.record.path, self.record.log_path(name))
                 if package:
                     replicas.append(_Replica(pool, index, command, inherited | job_env, *where))
                     continue
                 container = container_name(self.record.job_id, name)
                 mounts = (output_dir, self.record.hypertune_dir)
-                argv = _container_argv(engine, container, run_spec, list(job_env), mounts)
+                argv = _container_argv(
+                    engine, container, run_spec, list(job_env), mounts, gpus=devices or []
+                )
                 replicas.append(
                     _Replica(
                         pool, index, argv, dict(os.environ) | job_env, *where, (engine, container)
@@ -561,11 +602,20 @@ class Supervisor:
 
 
 def _container_argv(
-    engine: str, name: str, spec: dict[str, Any], env_names: list[str], mounts: tuple[Path, ...]
+    engine: str,
+    name: str,
+    spec: dict[str, Any],
+    env_names: list[str],
+    mounts: tuple[Path, ...],
+    *,
+    gpus: list[str],
 ) -> list[str]:
-    """``<engine> run`` for a containerSpec: env passed by name, command as entrypoint."""
+    """``<engine> run`` for a containerSpec: env passed by name, command as entrypoint, the
+    replica's GPUs (``--gpus device=...``, which docker and podman both take)."""
     command = list(spec.get("command") or [])
     argv = [engine, "run", "--rm", "--name", name, "--network", "host"]
+    if gpus:
+        argv += ["--gpus", f"device={','.join(gpus)}"]
     for mount in mounts:
         argv += ["--volume", f"{mount}:{mount}"]
     for env_name in env_names:

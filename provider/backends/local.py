@@ -72,6 +72,7 @@ from provider.backends.base import (
     job_spec_key,
     job_spec_of,
 )
+from provider.backends.gpus import LOCAL_GPU, gpu_problems
 from provider.errors import BackendError, Issue, PermanentError
 
 #: Container engines tried in order; the first whose daemon answers runs container jobs.
@@ -211,20 +212,30 @@ def local_path(uri: str, base_dir: Path) -> Path | None:
 
 
 def preflight(
-    body: dict[str, Any], key_prefix: str = "", base_dir: str | Path | None = None
+    body: dict[str, Any],
+    key_prefix: str = "",
+    base_dir: str | Path | None = None,
+    accelerators: str = LOCAL_GPU,
 ) -> list[Issue]:
     """What would stop this job on the local backend, found before submission.
 
     Checks that package URIs and the base output directory are local (relative paths
     resolve against ``base_dir``, default the current directory) and that the packages
-    exist, and that a container engine answers when a pool runs a container. Each issue's
-    key is ``<key_prefix>.<stack config key>``, e.g.
+    exist, that a container engine answers when a pool runs a container, and that this
+    machine has the GPUs the job asks for (or, with ``accelerators`` ``cpu``, none at
+    all). Each issue's key is ``<key_prefix>.<stack config key>``, e.g.
     ``vertex-training:jobs.mnist.workers.python_package.package_uris``.
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     return [
         Issue(f"{key_prefix}.{key}" if key_prefix else key, value, message)
-        for key, value, message in _local_problems(body, base)
+        for key, value, message in [
+            *_local_problems(body, base),
+            *(
+                (f"{POOL_CONFIG_KEYS[position]}accelerator.count", count, message)
+                for position, count, message in gpu_problems(body, accelerators)
+            ),
+        ]
     ]
 
 

@@ -21,7 +21,7 @@ POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
 GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).
-STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "platform", "policies")
+STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "localAccelerators", "platform", "policies")
 
 BACKENDS = ("vertex", "local")
 WAIT_UNTIL = ("submitted", "running", "succeeded")
