@@ -19,7 +19,10 @@ and prints the equivalent native stack config as YAML (``vertex-training:jobs: {
 ...}``), validated exactly as ``pulumi preview`` validates it. The gcloud flags that fill
 trainingInput (``--region``, ``--job-dir``, ``--runtime-version``, ...) may be given as
 they were to gcloud. Warnings go to stderr; a config that cannot be converted exits 2 with
-each reason, keyed by the file's own keys (``trainingInput.masterType``).
+each reason, keyed by the file's own keys (``trainingInput.masterType``). A runtime version
+whose image Vertex AI no longer runs is written as is, with a warning naming its end of
+availability and the version to move to (``render`` of the output refuses it, saying the
+same).
 
 ``plan STACK_FILE --base REF [--format markdown|json]`` compares the jobs the stack file
 defines at git ref REF with the working tree (``provider.review.plan``): each job
@@ -53,6 +56,10 @@ CONVERT_STACK = "convert"
 CONVERT_PROJECT = "my-project"
 CONVERT_DEFAULT_REGION = "us-central1"
 YAML_WIDTH = 100
+#: What convert adds to a job it writes although its prebuilt image is retired.
+RETIRED_IMAGE_NOTE = (
+    "converted as is: render and pulumi preview refuse this job until it says what to run instead"
+)
 
 
 def render(
@@ -129,9 +136,13 @@ def convert(
 
     ``flags`` are gcloud flag values (``provider.spec.legacy.GCLOUD_FLAG_KEYS``). Raises
     ``SpecError`` when the file cannot be converted, ``OSError`` when it cannot be read.
+    A job whose only fault is a prebuilt image past its end of availability (a runtime
+    version Vertex AI no longer runs) is still converted, as is: the refusal, with its
+    advice, becomes a warning, and ``render`` / ``pulumi preview`` refuse the output.
     """
     import yaml
 
+    from provider import images
     from provider.errors import Issue
     from provider.spec import JOBS_KEY, StackSettings, legacy, parse_job
 
@@ -170,8 +181,13 @@ def convert(
     try:
         job = parse_job(job_name, native, stack, today=today)
     except SpecError as exc:
-        raise SpecError(translation.rekey_all(exc.issues)) from None
-    warnings.extend(job.warnings)
+        issues = translation.rekey_all(exc.issues)
+        if not all(images.is_retired(issue.message) for issue in issues):
+            raise SpecError(issues) from None
+        # Only the image is past its end of availability: written as is, with the advice.
+        warnings.extend(f"{issue}; {RETIRED_IMAGE_NOTE}" for issue in issues)
+    else:
+        warnings.extend(job.warnings)
     return {JOBS_KEY: {job_name: native}}, warnings
 
 
@@ -271,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--today",
         type=_date,
         default=None,
-        help="judge prebuilt image end of support as of this date (default: today)",
+        help="judge prebuilt image support and availability as of this date (default: today)",
     )
     convert_parser.set_defaults(handler=_cmd_convert, user_args=[])
     convert_parser.epilog = (

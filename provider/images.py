@@ -4,13 +4,18 @@ This module is data plus the lookups over it. ``provider.spec`` asks it for the 
 a job that names a ``framework`` (or a legacy ``runtime_version``) instead of an image;
 nothing here knows the stack config's shape.
 
-Source: Google Cloud docs, "Prebuilt containers for custom training" and its table
-"Supported frameworks for custom training"
-(https://cloud.google.com/vertex-ai/docs/training/pre-built-containers,
-https://cloud.google.com/vertex-ai/docs/supported-frameworks-list), compiled into this
-table on 2026-11-21 (``CATALOGUE_DATE``) from the copy of that page available then.
+Sources (``SOURCES``; every row of ``TRAINING_IMAGES`` names the page it was read from and
+the day, ``PrebuiltImage.source``):
 
-Which rows are verified, which estimated:
+- Google Cloud docs, "Prebuilt containers for custom training"
+  (https://cloud.google.com/vertex-ai/docs/training/pre-built-containers), read on
+  2026-11-21: every row.
+- Google Cloud docs, "Supported frameworks list"
+  (https://cloud.google.com/vertex-ai/docs/supported-frameworks-list?hl=zh-cn), read on
+  2026-11-23: TensorFlow 2.14, 2.13, 2.12 (Python 3.10, CPU and GPU), names and dates
+  confirmed. No copy of Google's pages readable then showed a newer training image.
+
+Compiled on ``CATALOGUE_DATE`` (2026-11-23). Which rows are verified, which estimated:
 
 - Verified (``PrebuiltImage.verified``): every row of ``TRAINING_IMAGES``. Image names,
   Python versions, CPU/GPU/TPU availability, "End of patch and support date" and "End
@@ -20,22 +25,23 @@ Which rows are verified, which estimated:
 - Estimated: a framework version *newer* than the newest row of that framework is not
   refused: its image name is built from the naming pattern of the newest row
   (``<framework>-<cpu|gpu>.<MAJOR>-<MINOR>[.pyXYZ]``, VERTEX-NOTES) and the job gets a
-  warning that the image and its support dates are not in this catalogue. No dates are
-  guessed.
-- The copy of the page this table was compiled from ends with TensorFlow 2.17, PyTorch
-  2.4, scikit-learn 1.6 and XGBoost 2.1, all of whose end of patch and support dates
-  (mid 2025) are before ``CATALOGUE_DATE``: on that date every catalogued version is past
-  its end of support and is refused. Add the rows Google has published since (one line
-  each) to make them resolve.
+  warning that the image and its dates are not in this catalogue. No dates are guessed.
 
-Rules (``pick_image``): a version past its end of support ("End of patch and support
-date") is refused, naming the versions still supported; one within
-``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it is accepted with a warning. ``today`` is
-injectable so that tests and ``python -m provider ... --today`` are stable.
+Rules (``pick_image``), as Vertex AI applies them (its framework support policy: no new
+image versions after the end of patch and support date; the images can no longer be used
+after the end of availability): past its end of availability a version is refused, naming
+that date and the nearest version Vertex AI still runs (``nearest_available``); past its
+end of support it is accepted with a warning naming the date and the newest supported
+version (``newest_supported``); within ``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it, warned.
+A catalogue compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` months before ``today`` is
+warned about (``catalogue_age_warning``): Google may have published versions since.
+``today`` is injectable so that tests and ``python -m provider convert --today`` are
+stable.
 
 Legacy AI Platform Training runtime versions (``LEGACY_RUNTIMES``) map to the TensorFlow
 image of the same version and Python (the framework a runtime version was named after),
-with the reasoning per row.
+with the reasoning per row. A runtime version whose image Vertex AI no longer runs is
+refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
 
 Registry host by region (``registry_host``): us-*, northamerica-*, southamerica-* -> us;
 europe-*, me-*, africa-* -> europe; asia-*, australia-* -> asia (the three multi-region
@@ -44,6 +50,7 @@ Artifact Registry hosts the page lists for every image).
 
 from __future__ import annotations
 
+import calendar
 import datetime
 import re
 from collections.abc import Mapping, Sequence
@@ -53,11 +60,13 @@ from typing import Final
 
 __all__ = [
     "CATALOGUE_DATE",
+    "CATALOGUE_MAX_AGE_MONTHS",
     "CATALOGUE_SOURCE",
     "CPU",
     "FRAMEWORK_NAMES",
     "GPU",
     "LEGACY_RUNTIMES",
+    "SOURCES",
     "TPU",
     "TRAINING_IMAGES",
     "WARN_BEFORE_END_OF_SUPPORT_DAYS",
@@ -65,6 +74,12 @@ __all__ = [
     "ImageRefusal",
     "LegacyRuntime",
     "PrebuiltImage",
+    "Source",
+    "available_versions",
+    "catalogue_age_warning",
+    "is_retired",
+    "nearest_available",
+    "newest_supported",
     "pick_image",
     "pick_runtime_image",
     "registry_host",
@@ -73,7 +88,10 @@ __all__ = [
 
 CATALOGUE_SOURCE: Final = "Google Cloud docs: Prebuilt containers for custom training"
 CATALOGUE_URL: Final = "https://cloud.google.com/vertex-ai/docs/training/pre-built-containers"
-CATALOGUE_DATE: Final = "2026-11-21"
+#: The day the rows were last compiled from the sources (``SOURCES``).
+CATALOGUE_DATE: Final = "2026-11-23"
+#: A catalogue older than this (months before ``today``) is warned about at preview.
+CATALOGUE_MAX_AGE_MONTHS: Final = 6
 
 #: A version this close to its end of support is accepted with a warning.
 WARN_BEFORE_END_OF_SUPPORT_DAYS: Final = 90
@@ -126,6 +144,36 @@ _PYTHON_RE = re.compile(r"3\.\d+")
 
 
 @dataclass(frozen=True)
+class Source:
+    """A page rows were read from, and the day they were read."""
+
+    title: str
+    url: str
+    read_on: datetime.date
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.url}, read {self.read_on})"
+
+
+#: The pages the rows come from; ``_ROW_SOURCES`` says which row was read where.
+SOURCES: Mapping[str, Source] = MappingProxyType(
+    {
+        "pre-built-containers": Source(
+            "Google Cloud docs: Prebuilt containers for custom training",
+            CATALOGUE_URL,
+            datetime.date(2026, 11, 21),
+        ),
+        "supported-frameworks-list": Source(
+            "Google Cloud docs: Supported frameworks list (Supported frameworks for custom "
+            "training)",
+            "https://cloud.google.com/vertex-ai/docs/supported-frameworks-list?hl=zh-cn",
+            datetime.date(2026, 11, 23),
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
 class PrebuiltImage:
     """One prebuilt training image: a framework version for one Python and accelerator set."""
 
@@ -137,10 +185,12 @@ class PrebuiltImage:
     kinds: frozenset[str]
     #: The image's name under ``<host>/vertex-ai/training/``, without the tag.
     name: str
-    #: "End of patch and support date": refused after it.
+    #: "End of patch and support date": no more patches; warned after it.
     end_of_support: datetime.date
-    #: "End of availability": Vertex AI no longer runs it.
+    #: "End of availability": Vertex AI no longer runs it; refused after it.
     end_of_availability: datetime.date
+    #: Where and when the row was read (None for an estimated image).
+    source: Source | None = None
     verified: bool = True
 
     def uri(self, region: str) -> str:
@@ -246,9 +296,26 @@ _ROWS: tuple[tuple[str, str, str, str, str, str, str], ...] = (
 )
 
 
+#: Rows last read on another page than "pre-built-containers": image name -> ``SOURCES`` key.
+_ROW_SOURCES: Mapping[str, str] = MappingProxyType(
+    {
+        name: "supported-frameworks-list"
+        for name in (
+            "tf-cpu.2-14.py310",
+            "tf-gpu.2-14.py310",
+            "tf-cpu.2-13.py310",
+            "tf-gpu.2-13.py310",
+            "tf-cpu.2-12.py310",
+            "tf-gpu.2-12.py310",
+        )
+    }
+)
+
+
 def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
     framework, version, python, kinds, name, end_of_support, end_of_availability = row
     return PrebuiltImage(
+        source=SOURCES[_ROW_SOURCES.get(name, "pre-built-containers")],
         framework=framework,
         version=version,
         python=python,
@@ -366,34 +433,141 @@ def supported_versions(framework: str, kind: str, today: datetime.date) -> list[
     return sorted(found, key=_version_key, reverse=True)
 
 
+def available_versions(framework: str, kind: str, today: datetime.date) -> list[str]:
+    """Versions (newest first) with a ``kind`` image Vertex AI still runs on ``today``."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework
+        and kind in image.kinds
+        and today <= image.end_of_availability
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def newest_supported(framework: str, kind: str, today: datetime.date) -> PrebuiltImage | None:
+    """The newest ``kind`` image of ``framework`` still before its end of support."""
+    versions = supported_versions(framework, kind, today)
+    return _newest_image(framework, versions[0], kind) if versions else None
+
+
+def nearest_available(
+    framework: str, version: str, kind: str, today: datetime.date
+) -> PrebuiltImage | None:
+    """The ``kind`` image to move ``version`` to: the oldest available version newer than
+    it (the smallest step forward), else the newest available one older than it."""
+    available = available_versions(framework, kind, today)
+    newer = [v for v in available if _version_key(v) > _version_key(version)]
+    older = [v for v in available if _version_key(v) < _version_key(version)]
+    chosen = newer[-1] if newer else (older[0] if older else None)
+    return _newest_image(framework, chosen, kind) if chosen is not None else None
+
+
+def _newest_image(framework: str, version: str, kind: str) -> PrebuiltImage:
+    """The ``kind`` image of a catalogued version with the newest Python."""
+    rows = [
+        i
+        for i in TRAINING_IMAGES
+        if i.framework == framework and i.version == version and kind in i.kinds
+    ]
+    return max(rows, key=lambda i: _version_key(i.python))
+
+
 def _listing(versions: Sequence[str]) -> str:
     return ", ".join(versions) if versions else "none"
 
 
-def _supported_note(framework: str, kind: str, today: datetime.date) -> str:
-    """Which versions still have a supported image on ``today`` (or why there are none)."""
+def _none_available(framework: str, kind: str, today: datetime.date, runtime: bool) -> str:
+    """Why the catalogue names no version to move to, what to write, and where to look."""
     name = FRAMEWORK_NAMES[framework]
-    supported = supported_versions(framework, kind, today)
-    if supported:
-        listing = _listing(supported)
-        return f"{name} versions with a supported {kind.upper()} image on {today}: {listing}"
+    versions = _versions(framework, kind)
+    newest = _newest_image(framework, versions[0], kind) if versions else None
+    ended = (
+        f" (the newest catalogued, {newest.version}, ended on {newest.end_of_availability})"
+        if newest is not None
+        else ""
+    )
+    how = (
+        f"replace runtime_version with framework: {{name: {framework}, version: ...}} "
+        "naming a version Vertex AI still runs"
+        if runtime
+        else "write a version Vertex AI still runs"
+    )
     return (
-        f"no catalogued {name} {kind.upper()} image is still supported on {today}; use a newer "
-        f"version from {CATALOGUE_URL} (add it to provider/images.py, or give image / "
-        "executor_image directly)"
+        f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
+        f"{how}, from {CATALOGUE_URL} (and add it to "
+        f"provider/images.py, compiled {CATALOGUE_DATE}), or give image / executor_image "
+        "directly"
     )
 
 
+def _move_to(image: PrebuiltImage, kind: str, today: datetime.date, runtime: bool) -> str:
+    """The advice of a refusal: the nearest version Vertex AI still runs, and how to ask."""
+    name = FRAMEWORK_NAMES[image.framework]
+    target = nearest_available(image.framework, image.version, kind, today)
+    if target is None:
+        return _none_available(image.framework, kind, today, runtime)
+    how = (
+        f"replace runtime_version with framework: {{name: {image.framework}, version: "
+        f'"{target.version}"}}'
+        if runtime
+        else f'write version: "{target.version}"'
+    )
+    return (
+        f"move to {name} {target.version}, the nearest version Vertex AI still runs "
+        f"({target.name} until {target.end_of_availability}, supported until "
+        f"{target.end_of_support}): {how}"
+    )
+
+
+def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date) -> str:
+    """The newest version still supported, or why the catalogue has none."""
+    name = FRAMEWORK_NAMES[image.framework]
+    newest = newest_supported(image.framework, kind, today)
+    if newest is not None:
+        return (
+            f"the newest supported {name} version is {newest.version} ({newest.name}, "
+            f"supported until {newest.end_of_support})"
+        )
+    return (
+        f"no catalogued {name} {kind.upper()} image is still supported on {today}; newer "
+        f"versions: {CATALOGUE_URL} (catalogue compiled {CATALOGUE_DATE})"
+    )
+
+
+#: The words every end-of-availability refusal carries (``is_retired``).
+_RETIRED = "reached end of availability on"
+
+
+def is_retired(message: str) -> bool:
+    """Whether a refusal is only that Vertex AI no longer runs the image (end of availability).
+
+    ``python -m provider convert`` still writes such a job, with the refusal as a warning.
+    """
+    return _RETIRED in message
+
+
 def _check_dates(
-    image: PrebuiltImage, kind: str, today: datetime.date
+    image: PrebuiltImage, kind: str, today: datetime.date, *, runtime: bool = False
 ) -> ImageRefusal | tuple[str, ...]:
-    """Refuse a version past its end of support; warn near it."""
-    if today > image.end_of_support:
+    """Refuse a version past its end of availability; warn past or near its end of support.
+
+    ``runtime``: the job named a legacy runtime version, so the advice is ``framework:``.
+    """
+    if today > image.end_of_availability:
         return ImageRefusal(
             "version",
+            f"{image.label} prebuilt training images {_RETIRED} {image.end_of_availability}: "
+            f"Vertex AI no longer runs them (end of support was {image.end_of_support}); "
+            f"{_move_to(image, kind, today, runtime)}",
+        )
+    days_to_end = (image.end_of_availability - today).days
+    if today > image.end_of_support:
+        return (
             f"{image.label} prebuilt training images reached end of support on "
-            f"{image.end_of_support} (Vertex AI stops running them on "
-            f"{image.end_of_availability}); {_supported_note(image.framework, kind, today)}",
+            f"{image.end_of_support} and get no more patches; Vertex AI runs them until "
+            f"{image.end_of_availability} (in {days_to_end} days); "
+            f"{_newest_supported_note(image, kind, today)}",
         )
     days_left = (image.end_of_support - today).days
     if days_left <= WARN_BEFORE_END_OF_SUPPORT_DAYS:
@@ -403,6 +577,26 @@ def _check_dates(
             f"{image.end_of_availability}): plan the move to a newer version",
         )
     return ()
+
+
+def catalogue_age_warning(today: datetime.date) -> str | None:
+    """A warning when the catalogue was compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` ago."""
+    compiled = datetime.date.fromisoformat(CATALOGUE_DATE)
+    if today <= _add_months(compiled, CATALOGUE_MAX_AGE_MONTHS):
+        return None
+    return (
+        f"the catalogue of prebuilt training images (provider/images.py) was compiled on "
+        f"{CATALOGUE_DATE}, more than {CATALOGUE_MAX_AGE_MONTHS} months before {today}: "
+        f"Google may have published newer versions or moved dates since; check "
+        f"{CATALOGUE_URL} and update it"
+    )
+
+
+def _add_months(day: datetime.date, months: int) -> datetime.date:
+    """``day`` plus whole months, on the last day of the month where it has no such day."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return datetime.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
 
 
 _PY_SUFFIX_RE = re.compile(r"\.py\d+$")
@@ -524,7 +718,8 @@ def _unknown_version(
                     f"{name} {version} is newer than this project's catalogue of prebuilt "
                     f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
                     f"name {image.name} follows Google's naming pattern and its end of support "
-                    f"is unknown; check it at {CATALOGUE_URL} and add it to provider/images.py",
+                    f"and end of availability are unknown; check it at {CATALOGUE_URL} and add "
+                    "it to provider/images.py",
                 ),
             )
     return ImageRefusal(
@@ -586,7 +781,7 @@ def pick_runtime_image(
             f"{' or '.join(offered) or 'none'}: choose that Python once the trainer runs on it",
         )
     image = by_python[0]
-    dates = _check_dates(image, kind, today)
+    dates = _check_dates(image, kind, today, runtime=True)
     if isinstance(dates, ImageRefusal):
         return ImageRefusal(
             "runtime_version",

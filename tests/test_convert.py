@@ -43,6 +43,9 @@ RUNTIME_FLAGS = (
     "--python-version=3.7",
     f"--today={TODAY}",
 )
+#: The same flags judged as of the real day: runtime 2.11's image is gone (end of
+#: availability 2024-11-15).
+CENSUS_FLAGS = tuple(flag for flag in RUNTIME_FLAGS if not flag.startswith("--today"))
 USER_ARGS = ("--", "--user_first_arg=first_arg_value", "--user_second_arg=second_arg_value")
 
 # "Specifying machine types or scale tiers": a CUSTOM tier cluster.
@@ -378,6 +381,66 @@ class TestConvertFile:
         assert first.startswith("# converted from ") and second == f"{JOBS_KEY}:"
 
 
+class TestConvertRetiredRuntime:
+    """Google's census config.yaml (runtime version 2.11, whose image Vertex AI no longer runs):
+    converted as is, exit 0, with a warning that says what to change; render refuses it."""
+
+    ADVICE = "replace runtime_version with framework: {name: tensorflow, version: ...}"
+
+    def census(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+        status, out, err = convert(
+            capsys, write(tmp_path, CUSTOM_TIER, "census.yaml"), *CENSUS_FLAGS, *USER_ARGS
+        )
+        assert status == 0, err
+        return out, err
+
+    def test_written_as_is(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The translated job is written, runtime version and all."""
+        out, _err = self.census(tmp_path, capsys)
+        name, raw = converted_job(out)
+        assert name == "census"
+        assert (raw["runtime_version"], raw["python_version"]) == ("2.11", "3.7")
+        assert raw["workers"] == {"replicas": 9, "machine": "n1-highcpu-16"}
+
+    def test_names_what_to_change(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The warning names the end of availability, the key, and what to write instead."""
+        _out, err = self.census(tmp_path, capsys)
+        (line,) = [line for line in err.splitlines() if "runtimeVersion" in line]
+        assert line.startswith("warning: trainingInput.runtimeVersion: runtime version 2.11 ")
+        assert "reached end of availability on 2024-11-15" in line
+        assert self.ADVICE in line
+        assert "render and pulumi preview refuse this job" in line
+
+    def test_nearest_available_named(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """On a day a newer TensorFlow image still ran, that version is named."""
+        flags = [*CENSUS_FLAGS, "--today=2025-07-01"]
+        status, _out, err = convert(capsys, write(tmp_path, CUSTOM_TIER), *flags)
+        assert status == 0, err
+        assert 'framework: {name: tensorflow, version: "2.13"}' in err
+
+    def test_render_refuses_with_the_same_advice(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """render of convert's output (pasted under config:) exits 2 with the same advice."""
+        out, err = self.census(tmp_path, capsys)
+        stack = tmp_path / "Pulumi.census.yaml"
+        body = textwrap.indent(out.split("\n", 1)[1], "  ")
+        stack.write_text(
+            f"config:\n  gcp:project: my-project\n  gcp:region: us-central1\n{body}",
+            encoding="utf-8",
+        )
+        result = run_cli("render", str(stack))
+        assert result.returncode == EXIT_INVALID_CONFIG, result.stdout
+        refusal = result.stderr.strip()
+        assert refusal.startswith(f"{JOBS_KEY}.census.runtime_version: runtime version 2.11 ")
+        advice = refusal.split(": ", 1)[1]
+        (warning,) = [line for line in err.splitlines() if "runtimeVersion" in line]
+        assert advice in warning
+        assert self.ADVICE in advice
+
+
 class TestConvertRefusals:
     """A config that cannot be converted: exit 2, each reason on stderr by the file's keys."""
 
@@ -387,13 +450,14 @@ class TestConvertRefusals:
         assert status == EXIT_INVALID_CONFIG and out == ""
         assert err.startswith("trainingInput.packageUris: nothing to run")
 
-    def test_end_of_support(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """Runtime 2.11 is past its end of support today: refused on runtimeVersion."""
-        flags = [flag for flag in RUNTIME_FLAGS if not flag.startswith("--today")]
-        status, _out, err = convert(capsys, write(tmp_path, CUSTOM_TIER), *flags)
-        assert status == EXIT_INVALID_CONFIG
-        assert err.startswith("trainingInput.runtimeVersion: runtime version 2.11 maps to")
-        assert "reached end of support on 2023-11-15" in err
+    def test_retired_image_and_another_fault(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A retired runtime image beside another mistake: nothing written, exit 2."""
+        text = CUSTOM_TIER.replace("masterType: n1-highcpu-16", "masterType: n1-highcpu-8")
+        status, out, err = convert(capsys, write(tmp_path, text), *CENSUS_FLAGS)
+        assert status == EXIT_INVALID_CONFIG and out == ""
+        assert err.startswith("trainingInput.masterType: n1-highcpu-8 is not a machine type")
 
     def test_native_refusal_rekeyed(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

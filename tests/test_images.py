@@ -72,10 +72,19 @@ class TestCatalogue:
         assert images.CATALOGUE_SOURCE == (
             "Google Cloud docs: Prebuilt containers for custom training"
         )
-        assert images.CATALOGUE_DATE == "2026-11-21"
+        assert images.CATALOGUE_DATE == "2026-11-23"
         assert images.CATALOGUE_DATE in doc
         assert "Prebuilt containers for custom training" in doc
         assert "Verified" in doc and "Estimated" in doc
+
+    def test_every_row_has_its_source(self) -> None:
+        """Every row names the page it was read from and the day, no later than the catalogue."""
+        compiled = datetime.date.fromisoformat(images.CATALOGUE_DATE)
+        for image in images.TRAINING_IMAGES:
+            assert image.source is not None, image.name
+            assert image.source.url.startswith("https://cloud.google.com/"), image.name
+            assert image.source.read_on <= compiled, image.name
+        assert {i.source for i in images.TRAINING_IMAGES} == set(images.SOURCES.values())
 
     def test_every_row_verified(self) -> None:
         """Every catalogued row is marked verified (estimates are never stored)."""
@@ -253,29 +262,71 @@ class TestPickImage:
 
 
 class TestEndOfSupport:
-    """Refused after the end of support date, warned within 90 days of it (injected today)."""
+    """Refused only past the end of availability; warned past, or within 90 days of, the end of
+    support (injected today)."""
 
     END = datetime.date(2025, 7, 11)  # TensorFlow 2.17's end of patch and support
+    GONE = datetime.date(2026, 7, 11)  # TensorFlow 2.17's end of availability
+    DAY = datetime.timedelta(days=1)
 
-    def test_refused_after(self) -> None:
-        """The day after the end of support: refused, naming the date."""
-        refusal = refuse("tensorflow", "2.17", today=self.END + datetime.timedelta(days=1))
-        assert refusal.field == "version"
-        assert "reached end of support on 2025-07-11" in refusal.message
-        assert "2026-07-11" in refusal.message
+    def test_past_end_of_support_warned(self) -> None:
+        """The day after the end of support: accepted, warned with the date and the newest
+        supported version."""
+        choice = choose("tensorflow", "2.16", today=datetime.date(2025, 6, 29))
+        (warning,) = choice.warnings
+        assert "reached end of support on 2025-06-28" in warning
+        assert "Vertex AI runs them until 2026-06-28 (in 364 days)" in warning
+        assert "the newest supported TensorFlow version is 2.17" in warning
+        assert "supported until 2025-07-11" in warning
 
-    def test_supported_versions_named(self) -> None:
-        """The refusal lists the versions still supported on that day."""
-        refusal = refuse("tensorflow", "2.15", today=datetime.date(2025, 1, 2))
-        assert "TensorFlow versions with a supported CPU image on 2025-01-02: 2.17, 2.16" in (
-            refusal.message
+    def test_past_end_of_support_none_supported(self) -> None:
+        """Past every end of support, the warning says none is supported and where to look."""
+        choice = choose("tensorflow", "2.17", today=self.END + self.DAY)
+        assert (
+            "no catalogued TensorFlow CPU image is still supported on 2025-07-12"
+            in (choice.warnings[0])
         )
 
-    def test_none_supported(self) -> None:
-        """When nothing in the catalogue is supported any more, the refusal says what to do."""
-        refusal = refuse("tensorflow", "2.17", today=datetime.date(2026, 11, 21))
-        assert "no catalogued TensorFlow CPU image is still supported" in refusal.message
-        assert "provider/images.py" in refusal.message
+    def test_available_on_the_last_day(self) -> None:
+        """On the end of availability date itself: accepted, warned."""
+        choice = choose("tensorflow", "2.17", today=self.GONE)
+        assert "Vertex AI runs them until 2026-07-11 (in 0 days)" in choice.warnings[0]
+
+    def test_refused_past_end_of_availability(self) -> None:
+        """The day after the end of availability: refused, naming the date."""
+        refusal = refuse("tensorflow", "2.17", today=self.GONE + self.DAY)
+        assert refusal.field == "version"
+        assert "reached end of availability on 2026-07-11" in refusal.message
+        assert "Vertex AI no longer runs them (end of support was 2025-07-11)" in refusal.message
+        assert images.is_retired(refusal.message)
+
+    def test_nearest_available_named(self) -> None:
+        """The refusal names the nearest newer version Vertex AI still runs, and what to write."""
+        refusal = refuse("tensorflow", "2.11", today=datetime.date(2025, 7, 1))
+        assert "move to TensorFlow 2.13, the nearest version Vertex AI still runs" in (
+            refusal.message
+        )
+        assert "tf-cpu.2-13.py310 until 2025-07-05" in refusal.message
+        assert 'write version: "2.13"' in refusal.message
+
+    def test_nearest_is_older_when_nothing_newer_runs(self) -> None:
+        """With no newer version available, the newest older one still running is named."""
+        image = images.nearest_available("pytorch", "2.4", images.CPU, datetime.date(2026, 8, 1))
+        assert image is not None and image.name == "pytorch-xla.2-2.py310"
+
+    def test_none_available(self) -> None:
+        """When nothing in the catalogue still runs, the refusal says what to do."""
+        refusal = refuse("tensorflow", "2.17", today=datetime.date(2026, 11, 23))
+        assert "no catalogued TensorFlow CPU image is still available on 2026-11-23" in (
+            refusal.message
+        )
+        assert "the newest catalogued, 2.17, ended on 2026-07-11" in refusal.message
+        assert "provider/images.py" in refusal.message and images.CATALOGUE_URL in refusal.message
+
+    def test_other_refusals_are_not_retired(self) -> None:
+        """Only end-of-availability refusals count as retired images."""
+        assert not images.is_retired(refuse("tensorflow", "2.10").message)
+        assert not images.is_retired(refuse("tensorflow", "2.17", "3.9").message)
 
     def test_warned_on_the_day(self) -> None:
         """On the end of support date itself: accepted, with a warning."""
@@ -294,9 +345,32 @@ class TestEndOfSupport:
 
     def test_dates_per_row(self) -> None:
         """PyTorch 2.2's CPU image outlives its GPU image (Oct 2026 vs Jan 2026 availability)."""
-        cpu = choose("pytorch", "2.2", today=datetime.date(2024, 6, 1))
-        gpu = choose("pytorch", "2.2", kind=images.GPU, today=datetime.date(2024, 6, 1))
-        assert cpu.image.end_of_availability > gpu.image.end_of_availability
+        today = datetime.date(2026, 6, 1)
+        cpu = choose("pytorch", "2.2", today=today)
+        assert "runs them until 2026-10-23" in cpu.warnings[0]
+        assert refuse("pytorch", "2.2", kind=images.GPU, today=today).field == "version"
+
+
+class TestCatalogueAge:
+    """A catalogue compiled more than six months before today is warned about."""
+
+    COMPILED = datetime.date.fromisoformat(images.CATALOGUE_DATE)
+
+    def test_fresh(self) -> None:
+        """Six months to the day after the compile date: no warning."""
+        assert images.catalogue_age_warning(datetime.date(2027, 5, 23)) is None
+        assert images.catalogue_age_warning(self.COMPILED) is None
+
+    def test_stale(self) -> None:
+        """The day after: a warning naming the compile date and where to refresh it."""
+        warning = images.catalogue_age_warning(datetime.date(2027, 5, 24))
+        assert warning is not None
+        assert "compiled on 2026-11-23, more than 6 months before 2027-05-24" in warning
+        assert images.CATALOGUE_URL in warning
+
+    def test_month_end(self) -> None:
+        """Six months after August 31 is the last day of February."""
+        assert images._add_months(datetime.date(2026, 8, 31), 6) == datetime.date(2027, 2, 28)
 
 
 class TestLegacyRuntimes:
@@ -370,12 +444,28 @@ class TestLegacyRuntimes:
         assert isinstance(refusal, ImageRefusal) and refusal.field == "runtime_version"
         assert "1.15, 2.1" in refusal.message
 
-    def test_end_of_support(self) -> None:
-        """Runtime 2.11's image is past its end of support in 2026: refused by runtime_version."""
-        today = datetime.date(2026, 11, 21)
+    def test_end_of_support_warned(self) -> None:
+        """Runtime 2.11's image past its end of support but still run: warned, not refused."""
+        today = datetime.date(2024, 1, 2)
+        choice = pick_runtime_image("2.11", None, kind=images.CPU, region=US, today=today)
+        assert isinstance(choice, ImageChoice)
+        assert "reached end of support on 2023-11-15" in choice.warnings[-1]
+        assert "Vertex AI runs them until 2024-11-15" in choice.warnings[-1]
+
+    def test_end_of_availability(self) -> None:
+        """Runtime 2.11's image is gone in 2026: refused by runtime_version, advising framework."""
+        today = datetime.date(2026, 11, 23)
         refusal = pick_runtime_image("2.11", None, kind=images.CPU, region=US, today=today)
         assert isinstance(refusal, ImageRefusal) and refusal.field == "runtime_version"
-        assert "reached end of support on 2023-11-15" in refusal.message
+        assert "reached end of availability on 2024-11-15" in refusal.message
+        assert "replace runtime_version with framework: {name: tensorflow" in refusal.message
+
+    def test_nearest_available_as_framework(self) -> None:
+        """The advice names the nearest TensorFlow version still run, as a framework: key."""
+        today = datetime.date(2025, 7, 1)
+        refusal = pick_runtime_image("2.11", None, kind=images.GPU, region=US, today=today)
+        assert isinstance(refusal, ImageRefusal)
+        assert 'framework: {name: tensorflow, version: "2.13"}' in refusal.message
 
 
 class TestFrameworkKeys:
@@ -463,11 +553,45 @@ class TestFrameworkKeys:
         assert str(spec.primary.python_package.executor_image).endswith("/tf-cpu.2-11:latest")
         assert spec.warnings[0].startswith(f"{PREFIX}.runtime_version: runtime version 2.11")
 
-    def test_end_of_support_refused(self) -> None:
-        """Past end of support: an issue on framework.version."""
-        issues = issues_of({"framework": {"name": "tensorflow", "version": "2.15"}})
+    def test_end_of_availability_refused(self) -> None:
+        """Past end of availability: an issue on framework.version naming the version to use."""
+        raw = {"framework": {"name": "tensorflow", "version": "2.15"}}
+        issues = issues_of(raw, today=datetime.date(2025, 11, 15))
         assert [i.key for i in issues] == [f"{PREFIX}.framework.version"]
-        assert "reached end of support on 2024-11-14" in issues[0].message
+        assert "reached end of availability on 2025-11-14" in issues[0].message
+        assert 'write version: "2.16"' in issues[0].message
+
+    def test_end_of_support_warned(self) -> None:
+        """Past end of support, before end of availability: a warning on framework.version."""
+        spec = job({"framework": {"name": "tensorflow", "version": "2.15"}})
+        (warning,) = spec.warnings
+        assert warning.startswith(f"{PREFIX}.framework.version: TensorFlow 2.15")
+        assert "reached end of support on 2024-11-14" in warning
+        assert "the newest supported TensorFlow version is 2.17" in warning
+
+    def test_stale_catalogue_warned(self) -> None:
+        """A job using a catalogue over six months old gets one warning on its framework key."""
+        raw = {"framework": {"name": "tensorflow", "version": "2.19"}}
+        spec = job(raw, today=datetime.date(2027, 6, 1))
+        stale = [w for w in spec.warnings if "was compiled on 2026-11-23" in w]
+        assert len(stale) == 1 and stale[0].startswith(f"{PREFIX}.framework.version: ")
+
+    def test_stale_catalogue_once_per_job(self) -> None:
+        """Several catalogue keys in one job: still one warning, on the first."""
+        raw = {
+            "python_package": {**PACKAGE, "framework": {"name": "tensorflow", "version": "2.19"}},
+            "evaluators": {
+                "python_package": {**PACKAGE, "framework": {"name": "sklearn", "version": "1.7"}}
+            },
+        }
+        spec = job(raw, today=datetime.date(2027, 6, 1))
+        stale = [w for w in spec.warnings if "was compiled on" in w]
+        assert len(stale) == 1 and stale[0].startswith(f"{PREFIX}.python_package.framework.")
+
+    def test_no_catalogue_no_age_warning(self) -> None:
+        """A job that names its image does not use the catalogue: no age warning."""
+        spec = job({"image": "us-docker.pkg.dev/my-project/t/m:1"}, today=datetime.date(2030, 1, 1))
+        assert spec.warnings == []
 
     def test_near_end_of_support_warned(self) -> None:
         """Within 90 days: a warning naming framework.version."""

@@ -445,6 +445,29 @@ class TestProgram:
         (issue,) = parse_issues({**PROGRAM, "runtimeVersion": "1.14"})
         assert issue.key == f"{TI}.runtimeVersion"
 
+    def test_runtime_past_end_of_support_warned(self) -> None:
+        """Runtime 2.11's image past end of support, still run by Vertex AI: a warning."""
+        spec = parse_job(
+            "old", {"training_input": custom("standard")}, STACK, today=datetime.date(2024, 6, 1)
+        )
+        (warning,) = [w for w in spec.warnings if "end of support" in w]
+        assert warning.startswith(f"{TI}.runtimeVersion: TensorFlow 2.11 (Python 3.7)")
+        assert "Vertex AI runs them until 2024-11-15" in warning
+
+    def test_runtime_past_end_of_availability_refused(self) -> None:
+        """Past the end of availability: refused on runtimeVersion, naming what to write."""
+        with pytest.raises(SpecError) as caught:
+            parse_job(
+                "old",
+                {"training_input": custom("standard")},
+                STACK,
+                today=datetime.date(2025, 7, 1),
+            )
+        (issue,) = caught.value.issues
+        assert issue.key == f"{TI}.runtimeVersion"
+        assert "reached end of availability on 2024-11-15" in issue.message
+        assert 'framework: {name: tensorflow, version: "2.13"}' in issue.message
+
 
 class TestJobDir:
     """jobDir: the output directory, and still --job-dir for the application."""

@@ -1,6 +1,7 @@
 """``framework:`` and ``runtime_version:`` -> the prebuilt training image (``provider.images``)
-for the hardware of the pools that run the program, with end-of-support issues and
-warnings.
+for the hardware of the pools that run the program: an issue for an image past its end of
+availability, warnings for one past (or near) its end of support, and a warning on every
+job that uses a catalogue compiled more than six months before ``today``.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class _PrebuiltImages:
         self.region = config.region or stack.region or LOCAL_DEFAULT_REGION
         self.issues: list[Issue] = []
         self.warnings: list[Issue] = []
+        #: The first key (and its value) that picked an image from the catalogue.
+        self.catalogue_key: tuple[str, object] | None = None
         host = images.registry_host(self.region)
         self.unresolved = f"{host}/{images.IMAGE_PATH}/{_UNRESOLVED_IMAGE}:latest"
 
@@ -91,7 +94,17 @@ class _PrebuiltImages:
         self._job_program()
         for role in _POOL_ROLES:
             self._pool_program(role)
+        self._catalogue_age()
         return self.config, self.issues, self.warnings
+
+    def _catalogue_age(self) -> None:
+        """One warning on the job's first catalogue key when the catalogue is old."""
+        if self.catalogue_key is None:
+            return
+        text = images.catalogue_age_warning(self.today)
+        if text is not None:
+            key, value = self.catalogue_key
+            self.warnings.append(Issue(key, value, text))
 
     def _job_program(self) -> None:
         """The job's own program: ``framework``, ``runtime_version`` or the package's."""
@@ -166,6 +179,9 @@ class _PrebuiltImages:
         self.config = self.config.model_copy(update={role: new_pool})
 
     def _framework_image(self, path: tuple[str, ...], framework: FrameworkConfig, kind: str) -> str:
+        key = _key(self.base, (*path, "framework", "version"))
+        if self.catalogue_key is None:
+            self.catalogue_key = (key, framework.version)
         choice = images.pick_image(
             framework.name,
             framework.version,
@@ -175,23 +191,24 @@ class _PrebuiltImages:
             today=self.today,
         )
         if isinstance(choice, images.ImageRefusal):
-            key = _key(self.base, (*path, "framework", choice.field))
-            self.issues.append(Issue(key, getattr(framework, choice.field), choice.message))
+            refused = _key(self.base, (*path, "framework", choice.field))
+            self.issues.append(Issue(refused, getattr(framework, choice.field), choice.message))
             return self.unresolved
-        key = _key(self.base, (*path, "framework", "version"))
         self.warnings.extend(Issue(key, framework.version, text) for text in choice.warnings)
         return choice.uri
 
     def _runtime_image(self, kind: str) -> str:
         config = self.config
         runtime_version = typing.cast(str, config.runtime_version)
+        key = _key(self.base, ("runtime_version",))
+        if self.catalogue_key is None:
+            self.catalogue_key = (key, runtime_version)
         choice = images.pick_runtime_image(
             runtime_version, config.python_version, kind=kind, region=self.region, today=self.today
         )
         if isinstance(choice, images.ImageRefusal):
-            key = _key(self.base, (choice.field,))
-            self.issues.append(Issue(key, getattr(config, choice.field), choice.message))
+            refused = _key(self.base, (choice.field,))
+            self.issues.append(Issue(refused, getattr(config, choice.field), choice.message))
             return self.unresolved
-        key = _key(self.base, ("runtime_version",))
         self.warnings.extend(Issue(key, runtime_version, text) for text in choice.warnings)
         return choice.uri
