@@ -153,9 +153,7 @@ class TestContainerJobs:
         assert [t["task"]["type"] for t in tf] == ["chief", "worker"]
         print(f"container job with two replicas: pulumi up took {elapsed:.1f} s")
 
-    def test_destroy_stops_the_containers(
-        self, tmp_path: Path, podman_env: dict[str, str]
-    ) -> None:
+    def test_destroy_stops_the_containers(self, tmp_path: Path, podman_env: dict[str, str]) -> None:
         """`pulumi destroy` of a running container job leaves no container running."""
         job = {
             "image": IMAGE,
