@@ -6,6 +6,7 @@ The hierarchy::
     ├── SpecError              a stack config that Vertex AI would refuse
     └── BackendError           a backend call that did not succeed
         ├── TransientError     worth retrying (UNAVAILABLE, DEADLINE_EXCEEDED, ...)
+        │   └── UncertainError a create that may or may not have taken effect
         ├── PermanentError     the API refused the request (INVALID_ARGUMENT, ...)
         └── JobEndedError      a job ended FAILED, CANCELLED or EXPIRED
 
@@ -63,6 +64,15 @@ class BackendError(VertexTrainingError):
 
 class TransientError(BackendError):
     """A failure that may pass on its own; callers retry it with backoff."""
+
+
+class UncertainError(TransientError):
+    """A create failed with a code (``code``: INTERNAL, DEADLINE_EXCEEDED, UNKNOWN,
+    UNAVAILABLE) that leaves open whether the job was created; look before resubmitting."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class PermanentError(BackendError):

@@ -14,7 +14,12 @@ Lifecycle, as the engine drives it:
   many jobs is not held in batches by the provider host's four threads. Each job carries
   a label derived from its stack, resource name and request; a create looks for that
   label first, so a rerun after an interrupted ``pulumi up`` adopts the job it had
-  already submitted instead of submitting it twice.
+  already submitted instead of submitting it twice. A submission that fails in a way
+  that may or may not have created the job (INTERNAL, DEADLINE_EXCEEDED, UNKNOWN,
+  UNAVAILABLE: the backend raises ``UncertainError``) is tried again, at most
+  ``CREATE_ATTEMPTS`` times in all with backoff (``CreateRetry``), each attempt preceded
+  by the label lookup: a job an earlier attempt created is adopted, so no job is ever
+  submitted twice.
 - read: brings back the job's state; a job deleted outside Pulumi leaves the state.
 - delete: cancels a job that has not ended, waits for it to stop, deletes its record.
 
@@ -29,7 +34,8 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pulumi
 from pulumi.dynamic import (
@@ -44,7 +50,7 @@ from pulumi.dynamic import (
 
 from provider import states
 from provider.backends.base import canonical_request
-from provider.errors import BackendError, SpecError, TransientError
+from provider.errors import BackendError, SpecError, TransientError, UncertainError
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", "connection")
@@ -76,6 +82,16 @@ LABEL_VALUE_MAX = 63
 STOP_TIMEOUT_S = 600.0
 STOP_POLL_S = 2.0
 
+#: How many times a create submits a job in all when each submission fails in a way that
+#: may or may not have created it (``UncertainError``); the label is looked up first
+#: every time.
+CREATE_ATTEMPTS = 5
+#: Backoff between those attempts: first wait, growth factor, longest wait. The five
+#: attempts span 2 + 4 + 8 + 16 = 30 s of waiting at most.
+CREATE_BACKOFF_INITIAL_S = 2.0
+CREATE_BACKOFF_MULTIPLIER = 2.0
+CREATE_BACKOFF_MAX_S = 30.0
+
 #: Jobs that a create in this process took over instead of submitting. The provider
 #: host is one process for a whole `pulumi up`; when a replacement takes over the very
 #: job it replaces (`pulumi up --replace` of an unchanged job: same identity label),
@@ -98,6 +114,32 @@ OUTPUT_KEYS = (
     "output_directory",
     "model_directory",
 )
+
+
+@dataclass(frozen=True)
+class CreateRetry:
+    """How a create tries again after an uncertain failure: ``attempts`` submissions in
+    all, waiting ``initial_s`` before the second, growing by ``multiplier`` up to
+    ``max_s``."""
+
+    attempts: int = CREATE_ATTEMPTS
+    initial_s: float = CREATE_BACKOFF_INITIAL_S
+    multiplier: float = CREATE_BACKOFF_MULTIPLIER
+    max_s: float = CREATE_BACKOFF_MAX_S
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {self.attempts}")
+
+    def waits_s(self) -> list[float]:
+        """The wait before each attempt after the first (``attempts - 1`` of them)."""
+        return [
+            min(self.initial_s * self.multiplier**n, self.max_s) for n in range(self.attempts - 1)
+        ]
+
+
+#: How every create tries again.
+CREATE_RETRY = CreateRetry()
 
 
 def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str:
@@ -174,6 +216,9 @@ class TrainingJobProvider(ResourceProvider):
 
     #: The outputs of this kind of job, besides its inputs.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
+    #: How a create tries again after an uncertain failure (a class attribute, never
+    #: pickled into the state; tests subclass to wait less).
+    create_retry: ClassVar[CreateRetry] = CREATE_RETRY
 
     def outputs(self, status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
         """The outputs of a job from what its backend reports."""
@@ -248,7 +293,7 @@ class TrainingJobProvider(ResourceProvider):
         else:
             status = _find_submitted(backend, body)
             if status is None:
-                status = _submit(backend, body)
+                status = _submit(backend, body, self.create_retry)
             else:
                 _TAKEN_OVER.add(status.name)
         outs = {**inputs, **self.outputs(status, backend, inputs["request"])}
@@ -304,15 +349,44 @@ def _find_submitted(backend: Any, body: Mapping[str, Any]) -> Any:
     return found[0] if found else None
 
 
-def _submit(backend: Any, body: Mapping[str, Any]) -> Any:
-    """Submit; if the call failed in a way that may have created the job, adopt it."""
-    try:
-        return backend.submit(dict(body))
-    except TransientError:
-        submitted = _find_submitted(backend, body)
-        if submitted is None:
-            raise
+def _submit(backend: Any, body: Mapping[str, Any], retry: CreateRetry = CREATE_RETRY) -> Any:
+    """Submit a job that no job carries the identity label of yet (``create`` looked);
+    return it.
+
+    After a failure that may or may not have created the job (``UncertainError``), wait,
+    look the label up, and adopt the job if that attempt created it, else submit again:
+    at most ``retry.attempts`` submissions in all. After another transient failure (the
+    backend's own retries of RESOURCE_EXHAUSTED ran out), look once and adopt or give
+    up. User errors (``PermanentError``) fail at once, with no lookup.
+    """
+    waits_s = retry.waits_s()
+    failure: TransientError | None = None
+    made = 0
+    while made < retry.attempts:
+        if made:
+            time.sleep(waits_s[made - 1])
+            submitted = _find_submitted(backend, body)
+            if submitted is not None:
+                return submitted
+        made += 1
+        try:
+            return backend.submit(dict(body))
+        except UncertainError as exc:
+            failure = exc
+        except TransientError as exc:
+            failure = exc
+            break
+    submitted = _find_submitted(backend, body)
+    if submitted is not None:
         return submitted
+    assert failure is not None, "CreateRetry makes at least one attempt"
+    label = f"{IDENTITY_LABEL}={body['labels'][IDENTITY_LABEL]}"
+    last = str(failure).rstrip(".")
+    failed = f"failed with {last}" if made == 1 else f"failed {made} times, last with {last}"
+    raise TransientError(
+        f"submitting the job {failed}; no job carries the label {label}, so none was "
+        "created and running `pulumi up` again is safe"
+    ) from failure
 
 
 def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
@@ -350,6 +424,7 @@ def _preflight(job: Any, connection: Mapping[str, Any]) -> list[Any]:
         job.request_body(),
         key_prefix=f"vertex-training:jobs.{job.name}",
         base_dir=connection.get("base_dir"),
+        accelerators=connection.get("local_accelerators") or "gpu",
     )
 
 

@@ -16,7 +16,7 @@ import pytest
 from provider import states
 from provider.backends.base import JobStatus
 from provider.backends.vertex import RetryPolicy, VertexBackend
-from provider.errors import PermanentError, TransientError
+from provider.errors import PermanentError, TransientError, UncertainError
 from provider.testing import FakeVertex
 
 pytestmark = pytest.mark.timeout(60)
@@ -140,11 +140,11 @@ class TestSubmit:
         with pytest.raises(PermanentError, match="no network"):
             backend.submit(body())
 
-    def test_unavailable_twice_then_success_is_retried(
+    def test_resource_exhausted_twice_then_success_is_retried(
         self, fake: FakeVertex, backend: VertexBackend
     ) -> None:
-        """UNAVAILABLE twice, then success: submit retries and makes exactly one job."""
-        fake.fail_next("CreateCustomJob", grpc.StatusCode.UNAVAILABLE, times=2)
+        """RESOURCE_EXHAUSTED twice, then success: submit retries and makes exactly one job."""
+        fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=2)
         status = backend.submit(body())
         assert calls_to(fake, "CreateCustomJob") == 3
         assert list(fake.jobs) == [status.name]
@@ -155,21 +155,30 @@ class TestSubmit:
         assert backend.submit(body()).state == states.QUEUED
         assert calls_to(fake, "CreateCustomJob") == 2
 
-    @pytest.mark.parametrize("code", [grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.INTERNAL])
+    @pytest.mark.parametrize(
+        "code",
+        [
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            grpc.StatusCode.INTERNAL,
+            grpc.StatusCode.UNKNOWN,
+            grpc.StatusCode.UNAVAILABLE,
+        ],
+    )
     def test_ambiguous_create_failure_is_not_retried(
         self, fake: FakeVertex, backend: VertexBackend, code: grpc.StatusCode
     ) -> None:
-        """A create that may have taken effect is not retried; the label finds the job."""
+        """A create that may have taken effect is not retried; the label finds the job.
+        (The provider retries it after looking: tests/test_create_retries.py.)"""
         fake.fail_next("CreateCustomJob", code, take_effect=True)
-        with pytest.raises(TransientError):
+        with pytest.raises(UncertainError):
             backend.submit(body("t", identity="abc"))
         assert calls_to(fake, "CreateCustomJob") == 1
         assert len(backend.find_by_label("identity", "abc")) == 1
 
     def test_retries_exhausted_is_transient(self, fake: FakeVertex, backend: VertexBackend) -> None:
         """A transient error that outlasts the retry deadline raises TransientError."""
-        fake.fail_next("CreateCustomJob", grpc.StatusCode.UNAVAILABLE, times=10_000)
-        with pytest.raises(TransientError, match="Injected UNAVAILABLE"):
+        fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=10_000)
+        with pytest.raises(TransientError, match="Injected RESOURCE_EXHAUSTED"):
             backend.submit(body())
         assert fake.jobs == {}
 

@@ -15,20 +15,26 @@ fields only, so that dill pickles it small and stable into the Pulumi state; the
 is made on first use and never pickled.
 
 Errors. Every call but CreateCustomJob (see below) retries UNAVAILABLE,
-DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and INTERNAL with exponential backoff
-(``RetryPolicy``). ``_invoke`` is the one place that
-turns ``google.api_core`` exceptions into ``provider.errors``: retries exhausted, or a
-transient error not retried, -> ``TransientError``; anything else (INVALID_ARGUMENT,
-PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION, ...) -> ``PermanentError`` with the
-API's message.
+DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL and UNKNOWN with exponential backoff
+(``RetryPolicy``): they are reads, or cancels and deletes that can be made twice; the
+label lookup (``find_by_label``: ListCustomJobs, ListHyperparameterTuningJobs) is one of
+them. ``_invoke`` is the one place that turns ``google.api_core`` exceptions into
+``provider.errors``: retries exhausted, or a transient error not retried, ->
+``TransientError``; anything else (INVALID_ARGUMENT, PERMISSION_DENIED, NOT_FOUND,
+FAILED_PRECONDITION, ...) -> ``PermanentError`` with the API's message.
 
 CreateCustomJob is not idempotent: Vertex has no request ID or caller-chosen job ID for
-it. DEADLINE_EXCEEDED "may be returned even if the operation has completed successfully"
-(google/rpc/code.proto), and INTERNAL can come after the job was created, so ``submit``
-retries only RESOURCE_EXHAUSTED (a quota refusal) and UNAVAILABLE (the request was not
-served), and raises ``TransientError`` at once for the other two. The caller makes a
-rerun safe: it labels each job with its identity, calls ``find_by_label`` before
-submitting, and again after any failed ``submit``, adopting the job it finds.
+it. google/rpc/code.proto says DEADLINE_EXCEEDED "may be returned even if the operation
+has completed successfully", gives INTERNAL ("some invariants expected by the underlying
+system have been broken") and UNKNOWN ("errors raised by APIs that do not return enough
+error information") no promise either way, and warns of UNAVAILABLE that "it is not
+always safe to retry non-idempotent operations" (a connection lost after the request was
+sent): after any of the four (``UNCERTAIN_CODES``) the job may or may not exist. So
+``submit`` retries only RESOURCE_EXHAUSTED (a quota refusal: nothing was done), and
+raises ``UncertainError`` (naming the code) at once for the other four. The caller
+(``provider.training_job``) retries those itself, bounded, looking the job's identity
+label up before every attempt, so that a job an earlier attempt created is adopted and
+never submitted twice.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from urllib.parse import quote, urlsplit
 
 from provider.backends.base import JobStatus, Trial, is_tuning_body
-from provider.errors import PermanentError, TransientError
+from provider.errors import PermanentError, TransientError, UncertainError
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
 # the pinned toolchain's business, not the user's; in a Pulumi run those warnings land in
@@ -73,9 +79,15 @@ POLL_MULTIPLIER = 1.5
 DELETE_TIMEOUT_S = 600.0
 
 #: Errors that may pass if the same call is made again.
-TRANSIENT_CODES = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INTERNAL"})
-#: The transient errors after which CreateCustomJob certainly did not create a job.
-CREATE_RETRY_CODES = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED"})
+TRANSIENT_CODES = frozenset(
+    {"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INTERNAL", "UNKNOWN"}
+)
+#: The transient errors after which a create may or may not have created the job
+#: (google/rpc/code.proto): ``submit`` raises them as ``UncertainError``.
+UNCERTAIN_CODES = frozenset({"DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN", "UNAVAILABLE"})
+#: The transient errors after which CreateCustomJob certainly did not create a job: the
+#: backend retries these itself.
+CREATE_RETRY_CODES = frozenset({"RESOURCE_EXHAUSTED"})
 
 _STATE_PREFIX = "JOB_STATE_"
 _CONSOLE_URL = (
@@ -179,7 +191,12 @@ class VertexBackend:
 
     def submit(self, body: dict[str, Any]) -> JobStatus:
         """Create a CustomJob, or a HyperparameterTuningJob for a body with a
-        ``studySpec``, from its REST JSON body; return it as created (QUEUED)."""
+        ``studySpec``, from its REST JSON body; return it as created (QUEUED).
+
+        One call, retried only for errors that say it was not served; after an error
+        that leaves unknown whether the job was created (``UNCERTAIN_CODES``) it raises
+        ``UncertainError``: look the job up before submitting it again.
+        """
         client = self._job_client()
         parent = client.common_location_path(self.project, self.region)
         if is_tuning_body(body):
@@ -192,6 +209,7 @@ class VertexBackend:
                     timeout=RPC_TIMEOUT_S,
                 ),
                 retry_codes=CREATE_RETRY_CODES,
+                uncertain=UNCERTAIN_CODES,
             )
         else:
             job = _custom_job_from_json(body)
@@ -200,6 +218,7 @@ class VertexBackend:
                     parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
                 ),
                 retry_codes=CREATE_RETRY_CODES,
+                uncertain=UNCERTAIN_CODES,
             )
         return _job_status(created)
 
@@ -324,7 +343,13 @@ class VertexBackend:
         )
 
     @overload
-    def _invoke(self, call: Callable[[Retry], _T], *, retry_codes: Collection[str] = ...) -> _T: ...
+    def _invoke(
+        self,
+        call: Callable[[Retry], _T],
+        *,
+        retry_codes: Collection[str] = ...,
+        uncertain: Collection[str] = ...,
+    ) -> _T: ...
 
     @overload
     def _invoke(
@@ -332,6 +357,7 @@ class VertexBackend:
         call: Callable[[Retry], _T],
         *,
         retry_codes: Collection[str] = ...,
+        uncertain: Collection[str] = ...,
         tolerate: Collection[str],
     ) -> _T | None: ...
 
@@ -340,11 +366,13 @@ class VertexBackend:
         call: Callable[[Retry], _T],
         *,
         retry_codes: Collection[str] = TRANSIENT_CODES,
+        uncertain: Collection[str] = (),
         tolerate: Collection[str] = (),
     ) -> _T | None:
         """Run ``call(retry)``, retrying the errors whose code is in ``retry_codes``;
-        return None if it fails with a code in ``tolerate``. The one place where Google
-        API errors become provider errors.
+        return None if it fails with a code in ``tolerate``; raise ``UncertainError`` if
+        it fails with a code in ``uncertain``. The one place where Google API errors
+        become provider errors.
         """
         from google.api_core import exceptions
 
@@ -358,6 +386,8 @@ class VertexBackend:
             code = _code_name(exc)
             if code in tolerate:
                 return None
+            if code in uncertain:
+                raise UncertainError(f"{code}: {exc.message}", code) from exc
             if code in TRANSIENT_CODES:
                 raise TransientError(exc.message) from exc
             raise PermanentError(exc.message) from exc

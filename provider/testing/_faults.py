@@ -11,15 +11,31 @@ from dataclasses import dataclass
 
 import grpc
 
-#: Codes ``fail_next`` can inject.
-INJECTABLE_CODES = (
+#: Codes after which a call may have been carried out, so that ``fail_next`` may inject
+#: them with ``take_effect``. From google/rpc/code.proto: DEADLINE_EXCEEDED "may be
+#: returned even if the operation has completed successfully"; INTERNAL ("some
+#: invariants expected by the underlying system have been broken") and UNKNOWN ("errors
+#: raised by APIs that do not return enough error information may be converted to this
+#: error") say nothing of whether the operation happened, so a client cannot assume
+#: either; of UNAVAILABLE it warns that "it is not always safe to retry non-idempotent
+#: operations".
+MAY_TAKE_EFFECT_CODES = (
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.UNAVAILABLE,
+)
+#: Codes that refuse a call (code.proto: the argument is invalid, the entity is not
+#: found, the caller lacks permission, a quota is exhausted): the call was not carried
+#: out, so ``take_effect`` is refused for them.
+REFUSAL_CODES = (
+    grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.NOT_FOUND,
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.RESOURCE_EXHAUSTED,
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    grpc.StatusCode.INTERNAL,
 )
+#: Codes ``fail_next`` can inject.
+INJECTABLE_CODES = (*REFUSAL_CODES, *MAY_TAKE_EFFECT_CODES)
 
 
 class RpcError(Exception):
@@ -61,9 +77,15 @@ class Faults:
         message: str | None,
         take_effect: bool,
     ) -> None:
-        """Make the next ``times`` calls of ``method`` fail with ``code``."""
+        """Make the next ``times`` calls of ``method`` fail with ``code``, carried out
+        first when ``take_effect`` (only for ``MAY_TAKE_EFFECT_CODES``)."""
         if code not in INJECTABLE_CODES:
             raise ValueError(f"code must be one of {[c.name for c in INJECTABLE_CODES]}")
+        if take_effect and code not in MAY_TAKE_EFFECT_CODES:
+            raise ValueError(
+                f"{code.name} refuses the call, which is then not carried out; take_effect "
+                f"is for {[c.name for c in MAY_TAKE_EFFECT_CODES]}"
+            )
         fault = Fault(
             code=code,
             message=message or f"Injected {code.name} for {method}.",

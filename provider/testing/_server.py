@@ -188,7 +188,12 @@ class FakeVertex:
         """Make the next ``times`` calls of ``method`` (e.g. "CreateCustomJob") fail with
         ``code``. With ``take_effect`` the call is carried out before it fails, as when
         a deadline expires after the server acted (google/rpc/code.proto,
-        DEADLINE_EXCEEDED: "may be returned even if the operation has completed").
+        DEADLINE_EXCEEDED: "may be returned even if the operation has completed"); the
+        reference leaves open whether INTERNAL and UNKNOWN took effect too, and warns
+        that retrying after UNAVAILABLE "is not always safe", so all four are injectable
+        either way. Without it (the default) the call fails before anything
+        happens. Refusals (INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+        RESOURCE_EXHAUSTED) never take effect (``_faults.MAY_TAKE_EFFECT_CODES``).
         """
         if method not in self._methods():
             raise ValueError(f"unknown method {method!r}; one of {sorted(self._methods())}")
