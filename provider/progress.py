@@ -184,7 +184,8 @@ def duration_text(seconds: float) -> str:
 def _trial_text(status: JobStatus) -> str:
     done = sum(t.state in (TRIAL_SUCCEEDED, TRIAL_INFEASIBLE) for t in status.trials)
     active = sum(t.state == TRIAL_ACTIVE for t in status.trials)
-    text = f"{done} trial{'s' if done != 1 else ''} done"
+    of = f"/{status.max_trials}" if status.max_trials else ""
+    text = f"{done}{of} trial{'s' if done != 1 or of else ''} done"
     if active:
         text += f", {active} running"
     best = status.best_trial
@@ -195,7 +196,7 @@ def _trial_text(status: JobStatus) -> str:
 
 def job_text(name: str, status: JobStatus | None, now: float | None) -> str:
     """One job in the waiter's status line: ``example: RUNNING 42m`` or, for a tuning job,
-    ``sweep: RUNNING 5m, 3 trials done, 2 running, best accuracy 0.91``; without the
+    ``sweep: RUNNING 5m, 3/8 trials done, 2 running, best accuracy 0.91``; without the
     elapsed time when ``now`` is None."""
     if status is None:
         return f"{name}: not found"

@@ -140,6 +140,9 @@ class TestLines:
         sweep = status(trials=trials, metric_id="accuracy", goal="MAXIMIZE")
         line = status_line({"sweep": sweep}, T0 + 10.2 + 60)
         assert line == "sweep: RUNNING 1m, 3 trials done, 1 running, best accuracy 0.91"
+        of_eight = status(trials=trials, metric_id="accuracy", goal="MAXIMIZE", max_trials=8)
+        line = status_line({"sweep": of_eight}, T0 + 10.2 + 60)
+        assert line == "sweep: RUNNING 1m, 3/8 trials done, 1 running, best accuracy 0.91"
 
     def test_lasting_line_of_an_ended_job(self) -> None:
         """State, time from submission to end, time run, console and logs links."""

@@ -143,6 +143,8 @@ class JobStatus:
     #: The metric that ranks a tuning job's trials (its study's first) and its goal.
     metric_id: str = ""
     goal: str = ""
+    #: A tuning job's maxTrialCount; 0 for a custom job.
+    max_trials: int = 0
 
     @property
     def job_id(self) -> str:

@@ -441,6 +441,7 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
         trials=_trials(message) if tuning else [],
         metric_id=metric_id,
         goal=goal,
+        max_trials=message.max_trial_count if tuning else 0,
     )
 
 
