@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from provider import states
+from provider.backends._local_images import HYPERTUNE, image_requirements
 from provider.backends._local_study import read_measurement, trial_body
 from provider.backends.base import JobStatus
 from provider.backends.local import LocalBackend, ProcessRef, job_name, preflight
@@ -417,7 +418,11 @@ class TestPieces:
         assert trial_args({"n": 2, "lr": 0.5}) == ["--n=2", "--lr=0.5"]
 
     def test_hypertune_is_installed_where_trials_run(self) -> None:
-        """The provider's Python has cloudml-hypertune (trial virtualenvs see it)."""
+        """Trial virtualenvs get cloudml-hypertune as the prebuilt images carry it (and the
+        provider's Python has it, to read its metric files in these tests)."""
         import hypertune
 
         assert os.path.basename(hypertune.__file__) == "__init__.py"
+        sklearn = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
+        for image in (None, sklearn):
+            assert HYPERTUNE in (image_requirements(image) or [])

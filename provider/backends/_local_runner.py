@@ -26,38 +26,36 @@ What it does as Vertex AI would, and how:
   counterpart of a worker VM failing: it is restarted, or the whole job is with
   ``scheduling.restartJobOnWorkerRestart``, at most MAX_WORKER_RESTARTS times;
   ``scheduling.disableRetries`` fails the job instead.
-- Python package pools run ``python -m <pythonModule> <args>`` from a virtualenv made from
-  this interpreter (its packages visible) with the job's packages installed, cached under
-  ``root/_venvs/<hash of the package contents>``. Container pools run through docker or
-  podman with the host network, and the output directory mounted at the same path.
+- Python package pools run ``python -m <pythonModule> <args>`` from a virtualenv of their
+  own (``VirtualenvCache``): made from this interpreter without the provider's packages,
+  holding the framework of the executor image (``_local_images``), cloudml-hypertune, and
+  the job's packages with their dependencies, as pip installs them on Vertex AI; cached
+  under ``root/_venvs/<hash of all that>``, its wheels under ``root/_wheels/``. Container
+  pools run through docker or podman with the host network, and the output directory
+  mounted at the same path.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import sysconfig
-import tarfile
+import threading
 import time
 import traceback
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
-from venv import EnvBuilder
 
 from provider import states
+from provider.backends._local_images import image_requirements
+from provider.backends._local_venvs import InstallError, StepFailed, VirtualenvCache
 from provider.backends.gpus import gpus_needed, local_gpus
 from provider.backends.local import (
     CANCEL_GRACE_S,
@@ -88,22 +86,6 @@ TF_CLUSTER_POOLS = (0, 1, 2)
 TRAINING_POOLS = (0, 1)
 #: Variables of the supervisor's environment a replica keeps; Vertex gives a clean one.
 INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
-#: Files and folders of a package directory that are build output, not package contents.
-IGNORED_PACKAGE_FILES = (
-    "__pycache__",
-    "*.pyc",
-    "*.egg-info",
-    ".git",
-    ".venv",
-    "build",
-    "dist",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-)
-_VENV_READY = ".ready"
-_TAR_SUFFIXES = (".tar.gz", ".tgz")
 
 
 class _Cancelled(Exception):
@@ -176,27 +158,6 @@ def output_environment(output_dir: Path) -> dict[str, str]:
     }
 
 
-def package_key(packages: list[Path]) -> str:
-    """A hash of this interpreter and the packages' contents: the name of their virtualenv."""
-    digest = hashlib.sha256(f"{sys.executable}\0{sys.version}".encode())
-    for package in packages:
-        digest.update(f"\0{package.name}\0".encode())
-        if not package.is_dir():
-            digest.update(package.read_bytes())
-            continue
-        for folder, dirs, files in os.walk(package):
-            dirs[:] = sorted(d for d in dirs if not _ignored(d))
-            for name in sorted(f for f in files if not _ignored(f)):
-                path = Path(folder, name)
-                digest.update(f"\0{path.relative_to(package)}\0".encode())
-                digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _ignored(name: str) -> bool:
-    return any(fnmatch(name, pattern) for pattern in IGNORED_PACKAGE_FILES)
-
-
 def _json(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
@@ -207,107 +168,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class VirtualenvCache:
-    """Virtualenvs with a job's packages installed, built once per package contents.
-
-    Each is created from this interpreter with ``--system-site-packages`` and a ``.pth``
-    file adding this interpreter's own site-packages (when it is itself a virtualenv),
-    so the job sees what the provider's Python has, as a prebuilt image would. Packages
-    install offline, without dependencies: ``pip install --no-deps --no-index
-    --no-build-isolation`` (setuptools, pinned in requirements.txt, builds the wheel).
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        run: Callable[[list[str], Path | None], None],
-        check_cancel: Callable[[], None],
-    ) -> None:
-        self.root = root
-        self._run = run
-        self._check_cancel = check_cancel
-
-    def python_for(self, packages: list[Path]) -> Path:
-        """The Python of the virtualenv holding ``packages``, built if not cached yet."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        key = package_key(packages)
-        venv = self.root / key
-        with self._locked(self.root / f"{key}.lock"):
-            if not (venv / _VENV_READY).exists():
-                shutil.rmtree(venv, ignore_errors=True)
-                try:
-                    self._build(venv, packages)
-                except BaseException:
-                    shutil.rmtree(venv, ignore_errors=True)
-                    raise
-                (venv / _VENV_READY).touch()
-        return venv / "bin" / "python"
-
-    @contextlib.contextmanager
-    def _locked(self, path: Path) -> Iterator[None]:
-        """Hold ``path``'s lock, looking for a cancel while another job holds it."""
-        with path.open("a") as handle:
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    self._check_cancel()
-                    time.sleep(POLL_INTERVAL_S)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def _build(self, venv: Path, packages: list[Path]) -> None:
-        print(f"creating virtualenv {venv}", flush=True)
-        EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(venv)
-        site_packages = Path(
-            sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
-        )
-        parent_sites = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
-        (site_packages / "_provider_python.pth").write_text("".join(f"{p}\n" for p in parent_sites))
-        python = venv / "bin" / "python"
-        scratch = venv / "build"
-        wheels = [p for p in packages if p.name.endswith(".whl")]
-        sources = [
-            _source_tree(p, scratch / str(i)) for i, p in enumerate(packages) if p not in wheels
-        ]
-        with_pip = wheels + sources
-        if with_pip:
-            self._run(
-                [
-                    str(python),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--no-deps",
-                    "--no-index",
-                    "--no-build-isolation",
-                    "--disable-pip-version-check",
-                    *map(str, with_pip),
-                ],
-                None,
-            )
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _source_tree(package: Path, destination: Path) -> Path:
-    """A scratch copy of a package directory, or the unpacked tree of an sdist."""
-    if package.is_dir():
-        shutil.copytree(package, destination, ignore=shutil.ignore_patterns(*IGNORED_PACKAGE_FILES))
-        return destination
-    destination.mkdir(parents=True)
-    if package.name.endswith(_TAR_SUFFIXES):
-        with tarfile.open(package) as archive:
-            archive.extractall(destination, filter="data")
-    elif package.name.endswith(".zip"):
-        with zipfile.ZipFile(package) as archive:
-            archive.extractall(destination)
-    else:
-        raise _PrepareError(f"{package} is neither a package directory, a wheel nor an sdist")
-    entries = list(destination.iterdir())
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else destination
+def _tee(process: subprocess.Popen[bytes], output: list[bytes]) -> None:
+    """Copy a step's output to this process's stdout (the supervisor log) and ``output``."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        output.append(line)
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
 
 
 @dataclass
@@ -435,7 +302,7 @@ class Supervisor:
             state, error = self._supervise(replicas, job["jobSpec"].get("scheduling") or {})
         except _Cancelled:
             state, error = states.CANCELLED, "cancelled"
-        except _PrepareError as exc:
+        except (_PrepareError, InstallError) as exc:
             state, error = states.FAILED, f"the job could not start: {exc}"
         finally:
             self._stop(replicas)
@@ -467,7 +334,10 @@ class Supervisor:
             run_spec = package or pool_spec["containerSpec"]
             user_env = {e["name"]: e.get("value", "") for e in run_spec.get("env") or []}
             if package:
-                python = self.venvs.python_for([Path(p) for p in package["packageUris"]])
+                python = self.venvs.python_for(
+                    [Path(p) for p in package["packageUris"]],
+                    self._image_requirements(package.get("executorImageUri")),
+                )
                 command = [str(python), "-m", package["pythonModule"], *package.get("args", [])]
             else:
                 engine = self._engine()
@@ -507,10 +377,31 @@ class Supervisor:
             raise _PrepareError("no container engine (docker or podman) answers on this machine")
         return engine
 
-    def _run_step(self, argv: list[str], cwd: Path | None) -> None:
-        """Run a preparation command, its output in the supervisor log; stop it on cancel."""
+    @staticmethod
+    def _image_requirements(image: str | None) -> list[str]:
+        """What the executor image carries, for the job's virtualenv (``_local_images``)."""
+        requirements = image_requirements(image)
+        if requirements is None:
+            print(f"{image} is not a prebuilt training image: no framework added", flush=True)
+            return []
+        return requirements
+
+    def _run_step(self, argv: list[str], cwd: Path | None) -> str:
+        """Run a preparation command, its output in the supervisor log; stop it on cancel.
+
+        Returns the command's output; StepFailed (with it) when it exits non-zero.
+        """
         print(f"$ {shlex.join(argv)}", flush=True)
-        process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        output: list[bytes] = []
+        reader = threading.Thread(target=_tee, args=(process, output), daemon=True)
+        reader.start()
         while True:
             try:
                 code = process.wait(timeout=POLL_INTERVAL_S)
@@ -519,12 +410,13 @@ class Supervisor:
                 if self.record.cancel_requested():
                     process.kill()
                     process.wait()
+                    reader.join()
                     raise _Cancelled from None
+        reader.join()
+        text = b"".join(output).decode("utf-8", errors="replace")
         if code != 0:
-            raise _PrepareError(
-                f"`{shlex.join(argv)}` exited with status {code}; last lines of "
-                f"{self.record.supervisor_log}:\n{tail(self.record.supervisor_log)}"
-            )
+            raise StepFailed(argv, code, text)
+        return text
 
     def _check_cancel(self) -> None:
         if self.record.cancel_requested():

@@ -13,8 +13,10 @@ process, thread or later ``pulumi`` run sees the same jobs. ``preflight`` and
 On-disk layout::
 
     root/
-      _venvs/<hash>/          cached job virtualenvs, one per set of package contents
+      _venvs/<hash>/          cached job virtualenvs, one per set of package contents,
+                              image requirements and interpreter
       _venvs/<hash>.lock      held while that virtualenv is built
+      _wheels/                the wheels of jobs' dependencies, shared (offline installs)
       <job-id>/
         job.json              the request body (package and output paths made absolute) + name
         state.json            state, error, createTime, startTime, endTime
@@ -65,6 +67,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from provider import states
+from provider.backends._local_images import UNMAPPED_IMAGE, image_requirements
 from provider.backends.base import (
     JobStatus,
     Trial,
@@ -223,7 +226,8 @@ def preflight(
     resolve against ``base_dir``, default the current directory) and that the packages
     exist, that a container engine answers when a pool runs a container, and that this
     machine has the GPUs the job asks for (or, with ``accelerators`` ``cpu``, none at
-    all). Each issue's key is ``<key_prefix>.<stack config key>``, e.g.
+    all), and that each executor image is one whose framework the job's virtualenv gets
+    (``_local_images``). Each issue's key is ``<key_prefix>.<stack config key>``, e.g.
     ``vertex-training:jobs.mnist.workers.python_package.package_uris``.
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
@@ -231,12 +235,23 @@ def preflight(
         Issue(f"{key_prefix}.{key}" if key_prefix else key, value, message)
         for key, value, message in [
             *_local_problems(body, base),
+            *_image_problems(body),
             *(
                 (f"{POOL_CONFIG_KEYS[position]}accelerator.count", count, message)
                 for position, count, message in gpu_problems(body, accelerators)
             ),
         ]
     ]
+
+
+def _image_problems(body: dict[str, Any]) -> list[tuple[str, object, str]]:
+    """Each executor image (once, at the first pool naming it) that maps to no framework."""
+    images = {}
+    for position, pool in enumerate(job_spec_of(body).get("workerPoolSpecs") or []):
+        image = ((pool or {}).get("pythonPackageSpec") or {}).get("executorImageUri")
+        if image and image_requirements(image) is None:
+            images.setdefault(image, f"{POOL_CONFIG_KEYS[position]}python_package.executor_image")
+    return [(key, image, UNMAPPED_IMAGE) for image, key in images.items()]
 
 
 def now_rfc3339() -> str:
@@ -652,6 +667,7 @@ class LocalBackend:
             trials=[_trial(t) for t in record.read_trials()],
             metric_id=metrics[0].get("metricId", ""),
             goal=metrics[0].get("goal", "") if "studySpec" in job else "",
+            max_trials=int(job.get("maxTrialCount") or 0),
         )
 
 
