@@ -142,8 +142,7 @@ def convert(
     """
     import yaml
 
-    from provider import images
-    from provider.errors import Issue
+    from provider.errors import Issue, RetiredImage
     from provider.spec import JOBS_KEY, StackSettings, legacy, parse_job
 
     path = Path(config_file)
@@ -182,7 +181,7 @@ def convert(
         job = parse_job(job_name, native, stack, today=today)
     except SpecError as exc:
         issues = translation.rekey_all(exc.issues)
-        if not all(images.is_retired(issue.message) for issue in issues):
+        if not all(isinstance(issue, RetiredImage) for issue in issues):
             raise SpecError(issues) from None
         # Only the image is past its end of availability: written as is, with the advice.
         warnings.extend(f"{issue}; {RETIRED_IMAGE_NOTE}" for issue in issues)

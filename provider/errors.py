@@ -50,6 +50,12 @@ class Issue:
         return f"{self.key}: {self.message} (got {self.value!r})"
 
 
+@dataclass(frozen=True)
+class RetiredImage(Issue):
+    """A prebuilt image Vertex AI no longer runs (past its end of availability): refused
+    like any issue, but ``convert`` still writes a job whose only issues are these."""
+
+
 class SpecError(VertexTrainingError):
     """A stack config that cannot be submitted; ``issues`` lists every mistake found."""
 

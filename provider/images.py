@@ -77,7 +77,6 @@ __all__ = [
     "Source",
     "available_versions",
     "catalogue_age_warning",
-    "is_retired",
     "nearest_available",
     "newest_supported",
     "pick_image",
@@ -399,6 +398,8 @@ class ImageRefusal:
 
     field: str
     message: str
+    #: Refused only because Vertex AI no longer runs the image (its end of availability).
+    retired: bool = False
 
 
 def registry_host(region: str) -> str:
@@ -535,18 +536,6 @@ def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date
     )
 
 
-#: The words every end-of-availability refusal carries (``is_retired``).
-_RETIRED = "reached end of availability on"
-
-
-def is_retired(message: str) -> bool:
-    """Whether a refusal is only that Vertex AI no longer runs the image (end of availability).
-
-    ``python -m provider convert`` still writes such a job, with the refusal as a warning.
-    """
-    return _RETIRED in message
-
-
 def _check_dates(
     image: PrebuiltImage, kind: str, today: datetime.date, *, runtime: bool = False
 ) -> ImageRefusal | tuple[str, ...]:
@@ -557,7 +546,9 @@ def _check_dates(
     if today > image.end_of_availability:
         return ImageRefusal(
             "version",
-            f"{image.label} prebuilt training images {_RETIRED} {image.end_of_availability}: "
+            retired=True,
+            message=f"{image.label} prebuilt training images reached end of availability on "
+            f"{image.end_of_availability}: "
             f"Vertex AI no longer runs them (end of support was {image.end_of_support}); "
             f"{_move_to(image, kind, today, runtime)}",
         )
@@ -786,6 +777,7 @@ def pick_runtime_image(
         return ImageRefusal(
             "runtime_version",
             f"runtime version {runtime_version} maps to the {image.name} image: {dates.message}",
+            retired=dates.retired,
         )
     notes = [
         f"runtime version {runtime_version} runs on the {image.label} image {image.name}; "

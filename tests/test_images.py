@@ -298,7 +298,7 @@ class TestEndOfSupport:
         assert refusal.field == "version"
         assert "reached end of availability on 2026-07-11" in refusal.message
         assert "Vertex AI no longer runs them (end of support was 2025-07-11)" in refusal.message
-        assert images.is_retired(refusal.message)
+        assert refusal.retired
 
     def test_nearest_available_named(self) -> None:
         """The refusal names the nearest newer version Vertex AI still runs, and what to write."""
@@ -325,8 +325,8 @@ class TestEndOfSupport:
 
     def test_other_refusals_are_not_retired(self) -> None:
         """Only end-of-availability refusals count as retired images."""
-        assert not images.is_retired(refuse("tensorflow", "2.10").message)
-        assert not images.is_retired(refuse("tensorflow", "2.17", "3.9").message)
+        assert not refuse("tensorflow", "2.10").retired
+        assert not refuse("tensorflow", "2.17", "3.9").retired
 
     def test_warned_on_the_day(self) -> None:
         """On the end of support date itself: accepted, with a warning."""

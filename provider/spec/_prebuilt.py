@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime
 import typing
 from collections.abc import Sequence
+from typing import Any
 
 from provider import catalog, images
-from provider.errors import Issue
+from provider.errors import Issue, RetiredImage
 from provider.spec._config import FrameworkConfig, JobConfig, _PoolConfig
 from provider.spec._constants import LOCAL_DEFAULT_REGION
 from provider.spec._issues import _key, _one_of
@@ -192,7 +193,7 @@ class _PrebuiltImages:
         )
         if isinstance(choice, images.ImageRefusal):
             refused = _key(self.base, (*path, "framework", choice.field))
-            self.issues.append(Issue(refused, getattr(framework, choice.field), choice.message))
+            self.issues.append(_refusal(refused, getattr(framework, choice.field), choice))
             return self.unresolved
         self.warnings.extend(Issue(key, framework.version, text) for text in choice.warnings)
         return choice.uri
@@ -208,7 +209,13 @@ class _PrebuiltImages:
         )
         if isinstance(choice, images.ImageRefusal):
             refused = _key(self.base, (choice.field,))
-            self.issues.append(Issue(refused, getattr(config, choice.field), choice.message))
+            self.issues.append(_refusal(refused, getattr(config, choice.field), choice))
             return self.unresolved
         self.warnings.extend(Issue(key, runtime_version, text) for text in choice.warnings)
         return choice.uri
+
+
+def _refusal(key: str, value: Any, refusal: images.ImageRefusal) -> Issue:
+    """The issue of an image refusal: a ``RetiredImage`` when Vertex AI no longer runs it."""
+    kind = RetiredImage if refusal.retired else Issue
+    return kind(key, value, refusal.message)

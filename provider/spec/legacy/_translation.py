@@ -4,6 +4,7 @@ each native key (``Translation.rekey`` maps an issue back to the legacy key).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Iterable, Sequence
@@ -52,7 +53,7 @@ class Translation:
             return issue
         best = max(matches, key=lambda origin: len(origin.native))
         suffix = path[len(best.native) :] if best.keep_suffix else ""
-        return Issue(best.legacy + suffix, issue.value, issue.message)
+        return dataclasses.replace(issue, key=best.legacy + suffix)
 
     def rekey_all(self, issues: Iterable[Issue]) -> list[Issue]:
         """``rekey`` for each issue."""
