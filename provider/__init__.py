@@ -6,8 +6,7 @@ the package runs first) loads neither Pulumi nor a Google client library.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from provider._exports import lazy_exports
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
@@ -42,8 +41,4 @@ __all__ = [
     "parse_stack",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'provider' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

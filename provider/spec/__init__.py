@@ -25,8 +25,7 @@ The public names below are imported on first use, so that importing one stage (a
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from provider._exports import lazy_exports
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
@@ -79,12 +78,4 @@ __all__ = [
     "read_stack_file",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'provider.spec' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
