@@ -8,6 +8,7 @@ and a file backend in its temporary directory. The CLI and language host are the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -134,6 +135,23 @@ class Project:
             text=True,
             start_new_session=True,
         )
+
+    def kill_engine(self, proc: subprocess.Popen[str]) -> None:
+        """SIGKILL a `pulumi` started with ``start``, as a crash would, then the plugins it
+        left: the engine starts them in process groups of their own, so they outlive it
+        (a user's `pulumi cancel` does not stop them either); here they would pile up."""
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cwd = (entry / "cwd").resolve()
+            except OSError:
+                continue
+            if cwd == self.root.resolve() or self.root.resolve() in cwd.parents:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(entry.name), signal.SIGKILL)
 
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> Result:
         """Run `pulumi ARGS` on this project's stack and return what it did."""

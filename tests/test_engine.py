@@ -6,8 +6,6 @@ These are the slowest tests; each `pulumi` command takes a few seconds.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -223,8 +221,7 @@ class TestVertexStack:
             while not fake.jobs and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert fake.jobs, "the job was never submitted"
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            project.kill_engine(proc)
 
             # A killed engine leaves the file backend's lock behind; releasing it is the
             # user's first step after such a crash.

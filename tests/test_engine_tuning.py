@@ -7,8 +7,6 @@ project (tests/engine.py); each `pulumi` command takes a few seconds.
 
 from __future__ import annotations
 
-import os
-import signal
 import textwrap
 import time
 from pathlib import Path
@@ -209,8 +207,7 @@ class TestVertexTuning:
             while not fake.tuning_jobs and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert fake.tuning_jobs, "the tuning job was never submitted"
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            project.kill_engine(proc)
 
             project.run("cancel", "--yes").check()
             assert "once" not in tuning_jobs_in_state(project)
