@@ -210,34 +210,20 @@ def resolve_stack_file(path: str | os.PathLike[str]) -> tuple[Any, dict[str, Any
     The project is the nearest folder above the file with a Pulumi.yaml (else the
     current directory). Raises ``SpecError`` with every issue, as ``parse_stack``.
     """
-    from provider import platform_spec, spec
+    from provider import spec
     from provider.errors import SpecError
 
     stack, config = spec.read_stack_file(path)
     jobs = config.get(spec.JOBS_KEY)
     plan_issues: list[Issue] = []
     if isinstance(jobs, Mapping):
-        stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
         try:
-            settings = spec.parse_stack_settings(stack_keys, stack)
-            platform, _ = platform_spec.resolve_platform(
-                config.get(spec.PLATFORM_KEY),
-                stack=stack,
-                project=settings.project,
-                region=settings.region,
-                backend=settings.backend,
-                api_endpoint=settings.api_endpoint,
+            _settings, _platform, plan = stack_packages(
+                config, stack, jobs, project_dir_of(Path(path))
             )
         except SpecError:
-            settings, platform = None, None  # parse_stack reports these below
-        if settings is not None:
-            plan = plan_packages(
-                {str(name): job for name, job in jobs.items()},
-                backend=settings.backend,
-                bucket=platform.bucket if platform else None,
-                project_dir=project_dir_of(Path(path)),
-                build=False,
-            )
+            pass  # parse_stack reports the stack-wide mistakes below
+        else:
             plan_issues = plan.issues
             config = {**config, spec.JOBS_KEY: plan.configs}
     try:
@@ -249,6 +235,34 @@ def resolve_stack_file(path: str | os.PathLike[str]) -> tuple[Any, dict[str, Any
     if plan_issues:
         raise SpecError(plan_issues)
     return parsed
+
+
+def stack_packages(
+    config: Mapping[str, Any], stack: str, jobs: Mapping[Any, Any], project_dir: Path
+) -> tuple[Any, Any, PackagePlan]:
+    """A stack file's settings and platform, and its jobs with every ``package_path``
+    resolved as ``pulumi up`` would (nothing built). Raises ``SpecError`` for a mistake in
+    the stack-wide keys."""
+    from provider import platform_spec, spec
+
+    stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
+    settings = spec.parse_stack_settings(stack_keys, stack)
+    platform, _ = platform_spec.resolve_platform(
+        config.get(spec.PLATFORM_KEY),
+        stack=stack,
+        project=settings.project,
+        region=settings.region,
+        backend=settings.backend,
+        api_endpoint=settings.api_endpoint,
+    )
+    plan = plan_packages(
+        {str(name): job for name, job in jobs.items()},
+        backend=settings.backend,
+        bucket=platform.bucket if platform else None,
+        project_dir=project_dir,
+        build=False,
+    )
+    return settings, platform, plan
 
 
 def project_dir_of(stack_file: Path) -> Path:

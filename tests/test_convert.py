@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -24,9 +22,9 @@ import yaml
 
 from provider.__main__ import EXIT_INVALID_CONFIG, main
 from provider.spec import JobSpec, StackSettings, parse_job
+from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
-RUN_TIMEOUT_S = 60
 JOBS_KEY = "vertex-training:jobs"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
 #: A day on which the TensorFlow 2.11 image (runtime version 2.11) was supported.
@@ -515,18 +513,6 @@ class TestConvertRefusals:
         """A file that does not exist exits 2 with one line."""
         status, _out, err = convert(capsys, str(tmp_path / "nope.yaml"))
         assert status == EXIT_INVALID_CONFIG and "nope.yaml" in err and "Traceback" not in err
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m provider ARGS`` from the repository root."""
-    return subprocess.run(
-        [sys.executable, "-m", "provider", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
 
 
 #: A stack whose job carries the custom-containers config unchanged, plus jobDir and

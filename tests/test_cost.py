@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,9 @@ from provider.review import prices
 from provider.review.cost import Estimate, describe, estimate
 from provider.review.prices import Price, PriceTable, Source
 from provider.spec import JobSpec, StackSettings, parse_job
+from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
-RUN_TIMEOUT_S = 60
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
 EU_STACK = StackSettings(stack="prod", project="my-project", region="europe-west4")
@@ -278,18 +276,6 @@ class TestDescribe:
         reasons = ("no price for a3-highgpu-8g in me-west1 (SPOT)", "no price for X in me-west1")
         result = Estimate(None, 168.0, True, 1, None, "SPOT", (), reasons)
         assert describe(result) == f"unknown: {'; '.join(reasons)} (7d default timeout)"
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m provider ARGS`` from the repository root."""
-    return subprocess.run(
-        [sys.executable, "-m", "provider", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
 
 
 class TestRenderEstimates:

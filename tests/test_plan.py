@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from provider.review.plan import DELETE, INVALID, REPLACE, SUBMIT, UNCHANGED, UPDATE, plan_stack
+from provider.review.cost import Estimate
+from provider.review.plan import (
+    DELETE,
+    INVALID,
+    REPLACE,
+    SUBMIT,
+    UNCHANGED,
+    UPDATE,
+    JobPlan,
+    Plan,
+    plan_stack,
+)
+from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/acme-ml-dev/trainers/mnist:1"
@@ -73,15 +84,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def run_plan(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "provider", "plan", "stacks/Pulumi.dev.yaml", *args],
-        cwd=repo,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    return run_cli("plan", "stacks/Pulumi.dev.yaml", *args, cwd=repo, env=env)
 
 
 class TestPlan:
@@ -188,3 +192,28 @@ class TestCommand:
         assert result.returncode == 1, result.stdout + result.stderr
         assert ":x: required_labels (mandatory) `gpu`:" in result.stdout
         assert ":white_check_mark: every job keeps allowed_regions" in result.stdout
+
+
+class TestChangeCost:
+    """Plan.change_cost with estimates made up here, so the sum is checked exactly."""
+
+    @staticmethod
+    def job(name: str, change: str, max_usd: float | None) -> JobPlan:
+        estimate = Estimate(1.0, 2.0, False, 1, max_usd, "STANDARD", (), ())
+        return JobPlan(name, change, estimate=estimate)
+
+    def test_submitted_and_replaced_jobs_are_summed(self) -> None:
+        """An unchanged, updated or deleted job costs the change nothing."""
+        jobs = [
+            self.job("a", SUBMIT, 10.0),
+            self.job("b", REPLACE, 2.5),
+            self.job("c", UNCHANGED, 100.0),
+            self.job("d", UPDATE, 100.0),
+            self.job("e", DELETE, 100.0),
+        ]
+        assert Plan("dev", "main", jobs, [], []).change_cost() == (12.5, [])
+
+    def test_one_unknown_cost_makes_the_change_unknown(self) -> None:
+        """The jobs whose cost is unknown are named."""
+        jobs = [self.job("a", SUBMIT, 10.0), self.job("b", REPLACE, None)]
+        assert Plan("dev", "main", jobs, [], []).change_cost() == (None, ["b"])

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.cli import RUN_TIMEOUT_S, run_cli
+
 REPO = Path(__file__).resolve().parent.parent
 EXIT_INVALID_CONFIG = 2
-RUN_TIMEOUT_S = 60
 
 GOOD_STACK = """\
 encryptionsalt: v1:c2FsdA==:v1:abc
@@ -61,18 +62,6 @@ def write_stack(tmp_path: Path, text: str, stack: str = "dev") -> Path:
     path = tmp_path / f"Pulumi.{stack}.yaml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m provider ARGS`` from the repository root."""
-    return subprocess.run(
-        [sys.executable, "-m", "provider", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

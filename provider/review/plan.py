@@ -115,7 +115,7 @@ class Plan:
 
 def read_stack(stack_file: Path, project_dir: Path) -> StackJobs:
     """Each job of the stack file, parsed on its own (one invalid job leaves the others)."""
-    from provider import packaging, platform_spec, spec
+    from provider import packaging, spec
     from provider.review import policies
 
     stack, config = spec.read_stack_file(stack_file)
@@ -127,28 +127,14 @@ def read_stack(stack_file: Path, project_dir: Path) -> StackJobs:
         )
         return result
     result.raw = {str(name): job for name, job in raw_jobs.items()}
-    stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
     try:
-        result.settings = spec.parse_stack_settings(stack_keys, stack)
-        result.platform, _ = platform_spec.resolve_platform(
-            config.get(spec.PLATFORM_KEY),
-            stack=stack,
-            project=result.settings.project,
-            region=result.settings.region,
-            backend=result.settings.backend,
-            api_endpoint=result.settings.api_endpoint,
+        result.settings, result.platform, packages = packaging.stack_packages(
+            config, stack, result.raw, project_dir
         )
         result.policies = policies.parse_policies(config.get(policies.POLICIES_KEY))
     except SpecError as exc:
         result.stack_issues.extend(exc.issues)
         return result
-    packages = packaging.plan_packages(
-        result.raw,
-        backend=result.settings.backend,
-        bucket=result.platform.bucket if result.platform else None,
-        project_dir=project_dir,
-        build=False,
-    )
     package_issues: dict[str, list[Issue]] = {}
     for issue in packages.issues:
         name = issue.key.removeprefix(f"{spec.JOBS_KEY}.").split(".")[0]
