@@ -46,8 +46,8 @@ test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the r
 	$(PULUMI) $(PY) -m pytest
 
 lint: venv  ## Check the code with ruff.
-	$(VENV)/bin/ruff check provider policy tests trainer scripts __main__.py
-	$(VENV)/bin/ruff format --check provider policy tests trainer scripts __main__.py
+	$(VENV)/bin/ruff check provider policy tests trainer examples scripts __main__.py
+	$(VENV)/bin/ruff format --check provider policy tests trainer examples scripts __main__.py
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
 	$(PY) scripts/outdated.py

@@ -92,7 +92,7 @@ class Project:
         project["runtime"]["options"]["virtualenv"] = str(VENV)
         (root / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
         shutil.copy(REPO / "__main__.py", root / "__main__.py")
-        for name in ("provider", "trainer"):
+        for name in ("provider", "trainer", "examples"):
             (root / name).symlink_to(REPO / name)
         (root / "stacks").mkdir()
         state = tmp / "state"

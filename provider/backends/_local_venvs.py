@@ -47,6 +47,9 @@ IGNORED_PACKAGE_FILES = (
 #: The wheelhouse, beside ``_venvs``: every wheel a job's virtualenv was built from, named
 #: as pip names wheels (name, version, tags) and shared by every job under the same root.
 WHEELHOUSE_DIR = "_wheels"
+#: Environment variable naming a wheelhouse to use instead, shared by every project on the
+#: machine (frameworks are large: torch with its CUDA libraries is about 3 GB of wheels).
+WHEELHOUSE_ENV = "VERTEX_TRAINING_WHEELHOUSE"
 #: How long pip waits for the package index per request while filling the wheelhouse,
 #: and how often it retries: little, so that a machine offline fails its job fast.
 INDEX_TIMEOUT_S = 15
@@ -126,9 +129,10 @@ class VirtualenvCache:
 
     Package directories and sdists are built into wheels offline, with this interpreter's
     setuptools (pinned in requirements.txt; ``--no-build-isolation``). Everything else
-    comes from the wheelhouse (``root/../_wheels``): pip installs offline from it first
-    (``--no-index --find-links``), and only when that fails fills it from the package
-    index (``pip wheel``, INDEX_TIMEOUT_S and INDEX_RETRIES) and installs offline again.
+    comes from the wheelhouse (``root/../_wheels``, or the folder WHEELHOUSE_ENV names):
+    pip installs offline from it first (``--no-index --find-links``), and only when that
+    fails fills it from the package index (``pip wheel``, INDEX_TIMEOUT_S and
+    INDEX_RETRIES) and installs offline again.
     A requirement that neither has fails the job, naming it and this Python.
     """
 
@@ -141,7 +145,8 @@ class VirtualenvCache:
     ) -> None:
         """``run(argv, cwd)`` runs a step and returns its output, or raises StepFailed."""
         self.root = root
-        self.wheelhouse = wheelhouse or root.parent / WHEELHOUSE_DIR
+        shared = os.environ.get(WHEELHOUSE_ENV)
+        self.wheelhouse = wheelhouse or (Path(shared) if shared else root.parent / WHEELHOUSE_DIR)
         self._run = run
         self._check_cancel = check_cancel
 
