@@ -7,13 +7,14 @@ nothing here knows the stack config's shape.
 Sources (``SOURCES``; every row of ``TRAINING_IMAGES`` names the page it was read from and
 the day, ``PrebuiltImage.source``):
 
-- Google Cloud docs, "Prebuilt containers for custom training"
-  (https://cloud.google.com/vertex-ai/docs/training/pre-built-containers), read on
-  2026-11-21: every row.
-- Google Cloud docs, "Supported frameworks list"
-  (https://cloud.google.com/vertex-ai/docs/supported-frameworks-list?hl=zh-cn), read on
-  2026-11-23: TensorFlow 2.14, 2.13, 2.12 (Python 3.10, CPU and GPU), names and dates
-  confirmed. No copy of Google's pages readable then showed a newer training image.
+- Google Cloud docs, "Prebuilt containers for serverless training" (the page formerly
+  "Prebuilt containers for custom training" under cloud.google.com/vertex-ai/docs, now
+  under the product's new name: ``CATALOGUE_URL``), read on 2026-11-23: every row, each
+  compared field by field (image name, Python, accelerators, both dates). Its newest
+  images are TensorFlow 2.17, PyTorch 2.4, scikit-learn 1.6 and XGBoost 2.1; its Ray
+  images (for Ray clusters on Vertex AI, not custom-job frameworks) are not catalogued.
+  Earlier readings: the former page on 2026-11-21, and the "Supported frameworks list"
+  page on 2026-11-23; neither differed.
 
 Compiled on ``CATALOGUE_DATE`` (2026-11-23). Which rows are verified, which estimated:
 
@@ -85,8 +86,11 @@ __all__ = [
     "supported_versions",
 ]
 
-CATALOGUE_SOURCE: Final = "Google Cloud docs: Prebuilt containers for custom training"
-CATALOGUE_URL: Final = "https://cloud.google.com/vertex-ai/docs/training/pre-built-containers"
+CATALOGUE_SOURCE: Final = "Google Cloud docs: Prebuilt containers for serverless training"
+CATALOGUE_URL: Final = (
+    "https://docs.cloud.google.com/gemini-enterprise-agent-platform/machine-learning/"
+    "training/pre-built-containers"
+)
 #: The day the rows were last compiled from the sources (``SOURCES``).
 CATALOGUE_DATE: Final = "2026-11-23"
 #: A catalogue older than this (months before ``today``) is warned about at preview.
@@ -154,21 +158,9 @@ class Source:
         return f"{self.title} ({self.url}, read {self.read_on})"
 
 
-#: The pages the rows come from; ``_ROW_SOURCES`` says which row was read where.
+#: The pages the rows come from.
 SOURCES: Mapping[str, Source] = MappingProxyType(
-    {
-        "pre-built-containers": Source(
-            "Google Cloud docs: Prebuilt containers for custom training",
-            CATALOGUE_URL,
-            datetime.date(2026, 11, 21),
-        ),
-        "supported-frameworks-list": Source(
-            "Google Cloud docs: Supported frameworks list (Supported frameworks for custom "
-            "training)",
-            "https://cloud.google.com/vertex-ai/docs/supported-frameworks-list?hl=zh-cn",
-            datetime.date(2026, 11, 23),
-        ),
-    }
+    {"pre-built-containers": Source(CATALOGUE_SOURCE, CATALOGUE_URL, datetime.date(2026, 11, 23))}
 )
 
 
@@ -295,26 +287,10 @@ _ROWS: tuple[tuple[str, str, str, str, str, str, str], ...] = (
 )
 
 
-#: Rows last read on another page than "pre-built-containers": image name -> ``SOURCES`` key.
-_ROW_SOURCES: Mapping[str, str] = MappingProxyType(
-    {
-        name: "supported-frameworks-list"
-        for name in (
-            "tf-cpu.2-14.py310",
-            "tf-gpu.2-14.py310",
-            "tf-cpu.2-13.py310",
-            "tf-gpu.2-13.py310",
-            "tf-cpu.2-12.py310",
-            "tf-gpu.2-12.py310",
-        )
-    }
-)
-
-
 def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
     framework, version, python, kinds, name, end_of_support, end_of_availability = row
     return PrebuiltImage(
-        source=SOURCES[_ROW_SOURCES.get(name, "pre-built-containers")],
+        source=SOURCES["pre-built-containers"],
         framework=framework,
         version=version,
         python=python,

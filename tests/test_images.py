@@ -70,11 +70,11 @@ class TestCatalogue:
         """The module names its source and date, and says which rows are verified or estimated."""
         doc = images.__doc__ or ""
         assert images.CATALOGUE_SOURCE == (
-            "Google Cloud docs: Prebuilt containers for custom training"
+            "Google Cloud docs: Prebuilt containers for serverless training"
         )
         assert images.CATALOGUE_DATE == "2026-11-23"
         assert images.CATALOGUE_DATE in doc
-        assert "Prebuilt containers for custom training" in doc
+        assert "Prebuilt containers for serverless training" in doc
         assert "Verified" in doc and "Estimated" in doc
 
     def test_every_row_has_its_source(self) -> None:
@@ -82,7 +82,7 @@ class TestCatalogue:
         compiled = datetime.date.fromisoformat(images.CATALOGUE_DATE)
         for image in images.TRAINING_IMAGES:
             assert image.source is not None, image.name
-            assert image.source.url.startswith("https://cloud.google.com/"), image.name
+            assert image.source.url.startswith("https://docs.cloud.google.com/"), image.name
             assert image.source.read_on <= compiled, image.name
         assert {i.source for i in images.TRAINING_IMAGES} == set(images.SOURCES.values())
 

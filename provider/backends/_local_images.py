@@ -7,9 +7,8 @@ gives a job's virtualenv the same: ``image_requirements`` turns the executor ima
 pip requirements (``tf-cpu.2-17`` -> ``tensorflow-cpu==2.17.*``), which
 ``_local_runner.VirtualenvCache`` installs with the job's packages.
 
-Source: Google Cloud docs, "Prebuilt containers for custom training"
-(https://cloud.google.com/vertex-ai/docs/training/pre-built-containers), read on
-2026-11-23: the image names, ``<host>/vertex-ai/training/<family>.<MAJOR>-<MINOR>[.pyXYZ]``
+Source: Google Cloud docs, "Prebuilt containers for serverless training"
+(``provider.images.CATALOGUE_URL``), read on 2026-11-23: the image names, ``<host>/vertex-ai/training/<family>.<MAJOR>-<MINOR>[.pyXYZ]``
 (older ones under ``gcr.io/cloud-aiplatform/training/``), the framework of each family,
 and that the training images include cloudml-hypertune for hyperparameter tuning.
 
