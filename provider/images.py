@@ -28,12 +28,13 @@ Compiled on ``CATALOGUE_DATE`` (2026-11-23). Which rows are verified, which esti
   (``<framework>-<cpu|gpu>.<MAJOR>-<MINOR>[.pyXYZ]``, VERTEX-NOTES) and the job gets a
   warning that the image and its dates are not in this catalogue. No dates are guessed.
 
-Rules (``pick_image``), as Vertex AI applies them (its framework support policy: no new
-image versions after the end of patch and support date; the images can no longer be used
-after the end of availability): past its end of availability a version is refused, naming
-that date and the nearest version Vertex AI still runs (``nearest_available``); past its
-end of support it is accepted with a warning naming the date and the newest supported
-version (``newest_supported``); within ``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it, warned.
+Rules (``pick_image``; ``check_named_image`` for an image a job names by URI), as Vertex
+AI applies them (its framework support policy: no new image versions after the end of
+patch and support date; the images can no longer be used after the end of availability):
+past its end of availability a version is refused, naming that date and the nearest
+version Vertex AI still runs (``nearest_available``); past its end of support it is
+accepted with a warning naming the date and the newest supported version
+(``newest_supported``); within ``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it, warned.
 A catalogue compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` months before ``today`` is
 warned about (``catalogue_age_warning``): Google may have published versions since.
 ``today`` is injectable so that tests and ``python -m provider convert --today`` are
@@ -44,9 +45,7 @@ image of the same version and Python (the framework a runtime version was named 
 with the reasoning per row. A runtime version whose image Vertex AI no longer runs is
 refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
 
-Registry host by region (``registry_host``): us-*, northamerica-*, southamerica-* -> us;
-europe-*, me-*, africa-* -> europe; asia-*, australia-* -> asia (the three multi-region
-Artifact Registry hosts the page lists for every image).
+Registry host by region: ``registry_host`` (the three hosts the page lists for every image).
 """
 
 from __future__ import annotations
@@ -57,7 +56,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Literal
+
+from provider._image_rows import ROWS
 
 __all__ = [
     "CATALOGUE_DATE",
@@ -78,6 +79,8 @@ __all__ = [
     "Source",
     "available_versions",
     "catalogue_age_warning",
+    "catalogued_image",
+    "check_named_image",
     "nearest_available",
     "newest_supported",
     "pick_image",
@@ -194,99 +197,6 @@ class PrebuiltImage:
         return f"{FRAMEWORK_NAMES[self.framework]} {self.version} (Python {self.python})"
 
 
-#: Every catalogued prebuilt training image, newest version first within a framework: all
-#: rows verified against the source (module docstring). Kinds: "cpu", "gpu", "tpu", joined
-#: with "+" for an image that serves several.
-_ROWS: tuple[tuple[str, str, str, str, str, str, str], ...] = (
-    # framework, version, Python, kinds, image name, end of patch and support, end of availability
-    # TensorFlow
-    ("tensorflow", "2.17", "3.10", "cpu", "tf-cpu.2-17.py310", "2025-07-11", "2026-07-11"),
-    ("tensorflow", "2.17", "3.10", "gpu", "tf-gpu.2-17.py310", "2025-07-11", "2026-07-11"),
-    ("tensorflow", "2.16", "3.10", "cpu", "tf-cpu.2-16.py310", "2025-06-28", "2026-06-28"),
-    ("tensorflow", "2.16", "3.10", "gpu", "tf-gpu.2-16.py310", "2025-06-28", "2026-06-28"),
-    ("tensorflow", "2.15", "3.10", "cpu", "tf-cpu.2-15.py310", "2024-11-14", "2025-11-14"),
-    ("tensorflow", "2.15", "3.10", "gpu", "tf-gpu.2-15.py310", "2024-11-14", "2025-11-14"),
-    ("tensorflow", "2.15", "3.10", "tpu", "tf-tpu.2-15.cp310", "2024-10-23", "2025-10-23"),
-    ("tensorflow", "2.14", "3.10", "cpu", "tf-cpu.2-14.py310", "2024-09-26", "2025-09-26"),
-    ("tensorflow", "2.14", "3.10", "gpu", "tf-gpu.2-14.py310", "2024-09-26", "2025-09-26"),
-    ("tensorflow", "2.13", "3.10", "cpu", "tf-cpu.2-13.py310", "2024-07-05", "2025-07-05"),
-    ("tensorflow", "2.13", "3.10", "gpu", "tf-gpu.2-13.py310", "2024-07-05", "2025-07-05"),
-    ("tensorflow", "2.12", "3.10", "cpu", "tf-cpu.2-12.py310", "2024-06-30", "2025-06-30"),
-    ("tensorflow", "2.12", "3.10", "gpu", "tf-gpu.2-12.py310", "2024-06-30", "2025-06-30"),
-    ("tensorflow", "2.12", "3.8", "tpu", "tf-tpu.2-12", "2024-06-30", "2025-06-30"),
-    ("tensorflow", "2.11", "3.10", "cpu", "tf-cpu.2-11.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.11", "3.10", "gpu", "tf-gpu.2-11.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.11", "3.7", "cpu", "tf-cpu.2-11", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.11", "3.7", "gpu", "tf-gpu.2-11", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.9", "3.10", "cpu", "tf-cpu.2-9.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.9", "3.10", "gpu", "tf-gpu.2-9.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.9", "3.7", "cpu", "tf-cpu.2-9", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.9", "3.7", "gpu", "tf-gpu.2-9", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.8", "3.10", "cpu", "tf-cpu.2-8.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.8", "3.10", "gpu", "tf-gpu.2-8.py310", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.8", "3.7", "cpu", "tf-cpu.2-8", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.8", "3.7", "gpu", "tf-gpu.2-8", "2023-11-15", "2024-11-15"),
-    ("tensorflow", "2.7", "3.7", "cpu", "tf-cpu.2-7", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.7", "3.7", "gpu", "tf-gpu.2-7", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.6", "3.7", "cpu", "tf-cpu.2-6", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.6", "3.7", "gpu", "tf-gpu.2-6", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.5", "3.7", "cpu", "tf-cpu.2-5", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.5", "3.7", "gpu", "tf-gpu.2-5", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.4", "3.7", "cpu", "tf-cpu.2-4", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.4", "3.7", "gpu", "tf-gpu.2-4", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.3", "3.7", "cpu", "tf-cpu.2-3", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.3", "3.7", "gpu", "tf-gpu.2-3", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.2", "3.7", "cpu", "tf-cpu.2-2", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.2", "3.7", "gpu", "tf-gpu.2-2", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.1", "3.7", "cpu", "tf-cpu.2-1", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "2.1", "3.7", "gpu", "tf-gpu.2-1", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "1.15", "3.7", "cpu", "tf-cpu.1-15", "2023-09-01", "2024-09-01"),
-    ("tensorflow", "1.15", "3.7", "gpu", "tf-gpu.1-15", "2023-09-01", "2024-09-01"),
-    # PyTorch: CPU images are the pytorch-xla ones; 1.12 and 1.13 serve CPU and GPU alike.
-    ("pytorch", "2.4", "3.10", "cpu", "pytorch-xla.2-4.py310", "2025-07-24", "2026-07-24"),
-    ("pytorch", "2.4", "3.10", "gpu", "pytorch-gpu.2-4.py310", "2025-07-24", "2026-07-24"),
-    ("pytorch", "2.3", "3.10", "cpu", "pytorch-xla.2-3.py310", "2025-04-24", "2026-04-24"),
-    ("pytorch", "2.3", "3.10", "gpu", "pytorch-gpu.2-3.py310", "2025-04-24", "2026-04-24"),
-    ("pytorch", "2.2", "3.10", "cpu", "pytorch-xla.2-2.py310", "2025-01-30", "2026-10-23"),
-    ("pytorch", "2.2", "3.10", "gpu", "pytorch-gpu.2-2.py310", "2025-01-30", "2026-01-30"),
-    ("pytorch", "2.2", "3.10", "tpu", "pytorch-tpu.2-2.cp310", "2024-11-06", "2025-11-06"),
-    ("pytorch", "2.1", "3.10", "cpu", "pytorch-xla.2-1.py310", "2024-10-04", "2025-10-04"),
-    ("pytorch", "2.1", "3.10", "gpu", "pytorch-gpu.2-1.py310", "2024-10-04", "2025-10-04"),
-    ("pytorch", "2.1", "3.10", "tpu", "pytorch-tpu.2-1.cp310", "2024-10-23", "2025-10-23"),
-    ("pytorch", "2.0", "3.10", "cpu", "pytorch-xla.2-0.py310", "2024-03-15", "2025-03-15"),
-    ("pytorch", "2.0", "3.10", "gpu", "pytorch-gpu.2-0.py310", "2024-03-15", "2025-03-15"),
-    ("pytorch", "2.0", "3.8", "tpu", "pytorch-tpu.2-0", "2024-05-15", "2025-05-15"),
-    ("pytorch", "1.13", "3.10", "cpu+gpu", "pytorch-gpu.1-13.py310", "2024-05-15", "2025-05-15"),
-    ("pytorch", "1.13", "3.7", "cpu+gpu", "pytorch-gpu.1-13", "2023-12-08", "2024-12-08"),
-    ("pytorch", "1.12", "3.10", "cpu+gpu", "pytorch-gpu.1-12.py310", "2024-05-15", "2025-05-15"),
-    ("pytorch", "1.12", "3.7", "cpu+gpu", "pytorch-gpu.1-12", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.11", "3.7", "cpu", "pytorch-xla.1-11", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.11", "3.7", "gpu", "pytorch-gpu.1-11", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.10", "3.7", "cpu", "pytorch-xla.1-10", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.10", "3.7", "gpu", "pytorch-gpu.1-10", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.9", "3.7", "cpu", "pytorch-xla.1-9", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.9", "3.7", "gpu", "pytorch-gpu.1-9", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.7", "3.7", "cpu", "pytorch-xla.1-7", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.7", "3.7", "gpu", "pytorch-gpu.1-7", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.6", "3.7", "cpu", "pytorch-xla.1-6", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.6", "3.7", "gpu", "pytorch-gpu.1-6", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.4", "3.7", "cpu", "pytorch-cpu.1-4", "2023-09-01", "2024-09-01"),
-    ("pytorch", "1.4", "3.7", "gpu", "pytorch-gpu.1-4", "2023-09-01", "2024-09-01"),
-    # scikit-learn (the 0.23 image still carries the old scikit-learn- prefix)
-    ("sklearn", "1.6", "3.10", "cpu", "sklearn-cpu.1-6", "2025-07-11", "2026-07-11"),
-    ("sklearn", "1.6", "3.10", "gpu", "sklearn-gpu.1-6", "2025-07-11", "2026-07-11"),
-    ("sklearn", "1.0", "3.10", "cpu", "sklearn-cpu.1-0", "2024-06-30", "2025-06-30"),
-    ("sklearn", "1.0", "3.10", "gpu", "sklearn-gpu.1-0", "2024-06-30", "2025-06-30"),
-    ("sklearn", "0.23", "3.7", "cpu", "scikit-learn-cpu.0-23", "2023-09-01", "2024-09-01"),
-    # XGBoost
-    ("xgboost", "2.1", "3.10", "cpu", "xgboost-cpu.2-1", "2025-07-11", "2026-07-11"),
-    ("xgboost", "2.1", "3.10", "gpu", "xgboost-gpu.2-1", "2025-07-11", "2026-07-11"),
-    ("xgboost", "1.6", "3.10", "cpu", "xgboost-cpu.1-6", "2024-06-30", "2025-06-30"),
-    ("xgboost", "1.6", "3.10", "gpu", "xgboost-gpu.1-6", "2024-06-30", "2025-06-30"),
-    ("xgboost", "1.1", "3.7", "cpu", "xgboost-cpu.1-1", "2023-11-15", "2024-11-15"),
-)
-
-
 def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
     framework, version, python, kinds, name, end_of_support, end_of_availability = row
     return PrebuiltImage(
@@ -301,7 +211,7 @@ def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
     )
 
 
-TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in _ROWS)
+TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in ROWS)
 
 
 # ------------------------------------------------------------------ legacy runtime versions
@@ -454,7 +364,12 @@ def _listing(versions: Sequence[str]) -> str:
     return ", ".join(versions) if versions else "none"
 
 
-def _none_available(framework: str, kind: str, today: datetime.date, runtime: bool) -> str:
+#: What a refusal advises writing: ``framework.version``, ``framework:`` instead of a legacy
+#: ``runtime_version``, or another image URI instead of the one the job names.
+Advice = Literal["framework", "runtime", "image"]
+
+
+def _none_available(framework: str, kind: str, today: datetime.date, advice: Advice) -> str:
     """Why the catalogue names no version to move to, what to write, and where to look."""
     name = FRAMEWORK_NAMES[framework]
     versions = _versions(framework, kind)
@@ -464,10 +379,17 @@ def _none_available(framework: str, kind: str, today: datetime.date, runtime: bo
         if newest is not None
         else ""
     )
+    if advice == "image":
+        return (
+            f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
+            f"name a prebuilt image Vertex AI still runs ({CATALOGUE_URL}; the catalogue in "
+            f"provider/images.py was compiled {CATALOGUE_DATE}), or a container of your own "
+            "that carries the framework version the trainer needs"
+        )
     how = (
         f"replace runtime_version with framework: {{name: {framework}, version: ...}} "
         "naming a version Vertex AI still runs"
-        if runtime
+        if advice == "runtime"
         else "write a version Vertex AI still runs"
     )
     return (
@@ -478,18 +400,23 @@ def _none_available(framework: str, kind: str, today: datetime.date, runtime: bo
     )
 
 
-def _move_to(image: PrebuiltImage, kind: str, today: datetime.date, runtime: bool) -> str:
+def _move_to(
+    image: PrebuiltImage, kind: str, today: datetime.date, advice: Advice, region: str
+) -> str:
     """The advice of a refusal: the nearest version Vertex AI still runs, and how to ask."""
     name = FRAMEWORK_NAMES[image.framework]
     target = nearest_available(image.framework, image.version, kind, today)
     if target is None:
-        return _none_available(image.framework, kind, today, runtime)
-    how = (
-        f"replace runtime_version with framework: {{name: {image.framework}, version: "
-        f'"{target.version}"}}'
-        if runtime
-        else f'write version: "{target.version}"'
-    )
+        return _none_available(image.framework, kind, today, advice)
+    if advice == "runtime":
+        how = (
+            f"replace runtime_version with framework: {{name: {image.framework}, version: "
+            f'"{target.version}"}}'
+        )
+    elif advice == "image":
+        how = f"write {target.uri(region)}"
+    else:
+        how = f'write version: "{target.version}"'
     return (
         f"move to {name} {target.version}, the nearest version Vertex AI still runs "
         f"({target.name} until {target.end_of_availability}, supported until "
@@ -513,11 +440,16 @@ def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date
 
 
 def _check_dates(
-    image: PrebuiltImage, kind: str, today: datetime.date, *, runtime: bool = False
+    image: PrebuiltImage,
+    kind: str,
+    today: datetime.date,
+    *,
+    advice: Advice = "framework",
+    region: str = "",
 ) -> ImageRefusal | tuple[str, ...]:
     """Refuse a version past its end of availability; warn past or near its end of support.
 
-    ``runtime``: the job named a legacy runtime version, so the advice is ``framework:``.
+    ``advice`` says what the job wrote, so what a refusal tells it to write instead.
     """
     if today > image.end_of_availability:
         return ImageRefusal(
@@ -526,7 +458,7 @@ def _check_dates(
             message=f"{image.label} prebuilt training images reached end of availability on "
             f"{image.end_of_availability}: "
             f"Vertex AI no longer runs them (end of support was {image.end_of_support}); "
-            f"{_move_to(image, kind, today, runtime)}",
+            f"{_move_to(image, kind, today, advice, region)}",
         )
     days_to_end = (image.end_of_availability - today).days
     if today > image.end_of_support:
@@ -748,7 +680,7 @@ def pick_runtime_image(
             f"{' or '.join(offered) or 'none'}: choose that Python once the trainer runs on it",
         )
     image = by_python[0]
-    dates = _check_dates(image, kind, today, runtime=True)
+    dates = _check_dates(image, kind, today, advice="runtime")
     if isinstance(dates, ImageRefusal):
         return ImageRefusal(
             "runtime_version",
@@ -764,3 +696,29 @@ def pick_runtime_image(
     if runtime.tensorflow != runtime_version:
         notes.append(f"runtime version {runtime_version}: {runtime.reasoning}")
     return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
+
+
+#: A prebuilt training image URI on any of its hosts, with a tag or a digest, or neither.
+_PREBUILT_URI = re.compile(
+    rf"^(?:(?:{'|'.join(REGISTRY_HOSTS.values())})/vertex-ai|gcr\.io/cloud-aiplatform)"
+    r"/training/(?P<name>[a-z][\w.-]*?)(?::[\w.-]+|@sha256:[0-9a-f]+)?$"
+)
+
+
+def catalogued_image(uri: str) -> PrebuiltImage | None:
+    """The catalogue row of a prebuilt training image URI that a job names itself; None
+    for any other image (a custom container, or a prebuilt one the catalogue lacks)."""
+    match = _PREBUILT_URI.match(uri.strip())
+    if match is None:
+        return None
+    return next((i for i in TRAINING_IMAGES if i.name == match["name"]), None)
+
+
+def check_named_image(
+    image: PrebuiltImage, kind: str, *, region: str, today: datetime.date
+) -> ImageRefusal | tuple[str, ...]:
+    """``pick_image``'s date rules for a catalogued image the job names by URI: refused
+    past its end of availability (advising the URI of the nearest version still run),
+    warned past or near its end of support."""
+    kind = kind if kind in image.kinds else min(image.kinds)
+    return _check_dates(image, kind, today, advice="image", region=region)

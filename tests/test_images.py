@@ -648,3 +648,81 @@ class TestFrameworkKeys:
         issues = issues_of(raw)
         assert f"{PREFIX}{key}" in [i.key for i in issues], issues
         assert any(fragment in i.message for i in issues if i.key == f"{PREFIX}{key}"), issues
+
+
+class TestNamedImages:
+    """A catalogued prebuilt image named by URI (image, executor_image) keeps the same dates."""
+
+    TF_215 = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest"
+    #: After TensorFlow 2.15's end of availability, before 2.16's.
+    LATE_2025 = datetime.date(2025, 12, 1)
+
+    def test_catalogued_uri_forms(self) -> None:
+        """Any registry host, a tag, a digest, the old gcr.io path; other images: None."""
+        row = images.catalogued_image(self.TF_215)
+        assert row is not None and row.name == "tf-cpu.2-15.py310"
+        for uri in (
+            "europe-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310",
+            "asia-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310@sha256:" + "ab" * 32,
+        ):
+            assert images.catalogued_image(uri) == row
+        assert images.catalogued_image("gcr.io/cloud-aiplatform/training/tf-cpu.2-1:latest")
+        for other in (
+            "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-19.py310:latest",
+            "us-central1-docker.pkg.dev/my-project/training/tf-cpu.2-15.py310:latest",
+            "trainer:0.1",
+        ):
+            assert images.catalogued_image(other) is None, other
+
+    def test_executor_image_past_availability_refused(self) -> None:
+        """Refused on its key, naming the URI of the nearest version still run, as a
+        RetiredImage."""
+        raw = {"python_package": {**PACKAGE, "executor_image": self.TF_215}}
+        (issue,) = issues_of(raw, today=self.LATE_2025)
+        assert issue.key == f"{PREFIX}.python_package.executor_image"
+        assert type(issue).__name__ == "RetiredImage"
+        assert "reached end of availability on 2025-11-14" in issue.message
+        assert (
+            "write us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-16.py310:latest" in issue.message
+        )
+        assert self.TF_215 in str(issue)
+
+    def test_pool_image_with_nothing_left_refused(self) -> None:
+        """A worker pool's image, when no catalogued version of it still runs: refused on
+        the pool's key, pointing at Google's page and at a container of the user's own."""
+        raw = {
+            "image": "us-docker.pkg.dev/my-project/t/m:1",
+            "workers": {
+                "replicas": 1,
+                "image": "europe-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
+                "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 1},
+            },
+        }
+        (issue,) = issues_of(raw, today=datetime.date(2026, 11, 23))
+        assert issue.key == f"{PREFIX}.workers.image"
+        assert "no catalogued TensorFlow GPU image is still available" in issue.message
+        assert images.CATALOGUE_URL in issue.message
+        assert "a container of your own" in issue.message
+
+    def test_past_support_warned_not_refused(self) -> None:
+        """Past end of support, still available: the job passes with a warning on its key."""
+        raw = {
+            "python_package": {
+                **PACKAGE,
+                "executor_image": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest",
+            }
+        }
+        spec = job(raw, today=self.LATE_2025)
+        (warning,) = spec.warnings
+        assert warning.startswith(f"{PREFIX}.python_package.executor_image: TensorFlow 2.17")
+        assert "reached end of support on 2025-07-11" in warning
+        assert "Vertex AI runs them until 2026-07-11" in warning
+
+    def test_custom_and_uncatalogued_images_pass(self) -> None:
+        """Images the catalogue does not hold are not judged: no issue, no warning."""
+        for image in (
+            "us-docker.pkg.dev/my-project/t/m:1",
+            "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-19.py310:latest",
+        ):
+            spec = job({"image": image}, today=datetime.date(2030, 1, 1))
+            assert spec.warnings == [], image

@@ -241,7 +241,7 @@ class TestRender:
             "vertex-training:platform": {"deployer": "user:a@acme.example"},
             "vertex-training:jobs": {
                 "train": package_job(
-                    executor_image="us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
+                    executor_image="us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest"
                 )
             },
         }

@@ -38,7 +38,7 @@ config:
     sklearn:
       region: europe-west4
       python_package:
-        executor_image: europe-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest
+        executor_image: europe-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest
         package_uris: [gs://my-bucket/trainer-0.1.tar.gz]
         module: trainer.task
 """

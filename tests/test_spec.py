@@ -28,7 +28,7 @@ from provider.spec import (
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
-EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
+EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest"
 PACKAGE = "gs://my-bucket/trainer-0.1.tar.gz"
 PREFIX = "vertex-training:jobs.mnist"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")

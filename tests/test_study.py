@@ -15,7 +15,7 @@ from provider.spec import JobSpec, StackSettings, parse_job
 from provider.spec.study import TuningJobSpec, is_tuning_job
 
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
-EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
+EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest"
 PREFIX = "vertex-training:jobs.sweep"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
 LOCAL_STACK = StackSettings(stack="local", backend="local")

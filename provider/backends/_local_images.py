@@ -8,9 +8,10 @@ pip requirements (``tf-cpu.2-17`` -> ``tensorflow-cpu==2.17.*``), which
 ``_local_runner.VirtualenvCache`` installs with the job's packages.
 
 Source: Google Cloud docs, "Prebuilt containers for serverless training"
-(``provider.images.CATALOGUE_URL``), read on 2026-11-23: the image names, ``<host>/vertex-ai/training/<family>.<MAJOR>-<MINOR>[.pyXYZ]``
-(older ones under ``gcr.io/cloud-aiplatform/training/``), the framework of each family,
-and that the training images include cloudml-hypertune for hyperparameter tuning.
+(``provider.images.CATALOGUE_URL``), read on 2026-11-23: the image names,
+``<host>/vertex-ai/training/<family>.<MAJOR>-<MINOR>[.pyXYZ]`` (older ones under
+``gcr.io/cloud-aiplatform/training/``), the framework of each family, and that the
+training images include cloudml-hypertune for hyperparameter tuning.
 
 What is not emulated: the image's Python (a job runs on this interpreter; a framework
 version with no wheel for it fails the job, naming both), CUDA and TPU runtimes (a GPU or

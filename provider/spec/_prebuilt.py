@@ -92,11 +92,46 @@ class _PrebuiltImages:
                     "framework.python",
                 )
             )
+        self._named_images()
         self._job_program()
         for role in _POOL_ROLES:
             self._pool_program(role)
         self._catalogue_age()
         return self.config, self.issues, self.warnings
+
+    def _named_images(self) -> None:
+        """The images the job names by URI: a catalogued prebuilt image is held to the same
+        dates as one picked by ``framework`` (refused past its end of availability)."""
+        config = self.config
+        holders: list[tuple[tuple[str, ...], _PoolConfig, _PoolConfig | None]] = [
+            ((), config, None),
+            *(
+                ((role,), pool, config)
+                for role in _POOL_ROLES
+                if (pool := getattr(config, role)) is not None
+            ),
+        ]
+        for path, holder, parent in holders:
+            package = holder.python_package
+            named = (
+                (("image",), holder.image),
+                (("python_package", "executor_image"), package.executor_image if package else None),
+            )
+            for field, uri in named:
+                image = images.catalogued_image(uri) if uri else None
+                if image is None:
+                    continue
+                key = _key(self.base, (*path, *field))
+                if self.catalogue_key is None:
+                    self.catalogue_key = (key, uri)
+                kind = _pool_hardware(holder, parent)
+                verdict = images.check_named_image(
+                    image, kind, region=self.region, today=self.today
+                )
+                if isinstance(verdict, images.ImageRefusal):
+                    self.issues.append(_refusal(key, uri, verdict))
+                else:
+                    self.warnings.extend(Issue(key, uri, text) for text in verdict)
 
     def _catalogue_age(self) -> None:
         """One warning on the job's first catalogue key when the catalogue is old."""
