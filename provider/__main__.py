@@ -24,11 +24,11 @@ whose image Vertex AI no longer runs is written as is, with a warning naming its
 availability and the version to move to (``render`` of the output refuses it, saying the
 same).
 
-``plan STACK_FILE --base REF [--format markdown|json]`` compares the jobs the stack file
-defines at git ref REF with the working tree (``provider.review.plan``): each job
-submitted, replaced with the keys that changed, updated, deleted or unchanged, its pools,
-its estimated cost and the stack's rules. Exits 2 when a job is invalid, 1 when a
-mandatory rule fails, 0 otherwise.
+``plan STACK_FILE --base REF [--format markdown|json] [--today DATE]`` compares the jobs
+the stack file defines at git ref REF with the working tree (``provider.review.plan``):
+each job submitted, replaced with the keys that changed, updated, deleted or unchanged,
+its pools, its estimated cost, what the preview warns about it, and the stack's rules.
+Exits 2 when a job is invalid, 1 when a mandatory rule fails, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from provider.review import plan as review
 
     try:
-        plan = review.plan_stack(Path(args.stack_file), args.base)
+        plan = review.plan_stack(Path(args.stack_file), args.base, today=args.today)
     except SpecError as exc:
         for issue in exc.issues:
             print(issue, file=sys.stderr)
@@ -305,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan_parser.add_argument("stack_file", help="stacks/Pulumi.<stack>.yaml")
     plan_parser.add_argument("--base", required=True, help="the git ref to compare with")
     plan_parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    plan_parser.add_argument(
+        "--today",
+        type=_date,
+        default=None,
+        help="judge prebuilt image support and availability as of this date (default: today)",
+    )
     plan_parser.set_defaults(handler=_cmd_plan)
     return parser
 

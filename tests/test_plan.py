@@ -174,6 +174,25 @@ class TestCommand:
         result = run_plan(repo, "--base", "HEAD~1")
         assert result.returncode == 0, result.stdout + result.stderr
 
+    def test_preview_warnings_are_shown(self, repo: Path) -> None:
+        """What the preview would warn about a job (here an image past its end of support,
+        still run) is in the Markdown and the JSON, and does not fail the plan."""
+        jobs = {k: v for k, v in HEAD_JOBS.items() if k != "broken"}
+        jobs["new"] = {
+            **jobs["new"],
+            "image": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest",
+        }
+        (repo / "stacks" / "Pulumi.dev.yaml").write_text(stack(jobs))
+        result = run_plan(repo, "--base", "HEAD~1", "--today", "2025-12-01")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (
+            ":warning: `new`: vertex-training:jobs.new.image: TensorFlow 2.17 (Python 3.10) "
+            "prebuilt training images reached end of support on 2025-07-11"
+        ) in result.stdout
+        result = run_plan(repo, "--base", "HEAD~1", "--today", "2025-12-01", "--format", "json")
+        (warning,) = {j["name"]: j for j in json.loads(result.stdout)["jobs"]}["new"]["warnings"]
+        assert warning.startswith("vertex-training:jobs.new.image: TensorFlow 2.17")
+
     def test_an_unknown_base_is_reported(self, repo: Path) -> None:
         """A base git does not know is a clear error, not a traceback."""
         result = run_plan(repo, "--base", "no-such-ref")

@@ -16,6 +16,7 @@ replacement of the jobs that run it, as ``pulumi up`` would make it.
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import subprocess
@@ -77,6 +78,8 @@ class JobPlan:
     job: Any = None
     estimate: Any = None
     issues: list[Issue] = field(default_factory=list)
+    #: What `pulumi preview` warns about the job (``key: message``), e.g. an image's end of support.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -113,7 +116,9 @@ class Plan:
 # ---------------------------------------------------------------------- reading stacks
 
 
-def read_stack(stack_file: Path, project_dir: Path) -> StackJobs:
+def read_stack(
+    stack_file: Path, project_dir: Path, today: datetime.date | None = None
+) -> StackJobs:
     """Each job of the stack file, parsed on its own (one invalid job leaves the others)."""
     from provider import packaging, spec
     from provider.review import policies
@@ -144,7 +149,7 @@ def read_stack(stack_file: Path, project_dir: Path) -> StackJobs:
             result.issues[name] = package_issues[name]
             continue
         try:
-            result.jobs[name] = spec.parse_job(name, job_config, result.settings)
+            result.jobs[name] = spec.parse_job(name, job_config, result.settings, today=today)
         except SpecError as exc:
             result.issues[name] = list(exc.issues)
     return result
@@ -155,7 +160,9 @@ def git_root(path: Path) -> Path:
     return Path(out.decode().strip())
 
 
-def read_stack_at(ref: str, stack_file: Path) -> StackJobs | None:
+def read_stack_at(
+    ref: str, stack_file: Path, today: datetime.date | None = None
+) -> StackJobs | None:
     """The stack file as it was at ``ref`` (None when it did not exist there)."""
     from provider.packaging import project_dir_of
 
@@ -169,7 +176,7 @@ def read_stack_at(ref: str, stack_file: Path) -> StackJobs | None:
         archive = _git(root, "archive", "--format=tar", ref)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
-        return read_stack(Path(tmp) / relative, Path(tmp) / project)
+        return read_stack(Path(tmp) / relative, Path(tmp) / project, today)
 
 
 def _git(cwd: Path, *args: str) -> bytes:
@@ -183,13 +190,14 @@ def _git(cwd: Path, *args: str) -> bytes:
 # ------------------------------------------------------------------------- comparing
 
 
-def plan_stack(stack_file: Path, base: str) -> Plan:
-    """Compare the stack file at ``base`` with the working tree."""
+def plan_stack(stack_file: Path, base: str, today: datetime.date | None = None) -> Plan:
+    """Compare the stack file at ``base`` with the working tree; prebuilt images are judged
+    as of ``today`` (default: the real today)."""
     from provider.packaging import project_dir_of
     from provider.review import cost, policies
 
-    head = read_stack(stack_file, project_dir_of(stack_file))
-    before = read_stack_at(base, stack_file)
+    head = read_stack(stack_file, project_dir_of(stack_file), today)
+    before = read_stack_at(base, stack_file, today)
     old_jobs = before.jobs if before else {}
     old_raw = before.raw if before else {}
     plans: list[JobPlan] = []
@@ -210,7 +218,7 @@ def plan_stack(stack_file: Path, base: str) -> Plan:
                 keys = [KeyChange("python_package (trainer sources)", "before", "changed")]
         else:
             change = UPDATE if keys else UNCHANGED
-        plans.append(JobPlan(name, change, keys, new, cost.estimate(new)))
+        plans.append(JobPlan(name, change, keys, new, cost.estimate(new), warnings=new.warnings))
     rules: list[Any] = []
     if head.policies is not None and not head.stack_issues:
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
@@ -298,6 +306,8 @@ def to_markdown(plan: Plan) -> str:
             lines.append(f"- `{job.name}` ({job.change}): {changed}")
         for issue in job.issues:
             lines.append(f"- `{job.name}` is invalid: {issue}")
+        for warning in job.warnings:
+            lines.append(f"- :warning: `{job.name}`: {warning}")
     if plan.rules:
         lines += ["", "**Rules**", ""]
         failed = [r for r in plan.rules if not r.passed]
@@ -326,6 +336,7 @@ def to_json(plan: Plan) -> str:
                 "pools": pools_of(job.job) if job.job is not None else [],
                 "estimate": _estimate(job.estimate),
                 "issues": [_issue(i) for i in job.issues],
+                "warnings": list(job.warnings),
             }
             for job in plan.jobs
         ],
