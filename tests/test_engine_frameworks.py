@@ -119,7 +119,6 @@ def test_tensorflow_multi_worker_mirrored_strategy(project: Project) -> None:
     assert json.loads((model / "result.json").read_text()) == chief
     assert "workertemp_worker_0" in worker["saved_to"]
     assert not Path(worker["saved_to"]).exists(), "the worker removes its temporary copy"
-    assert not model.resolve().is_relative_to(Path(worker["saved_to"]).parent)
 
 
 def test_pytorch_distributed_data_parallel(project: Project) -> None:
