@@ -10,11 +10,13 @@ unreachable index (PIP_INDEX_URL).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from provider.backends._local_images import (
     image_framework,
     image_requirements,
 )
-from provider.backends._local_venvs import WHEELHOUSE_DIR
+from provider.backends._local_venvs import WHEELHOUSE_DIR, WHEELHOUSE_ENV, VirtualenvCache
 from provider.backends.base import JobStatus
 from provider.backends.local import LocalBackend, preflight
 from provider.images import TRAINING_IMAGES
@@ -114,6 +116,26 @@ def fetched(log: str) -> bool:
     """Whether the supervisor filled the wheelhouse from the package index (`pip wheel`
     with an index timeout; the job's own packages are built with --no-index)."""
     return any(" wheel " in line and "--timeout" in line for line in log.splitlines())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_wheelhouse() -> Iterator[None]:
+    """These tests watch the wheelhouse beside each root: a machine-wide one named by
+    WHEELHOUSE_ENV (as the framework tests use) is set aside while they run."""
+    saved = os.environ.pop(WHEELHOUSE_ENV, None)
+    yield
+    if saved is not None:
+        os.environ[WHEELHOUSE_ENV] = saved
+
+
+def test_a_machine_wide_wheelhouse_replaces_the_root_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WHEELHOUSE_ENV names the wheelhouse every root shares; unset, it is beside the root."""
+    root = tmp_path / "local-jobs" / "_venvs"
+    assert VirtualenvCache(root, print, print).wheelhouse == root.parent / WHEELHOUSE_DIR
+    monkeypatch.setenv(WHEELHOUSE_ENV, str(tmp_path / "shared"))
+    assert VirtualenvCache(root, print, print).wheelhouse == tmp_path / "shared"
 
 
 @pytest.fixture(scope="module")
