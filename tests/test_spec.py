@@ -283,7 +283,7 @@ BAD_JOBS = [
         {"python_package": {**PACKAGE_SPEC, "executor_image": None}},
         STACK,
         ".python_package.executor_image",
-        "set executor_image",
+        "or executor_image to name one",
         id="executor-required-vertex",
     ),
     pytest.param(

@@ -107,8 +107,9 @@ def image_requirements(uri: str | None) -> list[str] | None:
 #: Why an executor image that maps to no framework is refused at preview, and what to write.
 UNMAPPED_IMAGE = (
     "the local backend installs the framework of a Vertex AI prebuilt training image "
-    f"(families {', '.join(sorted(IMAGE_FAMILIES))}; e.g. us-docker.pkg.dev/vertex-ai/"
-    "training/sklearn-cpu.1-6:latest), and this image is none of them, so the job would "
+    f"(families {', '.join(sorted(IMAGE_FAMILIES))}, named like us-docker.pkg.dev/"
+    "vertex-ai/training/<family>.<MAJOR>-<MINOR>:latest), and this image is none of them, "
+    "so the job would "
     "run without its framework: give a prebuilt training image or framework: instead, or "
     "leave executor_image out to install the package's own dependencies only"
 )

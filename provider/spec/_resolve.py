@@ -21,7 +21,7 @@ from pydantic import (
     BaseModel,
 )
 
-from provider import catalog, platform_spec
+from provider import catalog, images, platform_spec
 from provider.errors import Issue
 from provider.spec._config import (
     AcceleratorConfig,
@@ -356,8 +356,9 @@ class _JobResolver:
                 (*path, "python_package", "executor_image"),
                 None,
                 "the vertex backend runs Python packages on a prebuilt training image: set "
-                "executor_image, e.g. "
-                "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest",
+                'framework: {name: pytorch, version: "2.5"} (or another framework and '
+                "version) to pick it, or executor_image to name one from "
+                f"{images.CATALOGUE_URL}",
             )
             ok = False
         elif catalog.PREBUILT_PREDICTION_IMAGE_MARKER in executor:
