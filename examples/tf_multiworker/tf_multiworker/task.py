@@ -72,6 +72,14 @@ def is_chief(task_type: str | None, task_id: int, has_chief: bool) -> bool:
     return not has_chief and task_type == "worker" and task_id == 0
 
 
+def local_path(uri: str) -> str:
+    """A writable path for a directory URI: on Vertex AI, AIP_MODEL_DIR is a gs:// URI,
+    written through the Cloud Storage FUSE mount at /gcs/; locally it is a plain path."""
+    if uri.startswith("gs://"):
+        return "/gcs/" + uri.removeprefix("gs://")
+    return uri.removeprefix("file://")
+
+
 def save_path(model_dir: str, chief: bool, task_type: str, task_id: int) -> str:
     """Where this replica saves: the model directory for the chief, a temporary one
     for a worker (its copy is only needed for the collective operations of saving)."""
@@ -97,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         verbose=2,
     )
 
-    model_dir = os.environ.get("AIP_MODEL_DIR") or tempfile.mkdtemp()
+    model_dir = local_path(os.environ.get("AIP_MODEL_DIR") or tempfile.mkdtemp())
     target = save_path(model_dir, chief, task_type or "chief", task_id)
     os.makedirs(target, exist_ok=True)
     model.save(target)

@@ -46,6 +46,14 @@ def shard(rank: int) -> tuple[torch.Tensor, torch.Tensor]:
     return features, labels
 
 
+def local_path(uri: str) -> str:
+    """A writable path for a directory URI: on Vertex AI, AIP_MODEL_DIR is a gs:// URI,
+    written through the Cloud Storage FUSE mount at /gcs/; locally it is a plain path."""
+    if uri.startswith("gs://"):
+        return "/gcs/" + uri.removeprefix("gs://")
+    return uri.removeprefix("file://")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     dist.init_process_group(args.backend)  # env://: MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         "weights_sums": [s.item() for s in sums],
     }
     if rank == 0:
-        model_dir = os.environ.get("AIP_MODEL_DIR") or tempfile.mkdtemp()
+        model_dir = local_path(os.environ.get("AIP_MODEL_DIR") or tempfile.mkdtemp())
         os.makedirs(model_dir, exist_ok=True)
         torch.save(model.state_dict(), os.path.join(model_dir, "model.pt"))
         with open(os.path.join(model_dir, "result.json"), "w", encoding="utf-8") as out:
