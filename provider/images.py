@@ -85,6 +85,7 @@ __all__ = [
     "newest_supported",
     "pick_image",
     "pick_runtime_image",
+    "prebuilt_image_name",
     "registry_host",
     "supported_versions",
 ]
@@ -705,13 +706,18 @@ _PREBUILT_URI = re.compile(
 )
 
 
+def prebuilt_image_name(uri: str) -> str | None:
+    """The name under ``<host>/vertex-ai/training/`` of a prebuilt training image URI
+    (``tf-cpu.2-17.py310``), without its tag or digest; None for any other image."""
+    match = _PREBUILT_URI.match(uri.strip())
+    return None if match is None else match["name"]
+
+
 def catalogued_image(uri: str) -> PrebuiltImage | None:
     """The catalogue row of a prebuilt training image URI that a job names itself; None
     for any other image (a custom container, or a prebuilt one the catalogue lacks)."""
-    match = _PREBUILT_URI.match(uri.strip())
-    if match is None:
-        return None
-    return next((i for i in TRAINING_IMAGES if i.name == match["name"]), None)
+    name = prebuilt_image_name(uri)
+    return next((i for i in TRAINING_IMAGES if i.name == name), None) if name else None
 
 
 def check_named_image(

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from provider.images import prebuilt_image_name
+
 __all__ = [
     "HYPERTUNE",
     "IMAGE_FAMILIES",
@@ -59,10 +61,9 @@ IMAGE_FAMILIES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-_PREBUILT_IMAGE = re.compile(
-    r"^(?:(?:us|europe|asia)-docker\.pkg\.dev/vertex-ai|gcr\.io/cloud-aiplatform)/training/"
-    r"(?P<family>[a-z][a-z-]*)\.(?P<major>\d+)-(?P<minor>\d+)(?:\.(?:py|cp)\d+)?"
-    r"(?::[\w.-]+|@sha256:[0-9a-f]+)?$"
+#: A prebuilt image's name: ``<family>.<MAJOR>-<MINOR>[.pyXYZ|.cpXYZ]``.
+_IMAGE_NAME = re.compile(
+    r"^(?P<family>[a-z][a-z-]*)\.(?P<major>\d+)-(?P<minor>\d+)(?:\.(?:py|cp)\d+)?$"
 )
 
 
@@ -85,7 +86,8 @@ class ImageFramework:
 
 def image_framework(uri: str) -> ImageFramework | None:
     """The framework of a prebuilt training image URI; None for any other image."""
-    match = _PREBUILT_IMAGE.match(uri.strip())
+    name = prebuilt_image_name(uri)
+    match = _IMAGE_NAME.match(name) if name else None
     if match is None or match["family"] not in IMAGE_FAMILIES:
         return None
     version = f"{int(match['major'])}.{int(match['minor'])}"
