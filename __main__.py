@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pulumi
 
-from provider.config import (
+from provider.program.platform import (
+    TrainingPlatform,
+    job_dependencies,
+    job_stack_settings,
+    platform_outputs,
+    upload_packages,
+)
+from provider.program.settings import (
     connection_settings,
     job_configs,
     jobs_are_secret,
@@ -22,16 +29,9 @@ from provider.config import (
     trainer_packages,
     warn_about,
 )
-from provider.platform import (
-    TrainingPlatform,
-    job_dependencies,
-    job_stack_settings,
-    platform_outputs,
-    upload_packages,
-)
-from provider.platform_spec import needs_vertex_api_role
-from provider.tuning_job import job_exports, job_resource
-from provider.waiter import JobWaiter
+from provider.resources.tuning_job import job_exports, job_resource
+from provider.resources.waiter import JobWaiter
+from provider.stackconfig.platform import needs_vertex_api_role
 
 project_dir = Path.cwd()
 config = pulumi.Config("vertex-training")

@@ -9,7 +9,7 @@ token, URN and plain properties, with every value the preview cannot know yet re
   the CLI runs the pack in the project directory;
 - the jobs: each TrainingJob / HyperparameterTuningJob dynamic resource (type
   ``pulumi-python:dynamic/vertex:<class>``) whose checked inputs carry the job's config
-  keys as written, validated again with ``provider.spec.parse_job`` against the stack's
+  keys as written, validated again with ``provider.stackconfig.parse_job`` against the stack's
   settings;
 - the platform: every IAM grant (``*IAMMember`` / ``*IamMember``, ``*IAMBinding``,
   ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers.
@@ -25,12 +25,13 @@ from typing import Any
 
 import yaml
 
-from provider import platform_spec, spec
+from provider import stackconfig
 from provider.errors import SpecError
 from provider.review import cost, policies
+from provider.stackconfig import platform as stack_platform
 
 #: The type tokens of this project's job resources (``pulumi.dynamic.Resource`` subclasses
-#: declared with ``module="vertex"``: provider.training_job, provider.tuning_job).
+#: declared with ``module="vertex"``: provider.resources.training_job and .tuning_job).
 JOB_TYPES = (
     "pulumi-python:dynamic/vertex:TrainingJob",
     "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
@@ -40,7 +41,7 @@ BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 UNKNOWN = "[unknown until pulumi up]"
 #: The job config keys a job resource's checked inputs carry as written (``wait`` and
 #: ``adopt`` come back in the provider's own form and are not needed by any rule).
-CONFIG_KEYS = frozenset(spec.JobConfig.model_fields) - {"wait", "adopt"}
+CONFIG_KEYS = frozenset(stackconfig.JobConfig.model_fields) - {"wait", "adopt"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class StackView:
     jobs: dict[str, Any] = field(default_factory=dict)
     #: Each job's resource URN, by job name.
     urns: dict[str, str] = field(default_factory=dict)
-    platform: platform_spec.Platform | None = None
+    platform: stack_platform.Platform | None = None
     grants: list[policies.Grant] = field(default_factory=list)
     buckets: list[policies.BucketAccess] = field(default_factory=list)
     #: Mistakes in the stack's rules, or why they could not be read (mandatory).
@@ -106,20 +107,20 @@ def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
     result.stack = stack_of(resources[0].urn)
     path = stack_file(project_dir, result.stack)
     try:
-        _, config = spec.read_stack_file(path)
+        _, config = stackconfig.read_stack_file(path)
     except (OSError, SpecError) as exc:
         result.issues.append(f"cannot read the stack's rules from {path}: {exc}")
         return result
     try:
         result.config = policies.parse_policies(config.get(policies.POLICIES_KEY))
-        stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
-        settings = spec.parse_stack_settings(stack_keys, result.stack)
+        stack_keys = {k: v for k, v in config.items() if k != stackconfig.JOBS_KEY}
+        settings = stackconfig.parse_stack_settings(stack_keys, result.stack)
     except SpecError as exc:
         result.config = None
         result.issues.extend(str(issue) for issue in exc.issues)
         return result
-    result.platform, _ = platform_spec.resolve_platform(
-        config.get(platform_spec.PLATFORM_KEY),
+    result.platform, _ = stack_platform.resolve_platform(
+        config.get(stack_platform.PLATFORM_KEY),
         stack=result.stack,
         project=settings.project,
         region=settings.region,
@@ -209,7 +210,7 @@ def _add_job(result: StackView, resource: Resource, settings: Any) -> None:
         result.skipped.append(f"{name}: its config is not known until pulumi up")
         return
     try:
-        result.jobs[name] = spec.parse_job(name, config, settings)
+        result.jobs[name] = stackconfig.parse_job(name, config, settings)
     except SpecError as exc:
         problems = "; ".join(str(issue) for issue in exc.issues)
         result.skipped.append(f"{name}: {problems}")

@@ -6,23 +6,26 @@ the package runs first) loads neither Pulumi nor a Google client library.
 
 from __future__ import annotations
 
+from provider import _moved
 from provider._exports import lazy_exports
+
+_moved.install()
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "HyperparameterTuningJob": "provider.tuning_job",
+    "HyperparameterTuningJob": "provider.resources.tuning_job",
     "Issue": "provider.errors",
-    "JobSpec": "provider.spec",
-    "JobWaiter": "provider.waiter",
+    "JobSpec": "provider.stackconfig",
+    "JobWaiter": "provider.resources.waiter",
     "LocalBackend": "provider.backends.local",
     "SpecError": "provider.errors",
-    "StackSettings": "provider.spec",
-    "TrainingJob": "provider.training_job",
-    "TrainingPlatform": "provider.platform",
+    "StackSettings": "provider.stackconfig",
+    "TrainingJob": "provider.resources.training_job",
+    "TrainingPlatform": "provider.program.platform",
     "VertexBackend": "provider.backends.vertex",
-    "load_stack_file": "provider.spec",
-    "parse_job": "provider.spec",
-    "parse_stack": "provider.spec",
+    "load_stack_file": "provider.stackconfig",
+    "parse_job": "provider.stackconfig",
+    "parse_stack": "provider.stackconfig",
 }
 
 __all__ = [

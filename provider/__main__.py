@@ -70,7 +70,7 @@ def render(
     With the stack platform's defaults applied, as ``pulumi up`` applies them. A
     ``package_path`` is not built: its URI is the one ``pulumi up`` would upload to (from
     the digest of the package's sources), and a platform TensorBoard that does not exist
-    yet prints as ``platform_spec.TENSORBOARD_PENDING``. ``estimates`` gets one line a job,
+    yet prints as ``stack_platform.TENSORBOARD_PENDING``. ``estimates`` gets one line a job,
     ``<job>: <cost.describe(...)>``.
     """
     from provider.packaging import resolve_stack_file
@@ -134,7 +134,7 @@ def convert(
 ) -> tuple[dict[str, Any], list[str]]:
     """The native stack config of a gcloud config file, and the warnings about it.
 
-    ``flags`` are gcloud flag values (``provider.spec.legacy.GCLOUD_FLAG_KEYS``). Raises
+    ``flags`` are gcloud flag values (``provider.stackconfig.legacy.GCLOUD_FLAG_KEYS``). Raises
     ``SpecError`` when the file cannot be converted, ``OSError`` when it cannot be read.
     A job whose only fault is a prebuilt image past its end of availability (a runtime
     version Vertex AI no longer runs) is still converted, as is: the refusal, with its
@@ -143,7 +143,7 @@ def convert(
     import yaml
 
     from provider.errors import Issue, RetiredImage
-    from provider.spec import JOBS_KEY, StackSettings, legacy, parse_job
+    from provider.stackconfig import JOBS_KEY, StackSettings, legacy, parse_job
 
     path = Path(config_file)
     try:

@@ -15,7 +15,7 @@ to the project). The program:
    bytes on any machine and an upload of it never changes by itself;
 3. puts the package's URI first in the pool's ``package_uris`` and drops ``package_path``
    (``rewrite_job``): on the ``vertex`` backend ``gs://<bucket>/packages/<name>-<digest>
-   .tar.gz`` (``provider.platform.upload_packages`` uploads the sdist there as a
+   .tar.gz`` (``provider.program.platform.upload_packages`` uploads the sdist there as a
    pulumi-gcp BucketObject of that name), on the ``local`` backend the sdist's path.
 
 The URI carries the digest, so changing a trainer file changes the job's request and
@@ -210,11 +210,11 @@ def resolve_stack_file(path: str | os.PathLike[str]) -> tuple[Any, dict[str, Any
     The project is the nearest folder above the file with a Pulumi.yaml (else the
     current directory). Raises ``SpecError`` with every issue, as ``parse_stack``.
     """
-    from provider import spec
+    from provider import stackconfig
     from provider.errors import SpecError
 
-    stack, config = spec.read_stack_file(path)
-    jobs = config.get(spec.JOBS_KEY)
+    stack, config = stackconfig.read_stack_file(path)
+    jobs = config.get(stackconfig.JOBS_KEY)
     plan_issues: list[Issue] = []
     if isinstance(jobs, Mapping):
         try:
@@ -225,9 +225,9 @@ def resolve_stack_file(path: str | os.PathLike[str]) -> tuple[Any, dict[str, Any
             pass  # parse_stack reports the stack-wide mistakes below
         else:
             plan_issues = plan.issues
-            config = {**config, spec.JOBS_KEY: plan.configs}
+            config = {**config, stackconfig.JOBS_KEY: plan.configs}
     try:
-        parsed = spec.parse_stack(config, stack)
+        parsed = stackconfig.parse_stack(config, stack)
     except SpecError as exc:
         # A package_path that could not be resolved is reported once, with the reason.
         keys = {issue.key for issue in plan_issues}
@@ -243,12 +243,13 @@ def stack_packages(
     """A stack file's settings and platform, and its jobs with every ``package_path``
     resolved as ``pulumi up`` would (nothing built). Raises ``SpecError`` for a mistake in
     the stack-wide keys."""
-    from provider import platform_spec, spec
+    from provider import stackconfig
+    from provider.stackconfig import platform as stack_platform
 
-    stack_keys = {k: v for k, v in config.items() if k != spec.JOBS_KEY}
-    settings = spec.parse_stack_settings(stack_keys, stack)
-    platform, _ = platform_spec.resolve_platform(
-        config.get(spec.PLATFORM_KEY),
+    stack_keys = {k: v for k, v in config.items() if k != stackconfig.JOBS_KEY}
+    settings = stackconfig.parse_stack_settings(stack_keys, stack)
+    platform, _ = stack_platform.resolve_platform(
+        config.get(stackconfig.PLATFORM_KEY),
         stack=stack,
         project=settings.project,
         region=settings.region,

@@ -45,7 +45,7 @@ BASELINE_PROVIDER = """
 from pulumi.dynamic import CreateResult, Resource, ResourceProvider
 
 from provider.backends.vertex import VertexBackend
-from provider.waiter import wait_for
+from provider.resources.waiter import wait_for
 
 
 class WaitInCreate(ResourceProvider):

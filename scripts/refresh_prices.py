@@ -6,7 +6,7 @@ For a person with network access; never run by the tests, and it writes no file.
     python scripts/refresh_prices.py --region us-central1 --html p.html  # a saved copy
 
 It reads https://cloud.google.com/vertex-ai/pricing (or the saved HTML), walks every
-table, keeps the rows whose first cell names a machine type of ``provider.catalog`` or an
+table, keeps the rows whose first cell names a machine type of ``provider.catalog.machines`` or an
 accelerator (``NVIDIA_TESLA_T4``, or the page's label such as "NVIDIA T4"), and prints each
 as a ``Price(...)`` line with the first dollar amount of the row, the table's heading (so
 that you can tell a Spot table from an on-demand one) and today's date.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from provider import catalog  # the repository root is on the path (above)
+from provider.catalog import machines  # the repository root is on the path (above)
 
 PAGE_URL = "https://cloud.google.com/vertex-ai/pricing"
 FETCH_TIMEOUT_S = 60
@@ -93,9 +93,9 @@ class _Tables(HTMLParser):
 def _item(cell: str) -> tuple[str, str] | None:
     """(kind, name) when a first cell names a machine or an accelerator."""
     name = cell.strip()
-    if name in catalog.MACHINE_TYPES:
+    if name in machines.MACHINE_TYPES:
         return "machine", name
-    if name in catalog.ACCELERATOR_TYPES:
+    if name in machines.ACCELERATOR_TYPES:
         return "accelerator", name
     label = name.upper()
     if label in ACCELERATOR_LABELS:

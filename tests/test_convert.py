@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from provider.__main__ import EXIT_INVALID_CONFIG, main
-from provider.spec import JobSpec, StackSettings, parse_job
+from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -274,7 +274,7 @@ class TestConvertDocumentedConfigs:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], parse_dict: Any
     ) -> None:
         """hyperparameters become a study: block; the tuning job request parses."""
-        study = pytest.importorskip("provider.spec.study")
+        study = pytest.importorskip("provider.stackconfig.study")
         status, out, err = convert(capsys, write(tmp_path, HYPERPARAMETER_TUNING), *RUNTIME_FLAGS)
         assert status == 0, err
         _name, raw = converted_job(out)

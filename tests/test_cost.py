@@ -18,7 +18,7 @@ from provider.__main__ import render
 from provider.review import prices
 from provider.review.cost import Estimate, describe, estimate
 from provider.review.prices import Price, PriceTable, Source
-from provider.spec import JobSpec, StackSettings, parse_job
+from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent

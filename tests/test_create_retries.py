@@ -15,9 +15,7 @@ import pytest
 
 from provider.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError
-from provider.testing import FakeVertex
-from provider.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
-from provider.training_job import (
+from provider.resources.training_job import (
     CREATE_ATTEMPTS,
     CREATE_RETRY,
     IDENTITY_LABEL,
@@ -27,7 +25,9 @@ from provider.training_job import (
     identity_label,
     labelled_request,
 )
-from provider.tuning_job import HyperparameterTuningJobProvider
+from provider.resources.tuning_job import HyperparameterTuningJobProvider
+from provider.testing import FakeVertex
+from provider.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
 
 pytestmark = pytest.mark.timeout(60)
 

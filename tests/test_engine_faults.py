@@ -15,8 +15,8 @@ from typing import Any
 import grpc
 import pytest
 
+from provider.resources.training_job import IDENTITY_LABEL
 from provider.testing.fake_vertex import FakeVertex
-from provider.training_job import IDENTITY_LABEL
 from tests.engine import Project, tools_missing, vertex_stack
 
 pytestmark = [

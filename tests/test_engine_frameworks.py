@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from provider.backends._local_venvs import WHEELHOUSE_ENV
 from provider.backends.local import LocalBackend
+from provider.backends.local._venvs import WHEELHOUSE_ENV
 from tests.engine import Project, local_stack, tools_missing
 
 pytestmark = [

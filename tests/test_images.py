@@ -1,4 +1,5 @@
-"""Unit tests of provider.images (the prebuilt image catalogue) and the framework keys of a job."""
+"""Unit tests of provider.catalog.images (the prebuilt image catalogue) and a job's framework
+keys."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from provider import images
+from provider.catalog import images
+from provider.catalog.images import ImageChoice, ImageRefusal, pick_image, pick_runtime_image
 from provider.errors import Issue, SpecError
-from provider.images import ImageChoice, ImageRefusal, pick_image, pick_runtime_image
-from provider.spec import JobSpec, StackSettings, parse_job
+from provider.stackconfig import JobSpec, StackSettings, parse_job
 
 PREFIX = "vertex-training:jobs.mnist"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "provider"
 #: Modules allowed past MAX_MODULE_LINES, and why: one coherent class or table.
 LONG_MODULES = {
-    "provider.spec.legacy._translator": "one class, the trainingInput translator",
+    "provider.stackconfig.legacy._translator": "one class, the trainingInput translator",
 }
 MAX_MODULE_LINES = 800
 
@@ -40,7 +40,7 @@ def imported_modules(name: str) -> set[str]:
                 base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1]])
                 base = f"{base}.{node.module}" if node.module else base
             found.add(base)
-            # `from provider.spec import legacy` imports the submodule provider.spec.legacy.
+            # `from provider.stackconfig import legacy` imports provider.stackconfig.legacy.
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return {m for m in found if m in MODULES and m != name}
 
@@ -93,12 +93,12 @@ class TestImports:
         assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
     def test_the_spec_core_knows_no_dialect(self) -> None:
-        """Only provider.spec._parse (the entry) imports the study and legacy dialects."""
-        dialects = ("provider.spec.study", "provider.spec.legacy")
+        """Only provider.stackconfig._parse (the entry) imports the study and legacy dialects."""
+        dialects = ("provider.stackconfig.study", "provider.stackconfig.legacy")
         core = [
             name
             for name in MODULES
-            if name.startswith("provider.spec._") and name != "provider.spec._parse"
+            if name.startswith("provider.stackconfig._") and name != "provider.stackconfig._parse"
         ]
         for name in core:
             reached = {m for m in imported_modules(name) if m.startswith(dialects)}
@@ -118,10 +118,11 @@ class TestModuleSize:
 
 
 class TestSpecPublicNames:
-    """provider.spec and its dialects re-export their public names, sorted and resolvable."""
+    """provider.stackconfig and its dialects re-export their public names, sorted and resolvable."""
 
     @pytest.mark.parametrize(
-        "package", ["provider.spec", "provider.spec.study", "provider.spec.legacy"]
+        "package",
+        ["provider.stackconfig", "provider.stackconfig.study", "provider.stackconfig.legacy"],
     )
     def test_all_is_sorted_and_resolves(self, package: str) -> None:
         """``__all__`` is sorted (constants, classes, functions) and each name resolves."""
@@ -132,10 +133,10 @@ class TestSpecPublicNames:
             assert getattr(module, name) is not None
 
     def test_spec_names_are_pinned(self) -> None:
-        """The names other code imports from provider.spec are exactly these."""
-        import provider.spec
+        """The names other code imports from provider.stackconfig are exactly these."""
+        import provider.stackconfig
 
-        assert provider.spec.__all__ == [
+        assert provider.stackconfig.__all__ == [
             "DEFAULT_WAIT_TIMEOUT_S",
             "JOBS_KEY",
             "PLATFORM_KEY",

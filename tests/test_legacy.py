@@ -1,4 +1,4 @@
-"""Unit tests of provider.spec.legacy: AI Platform Training trainingInput -> native job keys."""
+"""Unit tests of provider.stackconfig.legacy: AI Platform trainingInput -> native job keys."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from provider import catalog
+from provider.catalog import machines
 from provider.errors import Issue, SpecError
-from provider.spec import JobSpec, StackSettings, legacy, parse_job
-from provider.spec.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
+from provider.stackconfig import JobSpec, StackSettings, legacy, parse_job
+from provider.stackconfig.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
 
 BASE = "vertex-training:jobs.old"
 TI = f"{BASE}.training_input"
@@ -99,7 +99,7 @@ class TestLegacyMachines:
     def test_valid_on_vertex(self, name: str) -> None:
         """Each row is a machine and accelerator count Vertex AI custom training accepts."""
         row = LEGACY_MACHINES[name]
-        machine = catalog.MACHINE_TYPES[row.machine]
+        machine = machines.MACHINE_TYPES[row.machine]
         assert row.reasoning and row.legacy
         if row.accelerator is not None:
             gpu, count = row.accelerator
@@ -730,7 +730,7 @@ class TestHyperparameters:
 
     def test_tuning_job(self) -> None:
         """parse_job makes a translated hyperparameters job a tuning job."""
-        study = pytest.importorskip("provider.spec.study")
+        study = pytest.importorskip("provider.stackconfig.study")
         spec = parsed({**PROGRAM, "hyperparameters": HYPERPARAMETERS})
         assert isinstance(spec, study.TuningJobSpec)
         body = spec.request_body()

@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from provider import states
-from provider.backends._local_runner import cluster_environment
+from provider.api import states
 from provider.backends.base import JobStatus
 from provider.backends.local import (
     NO_ENGINE,
@@ -36,6 +35,7 @@ from provider.backends.local import (
     preflight,
     read_json,
 )
+from provider.backends.local._runner import cluster_environment
 from provider.errors import PermanentError
 from tests.packages import write_package
 

@@ -14,12 +14,12 @@ from typing import Any
 import pulumi
 import pytest
 
-from provider import states
-from provider.backends._local_runner import _container_argv
-from provider.backends.gpus import LOCAL_CPU, local_gpus
+from provider.api import states
 from provider.backends.local import LocalBackend, preflight
-from provider.config import connection_settings
-from provider.spec import StackSettings, parse_job
+from provider.backends.local._runner import _container_argv
+from provider.backends.local.gpus import LOCAL_CPU, local_gpus
+from provider.program.settings import connection_settings
+from provider.stackconfig import StackSettings, parse_job
 from tests.packages import write_package
 
 LOCAL = StackSettings(stack="local", backend="local")

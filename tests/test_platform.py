@@ -34,9 +34,10 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from provider import packaging, platform_spec
-from provider.platform_spec import resolve_platform
-from provider.training_job import TrainingJobProvider
+from provider import packaging
+from provider.resources.training_job import TrainingJobProvider
+from provider.stackconfig import platform as stack_platform
+from provider.stackconfig.platform import resolve_platform
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = "vertex-training"
@@ -705,7 +706,7 @@ class TestTrainingJobCheckWithUnknowns:
 
 
 class TestPlatformSpec:
-    """provider.platform_spec: the config key's rules, with full keys and fixes."""
+    """provider.stackconfig.platform: the config key's rules, with full keys and fixes."""
 
     def resolve(self, raw: Any, **kw: Any) -> tuple[Any, list[Any]]:
         args = {
@@ -815,4 +816,4 @@ class TestPlatformSpec:
             "d": {"tensorboard": True, "backend": "local"},
             "e": {"image": "x"},
         }
-        assert platform_spec.needs_vertex_api_role(jobs, "vertex") == ["a", "b"]
+        assert stack_platform.needs_vertex_api_role(jobs, "vertex") == ["a", "b"]

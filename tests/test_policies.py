@@ -13,7 +13,6 @@ import yaml
 
 from policy import resources
 from provider.errors import SpecError
-from provider.platform_spec import Platform, resolve_platform
 from provider.review import cost
 from provider.review.policies import (
     POLICIES_KEY,
@@ -25,7 +24,8 @@ from provider.review.policies import (
     evaluate,
     parse_policies,
 )
-from provider.spec import JobSpec, parse_stack
+from provider.stackconfig import JobSpec, parse_stack
+from provider.stackconfig.platform import Platform, resolve_platform
 
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
 GOOD = {

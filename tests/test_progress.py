@@ -15,11 +15,11 @@ import pytest
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
 
-from provider import states
+from provider.api import states
 from provider.backends.base import JobStatus, Trial
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError
-from provider.progress import (
+from provider.resources.progress import (
     LOG_TIMEOUT_S,
     STATUS_REFRESH_S,
     EngineLog,

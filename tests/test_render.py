@@ -190,7 +190,7 @@ class TestRenderBadStack:
     def test_same_text_as_spec_error(self, tmp_path: Path) -> None:
         """Stderr is exactly str() of each Issue that parse_stack raises (what preview shows)."""
         from provider.errors import SpecError
-        from provider.spec import load_stack_file
+        from provider.stackconfig import load_stack_file
 
         path = write_stack(tmp_path, BAD_STACK)
         with pytest.raises(SpecError) as caught:

@@ -1,4 +1,5 @@
-"""Unit tests of provider.spec (parsing, validation, request bodies) and provider.catalog."""
+"""Unit tests of provider.stackconfig (parsing, validation, request bodies) and
+provider.catalog.machines."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from provider import catalog
 from provider.__main__ import render
+from provider.catalog import machines
 from provider.errors import Issue, SpecError
-from provider.spec import (
+from provider.stackconfig import (
     PROVIDER_LABEL_KEYS,
     SECRET_PLACEHOLDER,
     JobSpec,
@@ -983,7 +984,7 @@ EXPECTED_BODIES: dict[str, dict[str, Any]] = {
                     machine_spec={"acceleratorType": "NVIDIA_TESLA_V100", "acceleratorCount": 2},
                 ),
                 {
-                    "containerSpec": {"imageUri": catalog.REDUCTION_SERVER_IMAGE},
+                    "containerSpec": {"imageUri": machines.REDUCTION_SERVER_IMAGE},
                     "diskSpec": {"bootDiskSizeGb": 100, "bootDiskType": "pd-ssd"},
                     "machineSpec": {"machineType": "n1-highcpu-16"},
                     "replicaCount": "2",
@@ -1308,20 +1309,20 @@ class TestParseDuration:
 
 
 class TestCatalog:
-    """provider.catalog: the data the rules come from."""
+    """provider.catalog.machines: the data the rules come from."""
 
     def test_sources_and_date(self) -> None:
         """The module names its sources and the date it was read."""
-        assert catalog.__doc__ is not None
-        assert catalog.CATALOGUE_DATE == "2026-11-21"
-        assert catalog.CATALOGUE_DATE in catalog.__doc__
+        assert machines.__doc__ is not None
+        assert machines.CATALOGUE_DATE == "2026-11-21"
+        assert machines.CATALOGUE_DATE in machines.__doc__
         for source in (
             "Configure compute resources for custom training",
             "Machine types",
             "accelerator_type.proto",
             "Accelerator availability by region",
         ):
-            assert source in catalog.__doc__
+            assert source in machines.__doc__
 
     @pytest.mark.parametrize(
         ("machine", "accelerator", "counts"),
@@ -1345,30 +1346,30 @@ class TestCatalog:
         self, machine: str, accelerator: str, counts: tuple[int, ...]
     ) -> None:
         """Allowed accelerator counts per machine match the published tables."""
-        assert catalog.MACHINE_TYPES[machine].accelerators[accelerator] == counts
+        assert machines.MACHINE_TYPES[machine].accelerators[accelerator] == counts
 
     def test_cpu_families_take_no_accelerators(self) -> None:
         """e2, n2, n2d, c2, c2d and m1 machines are CPU only."""
         for family in ("e2", "n2", "n2d", "c2", "c2d", "m1"):
-            assert catalog.FAMILY_ACCELERATORS[family] == ()
+            assert machines.FAMILY_ACCELERATORS[family] == ()
 
     def test_every_accelerator_has_a_machine(self) -> None:
         """Each catalogued accelerator is taken by at least one machine type."""
-        for accelerator in catalog.ACCELERATOR_TYPES:
-            assert catalog.machines_taking(accelerator), accelerator
+        for accelerator in machines.ACCELERATOR_TYPES:
+            assert machines.machines_taking(accelerator), accelerator
 
     def test_region_table_uses_known_names(self) -> None:
         """The availability table names only training regions and known accelerators."""
-        for region, offered in catalog.TRAINING_ACCELERATORS_BY_REGION.items():
-            assert region in catalog.TRAINING_REGIONS
-            assert offered <= set(catalog.ACCELERATOR_TYPES)
+        for region, offered in machines.TRAINING_ACCELERATORS_BY_REGION.items():
+            assert region in machines.TRAINING_REGIONS
+            assert offered <= set(machines.ACCELERATOR_TYPES)
 
     def test_accelerator_names_match_the_api(self) -> None:
         """Catalogue accelerator names are members of aiplatform_v1.AcceleratorType."""
         types = pytest.importorskip("google.cloud.aiplatform_v1.types.accelerator_type")
         members = set(types.AcceleratorType.__members__)
-        assert set(catalog.ACCELERATOR_TYPES) <= members
-        assert set(catalog.UNAVAILABLE_ACCELERATORS) <= members
+        assert set(machines.ACCELERATOR_TYPES) <= members
+        assert set(machines.UNAVAILABLE_ACCELERATORS) <= members
 
 
 def _reversed_mappings(value: Any) -> Any:

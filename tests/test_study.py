@@ -1,4 +1,5 @@
-"""Unit tests of provider.spec.study: the `study:` block, its rules, the REST tuning job body."""
+"""Unit tests of provider.stackconfig.study: the `study:` block, its rules, the REST tuning
+job body."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import yaml
 
 from provider.__main__ import main as provider_main
 from provider.errors import Issue, SpecError
-from provider.spec import JobSpec, StackSettings, parse_job
-from provider.spec.study import TuningJobSpec, is_tuning_job
+from provider.stackconfig import JobSpec, StackSettings, parse_job
+from provider.stackconfig.study import TuningJobSpec, is_tuning_job
 
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
 EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest"

@@ -14,13 +14,13 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError, PermanentError
-from provider.testing.fake_vertex import FakeVertex
-from provider.training_job import (
+from provider.resources.training_job import (
     IDENTITY_LABEL,
     TrainingJobProvider,
     labelled_request,
 )
-from provider.waiter import JobWaiterProvider, latest_state, wait_for
+from provider.resources.waiter import JobWaiterProvider, latest_state, wait_for
+from provider.testing.fake_vertex import FakeVertex
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
@@ -105,7 +105,7 @@ class TestCheck:
         script = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})
-from provider.training_job import TrainingJobProvider
+from provider.resources.training_job import TrainingJobProvider
 provider = TrainingJobProvider()
 inputs = provider.check({{}}, {props!r}).inputs
 assert not provider.diff("id", inputs, inputs).changes

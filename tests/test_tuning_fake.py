@@ -19,18 +19,18 @@ from google.cloud.aiplatform_v1.types import HyperparameterTuningJob as Hyperpar
 from google.protobuf import json_format
 from pulumi.dynamic.dynamic import serialize_provider
 
-from provider import states
+from provider.api import states
 from provider.backends.vertex import RetryPolicy, VertexBackend
-from provider.spec import StackSettings, parse_job
-from provider.testing import FakeVertex, ManualClock
-from provider.testing.fake_vertex import default_trial_metric
-from provider.training_job import IDENTITY_LABEL, labelled_request
-from provider.tuning_job import (
+from provider.resources.training_job import IDENTITY_LABEL, labelled_request
+from provider.resources.tuning_job import (
     HyperparameterTuningJob,
     HyperparameterTuningJobProvider,
     latest_trials,
 )
-from provider.waiter import JobWaiterProvider, wait_for
+from provider.resources.waiter import JobWaiterProvider, wait_for
+from provider.stackconfig import StackSettings, parse_job
+from provider.testing import FakeVertex, ManualClock
+from provider.testing.fake_vertex import default_trial_metric
 from tests.clients import job_service_client
 
 pytestmark = pytest.mark.timeout(60)
@@ -349,7 +349,7 @@ class TestVertexBackendTuning:
             )
             name = backend.submit(tuning_body()).name
             assert [t.state for t in backend.get(name).trials] == ["ACTIVE", "ACTIVE"]
-            from provider.training_job import stop
+            from provider.resources.training_job import stop
 
             stop(backend, name)
             status = backend.get(name)
@@ -596,7 +596,7 @@ class TestTuningJobProvider:
         script = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})
-from provider.tuning_job import HyperparameterTuningJobProvider
+from provider.resources.tuning_job import HyperparameterTuningJobProvider
 provider = HyperparameterTuningJobProvider()
 result = provider.check({{}}, {props!r})
 assert not result.failures, [f.reason for f in result.failures]

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from provider import states
-from provider.backends._local_images import HYPERTUNE, image_requirements
-from provider.backends._local_study import read_measurement, trial_body
+from provider.api import states
+from provider.api.sampling import Suggester, trial_args
 from provider.backends.base import JobStatus
 from provider.backends.local import LocalBackend, ProcessRef, job_name, preflight
-from provider.sampling import Suggester, trial_args
-from provider.spec import StackSettings, parse_job
+from provider.backends.local._images import HYPERTUNE, image_requirements
+from provider.backends.local._study import read_measurement, trial_body
+from provider.stackconfig import StackSettings, parse_job
 from tests.packages import write_package
 
 pytestmark = pytest.mark.timeout(120)

@@ -13,7 +13,7 @@ import dill
 import grpc
 import pytest
 
-from provider import states
+from provider.api import states
 from provider.backends.base import JobStatus
 from provider.backends.vertex import RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError

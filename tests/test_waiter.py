@@ -8,11 +8,17 @@ from typing import Any
 
 import pytest
 
-from provider import states
+from provider.api import states
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError
+from provider.resources.waiter import (
+    POLL_FRACTION,
+    POLL_MAX_S,
+    POLL_MIN_S,
+    poll_interval_s,
+    wait_for,
+)
 from provider.testing import FakeVertex, ManualClock
-from provider.waiter import POLL_FRACTION, POLL_MAX_S, POLL_MIN_S, poll_interval_s, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 

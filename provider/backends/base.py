@@ -46,7 +46,7 @@ def job_spec_key(body: Any) -> str:
 def canonical_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The body with its study's parameters, and the conditional parameters of each, in
     parameter ID order (a stable sort: a child ID reused under other parent values keeps
-    its place). ``provider.spec.study`` builds requests in that order; requests recorded by
+    its place). ``provider.stackconfig.study`` builds requests in that order; requests recorded by
     releases that kept the stack config's order compare equal to today's in this form."""
 
     def ordered(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,7 +126,7 @@ class JobStatus:
     #: Vertex resource name (projects/P/locations/L/customJobs/ID or
     #: .../hyperparameterTuningJobs/ID) or the local job's name.
     name: str
-    #: One of provider.states (QUEUED ... PARTIALLY_SUCCEEDED).
+    #: One of provider.api.states (QUEUED ... PARTIALLY_SUCCEEDED).
     state: str
     display_name: str = ""
     #: The job's error message when it failed or was cancelled, else "".

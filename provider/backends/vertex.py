@@ -32,7 +32,7 @@ always safe to retry non-idempotent operations" (a connection lost after the req
 sent): after any of the four (``UNCERTAIN_CODES``) the job may or may not exist. So
 ``submit`` retries only RESOURCE_EXHAUSTED (a quota refusal: nothing was done), and
 raises ``UncertainError`` (naming the code) at once for the other four. The caller
-(``provider.training_job``) retries those itself, bounded, looking the job's identity
+(``provider.resources.training_job``) retries those itself, bounded, looking the job's identity
 label up before every attempt, so that a job an earlier attempt created is adopted and
 never submitted twice.
 """

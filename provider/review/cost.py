@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from provider.review.prices import DEFAULT_STRATEGY, TABLE, Kind, PriceTable
-from provider.spec import JobSpec, WorkerPool
-from provider.spec.study import TuningJobSpec
+from provider.stackconfig import JobSpec, WorkerPool
+from provider.stackconfig.study import TuningJobSpec
 
 #: Vertex AI's ``Scheduling.timeout`` when a job sets none: 7 days.
 VERTEX_DEFAULT_TIMEOUT_S = 7 * 24 * 3600

@@ -120,15 +120,15 @@ def read_stack(
     stack_file: Path, project_dir: Path, today: datetime.date | None = None
 ) -> StackJobs:
     """Each job of the stack file, parsed on its own (one invalid job leaves the others)."""
-    from provider import packaging, spec
+    from provider import packaging, stackconfig
     from provider.review import policies
 
-    stack, config = spec.read_stack_file(stack_file)
+    stack, config = stackconfig.read_stack_file(stack_file)
     result = StackJobs(stack=stack)
-    raw_jobs = config.get(spec.JOBS_KEY) or {}
+    raw_jobs = config.get(stackconfig.JOBS_KEY) or {}
     if not isinstance(raw_jobs, Mapping):
         result.stack_issues.append(
-            Issue(spec.JOBS_KEY, raw_jobs, "must be a mapping of job name: job settings")
+            Issue(stackconfig.JOBS_KEY, raw_jobs, "must be a mapping of job name: job settings")
         )
         return result
     result.raw = {str(name): job for name, job in raw_jobs.items()}
@@ -142,14 +142,16 @@ def read_stack(
         return result
     package_issues: dict[str, list[Issue]] = {}
     for issue in packages.issues:
-        name = issue.key.removeprefix(f"{spec.JOBS_KEY}.").split(".")[0]
+        name = issue.key.removeprefix(f"{stackconfig.JOBS_KEY}.").split(".")[0]
         package_issues.setdefault(name, []).append(issue)
     for name, job_config in packages.configs.items():
         if name in package_issues:
             result.issues[name] = package_issues[name]
             continue
         try:
-            result.jobs[name] = spec.parse_job(name, job_config, result.settings, today=today)
+            result.jobs[name] = stackconfig.parse_job(
+                name, job_config, result.settings, today=today
+            )
         except SpecError as exc:
             result.issues[name] = list(exc.issues)
     return result

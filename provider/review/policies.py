@@ -16,10 +16,10 @@ stack says otherwise::
       no_primitive_roles: {enforcement: mandatory}
       no_public_buckets: {enforcement: mandatory}
 
-``evaluate`` judges validated jobs (``provider.spec.JobSpec``), their cost estimates
+``evaluate`` judges validated jobs (``provider.stackconfig.JobSpec``), their cost estimates
 (``provider.review.cost``) and the platform's IAM grants and buckets. ``plan`` derives the
 grants and buckets from the resolved platform (``platform_grants``, ``platform_buckets``,
-what ``provider.platform`` creates); the pack hands over the ones the engine registers.
+what ``provider.program.platform`` creates); the pack hands over the ones the engine registers.
 A job on the local backend costs nothing on Google Cloud: it is exempt from the region,
 SPOT and cost rules. Pure: no Pulumi, no Google clients (docs/policies.md).
 """
@@ -32,15 +32,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from provider import catalog, platform_spec
+from provider.catalog import machines
 from provider.errors import Issue, SpecError
-from provider.spec._constants import JOBS_KEY, MAX_LABEL_CHARS, POLICIES_KEY
-from provider.spec._issues import _did_you_mean, _invalid, _issues_from, _one_of
+from provider.stackconfig import platform as stack_platform
+from provider.stackconfig._constants import JOBS_KEY, MAX_LABEL_CHARS, POLICIES_KEY
+from provider.stackconfig._issues import _did_you_mean, _invalid, _issues_from, _one_of
 
 if TYPE_CHECKING:
-    from provider.platform_spec import Platform
     from provider.review.cost import Estimate
-    from provider.spec import JobSpec
+    from provider.stackconfig import JobSpec
+    from provider.stackconfig.platform import Platform
 
 __all__ = [
     "ADVISORY",
@@ -66,7 +67,7 @@ ENFORCEMENTS = (ADVISORY, MANDATORY)
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 #: The only public access prevention that keeps a bucket private whatever its IAM says.
 PREVENTION_ENFORCED = "enforced"
-#: The bucket setting of provider.platform's staging bucket.
+#: The bucket setting of provider.program.platform's staging bucket.
 PLATFORM_PREVENTION = PREVENTION_ENFORCED
 
 #: Where a value's shape is documented: _issues_from points at the jobs' reference.
@@ -142,8 +143,8 @@ class AllowedRegions(_Rule):
     def _training_regions(cls, value: list[str]) -> list[str]:
         problems = []
         for index, region in enumerate(value):
-            if region not in catalog.TRAINING_REGIONS:
-                hint = _did_you_mean(region, catalog.TRAINING_REGIONS)
+            if region not in machines.TRAINING_REGIONS:
+                hint = _did_you_mean(region, machines.TRAINING_REGIONS)
                 problems.append(
                     (
                         (index,),
@@ -279,26 +280,26 @@ def parse_policies(raw: Any) -> PoliciesConfig:
 
 
 def platform_grants(platform: Platform | None, jobs: Mapping[str, JobSpec]) -> list[Grant]:
-    """The IAM grants ``provider.platform`` makes for this platform (none unless it creates
+    """The IAM grants ``provider.program.platform`` makes for this platform (none unless it creates
     one): the jobs' account on the bucket, the repository and the project, and the
     deployers' right to act as that account."""
     if platform is None or not platform.create:
         return []
     account = f"serviceAccount:{platform.service_account}"
     grants = [
-        Grant(account, role, f"bucket {platform.bucket}") for role in platform_spec.BUCKET_ROLES
+        Grant(account, role, f"bucket {platform.bucket}") for role in stack_platform.BUCKET_ROLES
     ]
     grants += [
         Grant(account, role, f"repository {platform.repository_id}")
-        for role in platform_spec.REPOSITORY_ROLES
+        for role in stack_platform.REPOSITORY_ROLES
     ]
-    roles = [*platform_spec.PROJECT_ROLES]
+    roles = [*stack_platform.PROJECT_ROLES]
     if any(_calls_vertex_api(job, platform) for job in jobs.values()):
-        roles.append(platform_spec.VERTEX_API_ROLE)
+        roles.append(stack_platform.VERTEX_API_ROLE)
     grants += [Grant(account, role, f"project {platform.project}") for role in roles]
     deployers = platform.deployers or ("the identity that runs pulumi up",)
     grants += [
-        Grant(member, platform_spec.DEPLOYER_ROLE, f"service account {platform.service_account}")
+        Grant(member, stack_platform.DEPLOYER_ROLE, f"service account {platform.service_account}")
         for member in deployers
     ]
     return grants
@@ -510,7 +511,7 @@ def _change_cost(
 
 
 def _primitive_roles(rule: _Rule, grants: Sequence[Grant]) -> list[RuleResult]:
-    bad = [g for g in grants if g.role in platform_spec.PRIMITIVE_ROLES]
+    bad = [g for g in grants if g.role in stack_platform.PRIMITIVE_ROLES]
     if not bad:
         roles = sorted({g.role for g in grants})
         granted = _one_of(roles, "and") if roles else "no role"
@@ -566,7 +567,7 @@ def _public_buckets(rule: _Rule, buckets: Sequence[BucketAccess]) -> list[RuleRe
                 result(
                     True,
                     f"bucket {bucket.name} is managed outside this stack "
-                    f"({platform_spec.PLATFORM_KEY}.existing.bucket); its access is not "
+                    f"({stack_platform.PLATFORM_KEY}.existing.bucket); its access is not "
                     "checked here",
                 )
             )
@@ -580,7 +581,7 @@ def _public_buckets(rule: _Rule, buckets: Sequence[BucketAccess]) -> list[RuleRe
 
 def _calls_vertex_api(job: JobSpec, platform: Platform) -> bool:
     """A vertex job running as the platform's account that writes to a TensorBoard or to
-    Experiments (``platform_spec.needs_vertex_api_role``, on a resolved job)."""
+    Experiments (``stack_platform.needs_vertex_api_role``, on a resolved job)."""
     return (
         job.backend == "vertex"
         and job.service_account == platform.service_account

@@ -1,6 +1,6 @@
 """What Vertex AI custom training costs: node-hour prices, by region and scheduling strategy.
 
-This module is data, like ``provider.catalog``: ``provider.review.cost`` looks prices up
+This module is data, like ``provider.catalog.machines``: ``provider.review.cost`` looks prices up
 here and decides nothing else. A price that is not here is *unknown* to the estimate (shown
 with its reason, never as zero): no row is guessed, derived from another region, or copied
 from Compute Engine's own (lower) prices.

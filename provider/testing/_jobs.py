@@ -26,7 +26,7 @@ from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
-from provider import states
+from provider.api import states
 from provider.testing._clock import timestamp
 from provider.testing._faults import RpcError
 from provider.testing._filters import parse_filter, parse_page_size, parse_page_token

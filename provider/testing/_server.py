@@ -28,7 +28,7 @@ from google.cloud.aiplatform_v1.types import job_service
 from google.longrunning import operations_pb2
 from google.protobuf.message import Message
 
-from provider import states
+from provider.api import states
 from provider.testing._faults import Faults, RpcError
 from provider.testing._jobs import (
     CUSTOM,

@@ -3,13 +3,13 @@ and the HyperparameterTuningJob methods of JobService that differ from a CustomJ
 (create and get; list, cancel and delete are ``_jobs``').
 
 A hyperparameter tuning job runs trials, planned when it is created: the parameters come
-from ``provider.sampling`` (grid enumeration for GRID_SEARCH, seeded random search
+from ``provider.api.sampling`` (grid enumeration for GRID_SEARCH, seeded random search
 otherwise) over the StudySpec it was sent; at most ``parallel_trial_count`` trials run at
 once, each for ``trial_s`` seconds, and a trial starts as soon as one ends, until
 ``max_trial_count`` trials have run (or the grid is exhausted). Each finished trial's
 final measurement comes from a deterministic function of its parameters,
 ``default_trial_metric``: with u_p the position of parameter p's value in its feasible
-space (0 to 1, on its scale; see ``provider.sampling.unit_position``),
+space (0 to 1, on its scale; see ``provider.api.sampling.unit_position``),
 
     score = 1 - mean over the trial's parameters of (u_p - 0.7)**2
 
@@ -35,8 +35,8 @@ from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2
 
-from provider import states
-from provider.sampling import Suggester, unit_position
+from provider.api import states
+from provider.api.sampling import Suggester, unit_position
 from provider.testing._clock import timestamp
 from provider.testing._jobs import TUNING, JobRecord, JobScript, JobStore, Kind, parse_location
 from provider.testing._validation import validate_tuning_job

@@ -1,0 +1,86 @@
+"""The stack config's keys, the values some of them take, and the API's limits and formats."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from provider.stackconfig import platform as stack_platform
+
+#: The job key that makes a job a hyperparameter tuning job (provider.study).
+STUDY_KEY = "study"
+#: The Pulumi project name: the namespace of this project's config keys.
+CONFIG_NAMESPACE = "vertex-training"
+JOBS_KEY = f"{CONFIG_NAMESPACE}:jobs"
+BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
+API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
+PLATFORM_KEY = stack_platform.PLATFORM_KEY
+#: The team's review rules (provider.review.policies); the spec accepts the key, never reads it.
+POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
+GCP_PROJECT_KEY = "gcp:project"
+GCP_REGION_KEY = "gcp:region"
+#: This project's own stack config keys (without the namespace).
+STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "localAccelerators", "platform", "policies")
+
+BACKENDS = ("vertex", "local")
+WAIT_UNTIL = ("submitted", "running", "succeeded")
+STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
+FLEX_START = "FLEX_START"
+
+SECONDS_PER_MINUTE = 60
+SECONDS_PER_HOUR = 3600
+SECONDS_PER_DAY = 86_400
+DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
+
+#: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
+SECRET_PLACEHOLDER = "[secret]"
+#: The label that carries a job's `rerun` value: changing it submits the job again.
+RERUN_LABEL = "vertex_training_rerun"
+#: Label keys the provider sets on jobs; users may not set them.
+PROVIDER_LABEL_KEYS = ("pulumi_resource", "pulumi_stack", "vertex_training_key", RERUN_LABEL)
+MAX_LABELS = 64
+MAX_LABEL_CHARS = 63
+RESERVED_LABEL_PREFIX = "goog"
+MAX_DISPLAY_NAME_CHARS = 128
+MAX_ENV_VARS = 100
+MAX_PACKAGE_URIS = 100
+MAX_JOB_NAME_CHARS = 63
+#: Region (and project) recorded for local-backend jobs whose stack names none.
+LOCAL_DEFAULT_REGION = "us-central1"
+LOCAL_DEFAULT_PROJECT = "local"
+GCS_PREFIX = "gs://"
+
+#: Worker pool roles by position in ``workerPoolSpecs``.
+Role = Literal["primary", "workers", "parameter_servers", "reduction_server", "evaluators"]
+POOL_POSITIONS: Mapping[str, int] = {
+    "primary": 0,
+    "workers": 1,
+    "parameter_servers": 2,
+    "reduction_server": 2,
+    "evaluators": 3,
+}
+
+_JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_DURATION_RE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PYTHON_MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_TOPOLOGY_RE = re.compile(r"\d+x\d+(x\d+)?")
+_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_NETWORK_RE = re.compile(r"projects/[^/\s]+/global/networks/[^/\s]+")
+_TENSORBOARD_RE = re.compile(r"projects/[^/\s]+/locations/[^/\s]+/tensorboards/[^/\s]+")
+_KMS_KEY_RE = re.compile(
+    r"projects/[^/\s]+/locations/(?P<location>[^/\s]+)/keyRings/[^/\s]+/cryptoKeys/[^/\s]+"
+)
+_CONTEXT_RE = re.compile(
+    r"projects/[^/\s]+/locations/[^/\s]+/metadataStores/[^/\s]+/contexts/[^/\s]+"
+)
+#: Job resource names: ``projects/P/locations/L/<collection>/ID``.
+_JOB_RESOURCE_RE = re.compile(
+    r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[^/\s]+)/(?P<collection>\w+)/(?P<id>\d+)"
+)
+#: The resource collection of each kind of job, as in its resource name.
+CUSTOM_JOBS = "customJobs"
+TUNING_JOBS = "hyperparameterTuningJobs"
+#: PersistentResource IDs (persistent_resource_service.proto).
+_PERSISTENT_RESOURCE_ID_RE = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")

@@ -1,0 +1,52 @@
+"""Reading ``stacks/Pulumi.<stack>.yaml``: the stack name from the file name, the raw keys
+from its ``config:``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from provider.errors import Issue, SpecError
+from provider.stackconfig._job import JobSpec, StackSettings
+from provider.stackconfig._parse import parse_stack
+
+_STACK_FILE_RE = re.compile(r"Pulumi\.(?P<stack>[^/]+)\.ya?ml")
+
+
+def load_stack_file(path: str | PathLike[str]) -> tuple[StackSettings, dict[str, JobSpec]]:
+    """Read and validate ``stacks/Pulumi.<stack>.yaml`` (the stack name from the file name).
+
+    Secrets in the file (``{secure: ...}``) stay encrypted; in env values they become
+    ``SecretValue`` placeholders.
+    """
+    stack, config = read_stack_file(path)
+    return parse_stack(config, stack)
+
+
+def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """The stack name and raw config keys of ``stacks/Pulumi.<stack>.yaml`` (unvalidated)."""
+    import yaml  # only this entry point reads YAML
+
+    file = Path(path)
+    match = _STACK_FILE_RE.fullmatch(file.name)
+    if match is None:
+        raise SpecError([Issue(str(file), file.name, "stack files are named Pulumi.<stack>.yaml")])
+    try:
+        document = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        raise SpecError(
+            [Issue(str(file), None, f"is not valid YAML{where}: {problem}; fix the syntax")]
+        ) from None
+    if not isinstance(document, Mapping):
+        raise SpecError([Issue(str(file), document, "must be a mapping with a config: key")])
+    config = document.get("config") or {}
+    if not isinstance(config, Mapping):
+        raise SpecError([Issue(f"{file}: config", config, "must be a mapping of key: value")])
+    return match["stack"], dict(config)
