@@ -292,6 +292,25 @@ class TestLocalPaths:
         env = json.loads((tmp_path / "workerpool0-0.json").read_text())["env"]
         assert env["AIP_MODEL_DIR"] == f"{local.output_directory(status.name)}/model/"
 
+    @pytest.mark.timeout(60)
+    @pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="reads /proc/<pid>/cwd")
+    def test_supervisor_runs_in_base_dir(
+        self, backend: LocalBackend, probe_package: Path, tmp_path: Path
+    ) -> None:
+        """The supervisor works in base_dir, a directory outside the checkout, and runs the job."""
+        project = tmp_path / "project"
+        project.mkdir()
+        local = LocalBackend(backend.root, base_dir=project)
+        submitted = local.submit(
+            package_job(probe_package, "probe.sleep", env={"PROBE_OUT": str(tmp_path)})
+        )
+        supervisor = job_pids(local, submitted, wait_for_file(tmp_path / "pids.json"))[0]
+        try:
+            assert Path(os.readlink(f"/proc/{supervisor}/cwd")) == project.resolve()
+            assert wait_for(local, submitted.name, (states.RUNNING,)).state == states.RUNNING
+        finally:
+            local.cancel(submitted.name)
+
     def test_preflight_names_stack_config_keys(self, tmp_path: Path) -> None:
         """preflight reports remote or missing packages and remote outputs by config key."""
         body = package_job("gs://bucket/trainer.tar.gz", "trainer.task", output=Path("x"))

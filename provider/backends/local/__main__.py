@@ -1,8 +1,8 @@
 """The process ``LocalBackend.submit`` starts for each local job, in its own session:
 ``python -m provider.backends.local <job dir>``.
 
-It runs the job's supervisor to the job's end: ``_local_study.StudySupervisor`` for a
-HyperparameterTuningJob, ``_local_runner.Supervisor`` for a CustomJob. It depends on both;
+It runs the job's supervisor to the job's end: ``_study.StudySupervisor`` for a
+HyperparameterTuningJob, ``_runner.Supervisor`` for a CustomJob. It depends on both;
 neither depends on it.
 """
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from provider.backends.base import is_tuning_body
-from provider.backends.local._backend import JobRecord
+from provider.backends.local._record import JobRecord
 from provider.backends.local._runner import supervise
 from provider.backends.local._study import StudySupervisor
 

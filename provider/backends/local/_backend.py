@@ -1,67 +1,31 @@
 """The ``local`` backend: run a Vertex AI CustomJob or HyperparameterTuningJob on this machine.
 
 ``LocalBackend.submit`` takes the same CustomJob REST body the ``vertex`` backend sends,
-writes a job record under ``root``, and starts a detached supervisor
-(``python -m provider.backends.local <job dir>``) in its own session. The
+writes a job record under ``root`` (``_record``, which draws the files), and starts a
+detached supervisor (``python -m provider.backends.local <job dir>``) in its own session,
+in the project directory ``base_dir``. The
 supervisor installs the job's Python packages into a cached virtualenv (or uses docker or
 podman for container pools), starts one process per replica with the environment Vertex
 gives a job, and records the job's state; it outlives the ``pulumi`` run that submitted it.
 Every other call (get, cancel, delete, find_by_label) works from the files alone, so any
 process, thread or later ``pulumi`` run sees the same jobs. ``preflight`` and
 ``container_engine`` let the provider refuse, at preview, a job that cannot run here.
-
-On-disk layout::
-
-    root/
-      _venvs/<hash>/          cached job virtualenvs, one per set of package contents,
-                              image requirements and interpreter
-      _venvs/<hash>.lock      held while that virtualenv is built
-      _wheels/                the wheels of jobs' dependencies, shared (offline installs)
-      <job-id>/
-        job.json              the request body (package and output paths made absolute) + name
-        state.json            state, error, createTime, startTime, endTime
-        state.lock            serializes state transitions (fcntl.flock)
-        supervisor.json       pid and kernel start time of the supervisor
-        replicas.json         pid and kernel start time of each replica process
-        cancel                present once a cancel was requested
-        hypertune/            cloudml-hypertune metric files, one per replica
-        logs/supervisor.log   the supervisor and package installation output
-        logs/workerpool<P>-<I>.log   stdout and stderr of replica I of pool P
-      outputs/<job-id>/       default base output directory (model/, checkpoints/, logs/),
-                              kept when the job's record is deleted
-
-A hyperparameter tuning job (a body with a ``studySpec``) has the same record, named
-``local/hyperparameterTuningJobs/<id>``; its supervisor runs a real study
-(``provider.backends.local._study``) and adds::
-
-      <job-id>/
-        trials.json           every trial: id, state, parameters, metrics, times, reason
-        trials/<trial-id>/    each trial's own job record (job.json, state.json, logs/,
-                              hypertune/, replicas.json), run as a local custom job
-      outputs/<job-id>/<trial-id>/   each trial's base output directory (unless named)
-
-Every JSON file is written atomically (temporary file, then ``os.replace``); a state that
-is terminal never changes again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import fcntl
+import importlib.util
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
+import site
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -74,36 +38,30 @@ from provider.backends.base import (
     job_spec_key,
     job_spec_of,
 )
+from provider.backends.local._containers import container_engine
 from provider.backends.local._images import UNMAPPED_IMAGE, image_requirements
+from provider.backends.local._record import (
+    CANCEL_GRACE_S,
+    TUNING_NAME_PREFIX,
+    JobRecord,
+    ProcessRef,
+    job_name,
+    now_rfc3339,
+    parse_job_name,
+    process_group_members,
+    read_json,
+    tail,
+    wait_until,
+    write_json_atomic,
+)
 from provider.backends.local.gpus import LOCAL_GPU, gpu_problems
 from provider.errors import BackendError, Issue, PermanentError
 
-#: Container engines tried in order; the first whose daemon answers runs container jobs.
-CONTAINER_ENGINES = ("docker", "podman")
-#: Every container a local job starts is named ``<prefix><job id>-<replica>``.
-CONTAINER_PREFIX = "vertex-training-"
-#: How long ``<engine> info`` may take before the engine counts as absent.
-ENGINE_PROBE_TIMEOUT_S = 5.0
-#: How long the supervisor lets replicas stop after SIGTERM before it sends SIGKILL.
-CANCEL_GRACE_S = 10.0
 #: How long ``cancel`` waits for the supervisor to record CANCELLED and exit, before
 #: killing the job's process groups itself.
 CANCEL_WAIT_S = CANCEL_GRACE_S + 5.0
 #: How long ``delete`` waits for a stopped job's supervisor to exit before killing it.
 DELETE_WAIT_S = 10.0
-#: How long ``stop_processes`` waits for SIGKILLed processes to be gone.
-KILL_WAIT_S = 2.0
-#: Interval between two looks at a job's files while waiting for it.
-WAIT_POLL_S = 0.05
-#: How many lines of a failing replica's log go into the job's error message.
-LOG_TAIL_LINES = 20
-#: How far from the end of a log ``tail`` reads to find those lines.
-TAIL_WINDOW_BYTES = 64 * 1024
-
-#: Every local custom job's resource name starts with this; a tuning job's with the other.
-NAME_PREFIX = "local/customJobs/"
-TUNING_NAME_PREFIX = "local/hyperparameterTuningJobs/"
-_NAME_PATTERN = re.compile(r"^local/(?:customJobs|hyperparameterTuningJobs)/(\d+)$")
 _PRIMARY_REPLICA = "workerpool0-0"
 #: Stack config key of each worker pool position (docs/config-shape.md), for issue keys.
 POOL_CONFIG_KEYS = {0: "", 1: "workers.", 2: "parameter_servers.", 3: "evaluators."}
@@ -121,84 +79,8 @@ EMPTY_PACKAGES = "give at least one package directory, wheel or sdist"
 REMOTE_OUTPUT = (
     "the local backend writes outputs on this machine: give a local directory or a file:// URI"
 )
-_REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-def job_name(job_id: str, *, tuning: bool = False) -> str:
-    """The resource name of a local job: ``local/customJobs/<id>``, or
-    ``local/hyperparameterTuningJobs/<id>`` for a tuning job."""
-    return f"{TUNING_NAME_PREFIX if tuning else NAME_PREFIX}{job_id}"
-
-
-def parse_job_name(name: str) -> str:
-    """The job ID in a local job's resource name; PermanentError for any other name."""
-    match = _NAME_PATTERN.match(name)
-    if match is None:
-        raise PermanentError(
-            f"{name!r} is not a local job name (expected {NAME_PREFIX}<digits> or "
-            f"{TUNING_NAME_PREFIX}<digits>)"
-        )
-    return match.group(1)
-
-
-def replica_name(pool: int, index: int) -> str:
-    """A replica's name as Vertex uses it in web access URIs and log names."""
-    return f"workerpool{pool}-{index}"
-
-
-def container_engine() -> str | None:
-    """The container engine (``docker`` or ``podman``) whose daemon answers, or None.
-
-    Having the CLI is not enough: ``<engine> info`` must succeed within
-    ENGINE_PROBE_TIMEOUT_S. The provider's preview check calls this to refuse container
-    jobs on a machine that cannot run them.
-    """
-    for engine in CONTAINER_ENGINES:
-        if shutil.which(engine) is None:
-            continue
-        try:
-            probe = subprocess.run(
-                [engine, "info"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=ENGINE_PROBE_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if probe.returncode == 0:
-            return engine
-    return None
-
-
-def container_name(job_id: str, replica: str) -> str:
-    """The name of a replica's container: removable by name whoever started it."""
-    return f"{CONTAINER_PREFIX}{job_id}-{replica}"
-
-
-def remove_containers(names: list[str], engines: tuple[str, ...] = CONTAINER_ENGINES) -> None:
-    """Stop and remove these containers at once, under every engine that has them.
-
-    ``rm --force`` kills the container: docker sends SIGKILL at once; podman first waits
-    its stop timeout (10 s by default) unless told ``--time 0``. A container's main
-    process is PID 1, which ignores SIGTERM unless it handles it, so a stopped job would
-    otherwise keep its containers for that long, or for good when its supervisor is
-    killed meanwhile.
-    """
-    for engine in engines:
-        if not names or shutil.which(engine) is None:
-            continue
-        argv = [engine, "rm", "--force", *(["--time", "0"] if engine == "podman" else []), *names]
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=ENGINE_PROBE_TIMEOUT_S,
-                check=False,
-            )
+#: The package the supervisor runs (``python -m provider.backends.local``).
+_SUPERVISOR_PACKAGE = "provider"
 
 
 def local_path(uri: str, base_dir: Path) -> Path | None:
@@ -227,7 +109,7 @@ def preflight(
     exist, that a container engine answers when a pool runs a container, and that this
     machine has the GPUs the job asks for (or, with ``accelerators`` ``cpu``, none at
     all), and that each executor image is one whose framework the job's virtualenv gets
-    (``_local_images``). Each issue's key is ``<key_prefix>.<stack config key>``, e.g.
+    (``_images``). Each issue's key is ``<key_prefix>.<stack config key>``, e.g.
     ``vertex-training:jobs.mnist.workers.python_package.package_uris``.
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
@@ -246,241 +128,12 @@ def preflight(
 
 def _image_problems(body: dict[str, Any]) -> list[tuple[str, object, str]]:
     """Each executor image (once, at the first pool naming it) that maps to no framework."""
-    images = {}
+    images: dict[str, str] = {}
     for position, pool in enumerate(job_spec_of(body).get("workerPoolSpecs") or []):
         image = ((pool or {}).get("pythonPackageSpec") or {}).get("executorImageUri")
         if image and image_requirements(image) is None:
             images.setdefault(image, f"{POOL_CONFIG_KEYS[position]}python_package.executor_image")
     return [(key, image, UNMAPPED_IMAGE) for image, key in images.items()]
-
-
-def now_rfc3339() -> str:
-    """The current UTC time in RFC 3339 form, as Vertex timestamps are written."""
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` so that readers see the old file or the new one, never a mix."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def read_json(path: Path) -> Any:
-    """Read a JSON file; FileNotFoundError when it is not there."""
-    with path.open(encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last ``lines`` lines of a text file, or "" when it does not exist."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - TAIL_WINDOW_BYTES))
-            text = handle.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
-    return "\n".join(text.rstrip("\n").splitlines()[-lines:])
-
-
-@dataclass(frozen=True)
-class ProcessRef:
-    """A process that leads its own process group, identified beyond its pid.
-
-    ``start`` is the kernel's start time of the process (Linux ``/proc/<pid>/stat``), so
-    that a pid reused after a reboot is not mistaken for the job's process. Where /proc
-    does not exist, ``start`` is None and only the pid is checked.
-    """
-
-    pid: int
-    start: str | None
-
-    @classmethod
-    def of(cls, pid: int) -> ProcessRef:
-        """Reference a running process by pid."""
-        return cls(pid, _kernel_start_time(pid))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ProcessRef:
-        return cls(int(data["pid"]), data.get("start"))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"pid": self.pid, "start": self.start}
-
-    def alive(self) -> bool:
-        """Whether this very process still runs (a zombie does not count)."""
-        if Path("/proc").is_dir():
-            return self.start is not None and _kernel_start_time(self.pid) == self.start
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-    def signal_group(self, signum: int) -> None:
-        """Send ``signum`` to the process's whole group, if the process still runs."""
-        if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pid, signum)
-
-
-def _kernel_start_time(pid: int) -> str | None:
-    """The start time of a live process from /proc, or None (gone, zombie, no /proc)."""
-    fields = _proc_stat(str(pid))
-    return fields[19] if fields is not None else None
-
-
-def _proc_stat(pid: str) -> list[str] | None:
-    """Fields 3 onwards of /proc/<pid>/stat (state, ppid, pgrp, ...); None if gone or zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()
-    return None if fields[0] in ("Z", "X") else fields
-
-
-class JobRecord:
-    """The files of one local job, under ``root/<job-id>/``."""
-
-    def __init__(self, root: Path, job_id: str, venv_root: Path | None = None) -> None:
-        """``venv_root``: where the job's virtualenvs are cached (default ``root/_venvs``;
-        a tuning job's trials share their job's)."""
-        self.root = root
-        self.job_id = job_id
-        self._venv_root = venv_root
-        self.path = root / job_id
-        self.job_file = self.path / "job.json"
-        self.state_file = self.path / "state.json"
-        self.lock_file = self.path / "state.lock"
-        self.supervisor_file = self.path / "supervisor.json"
-        self.replicas_file = self.path / "replicas.json"
-        self.cancel_file = self.path / "cancel"
-        self.logs_dir = self.path / "logs"
-        self.hypertune_dir = self.path / "hypertune"
-        self.supervisor_log = self.logs_dir / "supervisor.log"
-        self.trials_file = self.path / "trials.json"
-        self.trials_dir = self.path / "trials"
-        # Outside the record, so that deleting a job (a replacement, `pulumi destroy`)
-        # never deletes the model it trained.
-        self.default_output_dir = root / "outputs" / job_id
-
-    @property
-    def name(self) -> str:
-        return job_name(self.job_id)
-
-    @property
-    def venv_root(self) -> Path:
-        """Where cached job virtualenvs live (shared by all jobs under the same root)."""
-        return self._venv_root or self.root / "_venvs"
-
-    def trial_record(self, trial_id: str) -> JobRecord:
-        """The record of one trial of this (tuning) job."""
-        return JobRecord(self.trials_dir, trial_id, venv_root=self.venv_root)
-
-    def trial_records(self) -> list[JobRecord]:
-        """The records of this job's trials (none for a custom job)."""
-        if not self.trials_dir.is_dir():
-            return []
-        return [self.trial_record(p.name) for p in sorted(self.trials_dir.iterdir()) if p.is_dir()]
-
-    def read_trials(self) -> list[dict[str, Any]]:
-        """A tuning job's trials as its supervisor last recorded them ([] before any)."""
-        try:
-            return list(read_json(self.trials_file))
-        except FileNotFoundError:
-            return []
-
-    def process_refs(self) -> list[ProcessRef]:
-        """The supervisor, the replicas, and the replicas of every trial."""
-        refs = [ref for ref in (self.supervisor(), *self.replicas().values()) if ref]
-        for trial in self.trial_records():
-            refs += trial.process_refs()
-        return refs
-
-    def log_path(self, replica: str) -> Path:
-        return self.logs_dir / f"{replica}.log"
-
-    def read_job(self) -> dict[str, Any]:
-        return dict(read_json(self.job_file))
-
-    def read_state(self) -> dict[str, Any]:
-        return dict(read_json(self.state_file))
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the job's state lock (across threads and processes)."""
-        with self.lock_file.open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def update_state(self, state: str, error: str = "") -> dict[str, Any]:
-        """Move the job to ``state`` unless it already ended; return the state recorded.
-
-        RUNNING sets startTime the first time; a terminal state sets endTime.
-        """
-        with self.locked():
-            current = self.read_state()
-            if current["state"] in states.TERMINAL_STATES:
-                return current
-            current["state"] = state
-            current["error"] = error
-            if state == states.RUNNING and not current.get("startTime"):
-                current["startTime"] = now_rfc3339()
-            if state in states.TERMINAL_STATES:
-                current["endTime"] = now_rfc3339()
-            write_json_atomic(self.state_file, current)
-            return current
-
-    def supervisor(self) -> ProcessRef | None:
-        try:
-            return ProcessRef.from_json(read_json(self.supervisor_file))
-        except FileNotFoundError:
-            return None
-
-    def replicas(self) -> dict[str, ProcessRef]:
-        try:
-            data = read_json(self.replicas_file)
-        except FileNotFoundError:
-            return {}
-        return {name: ProcessRef.from_json(ref) for name, ref in data.items()}
-
-    def write_replicas(self, refs: dict[str, ProcessRef]) -> None:
-        write_json_atomic(self.replicas_file, {n: r.to_json() for n, r in refs.items()})
-
-    def cancel_requested(self) -> bool:
-        return self.cancel_file.exists()
-
-    def request_cancel(self) -> None:
-        write_json_atomic(self.cancel_file, {"requestedAt": now_rfc3339()})
-
-    def stop_processes(self) -> None:
-        """SIGKILL the supervisor's and every recorded replica's (a trial's too) process
-        group, and wait (at most KILL_WAIT_S) until their leaders are gone."""
-        refs = self.process_refs()
-        for ref in refs:
-            ref.signal_group(signal.SIGKILL)
-        _wait(lambda: not any(ref.alive() for ref in refs), KILL_WAIT_S)
-        # Containers are not in those groups: the engine runs them.
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            job = json.loads(self.job_file.read_text())
-            pools = job_spec_of(job).get("workerPoolSpecs") or []
-            if any("containerSpec" in (pool or {}) for pool in pools):
-                remove_containers([container_name(self.job_id, name) for name in self.replicas()])
 
 
 class LocalBackend:
@@ -519,7 +172,8 @@ class LocalBackend:
             with record.supervisor_log.open("ab") as log:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "provider.backends.local", str(record.path)],
-                    cwd=_REPO_ROOT,
+                    cwd=self.base_dir,
+                    env=_supervisor_environment(),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -583,7 +237,7 @@ class LocalBackend:
             record.request_cancel()
         except FileNotFoundError:
             return
-        _wait(lambda: not _supervisor_alive(record), CANCEL_WAIT_S)
+        wait_until(lambda: not _supervisor_alive(record), CANCEL_WAIT_S)
         if not _ended(record):
             record.stop_processes()
             with contextlib.suppress(FileNotFoundError):
@@ -596,7 +250,7 @@ class LocalBackend:
             return
         self.cancel(name)
         supervisor = record.supervisor()
-        if supervisor is not None and not _wait(lambda: not supervisor.alive(), DELETE_WAIT_S):
+        if supervisor is not None and not wait_until(lambda: not supervisor.alive(), DELETE_WAIT_S):
             supervisor.signal_group(signal.SIGKILL)
         trash = self.root / f"_deleted-{record.job_id}-{secrets.token_hex(4)}"
         try:
@@ -633,7 +287,7 @@ class LocalBackend:
         record = self._record(name)
         refs = record.process_refs()
         leaders = {ref.pid for ref in refs if ref.alive()}
-        return sorted(leaders | _process_group_members({ref.pid for ref in refs}))
+        return sorted(leaders | process_group_members({ref.pid for ref in refs}))
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -747,17 +401,6 @@ def _trial(data: dict[str, Any]) -> Trial:
     )
 
 
-def _process_group_members(groups: set[int]) -> set[int]:
-    """Live processes whose process group is one of ``groups`` (Linux /proc; else none)."""
-    members = set()
-    proc = Path("/proc")
-    for entry in proc.iterdir() if proc.is_dir() else ():
-        fields = _proc_stat(entry.name) if entry.name.isdigit() else None
-        if fields is not None and int(fields[2]) in groups:
-            members.add(int(entry.name))
-    return members
-
-
 def _ended(record: JobRecord) -> bool:
     """Whether the job's state is terminal (or its record is gone)."""
     try:
@@ -782,11 +425,24 @@ def _supervisor_stopped_message(record: JobRecord) -> str:
     )
 
 
-def _wait(condition: Callable[[], bool], timeout_s: float) -> bool:
-    """Poll ``condition()`` every WAIT_POLL_S until it holds or ``timeout_s`` passes."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WAIT_POLL_S)
-    return True
+def _supervisor_environment() -> dict[str, str]:
+    """The environment of a job's supervisor: this process's, with the directory this
+    process imports the ``provider`` package from first on PYTHONPATH.
+
+    The supervisor runs in the project directory (``base_dir``), not where the package
+    lives, and must import this same package: from a checkout, an installed copy or a
+    ``PYTHONPATH`` entry alike. A directory this interpreter searches anyway (its site
+    packages) is not added, so that nothing of the provider's environment reaches the
+    supervisor's pip steps through PYTHONPATH.
+    """
+    env = dict(os.environ)
+    spec = importlib.util.find_spec(_SUPERVISOR_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        return env
+    import_root = str(Path(locations[0]).resolve().parent)
+    searched = {str(Path(p).resolve()) for p in site.getsitepackages()}
+    entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
+    if import_root not in searched and import_root not in entries:
+        env["PYTHONPATH"] = os.pathsep.join([import_root, *entries])
+    return env

@@ -28,7 +28,7 @@ What it does as Vertex AI would, and how:
   ``scheduling.disableRetries`` fails the job instead.
 - Python package pools run ``python -m <pythonModule> <args>`` from a virtualenv of their
   own (``VirtualenvCache``): made from this interpreter without the provider's packages,
-  holding the framework of the executor image (``_local_images``), cloudml-hypertune, and
+  holding the framework of the executor image (``_images``), cloudml-hypertune, and
   the job's packages with their dependencies, as pip installs them on Vertex AI; cached
   under ``root/_venvs/<hash of all that>``, its wheels under ``root/_wheels/``. Container
   pools run through docker or podman with the host network, and the output directory
@@ -54,17 +54,19 @@ from pathlib import Path
 from typing import Any
 
 from provider.api import states
-from provider.backends.local._backend import (
-    CANCEL_GRACE_S,
-    JobRecord,
-    ProcessRef,
+from provider.backends.local._containers import (
     container_engine,
     container_name,
     remove_containers,
+)
+from provider.backends.local._images import image_requirements
+from provider.backends.local._record import (
+    CANCEL_GRACE_S,
+    JobRecord,
+    ProcessRef,
     replica_name,
     tail,
 )
-from provider.backends.local._images import image_requirements
 from provider.backends.local._venvs import InstallError, StepFailed, VirtualenvCache
 from provider.backends.local.gpus import gpus_needed, local_gpus
 
@@ -379,7 +381,7 @@ class Supervisor:
 
     @staticmethod
     def _image_requirements(image: str | None) -> list[str]:
-        """What the executor image carries, for the job's virtualenv (``_local_images``)."""
+        """What the executor image carries, for the job's virtualenv (``_images``)."""
         requirements = image_requirements(image)
         if requirements is None:
             print(f"{image} is not a prebuilt training image: no framework added", flush=True)

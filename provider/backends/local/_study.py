@@ -7,7 +7,7 @@ job whose ``job.json`` is a HyperparameterTuningJob. Like Vertex AI it:
   GRID_SEARCH, random search for RANDOM_SEARCH and for the default algorithm (Vertex's
   default is a Bayesian optimization that is not published; random search stands in);
 - runs up to ``parallelTrialCount`` trials at once, ``maxTrialCount`` in all (fewer when a
-  grid runs out), each a local custom job (``_local_runner.Supervisor``, in a thread of
+  grid runs out), each a local custom job (``_runner.Supervisor``, in a thread of
   this process) with the trial job spec, ``--<parameter id>=<value>`` appended to each
   pool's args, ``CLOUD_ML_TRIAL_ID`` set, and its own base output directory
   ``<job's base output directory>/<trial id>`` (so AIP_MODEL_DIR is
@@ -49,7 +49,7 @@ from provider.backends.base import (
     TRIAL_INFEASIBLE,
     TRIAL_SUCCEEDED,
 )
-from provider.backends.local._backend import (
+from provider.backends.local._record import (
     CANCEL_GRACE_S,
     JobRecord,
     now_rfc3339,
