@@ -4,6 +4,7 @@ The hierarchy::
 
     VertexTrainingError
     ├── SpecError              a stack config that Vertex AI would refuse
+    ├── PricesError            a price snapshot unreadable, or a price refresh that failed
     └── BackendError           a backend call that did not succeed
         ├── TransientError     worth retrying (UNAVAILABLE, DEADLINE_EXCEEDED, ...)
         │   └── UncertainError a create that may or may not have taken effect
@@ -62,6 +63,10 @@ class SpecError(VertexTrainingError):
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = issues
         super().__init__("\n".join(str(issue) for issue in issues))
+
+
+class PricesError(VertexTrainingError):
+    """A price snapshot that cannot be read, or a refresh of it that failed; says the fix."""
 
 
 class BackendError(VertexTrainingError):
