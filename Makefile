@@ -45,9 +45,10 @@ test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the r
 	bash scripts/install-actionlint.sh
 	$(PULUMI) $(PY) -m pytest
 
-lint: venv  ## Check the code with ruff.
+lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
 	$(VENV)/bin/ruff check provider policy tests trainer examples scripts __main__.py
 	$(VENV)/bin/ruff format --check provider policy tests trainer examples scripts __main__.py
+	$(VENV)/bin/mypy
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
 	$(PY) scripts/outdated.py
