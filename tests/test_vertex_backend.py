@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import dill
 import grpc
 import pytest
 
@@ -361,20 +360,3 @@ class TestLaziness:
             cwd=Path(__file__).parents[1],
         )
         assert result.returncode == 0, result.stderr
-
-    def test_dill_round_trip_before_use(self, fake: FakeVertex) -> None:
-        """A backend with no client yet pickles small and stable, and works unpickled."""
-        backend = VertexBackend(
-            PROJECT, REGION, api_endpoint=fake.address, retry=FAST_RETRY, polling=FAST_POLLING
-        )
-        pickled = dill.dumps(backend)
-        assert pickled == dill.dumps(dill.loads(pickled))
-        assert len(pickled) < 1024
-        restored = dill.loads(pickled)
-        assert restored.submit(body()).state == states.QUEUED
-
-    def test_pickling_drops_the_client(self, backend: VertexBackend) -> None:
-        """A backend that made its client pickles as one that has not."""
-        fresh = dill.dumps(backend)
-        backend.find_by_label("a", "b")
-        assert dill.dumps(backend) == fresh

@@ -14,13 +14,11 @@ looks among both. A tuning job's status carries its trials.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 #: Trial states, named as in google.cloud.aiplatform.v1.Trial.State.
-TRIAL_REQUESTED = "REQUESTED"
 TRIAL_ACTIVE = "ACTIVE"
-TRIAL_STOPPING = "STOPPING"
 TRIAL_SUCCEEDED = "SUCCEEDED"
 #: "The service will set a Trial to INFEASIBLE when it's done but missing the
 #: final_measurement" (study.proto): a trial that failed, or was stopped.
@@ -163,9 +161,6 @@ class JobStatus:
             "trials": [t.to_output(self.metric_id) for t in self.trials],
             "best_trial": best.to_output(self.metric_id) if best is not None else None,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Backend(Protocol):

@@ -10,9 +10,8 @@ CreateHyperparameterTuningJob too: same retries, same error mapping.
 
 Google client libraries are imported inside the operations, never at module import:
 the dynamic provider imports this module for every preview, and a no-change preview must
-not pay for ``google.cloud.aiplatform_v1`` (about 2 s). A ``VertexBackend`` holds plain
-fields only, so that dill pickles it small and stable into the Pulumi state; the client
-is made on first use and never pickled.
+not pay for ``google.cloud.aiplatform_v1`` (about 2 s). The client is made on first
+use.
 
 Errors. Every call but CreateCustomJob (see below) retries UNAVAILABLE,
 DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL and UNKNOWN with exponential backoff
@@ -43,7 +42,7 @@ import ipaddress
 import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 from urllib.parse import quote, urlsplit
 
 from provider.backends.base import JobStatus, Trial, is_tuning_body
@@ -116,7 +115,7 @@ class RetryPolicy:
     multiplier: float = RETRY_MULTIPLIER
     deadline_s: float = RETRY_DEADLINE_S
 
-    def build(self, predicate: Callable[[BaseException], bool]) -> Retry:
+    def build(self, predicate: Callable[[Exception], bool]) -> Retry:
         """A ``google.api_core`` Retry of the exceptions ``predicate`` accepts."""
         from google.api_core.retry import Retry
 
@@ -148,10 +147,6 @@ class VertexBackend:
     ``{region}-aiplatform.googleapis.com``. A loopback ``api_endpoint`` (127.x, ::1,
     localhost) gets a plain-text channel and no credentials: that is how a stack reaches
     ``python -m provider.testing.fake_vertex``.
-
-    Pickling keeps the plain fields only: ``client`` and ``credentials`` are dropped
-    (credentials would put secrets into the Pulumi state), so an unpickled backend makes
-    its client from Application Default Credentials.
     """
 
     def __init__(
@@ -172,20 +167,6 @@ class VertexBackend:
         self.polling = polling
         self._client = client
         self._credentials = credentials
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {
-            "project": self.project,
-            "region": self.region,
-            "api_endpoint": self.api_endpoint,
-            "retry": self.retry,
-            "polling": self.polling,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = None
-        self._credentials = None
 
     # -- Backend -------------------------------------------------------------------------
 
@@ -330,7 +311,7 @@ class VertexBackend:
         endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
         if _is_loopback(endpoint):
             import grpc
-            from google.cloud.aiplatform_v1.services.job_service.transports import (
+            from google.cloud.aiplatform_v1.services.job_service.transports.grpc import (
                 JobServiceGrpcTransport,
             )
 
@@ -399,14 +380,16 @@ class VertexBackend:
 def _custom_job_from_json(body: dict[str, Any]) -> CustomJob:
     from google.cloud.aiplatform_v1.types import CustomJob
 
-    return CustomJob.wrap(_message_from_json(body, CustomJob.pb()(), "CustomJob"))
+    job: CustomJob = CustomJob.wrap(_message_from_json(body, CustomJob.pb()(), "CustomJob"))
+    return job
 
 
 def _tuning_job_from_json(body: dict[str, Any]) -> HyperparameterTuningJob:
     from google.cloud.aiplatform_v1.types import HyperparameterTuningJob
 
     message = _message_from_json(body, HyperparameterTuningJob.pb()(), "HyperparameterTuningJob")
-    return HyperparameterTuningJob.wrap(message)
+    job: HyperparameterTuningJob = HyperparameterTuningJob.wrap(message)
+    return job
 
 
 def _message_from_json(body: dict[str, Any], message: Message, kind: str) -> Message:
@@ -416,6 +399,11 @@ def _message_from_json(body: dict[str, Any], message: Message, kind: str) -> Mes
         return json_format.ParseDict(body, message)
     except json_format.ParseError as exc:
         raise PermanentError(f"The request body is not a valid {kind}: {exc}") from exc
+
+
+#: The raw protobuf message under a proto-plus one (``type(job).pb(job)``): proto-plus
+#: builds its class at run time, so its fields have no static type to check.
+_RawMessage: TypeAlias = Any
 
 
 def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
@@ -445,7 +433,7 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
     )
 
 
-def _primary_metric(study_spec: Message) -> tuple[str, str]:
+def _primary_metric(study_spec: _RawMessage) -> tuple[str, str]:
     """The study's first metric and its goal (GOAL_TYPE_UNSPECIFIED "will default to
     maximize", study.proto)."""
     if not study_spec.metrics:
@@ -455,7 +443,7 @@ def _primary_metric(study_spec: Message) -> tuple[str, str]:
     return metric.metric_id, "MINIMIZE" if goal == "MINIMIZE" else "MAXIMIZE"
 
 
-def _trials(job: Message) -> list[Trial]:
+def _trials(job: _RawMessage) -> list[Trial]:
     """A tuning job's trials. Trial.Parameter.value is a number for integer, double and
     discrete parameters (study.proto): those of integer parameters become ints here."""
     integers = _integer_parameters(job.study_spec.parameters)

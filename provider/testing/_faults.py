@@ -1,6 +1,7 @@
 """How the fake answers with errors: ``RpcError``, which any handler raises to answer
 with a gRPC status, and the faults a test injects (``FakeVertex.fail_next`` and
-``FakeVertex.stall_next``), kept here until the calls they are meant for arrive.
+``FakeVertex.stall_next``), kept here until the calls they are meant for arrive; and
+``VertexMessage``, the type the handlers' requests and jobs have.
 
 It depends on no other part of the fake; every part that answers errors depends on it.
 """
@@ -8,8 +9,15 @@ It depends on no other part of the fake; every part that answers errors depends 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import grpc
+
+#: A raw protobuf message of a Vertex API type (``CustomJob.pb()``, a request of
+#: JobService), as the handlers take and return them. proto-plus builds those classes at
+#: run time, so their fields have no static type to check: ``Any`` for that reason only.
+#: What only needs the protobuf API (serializing, the gRPC plumbing) takes ``Message``.
+VertexMessage: TypeAlias = Any
 
 #: Codes after which a call may have been carried out, so that ``fail_next`` may inject
 #: them with ``take_effect``. From google/rpc/code.proto: DEADLINE_EXCEEDED "may be

@@ -12,9 +12,8 @@ from collections.abc import Callable
 
 import grpc
 from google.cloud.aiplatform_v1.types.job_state import JobState
-from google.protobuf.message import Message
 
-from provider.testing._faults import RpcError
+from provider.testing._faults import RpcError, VertexMessage
 
 #: AIP-158: the server picks the page size when none is given, and coerces larger ones.
 DEFAULT_PAGE_SIZE = 50
@@ -30,7 +29,7 @@ _QUOTED = re.compile(r'"[^"]*"')
 _FILTER_AND = re.compile(r'\s+AND\s+(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
-def parse_filter(text: str) -> list[Callable[[Message], bool]]:
+def parse_filter(text: str) -> list[Callable[[VertexMessage], bool]]:
     """Parse an AIP-160 filter made of ``field op value`` terms joined by AND.
 
     Supported, as job_service.proto ListCustomJobsRequest.filter lists them:
@@ -49,7 +48,7 @@ def parse_filter(text: str) -> list[Callable[[Message], bool]]:
     return [_parse_term(term) for term in _FILTER_AND.split(text)]
 
 
-def _parse_term(term: str) -> Callable[[Message], bool]:
+def _parse_term(term: str) -> Callable[[VertexMessage], bool]:
     parsed = _FILTER_TERM.match(term.strip())
     if parsed is None:
         raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid filter term {term!r}.")
@@ -71,7 +70,7 @@ def _parse_term(term: str) -> Callable[[Message], bool]:
     if field == "state" and op != ":":
         if value not in JobState.__members__:
             raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid job state {value!r}.")
-        number = JobState[value]
+        number = JobState.__members__[value]
         return lambda job: (job.state == number) != negate
     if field.startswith("labels."):
         key = field.removeprefix("labels.")

@@ -23,12 +23,11 @@ from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as tuning
 from google.cloud.aiplatform_v1.types import job_service
 from google.cloud.aiplatform_v1.types.job_state import JobState
 from google.protobuf import empty_pb2
-from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
 from provider.api import states
 from provider.testing._clock import timestamp
-from provider.testing._faults import RpcError
+from provider.testing._faults import RpcError, VertexMessage
 from provider.testing._filters import parse_filter, parse_page_size, parse_page_token
 from provider.testing._operations import Operations
 from provider.testing._validation import validate_custom_job
@@ -64,7 +63,7 @@ class Kind:
     """One kind of job resource: its message and its resource name helpers."""
 
     label: str
-    message: type[Message]
+    message: type[VertexMessage]
     path: Callable[[str, str, str], str]
     parse: Callable[[str], dict[str, str]]
     template: str
@@ -108,7 +107,7 @@ def display_name_is(display_name: str) -> Callable[[custom_job_types.CustomJob],
 class JobRecord:
     """A job as created, and the times that decide its state when read."""
 
-    job: Message
+    job: VertexMessage
     number: int
     created_at: float
     script: JobScript
@@ -143,7 +142,7 @@ class JobRecord:
         """When the job enters RUNNING (its trials' times count from here)."""
         return self.created_at + self.script.queued_s + self.script.pending_s
 
-    def render_kind_fields(self, job: Message, state: str, now: float) -> None:
+    def render_kind_fields(self, job: VertexMessage, state: str, now: float) -> None:
         """Set the output fields only this kind of job has on ``job``, the job as read
         at ``now`` in ``state``: for a CustomJob, web_access_uris while it runs."""
         if state == states.RUNNING and job.job_spec.enable_web_access:
@@ -177,7 +176,7 @@ class JobStore:
 
     # -- JobService --------------------------------------------------------------------
 
-    def create_custom_job(self, request: Message) -> Message:
+    def create_custom_job(self, request: VertexMessage) -> VertexMessage:
         # job_service.proto CreateCustomJob: returns the CustomJob itself, not an
         # operation ("A created CustomJob right away will be attempted to be run").
         location = parse_location(request.parent)
@@ -206,11 +205,11 @@ class JobStore:
         self.jobs[job.name] = record
         return self.render(record, now)
 
-    def get_custom_job(self, request: Message) -> Message:
+    def get_custom_job(self, request: VertexMessage) -> VertexMessage:
         # REST projects.locations.customJobs.get: NOT_FOUND for a job that does not exist.
         return self.render(self.record(request.name), self.clock())
 
-    def list_jobs(self, request: Message, kind: Kind) -> Message:
+    def list_jobs(self, request: VertexMessage, kind: Kind) -> VertexMessage:
         # job_service.proto ListCustomJobsRequest.filter (AIP-160): display_name, state
         # and labels.KEY, joined with AND; page_size / page_token as in AIP-158. The same
         # for ListHyperparameterTuningJobsRequest, whose response leaves out the jobs'
@@ -245,7 +244,7 @@ class JobStore:
             response.next_page_token = str(page[-1][0])
         return response
 
-    def cancel_job(self, request: Message, kind: Kind) -> Message:
+    def cancel_job(self, request: VertexMessage, kind: Kind) -> VertexMessage:
         # job_service.proto CancelCustomJob / CancelHyperparameterTuningJob: "Starts
         # asynchronous cancellation ... best effort"; on success the job is kept, with
         # state CANCELLED and an error whose code is 1 (Code.CANCELLED). Returns
@@ -267,7 +266,7 @@ class JobStore:
             record.cancelled_at = now + self._cancel_s
         return empty_pb2.Empty()
 
-    def delete_job(self, request: Message, kind: Kind) -> Message:
+    def delete_job(self, request: VertexMessage, kind: Kind) -> VertexMessage:
         # job_service.proto DeleteCustomJob / DeleteHyperparameterTuningJob: a
         # google.longrunning.Operation with DeleteOperationMetadata and an Empty response;
         # the job is gone once it is done.
@@ -330,13 +329,13 @@ class JobStore:
         for name in gone:
             del self.jobs[name]
 
-    def render(self, record: JobRecord, now: float) -> Message:
+    def render(self, record: JobRecord, now: float) -> VertexMessage:
         """The job as GetCustomJob (or GetHyperparameterTuningJob) returns it at ``now``
         (the output fields of custom_job.proto / hyperparameter_tuning_job.proto)."""
         entered_at, state = record.state_at(now)
         job = record.kind.message()
         job.CopyFrom(record.job)
-        job.state = JobState[_JOB_STATE_PREFIX + state]
+        job.state = JobState.__members__[_JOB_STATE_PREFIX + state]
         job.update_time.CopyFrom(timestamp(entered_at))
         reached = [(at, s) for at, s in record.phases() if at <= now]
         started = next((at for at, s in reached if s == states.RUNNING), None)
@@ -372,7 +371,7 @@ def parse_location(parent: str) -> dict[str, str]:
     return location
 
 
-def _web_access_uris(job: Message) -> dict[str, str]:
+def _web_access_uris(job: VertexMessage) -> dict[str, str]:
     """custom_job.proto web_access_uris: one per node, keyed "workerpool{i}-{replica}"."""
     parts = JobServiceClient.parse_custom_job_path(job.name)
     uris = {}

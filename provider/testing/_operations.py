@@ -13,7 +13,6 @@ import grpc
 from google.cloud.aiplatform_v1.types import operation as operation_types
 from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
-from google.protobuf.message import Message
 
 from provider.testing._clock import timestamp
 from provider.testing._faults import RpcError
@@ -27,7 +26,7 @@ class OperationRecord:
     created_at: float
     done_at: float
 
-    def render(self, now: float) -> Message:
+    def render(self, now: float) -> operations_pb2.Operation:
         """The operation as GetOperation returns it at ``now``."""
         done = now >= self.done_at
         metadata = operation_types.DeleteOperationMetadata.pb()()
@@ -61,7 +60,9 @@ class Operations:
     def __getitem__(self, name: str) -> OperationRecord:
         return self._by_name[name]
 
-    def get_operation(self, request: Message) -> Message:
+    def get_operation(
+        self, request: operations_pb2.GetOperationRequest
+    ) -> operations_pb2.Operation:
         # google/longrunning/operations.proto GetOperation: "Clients can use this method
         # to poll the operation result at intervals".
         operation = self._by_name.get(request.name)

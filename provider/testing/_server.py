@@ -29,7 +29,7 @@ from google.longrunning import operations_pb2
 from google.protobuf.message import Message
 
 from provider.api import states
-from provider.testing._faults import Faults, RpcError
+from provider.testing._faults import Faults, RpcError, VertexMessage
 from provider.testing._jobs import (
     CUSTOM,
     DEFAULT_CANCEL_S,
@@ -235,7 +235,9 @@ class FakeVertex:
 
     # -- gRPC plumbing ---------------------------------------------------------------
 
-    def _methods(self) -> dict[str, tuple[str, type[Message], Callable[[Message], Message]]]:
+    def _methods(
+        self,
+    ) -> dict[str, tuple[str, type[Message], Callable[[VertexMessage], Message]]]:
         """Method name -> (service, request type, handler)."""
         store, tuning = self._store, self._tuning
         return {
@@ -297,7 +299,7 @@ class FakeVertex:
         }
 
     def _generic_handlers(self) -> Sequence[grpc.GenericRpcHandler]:
-        by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+        by_service: dict[str, dict[str, grpc.RpcMethodHandler[Message, Message]]] = {}
         for method, (service, request_type, handler) in self._methods().items():
             by_service.setdefault(service, {})[method] = grpc.unary_unary_rpc_method_handler(
                 self._serve(method, handler),
@@ -310,7 +312,7 @@ class FakeVertex:
         ]
 
     def _serve(
-        self, method: str, handler: Callable[[Message], Message]
+        self, method: str, handler: Callable[[VertexMessage], Message]
     ) -> Callable[[Message, grpc.ServicerContext], Message]:
         """Wrap a handler: record the call, inject faults, turn RpcError into a status."""
 

@@ -32,12 +32,12 @@ from typing import Any
 from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as tuning_job_types
 from google.cloud.aiplatform_v1.types import study as study_types
 from google.protobuf import json_format, struct_pb2
-from google.protobuf.message import Message
 from google.rpc import code_pb2
 
 from provider.api import states
 from provider.api.sampling import Suggester, unit_position
 from provider.testing._clock import timestamp
+from provider.testing._faults import VertexMessage
 from provider.testing._jobs import TUNING, JobRecord, JobScript, JobStore, Kind, parse_location
 from provider.testing._validation import validate_tuning_job
 
@@ -99,7 +99,7 @@ def _parameter_specs(specs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
 
 
 def _plan_trials(
-    job: Message, seed: int, trial_s: float, trial_metric: TrialMetric | None
+    job: VertexMessage, seed: int, trial_s: float, trial_metric: TrialMetric | None
 ) -> tuple[list[_TrialPlan], float, bool]:
     """Plan a tuning job's trials: (trials, how long they run in all, whether it fails).
 
@@ -123,7 +123,8 @@ def _plan_trials(
             if point is None:
                 break
             values = {mid: metric(dict(point), mid, goal) for mid, goal in metrics}
-            measured = None if any(v is None for v in values.values()) else values
+            known = {mid: value for mid, value in values.items() if value is not None}
+            measured = known if len(known) == len(values) else None
             trial = _TrialPlan(str(len(planned) + 1), dict(point), now, now + trial_s, measured)
             planned.append(trial)
             running.append(trial)
@@ -148,12 +149,12 @@ class TuningJobRecord(JobRecord):
     kind: Kind = TUNING
     trials: list[_TrialPlan] = field(default_factory=list)
 
-    def render_kind_fields(self, job: Message, state: str, now: float) -> None:
+    def render_kind_fields(self, job: VertexMessage, state: str, now: float) -> None:
         """Set the trials that have started by ``now`` on ``job``."""
         job.trials.extend(_render_trials(self, now))
 
 
-def _render_trials(record: TuningJobRecord, now: float) -> list[Message]:
+def _render_trials(record: TuningJobRecord, now: float) -> list[VertexMessage]:
     """The trials that have started by ``now`` (study.proto Trial): ACTIVE while running,
     SUCCEEDED with a final measurement, or INFEASIBLE when failed or stopped; STOPPING
     while the job is being cancelled."""
@@ -213,7 +214,7 @@ class TuningJobs:
         self._trial_s = trial_s
         self._trial_metric = trial_metric
 
-    def create_tuning_job(self, request: Message) -> Message:
+    def create_tuning_job(self, request: VertexMessage) -> VertexMessage:
         # job_service.proto CreateHyperparameterTuningJob: returns the job itself, as
         # CreateCustomJob does; its trials are planned here and appear as time passes.
         location = parse_location(request.parent)
@@ -246,6 +247,6 @@ class TuningJobs:
         self._store.jobs[job.name] = record
         return self._store.render(record, now)
 
-    def get_tuning_job(self, request: Message) -> Message:
+    def get_tuning_job(self, request: VertexMessage) -> VertexMessage:
         # REST projects.locations.hyperparameterTuningJobs.get.
         return self._store.render(self._store.record(request.name, TUNING), self._store.clock())

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 import grpc
 from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
 from google.cloud.aiplatform_v1.types import study as study_types
-from google.protobuf.message import Message
 
-from provider.testing._faults import RpcError
+from provider.testing._faults import RpcError, VertexMessage
 
 #: custom_job.proto, CustomJob.display_name: "can be up to 128 characters long".
 MAX_DISPLAY_NAME_CHARS = 128
@@ -33,7 +32,7 @@ _WorkerPoolSpecPb = custom_job_types.WorkerPoolSpec.pb()
 # -- CreateCustomJob ---------------------------------------------------------------------
 
 
-def validate_custom_job(job: Message) -> None:
+def validate_custom_job(job: VertexMessage) -> None:
     """Raise INVALID_ARGUMENT listing every rule of custom_job.proto the job breaks.
 
     The message lists one "Field: ...; Message: ..." entry per problem, as Vertex's
@@ -48,7 +47,7 @@ def validate_custom_job(job: Message) -> None:
         raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"List of found errors:\t{listed}")
 
 
-def _custom_job_problems(job: Message) -> Iterator[tuple[str, str]]:
+def _custom_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
     # CustomJob.display_name: "Required ... can be up to 128 characters long".
     if not job.display_name:
         yield "custom_job.display_name", "Required field is not set."
@@ -72,7 +71,7 @@ def _custom_job_problems(job: Message) -> Iterator[tuple[str, str]]:
     yield from _label_problems(job.labels)
 
 
-def _worker_pool_problems(field: str, index: int, pool: Message) -> Iterator[tuple[str, str]]:
+def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterator[tuple[str, str]]:
     # WorkerPoolSpec: "oneof task { container_spec; python_package_spec }". Both at
     # once cannot be sent (a oneof); neither is refused.
     task = pool.WhichOneof("task")
@@ -137,7 +136,7 @@ def _is_label_char(char: str) -> bool:
 # -- CreateHyperparameterTuningJob ------------------------------------------------------
 
 
-def validate_tuning_job(job: Message) -> None:
+def validate_tuning_job(job: VertexMessage) -> None:
     """Raise INVALID_ARGUMENT listing every rule of hyperparameter_tuning_job.proto and
     study.proto the job breaks (required fields, counts, grid search parameter types),
     and those of its trial job spec as for a CustomJob."""
@@ -150,7 +149,7 @@ def validate_tuning_job(job: Message) -> None:
         raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"List of found errors:\t{listed}")
 
 
-def _tuning_job_problems(job: Message) -> Iterator[tuple[str, str]]:
+def _tuning_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
     prefix = "hyperparameter_tuning_job"
     if not job.display_name:
         yield f"{prefix}.display_name", "Required field is not set."
@@ -179,7 +178,7 @@ def _tuning_job_problems(job: Message) -> Iterator[tuple[str, str]]:
     yield from _label_problems(job.labels, prefix)
 
 
-def _study_spec_problems(prefix: str, study: Message) -> Iterator[tuple[str, str]]:
+def _study_spec_problems(prefix: str, study: VertexMessage) -> Iterator[tuple[str, str]]:
     # study.proto StudySpec: metrics and parameters are "Required".
     if not study.metrics:
         yield f"{prefix}.metrics", "Required field is not set."
