@@ -68,4 +68,14 @@ plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, cos
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
-.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench
+# The price catalog to read: Google's by default; PRICES_ENDPOINT=127.0.0.1:PORT for the
+# fake one (python -m provider.testing.fake_catalog). PRICES_REGIONS: the regions to keep.
+PRICES_ENDPOINT ?=
+PRICES_REGIONS ?=
+prices: venv  ## Refresh prices/snapshot.json from Google's Cloud Billing Catalog (needs credentials).
+	$(PY) -m provider prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
+
+bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
+	$(PY) scripts/bench_prices.py
+
+.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench prices bench-prices

@@ -24,6 +24,15 @@ whose image Vertex AI no longer runs is written as is, with a warning naming its
 availability and the version to move to (``render`` of the output refuses it, saying the
 same).
 
+``render`` also carries each job's cost in its JSON, as ``estimated_cost: {usd_per_hour,
+max_usd, prices_read, breakdown, unknown}`` (``provider.review.cost.to_json``), priced from
+the project's price snapshot (``prices/snapshot.json``).
+
+``prices refresh [--region R ...] [--endpoint HOST:PORT] [--out FILE]`` reads Vertex AI's
+and Compute Engine's SKUs from Google's Cloud Billing Catalog with application default
+credentials (or the API key in ``CLOUD_BILLING_API_KEY``) and writes the price snapshot
+(``provider.catalog.refresh``), showing its progress on stderr.
+
 ``plan STACK_FILE --base REF [--format markdown|json] [--today DATE]`` compares the jobs
 the stack file defines at git ref REF with the working tree (``provider.review.plan``):
 each job submitted, replaced with the keys that changed, updated, deleted or unchanged,
@@ -50,6 +59,12 @@ EXIT_RULE_FAILED = 1
 JSON_INDENT = 2
 WARNING_PREFIX = "warning: "
 ESTIMATE_PREFIX = "estimate: "
+#: Where ``prices refresh`` reads an API key from (never a command-line argument).
+API_KEY_ENV = "CLOUD_BILLING_API_KEY"
+#: Exit status of ``prices refresh`` when the catalog could not be read.
+EXIT_PRICES_FAILED = 1
+#: The project directory: the folder holding Pulumi.yaml and prices/.
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 #: The stack a converted job is validated against: a placeholder project, and this region
 #: when the legacy config names none (the job then runs in the stack's gcp:region).
 CONVERT_STACK = "convert"
@@ -63,7 +78,10 @@ RETIRED_IMAGE_NOTE = (
 
 
 def render(
-    stack_file: str, warnings: list[str] | None = None, estimates: list[str] | None = None
+    stack_file: str,
+    warnings: list[str] | None = None,
+    estimates: list[str] | None = None,
+    prices_file: Path | None = None,
 ) -> dict[str, Any]:
     """The request bodies a stack file would submit, keyed by job name.
 
@@ -71,28 +89,68 @@ def render(
     ``package_path`` is not built: its URI is the one ``pulumi up`` would upload to (from
     the digest of the package's sources), and a platform TensorBoard that does not exist
     yet prints as ``stack_platform.TENSORBOARD_PENDING``. ``estimates`` gets one line a job,
-    ``<job>: <cost.describe(...)>``.
+    ``<job>: <cost.describe(...)>``, then where the prices come from. Each job's entry
+    carries ``estimated_cost`` from ``prices_file`` (default: the project's snapshot).
     """
+    from provider.catalog import prices
     from provider.packaging import resolve_stack_file
+    from provider.review import cost
 
     _settings, jobs = resolve_stack_file(stack_file)
     if warnings is not None:
         warnings.extend(warning for job in jobs.values() for warning in job.warnings)
+    snapshot, note = cost.load_prices(prices_file or prices.snapshot_path(PROJECT_DIR))
+    costs = {name: cost.estimate(job, snapshot) for name, job in jobs.items()}
     if estimates is not None:
-        from provider.review import cost
-
-        estimates.extend(
-            f"{name}: {cost.describe(cost.estimate(job))}" for name, job in jobs.items()
-        )
+        estimates.extend(f"{name}: {cost.describe(costs[name])}" for name, job in jobs.items())
+        if snapshot is not None:
+            estimates.append(f"prices read {snapshot.read_date.isoformat()} from {snapshot.source}")
+    if warnings is not None and note and snapshot is not None:
+        warnings.append(note)
     return {
         name: {
             "region": job.region,
             "backend": job.backend,
             "parent": job.parent,
             job.request_kind: job.request_body(),
+            "estimated_cost": cost.to_json(costs[name]),
         }
         for name, job in jobs.items()
     }
+
+
+def _cmd_prices_refresh(args: argparse.Namespace) -> int:
+    import os
+
+    from provider.catalog import prices, refresh
+    from provider.errors import PricesError
+
+    def progress(service: str, read: int, kept: int) -> None:
+        print(f"{service}: {read:,} SKUs read, {kept:,} kept", file=sys.stderr, flush=True)
+
+    out = Path(args.out) if args.out else prices.snapshot_path(PROJECT_DIR)
+    try:
+        snapshot = refresh.refresh(
+            args.region or None,
+            endpoint=args.endpoint,
+            api_key=os.environ.get(API_KEY_ENV) or None,
+            progress=progress,
+        )
+    except PricesError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_PRICES_FAILED
+    prices.save_snapshot(snapshot, out)
+    print(
+        f"wrote {out}: {len(snapshot.skus):,} SKUs for {len(snapshot.regions)} regions, "
+        f"read {snapshot.read_at.isoformat(timespec='seconds')} from {snapshot.source}"
+    )
+    if args.endpoint and refresh.is_loopback(args.endpoint):
+        print(
+            f"{WARNING_PREFIX}{args.endpoint} is a loopback endpoint (a fake catalog's "
+            "invented prices?): do not commit this snapshot",
+            file=sys.stderr,
+        )
+    return 0
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -312,6 +370,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge prebuilt image support and availability as of this date (default: today)",
     )
     plan_parser.set_defaults(handler=_cmd_plan)
+    prices_parser = subparsers.add_parser(
+        "prices", help="the price snapshot estimates use (prices/snapshot.json)"
+    )
+    prices_commands = prices_parser.add_subparsers(dest="prices_command", required=True)
+    refresh_parser = prices_commands.add_parser(
+        "refresh",
+        help="read prices from Google's Cloud Billing Catalog into the snapshot",
+        description=(
+            "Read Vertex AI's and Compute Engine's SKUs from the Cloud Billing Catalog "
+            "with application default credentials (or an API key in "
+            f"{API_KEY_ENV}) and write the SKUs estimates use, dated, to the snapshot."
+        ),
+    )
+    refresh_parser.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        help="a region to keep prices for; repeatable (default: every training region)",
+    )
+    refresh_parser.add_argument(
+        "--endpoint", help="HOST:PORT of the catalog (default: Google's; loopback: plaintext)"
+    )
+    refresh_parser.add_argument("--out", help="the file to write (default: prices/snapshot.json)")
+    refresh_parser.set_defaults(handler=_cmd_prices_refresh)
     return parser
 
 

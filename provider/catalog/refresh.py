@@ -65,7 +65,7 @@ def _billing() -> Any:
     return billing_v1
 
 
-def _is_loopback(endpoint: str) -> bool:
+def is_loopback(endpoint: str) -> bool:
     host = endpoint.rsplit(":", 1)[0] if endpoint.count(":") == 1 else endpoint
     return host in LOOPBACK_HOSTS or endpoint.startswith("[::1]")
 
@@ -73,7 +73,7 @@ def _is_loopback(endpoint: str) -> bool:
 def make_client(endpoint: str | None = None, api_key: str | None = None) -> CloudCatalogClient:
     """A catalog client for ``endpoint`` (default: Google's), with ADC or ``api_key``."""
     billing_v1 = _billing()
-    if endpoint and _is_loopback(endpoint):
+    if endpoint and is_loopback(endpoint):
         import grpc
         from google.cloud.billing_v1.services.cloud_catalog.transports import (
             CloudCatalogGrpcTransport,
@@ -173,7 +173,7 @@ def refresh(
             f"(provider/catalog/machines.py TRAINING_REGIONS)"
         )
     catalog = client if client is not None else make_client(endpoint, api_key)
-    loopback_key = api_key if endpoint and _is_loopback(endpoint) and client is None else None
+    loopback_key = api_key if endpoint and is_loopback(endpoint) and client is None else None
     metadata = [(API_KEY_HEADER, loopback_key)] if loopback_key else []
     kept: list[Sku] = []
     for service in billing.SERVICES:

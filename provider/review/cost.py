@@ -1,24 +1,37 @@
-"""What a job may cost: its hourly rate and the most it can cost, from ``prices``.
+"""What a job may cost, from the price snapshot: its hourly rate, the most, and each SKU.
 
-- A pool's hourly rate is ``replicas x (machine + accelerator_count x accelerator)``, each
-  price looked up by the job's region and its ``scheduling.strategy`` (STANDARD when unset).
-  Every pool counts the same way, a reduction server included; a free position (``None``)
-  costs nothing.
-- The job's hourly rate is the sum over its pools; the most it can cost is that rate times
-  ``scheduling.timeout`` (or Vertex AI's default of 7 days when none is set), times the
-  number of trials for a tuning job (``study.max_trials``: each trial may run to the
-  timeout).
-- A price missing from the table makes the rate and the total unknown (``None``), with the
-  reason; it never counts as zero. A local-backend job costs nothing on Google Cloud.
+- A pool's hourly rate is ``replicas x (vCPUs x core price + GiB x memory price +
+  accelerators x accelerator price + boot disk GiB x disk price / 730)``, plus the
+  management fee on each of those where the strategy pays it: which SKUs price which
+  part, under which ``scheduling.strategy`` (STANDARD when unset), is
+  ``provider.catalog.billing``'s rule; vCPUs and GiB are ``provider.catalog.shapes``'.
+  Every pool counts the same way, a reduction server included.
+- A SKU with tiers is priced at the tier covering the job's most usage of it (a free
+  first tier prices a small usage at nothing; a larger one at the paid tier).
+- The job's hourly rate is the sum over its pools; the most it can cost is that rate
+  times ``scheduling.timeout`` (or Vertex AI's default of 7 days), times ``max_trials``
+  for a tuning job (each trial may run to the timeout). A tuning job runs up to
+  ``parallel_trials`` trials at once: ``Estimate.peak_usd_per_hour``.
+- A SKU missing from the snapshot makes the rate and the total unknown (``None``) with
+  the SKU it needs and how to refresh; no snapshot at all says how to make one. Never
+  zero. A local-backend job costs nothing on Google Cloud.
 
-Boot disks, storage, network and image builds are not counted (docs/cost.md).
+Each estimate carries its ``Line``s, one per SKU and pool (quantity x unit price, SKU ID),
+so a reviewer can check the sum. Storage, network and image builds are not counted
+(docs/cost.md).
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from provider.review.prices import DEFAULT_STRATEGY, TABLE, Kind, PriceTable
+from provider.catalog import billing, prices
+from provider.catalog.billing import DEFAULT_STRATEGY, UNIT_HOURS, PriceIndex
+from provider.catalog.prices import REFRESH_HINT, SNAPSHOT_PATH, Snapshot
+from provider.errors import PricesError
 from provider.stackconfig import JobSpec, WorkerPool
 from provider.stackconfig.study import TuningJobSpec
 
@@ -27,26 +40,46 @@ VERTEX_DEFAULT_TIMEOUT_S = 7 * 24 * 3600
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
 MINUTES_PER_HOUR = 60
+#: Why every job's cost is unknown without a snapshot.
+NO_SNAPSHOT = f"no price snapshot ({SNAPSHOT_PATH}): {REFRESH_HINT}"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One SKU's part of a pool's hourly rate: ``quantity`` units at ``usd_per_unit``."""
+
+    role: str
+    sku_id: str
+    description: str
+    #: Units of the SKU the whole pool uses an hour (GiB for a per-GiB-month disk SKU).
+    quantity: float
+    #: The SKU's usage unit (``h``, ``GiBy.h``, ``GiBy.mo``).
+    unit: str
+    #: What a unit counts for a reader (``vCPU``, ``GiB``, ``NVIDIA_TESLA_T4``).
+    what: str
+    usd_per_unit: float
+    usd_per_hour: float
 
 
 @dataclass(frozen=True)
 class PoolCost:
-    """What one worker pool costs an hour."""
+    """What one worker pool costs an hour, and from which SKUs."""
 
     role: str  # WorkerPool.role
     replicas: int
     machine: str
     accelerator: str | None  # accelerator type, None without one
     accelerator_count: int
-    hourly_usd: float | None  # replicas x (machine + accelerators); None when any price is unknown
+    hourly_usd: float | None  # None when any price is unknown
     unknown: tuple[str, ...]  # why a price is unknown
+    lines: tuple[Line, ...] = ()
 
 
 @dataclass(frozen=True)
 class Estimate:
     """What one job costs an hour, and the most it can cost."""
 
-    hourly_usd: float | None  # sum over pools; None when any is unknown
+    hourly_usd: float | None  # sum over pools (one trial); None when any is unknown
     hours: float  # scheduling.timeout in hours, or Vertex's default (7 days) when none is set
     timeout_is_default: bool
     trials: int  # 1 for a training job, max_trials for a tuning job
@@ -55,53 +88,95 @@ class Estimate:
     pools: tuple[PoolCost, ...]
     unknown: tuple[str, ...]
     local: bool = False  # a local-backend job: nothing runs on Google Cloud
+    parallel_trials: int = 1
+    #: The day the snapshot's prices were read (ISO 8601), None without a snapshot.
+    prices_read: str | None = None
+
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        """Every pool's SKU lines, in pool order."""
+        return tuple(line for pool in self.pools for line in pool.lines)
+
+    @property
+    def peak_usd_per_hour(self) -> float | None:
+        """The rate with ``parallel_trials`` trials running at once."""
+        return None if self.hourly_usd is None else self.hourly_usd * self.parallel_trials
 
 
-def _price(
-    prices: PriceTable, kind: Kind, item: str, region: str, strategy: str
-) -> tuple[float | None, str | None]:
-    """(USD an hour, None) or (None, why it is unknown)."""
-    row = prices.lookup(kind, item, region, strategy)
-    if row is None:
-        return None, f"no price for {item} in {region} ({strategy})"
-    return row.usd_per_hour, None
+def _missing(want: billing.Want, region: str, snapshot: Snapshot) -> str:
+    return (
+        f"no SKU '{want.description}' ({want.service}, {want.usage_type}) for {region} in "
+        f"the prices read {snapshot.read_date.isoformat()}: refresh prices (make prices)"
+    )
 
 
-def pool_cost(pool: WorkerPool, region: str, strategy: str, prices: PriceTable = TABLE) -> PoolCost:
-    """The hourly rate of one worker pool in ``region`` under ``strategy``."""
+def pool_cost(
+    pool: WorkerPool,
+    region: str,
+    strategy: str,
+    index: PriceIndex | None,
+    *,
+    usage_hours: float = 1.0,
+) -> PoolCost:
+    """The hourly rate of one worker pool in ``region`` under ``strategy``.
+
+    ``usage_hours`` (the job's hours x trials) picks each SKU's tier.
+    """
     accelerator = pool.accelerator.type if pool.accelerator else None
     count = pool.accelerator.count if pool.accelerator else 0
-    machine_usd, machine_unknown = _price(prices, "machine", pool.machine, region, strategy)
-    unknown = [machine_unknown] if machine_unknown else []
-    accelerator_usd: float | None = 0.0
-    if accelerator is not None:
-        accelerator_usd, why = _price(prices, "accelerator", accelerator, region, strategy)
-        if why:
-            unknown.append(why)
-    hourly = (
-        pool.replicas * (machine_usd + count * accelerator_usd)
-        if machine_usd is not None and accelerator_usd is not None
-        else None
+
+    def result(hourly: float | None, unknown: tuple[str, ...], lines: tuple[Line, ...]) -> PoolCost:
+        return PoolCost(
+            pool.role, pool.replicas, pool.machine, accelerator, count, hourly, unknown, lines
+        )
+
+    if index is None:
+        return result(None, (NO_SNAPSHOT,), ())
+    components, unknown = billing.replica_components(
+        pool.machine,
+        accelerator,
+        count,
+        disk_type=pool.disk.type,
+        disk_gib=pool.disk.size_gb,
+        strategy=strategy,
     )
-    return PoolCost(
-        role=pool.role,
-        replicas=pool.replicas,
-        machine=pool.machine,
-        accelerator=accelerator,
-        accelerator_count=count,
-        hourly_usd=hourly,
-        unknown=tuple(unknown),
-    )
+    lines: list[Line] = []
+    for component in components:
+        sku = index.find(component.want, region)
+        if sku is None:
+            unknown.append(_missing(component.want, region, index.snapshot))
+            continue
+        hours_per_unit = UNIT_HOURS[sku.unit]
+        quantity = pool.replicas * component.quantity
+        tier = sku.tier_for(quantity * usage_hours / hours_per_unit)
+        lines.append(
+            Line(
+                role=pool.role,
+                sku_id=sku.sku_id,
+                description=sku.description,
+                quantity=quantity,
+                unit=sku.unit,
+                what=component.what,
+                usd_per_unit=tier.usd,
+                usd_per_hour=quantity * tier.usd / hours_per_unit,
+            )
+        )
+    hourly = None if unknown else sum(line.usd_per_hour for line in lines)
+    return result(hourly, tuple(unknown), tuple(lines))
 
 
-def estimate(job: JobSpec, *, prices: PriceTable = TABLE) -> Estimate:
-    """The hourly rate of ``job`` and the most it can cost (``prices``: the table to use)."""
+def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
+    """The hourly rate of ``job`` and the most it can cost, from the snapshot ``prices``
+    (None: there is none, and the cost is unknown saying how to make one)."""
     strategy = job.scheduling.strategy or DEFAULT_STRATEGY
     timeout_s = job.scheduling.timeout_s
     timeout_is_default = timeout_s is None
     hours = (VERTEX_DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s) / SECONDS_PER_HOUR
-    trials = job.study.max_trials if isinstance(job, TuningJobSpec) else 1
+    tuning = isinstance(job, TuningJobSpec)
+    trials = job.study.max_trials if tuning else 1
+    parallel = min(job.study.parallel_trials or 1, trials) if tuning else 1
     pools_in_use = [pool for pool in job.worker_pools if pool is not None]
+    read = prices.read_date.isoformat() if prices is not None else None
     if job.backend == "local":
         free = tuple(
             PoolCost(
@@ -115,8 +190,14 @@ def estimate(job: JobSpec, *, prices: PriceTable = TABLE) -> Estimate:
             )
             for pool in pools_in_use
         )
-        return Estimate(0.0, hours, timeout_is_default, trials, 0.0, strategy, free, (), True)
-    pools = tuple(pool_cost(pool, job.region, strategy, prices) for pool in pools_in_use)
+        return Estimate(
+            0.0, hours, timeout_is_default, trials, 0.0, strategy, free, (), True, parallel, read
+        )
+    index = PriceIndex(prices) if prices is not None else None
+    pools = tuple(
+        pool_cost(pool, job.region, strategy, index, usage_hours=hours * trials)
+        for pool in pools_in_use
+    )
     unknown = tuple(dict.fromkeys(why for pool in pools for why in pool.unknown))
     hourly = None if unknown else sum(pool.hourly_usd or 0.0 for pool in pools)
     return Estimate(
@@ -128,6 +209,8 @@ def estimate(job: JobSpec, *, prices: PriceTable = TABLE) -> Estimate:
         strategy=strategy,
         pools=pools,
         unknown=unknown,
+        parallel_trials=parallel,
+        prices_read=read,
     )
 
 
@@ -136,7 +219,7 @@ def _usd(value: float) -> str:
 
 
 def _duration(hours: float) -> str:
-    """``72h``, ``7d``, ``30m``, ``1.5h``: the timeout as a reviewer reads it."""
+    """``72h``, ``30m``, ``1.5h``: the timeout as a reviewer reads it."""
     if hours < 1:
         return f"{hours * MINUTES_PER_HOUR:g}m"
     return f"{hours:g}h"
@@ -147,8 +230,7 @@ def describe(estimate: Estimate) -> str:
     if estimate.local:
         return "runs locally: no Google Cloud cost"
     if estimate.timeout_is_default:
-        days = estimate.hours / HOURS_PER_DAY
-        timeout = f"{days:g}d default timeout"
+        timeout = f"{estimate.hours / HOURS_PER_DAY:g}d default timeout"
     else:
         timeout = f"{_duration(estimate.hours)} timeout"
     if estimate.trials != 1:
@@ -156,4 +238,58 @@ def describe(estimate: Estimate) -> str:
     strategy = "" if estimate.strategy == DEFAULT_STRATEGY else f" {estimate.strategy}"
     if estimate.hourly_usd is None or estimate.max_usd is None:
         return f"unknown: {'; '.join(estimate.unknown)} ({timeout})"
-    return f"{_usd(estimate.hourly_usd)}/h{strategy}; at most {_usd(estimate.max_usd)} ({timeout})"
+    rate = f"{_usd(estimate.hourly_usd)}/h{strategy}"
+    if estimate.trials != 1:
+        peak = estimate.peak_usd_per_hour or 0.0
+        rate += f" a trial, {_usd(peak)}/h with {estimate.parallel_trials} at once"
+    return f"{rate}; at most {_usd(estimate.max_usd)} ({timeout})"
+
+
+def describe_line(line: Line) -> str:
+    """``worker: 24 vCPU x $0.0380/h = $0.9120/h (SKU 1A2B-..., N1 ... in Iowa)``."""
+    per = "/GiB-month" if line.unit == "GiBy.mo" else "/h"
+    return (
+        f"{line.role}: {line.quantity:g} {line.what} x ${line.usd_per_unit:.6g}{per} = "
+        f"${line.usd_per_hour:.4f}/h (SKU {line.sku_id}, {line.description})"
+    )
+
+
+def to_json(estimate: Estimate) -> dict[str, Any]:
+    """``{usd_per_hour, max_usd, prices_read, breakdown}`` (plus strategy, hours, trials)."""
+    return {
+        "usd_per_hour": estimate.hourly_usd,
+        "max_usd": estimate.max_usd,
+        "prices_read": estimate.prices_read,
+        "strategy": estimate.strategy,
+        "hours": estimate.hours,
+        "trials": estimate.trials,
+        "parallel_trials": estimate.parallel_trials,
+        "unknown": list(estimate.unknown),
+        "breakdown": [
+            {
+                "pool": line.role,
+                "sku_id": line.sku_id,
+                "description": line.description,
+                "quantity": line.quantity,
+                "unit": line.unit,
+                "what": line.what,
+                "usd_per_unit": line.usd_per_unit,
+                "usd_per_hour": line.usd_per_hour,
+            }
+            for line in estimate.lines
+        ],
+    }
+
+
+def load_prices(
+    path: Path, today: datetime.date | None = None
+) -> tuple[Snapshot | None, str | None]:
+    """The snapshot in ``path`` and what to say about it: none there (how to make one),
+    unreadable (why), or read too long ago; (snapshot, None) when all is well."""
+    try:
+        snapshot = prices.load_if_present(path)
+    except PricesError as exc:
+        return None, str(exc)
+    if snapshot is None:
+        return None, f"no price snapshot ({path}): {REFRESH_HINT}"
+    return snapshot, snapshot.stale_warning(today)

@@ -91,6 +91,10 @@ class Plan:
     jobs: list[JobPlan]
     rules: list[Any]
     stack_issues: list[Issue]
+    #: The price snapshot the estimates used (``provider.catalog.prices.Snapshot``), or None.
+    prices: Any = None
+    #: Said about the prices: none to be had, or read too long ago.
+    prices_note: str | None = None
 
     @property
     def invalid(self) -> bool:
@@ -192,11 +196,21 @@ def _git(cwd: Path, *args: str) -> bytes:
 # ------------------------------------------------------------------------- comparing
 
 
-def plan_stack(stack_file: Path, base: str, today: datetime.date | None = None) -> Plan:
+def plan_stack(
+    stack_file: Path,
+    base: str,
+    today: datetime.date | None = None,
+    prices_file: Path | None = None,
+) -> Plan:
     """Compare the stack file at ``base`` with the working tree; prebuilt images are judged
-    as of ``today`` (default: the real today)."""
+    as of ``today`` (default: the real today), costs from ``prices_file`` (default: the
+    project's ``prices/snapshot.json``)."""
+    from provider.catalog import prices
     from provider.packaging import project_dir_of
     from provider.review import cost, policies
+
+    snapshot_file = prices_file or prices.snapshot_path(project_dir_of(stack_file))
+    snapshot, prices_note = cost.load_prices(snapshot_file, today)
 
     head = read_stack(stack_file, project_dir_of(stack_file), today)
     before = read_stack_at(base, stack_file, today)
@@ -220,13 +234,15 @@ def plan_stack(stack_file: Path, base: str, today: datetime.date | None = None) 
                 keys = [KeyChange("python_package (trainer sources)", "before", "changed")]
         else:
             change = UPDATE if keys else UNCHANGED
-        plans.append(JobPlan(name, change, keys, new, cost.estimate(new), warnings=new.warnings))
+        plans.append(
+            JobPlan(name, change, keys, new, cost.estimate(new, snapshot), warnings=new.warnings)
+        )
     rules: list[Any] = []
     if head.policies is not None and not head.stack_issues:
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
         changed = [p.name for p in plans if p.change in SUBMITTING]
         rules = policies.evaluate(head.policies, head.jobs, head.platform, estimates, changed)
-    return Plan(head.stack, base, plans, rules, head.stack_issues)
+    return Plan(head.stack, base, plans, rules, head.stack_issues, snapshot, prices_note)
 
 
 def _runs_differently(old: Any, new: Any) -> bool:
@@ -285,6 +301,14 @@ def to_markdown(plan: Plan) -> str:
     from provider.review.cost import describe
 
     lines = [f"### `{plan.stack}`: what this change does (against `{plan.base}`)", ""]
+    if plan.prices is not None:
+        lines += [
+            f"Costs from Google's Cloud Billing Catalog: prices read "
+            f"{plan.prices.read_date.isoformat()} (`{plan.prices.source}`), list prices in USD.",
+            "",
+        ]
+    if plan.prices_note:
+        lines += [f"- :warning: {plan.prices_note}", ""]
     counts = {c: sum(j.change == c for j in plan.jobs) for c in (SUBMIT, REPLACE, DELETE)}
     total, unknown = plan.change_cost()
     cost_text = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
@@ -302,6 +326,7 @@ def to_markdown(plan: Plan) -> str:
             estimate = describe(job.estimate) if job.estimate is not None else ""
             lines.append(f"| `{job.name}` | {job.change} | {pools} | {estimate} |")
         lines.append("")
+    lines += _breakdown(plan)
     for job in plan.jobs:
         if job.keys:
             changed = "; ".join(f"`{k.key}` {k.before} -> {k.after}" for k in job.keys)
@@ -323,12 +348,32 @@ def to_markdown(plan: Plan) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _breakdown(plan: Plan) -> list[str]:
+    """Each priced job's SKU lines, folded, so a reviewer can check the sums."""
+    from provider.review.cost import describe_line
+
+    priced = [j for j in plan.jobs if j.estimate is not None and j.estimate.lines]
+    if not priced:
+        return []
+    lines = ["<details>", "<summary>Cost breakdown: one line per SKU</summary>", ""]
+    for job in priced:
+        estimate = job.estimate
+        lines.append(f"`{job.name}` ({estimate.strategy}, ${estimate.hourly_usd:,.4f}/h):")
+        lines.append("")
+        lines += [f"- {describe_line(line)}" for line in estimate.lines]
+        lines.append("")
+    lines += ["</details>", ""]
+    return lines
+
+
 def to_json(plan: Plan) -> str:
     """The plan for scripts."""
     total, unknown = plan.change_cost()
     document = {
         "stack": plan.stack,
         "base": plan.base,
+        "prices_read": plan.prices.read_date.isoformat() if plan.prices is not None else None,
+        "prices_note": plan.prices_note,
         "stack_issues": [_issue(i) for i in plan.stack_issues],
         "jobs": [
             {
@@ -354,9 +399,12 @@ def _issue(issue: Issue) -> dict[str, Any]:
 
 
 def _estimate(estimate: Any) -> dict[str, Any] | None:
+    from provider.review import cost
+
     if estimate is None:
         return None
     return {
+        **cost.to_json(estimate),
         "hourly_usd": estimate.hourly_usd,
         "hours": estimate.hours,
         "timeout_is_default": estimate.timeout_is_default,

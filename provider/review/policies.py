@@ -428,8 +428,8 @@ def _max_cost(
         return (
             False,
             f"its cost is unknown ({_unknown_why(estimate)}), so it cannot be held to "
-            f"${rule.usd:,.2f}: name machines and accelerators the price table "
-            "(provider/review/prices.py) has for this region and strategy",
+            f"${rule.usd:,.2f}: refresh prices (`make prices` with Google credentials, then "
+            "commit prices/snapshot.json)",
         )
     if estimate.max_usd <= rule.usd:
         return True, f"may cost up to ${estimate.max_usd:,.2f}, at most ${rule.usd:,.2f}"
@@ -494,7 +494,9 @@ def _change_cost(
         why = "; ".join(f"{n}: {_unknown_why(estimates.get(n))}" for n in unknown)
         return result(
             False,
-            f"the change's cost is unknown ({why}), so it cannot be held to ${rule.usd:,.2f}",
+            f"the change's cost is unknown ({why}), so it cannot be held to ${rule.usd:,.2f}: "
+            "refresh prices (`make prices` with Google credentials, then commit "
+            "prices/snapshot.json)",
         )
     total = sum(estimates[n].max_usd or 0.0 for n in names)
     submitted = _one_of(names, "and") if names else "no Vertex AI job"
