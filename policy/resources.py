@@ -37,6 +37,8 @@ JOB_TYPES = (
     "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
 )
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
+#: The project's price snapshot, which the cost rules price jobs from (docs/cost.md).
+PRICES_FILE = Path("prices") / "snapshot.json"
 #: A value the preview cannot know yet (the email of an account still to be created).
 UNKNOWN = "[unknown until pulumi up]"
 #: The job config keys a job resource's checked inputs carry as written (``wait`` and
@@ -69,13 +71,15 @@ class StackView:
     issues: list[str] = field(default_factory=list)
     #: Jobs left out of the evaluation, and why (advisory).
     skipped: list[str] = field(default_factory=list)
+    #: The project's price snapshot (prices/snapshot.json), None when there is none.
+    prices: Any = None
 
     def results(self) -> list[policies.RuleResult]:
         """The rules' results; ``changed`` is every job (the engine does not tell a
         policy which resources the change touches)."""
         if self.config is None:
             return []
-        estimates = {name: cost.estimate(job) for name, job in self.jobs.items()}
+        estimates = {name: cost.estimate(job, self.prices) for name, job in self.jobs.items()}
         return policies.evaluate(
             self.config,
             self.jobs,
@@ -105,6 +109,7 @@ def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
     if not resources:
         return result
     result.stack = stack_of(resources[0].urn)
+    result.prices, _note = cost.load_prices(project_dir / PRICES_FILE)
     path = stack_file(project_dir, result.stack)
     try:
         _, config = stackconfig.read_stack_file(path)

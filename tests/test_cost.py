@@ -1,13 +1,14 @@
-"""provider.review.cost and its price table: figures checked against sums done by hand.
+"""provider.review.cost: estimates from a price snapshot, checked against sums done by hand.
 
-The estimates below use ``TEST_PRICES``, a table written here for the arithmetic (its
-numbers are made up, never shown to users), except where a test says it uses the real
-table of ``provider.review.prices``.
+The snapshot is the fake catalog's SKUs (tests/prices.py: invented prices, never Google's).
+Each expected figure is computed here from the SKUs the fake serves, found by their whole
+description (``fake_sku``), with the rule docs/cost.md states: vCPUs x core price + GiB x
+memory price + accelerators x accelerator price + disk GiB x disk price / 730, plus the
+management fee under SPOT and FLEX_START.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -15,295 +16,278 @@ from typing import Any
 import pytest
 
 from provider.__main__ import render
-from provider.review import prices
-from provider.review.cost import Estimate, describe, estimate
-from provider.review.prices import Price, PriceTable, Source
+from provider.review.cost import Estimate, describe, estimate, to_json
 from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
+from tests.prices import PRICES, fake_sku
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
-STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
-EU_STACK = StackSettings(stack="prod", project="my-project", region="europe-west4")
-LOCAL_STACK = StackSettings(stack="local", backend="local")
-SMALL_STUDY: dict[str, Any] = {
-    "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
-    "parameters": {"lr": {"type": "double", "min": 0.01, "max": 0.1}},
-    "max_trials": 5,
-}
+US = StackSettings(stack="dev", project="my-project", region="us-central1")
+EU = StackSettings(stack="prod", project="my-project", region="europe-west4")
+ASIA = StackSettings(stack="asia", project="my-project", region="asia-east1")
+LOCAL = StackSettings(stack="local", backend="local")
+MONTH_H = 730
+VERTEX_ON = "Vertex AI: Training/Pipelines on"
 
-TEST_SOURCE = Source(url="https://example.test/prices", read="2026-11-23", how="made up")
-# Prices made up for the arithmetic: USD per node hour.
-N1_STANDARD_8 = 0.40
-N1_STANDARD_8_SPOT = 0.10
-T4 = 0.35
-T4_SPOT = 0.14
-N1_HIGHCPU_16 = 0.60
-E2_STANDARD_4 = 0.15  # the same price STANDARD and SPOT: one row for both
-TEST_PRICES = PriceTable(
-    rows=(
-        Price("n1-standard-8", "machine", "us-central1", N1_STANDARD_8, ("STANDARD",), TEST_SOURCE),
-        Price(
-            "n1-standard-8", "machine", "us-central1", N1_STANDARD_8_SPOT, ("SPOT",), TEST_SOURCE
-        ),
-        Price("NVIDIA_TESLA_T4", "accelerator", "us-central1", T4, ("STANDARD",), TEST_SOURCE),
-        Price("NVIDIA_TESLA_T4", "accelerator", "us-central1", T4_SPOT, ("SPOT",), TEST_SOURCE),
-        Price("n1-highcpu-16", "machine", "us-central1", N1_HIGHCPU_16, ("STANDARD",), TEST_SOURCE),
-        Price(
-            "e2-standard-4",
-            "machine",
-            "us-central1",
-            E2_STANDARD_4,
-            ("STANDARD", "SPOT"),
-            TEST_SOURCE,
-        ),
-        Price(
-            "n1-standard-8", "machine", "europe-west4", N1_STANDARD_8, ("STANDARD",), TEST_SOURCE
-        ),
-    )
-)
+# The fake's SKUs, by region and wording (its descriptions are deliberately inconsistent).
+N1_CORE_EU = fake_sku(f"{VERTEX_ON} N1 Predefined Instance Core in Netherlands").usd()
+N1_RAM_EU = fake_sku(f"{VERTEX_ON} N1 Predefined Instance RAM running in Netherlands").usd()
+T4_EU = fake_sku(f"{VERTEX_ON} NVIDIA Tesla T4 in Netherlands").usd()
+SSD_EU = fake_sku(f"{VERTEX_ON} SSD backed PD Capacity in Netherlands").usd()
+N1_CORE_US = fake_sku(f"{VERTEX_ON} N1 Predefined Instance Core in Iowa").usd()
+N1_RAM_US = fake_sku(f"{VERTEX_ON} N1 Predefined Instance RAM running in Iowa").usd()
+SSD_US = fake_sku(f"{VERTEX_ON} SSD backed PD Capacity in Iowa").usd()
+E2_SPOT_CORE = fake_sku("Spot Preemptible E2 Instance Core running in Americas").usd()
+E2_SPOT_RAM = fake_sku("Spot Preemptible E2 Instance Ram running in Americas").usd()
+FEE = "Vertex AI: Training/Pipelines Management fee on"
+E2_FEE_CORE = fake_sku(f"{FEE} E2 Instance Core in Iowa").usd()
+E2_FEE_RAM = fake_sku(f"{FEE} E2 Instance RAM in Iowa").usd()
+SSD_COMPUTE_US = fake_sku("SSD backed PD Capacity in Iowa").usd()
+N1_SPOT_IOWA = fake_sku("Spot Preemptible N1 Predefined Instance Core running in Iowa").usd()
+N1_SPOT_AMERICAS = fake_sku(
+    "Spot Preemptible N1 Predefined Instance Core running in Americas"
+).usd()
 
 
-def job_of(raw: dict[str, Any], stack: StackSettings = STACK, name: str = "mnist") -> JobSpec:
+def job_of(raw: dict[str, Any], stack: StackSettings = US, name: str = "mnist") -> JobSpec:
     """A job that must be valid."""
     return parse_job(name, {"image": IMAGE, **raw}, stack)
 
 
-def estimate_of(raw: dict[str, Any], stack: StackSettings = STACK) -> Estimate:
-    """The estimate of ``raw`` with TEST_PRICES."""
-    return estimate(job_of(raw, stack), prices=TEST_PRICES)
+def estimate_of(raw: dict[str, Any], stack: StackSettings = US) -> Estimate:
+    """The estimate of ``raw`` from the fake catalog's snapshot."""
+    return estimate(job_of(raw, stack), PRICES)
 
 
-GPU_JOB: dict[str, Any] = {
-    "machine": "n1-standard-8",
-    "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 2},
-    "workers": {"replicas": 1},
-}
-
-
-class TestPriceTable:
-    """The price table: every row priced, sourced and dated; lookups by key."""
-
-    def test_rows_have_source_and_date(self) -> None:
-        """Each row names a Google page, the day it was read, and how it was read."""
-        assert prices.PRICES, "the table is empty"
-        for row in prices.PRICES:
-            assert row.source.url.startswith("https://cloud.google.com/"), row
-            assert datetime.date.fromisoformat(row.source.read) <= datetime.date(2026, 11, 23)
-            assert row.source.how
-            assert row.usd_per_hour > 0, row
-            assert set(row.strategies) <= set(prices.STRATEGIES), row
-
-    def test_known_row(self) -> None:
-        """n1-standard-4 in us-central1, on demand, is the Vertex AI page's figure."""
-        row = prices.TABLE.lookup("machine", "n1-standard-4", "us-central1", "STANDARD")
-        assert row is not None
-        assert row.usd_per_hour == 0.21849885
-        assert row.source.url == "https://cloud.google.com/vertex-ai/pricing"
-
-    def test_missing_row_is_none(self) -> None:
-        """A region, item or strategy the table lacks is None, not a price."""
-        assert prices.TABLE.lookup("machine", "n1-standard-4", "me-west1", "STANDARD") is None
-        assert prices.TABLE.lookup("machine", "n1-standard-4", "us-central1", "SPOT") is None
-        assert (
-            prices.TABLE.lookup("accelerator", "n1-standard-4", "us-central1", "STANDARD") is None
-        )
-
-    def test_duplicate_row_is_refused(self) -> None:
-        """The same key twice is a mistake in the table."""
-        row = Price("x-1", "machine", "r", 1.0, ("STANDARD",), TEST_SOURCE)
-        with pytest.raises(ValueError, match="twice"):
-            PriceTable(rows=(row, row))
-
-    def test_unknown_strategy_is_refused(self) -> None:
-        """A strategy that is not STANDARD, SPOT or FLEX_START is refused."""
-        with pytest.raises(ValueError, match="ON_DEMAND"):
-            PriceTable(rows=(Price("x-1", "machine", "r", 1.0, ("ON_DEMAND",), TEST_SOURCE),))
+def sku_ids(result: Estimate) -> set[str]:
+    return {line.sku_id for line in result.lines}
 
 
 class TestEstimate:
-    """estimate(): replicas x (machine + accelerators), summed, times hours and trials."""
+    """estimate(): each pool's SKUs, summed, times hours and trials."""
 
-    def test_gpu_pools_with_timeout(self) -> None:
-        """2 x (n1-standard-8 + 2 x T4) for a 3 h timeout."""
-        result = estimate_of({**GPU_JOB, "scheduling": {"timeout": "3h"}})
-        hourly = 2 * (N1_STANDARD_8 + 2 * T4)  # 2.20
+    def test_standard_pool_is_vcpus_memory_gpu_and_disk(self) -> None:
+        """n1-standard-8 + T4, 200 GiB pd-ssd, europe-west4: the Vertex AI SKUs, by hand."""
+        result = estimate_of(
+            {
+                "machine": "n1-standard-8",
+                "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 1},
+                "disk": {"type": "pd-ssd", "size_gb": 200},
+                "scheduling": {"timeout": "6h"},
+            },
+            EU,
+        )
+        hourly = 8 * N1_CORE_EU + 30 * N1_RAM_EU + 1 * T4_EU + 200 * SSD_EU / MONTH_H
         assert result.hourly_usd == pytest.approx(hourly)
-        assert result.hours == 3
-        assert not result.timeout_is_default
-        assert result.trials == 1
-        assert result.max_usd == pytest.approx(hourly * 3)  # 6.60
-        assert result.strategy == "STANDARD"
+        assert result.max_usd == pytest.approx(hourly * 6)
         assert result.unknown == ()
-        assert [(p.role, p.replicas, p.accelerator, p.accelerator_count) for p in result.pools] == [
-            ("primary", 1, "NVIDIA_TESLA_T4", 2),
-            ("workers", 1, "NVIDIA_TESLA_T4", 2),
-        ]
-        assert describe(result) == "$2.20/h; at most $6.60 (3h timeout)"
+        assert len(result.lines) == 4
 
-    def test_spot_prices(self) -> None:
-        """A SPOT job is priced with the SPOT rows, not the on-demand ones."""
+    def test_spot_is_compute_engine_spot_plus_the_management_fee(self) -> None:
+        """e2-standard-4 SPOT: Spot core and RAM (multi-region SKUs), fees, on-demand disk."""
         result = estimate_of(
-            {**GPU_JOB, "scheduling": {"timeout": "3h", "strategy": "SPOT"}},
+            {"machine": "e2-standard-4", "scheduling": {"timeout": "30m", "strategy": "SPOT"}}
         )
-        hourly = 2 * (N1_STANDARD_8_SPOT + 2 * T4_SPOT)  # 0.76
-        assert result.strategy == "SPOT"
+        hourly = (
+            4 * (E2_SPOT_CORE + E2_FEE_CORE)
+            + 16 * (E2_SPOT_RAM + E2_FEE_RAM)
+            + 100 * SSD_COMPUTE_US / MONTH_H
+        )
         assert result.hourly_usd == pytest.approx(hourly)
-        assert result.max_usd == pytest.approx(hourly * 3)  # 2.28
-        assert describe(result) == "$0.76/h SPOT; at most $2.28 (3h timeout)"
+        assert result.max_usd == pytest.approx(hourly / 2)
 
-    def test_one_row_for_both_strategies(self) -> None:
-        """A row that applies to STANDARD and SPOT prices a SPOT job."""
-        result = estimate_of(
-            {"machine": "e2-standard-4", "scheduling": {"timeout": "2h", "strategy": "SPOT"}}
+    def test_a_regions_own_sku_wins_over_a_multi_region_one(self) -> None:
+        """us-central1's own N1 Spot SKU prices it; us-east1 gets the Americas SKU."""
+        raw = {"machine": "n1-standard-4", "scheduling": {"timeout": "1h", "strategy": "SPOT"}}
+        east = StackSettings(stack="east", project="my-project", region="us-east1")
+        cores = {
+            region: next(line for line in estimate_of(raw, stack).lines if line.what == "vCPU")
+            for region, stack in (("us-central1", US), ("us-east1", east))
+        }
+        assert cores["us-central1"].usd_per_unit == pytest.approx(N1_SPOT_IOWA)
+        assert cores["us-east1"].usd_per_unit == pytest.approx(N1_SPOT_AMERICAS)
+        assert N1_SPOT_IOWA != N1_SPOT_AMERICAS
+
+    def test_a_free_first_tier_prices_only_small_usage_at_nothing(self) -> None:
+        """pd-standard is free up to 30 GiB months: 100 GiB for 1 h is, 200 GiB for 7 d is not."""
+        free_sku = fake_sku(f"{VERTEX_ON} Storage PD Capacity in Iowa")
+        small = estimate_of(
+            {"disk": {"type": "pd-standard", "size_gb": 100}, "scheduling": {"timeout": "1h"}}
         )
-        assert result.hourly_usd == pytest.approx(E2_STANDARD_4)
-        assert result.max_usd == pytest.approx(E2_STANDARD_4 * 2)  # 0.30
-        assert describe(result) == "$0.15/h SPOT; at most $0.30 (2h timeout)"
-
-    def test_default_timeout_is_seven_days(self) -> None:
-        """No timeout: Vertex AI's default of 7 days (168 h)."""
-        result = estimate_of({"machine": "n1-standard-8"})
-        assert result.timeout_is_default
-        assert result.hours == 7 * 24
-        assert result.max_usd == pytest.approx(N1_STANDARD_8 * 168)  # 67.20
-        assert describe(result) == "$0.40/h; at most $67.20 (7d default timeout)"
-
-    def test_tuning_job_times_trials(self) -> None:
-        """A tuning job may run max_trials trials, each to the timeout."""
-        result = estimate_of(
-            {**GPU_JOB, "study": SMALL_STUDY, "scheduling": {"timeout": "2h"}},
+        large = estimate_of({"disk": {"type": "pd-standard", "size_gb": 200}})
+        small_disk, large_disk = (
+            next(x for x in r.lines if x.what == "GiB disk") for r in (small, large)
         )
-        hourly = 2 * (N1_STANDARD_8 + 2 * T4)  # 2.20
-        assert result.trials == 5
-        assert result.max_usd == pytest.approx(hourly * 2 * 5)  # 22.00
-        assert describe(result) == "$2.20/h; at most $22.00 (2h timeout x 5 trials)"
+        assert small_disk.usd_per_hour == 0
+        assert free_sku.tiers[1][1] > 0
+        assert large_disk.usd_per_unit == pytest.approx(free_sku.tiers[1][1])
 
-    def test_reduction_server_counts(self) -> None:
-        """A reduction server pool is priced like any pool."""
-        result = estimate_of(
-            {**GPU_JOB, "reduction_server": {"replicas": 2}, "scheduling": {"timeout": "1h"}}
-        )
-        hourly = 2 * (N1_STANDARD_8 + 2 * T4) + 2 * N1_HIGHCPU_16  # 3.40
-        roles = [(p.role, p.machine, p.replicas) for p in result.pools]
-        assert roles[-1] == ("reduction_server", "n1-highcpu-16", 2)
-        assert result.hourly_usd == pytest.approx(hourly)
-        assert describe(result) == "$3.40/h; at most $3.40 (1h timeout)"
+    def test_a_missing_gpu_sku_makes_the_cost_unknown_naming_it(self) -> None:
+        """asia-east1 lacks the Vertex AI L4 SKU: unknown, the SKU and the fix named."""
+        result = estimate_of({"machine": "g2-standard-4"}, ASIA)
+        assert result.hourly_usd is None and result.max_usd is None
+        (why,) = result.unknown
+        assert f"'{VERTEX_ON} NVIDIA L4'" in why and "asia-east1" in why
+        assert "make prices" in why and "2026-11-20" in why
+        assert "$0" not in describe(result)
 
-    def test_real_table(self) -> None:
-        """With the module's table: n1-standard-4 in us-central1 for 1 h."""
-        result = estimate(job_of({"machine": "n1-standard-4", "scheduling": {"timeout": "1h"}}))
-        assert result.hourly_usd == pytest.approx(0.21849885)
-        assert result.max_usd == pytest.approx(0.21849885)
-        assert describe(result) == "$0.22/h; at most $0.22 (1h timeout)"
+    def test_no_snapshot_is_unknown_saying_how_to_make_one(self) -> None:
+        """Without a snapshot every job is unknown, never $0, and the fix is named."""
+        result = estimate(job_of({"machine": "n1-standard-4"}), None)
+        assert result.hourly_usd is None and result.max_usd is None
+        assert "make prices" in describe(result) and "$0" not in describe(result)
 
-
-class TestUnknown:
-    """A price missing from the table is unknown, with its reason; never zero."""
-
-    def test_unknown_machine(self) -> None:
-        """A machine the table lacks: no hourly rate, no total, the reason."""
-        result = estimate_of({"machine": "n2-standard-8", "scheduling": {"timeout": "1h"}})
-        assert result.hourly_usd is None
+    def test_a_tpu_has_no_spot_rule(self) -> None:
+        """A TPU machine under SPOT is unknown: the billing rule has no SKU for it."""
+        raw = {"machine": "ct5lp-hightpu-4t", "scheduling": {"strategy": "SPOT"}}
+        result = estimate_of(raw)
         assert result.max_usd is None
-        assert result.unknown == ("no price for n2-standard-8 in us-central1 (STANDARD)",)
-        assert result.pools[0].hourly_usd is None
-        assert describe(result) == (
-            "unknown: no price for n2-standard-8 in us-central1 (STANDARD) (1h timeout)"
+        assert any("TPU_V5_LITEPOD under SPOT" in why for why in result.unknown)
+
+    def test_a_local_job_costs_nothing_on_google_cloud(self) -> None:
+        """backend: local is free on Google Cloud, whatever the snapshot."""
+        result = estimate(job_of({"machine": "n1-standard-4"}, LOCAL), None)
+        assert (result.local, result.max_usd) == (True, 0.0)
+        assert describe(result) == "runs locally: no Google Cloud cost"
+
+
+class TestProperties:
+    """What must hold whatever the prices: scaling with replicas, hours, trials, strategy."""
+
+    RAW: dict[str, Any] = {  # noqa: RUF012 (read only)
+        "machine": "n1-standard-8",
+        "accelerator": {"type": "NVIDIA_TESLA_T4", "count": 1},
+        "workers": {"replicas": 2},
+        "scheduling": {"timeout": "4h"},
+    }
+
+    def test_twice_the_workers_doubles_that_pool(self) -> None:
+        """Doubling the workers' replicas doubles the workers' pool, nothing else."""
+        one = estimate_of(self.RAW)
+        two = estimate_of({**self.RAW, "workers": {"replicas": 4}})
+        pools = {p.role: p.hourly_usd for p in one.pools}
+        doubled = {p.role: p.hourly_usd for p in two.pools}
+        assert doubled["workers"] == pytest.approx(2 * (pools["workers"] or 0))
+        assert doubled["primary"] == pytest.approx(pools["primary"])
+
+    def test_twice_the_timeout_doubles_the_most(self) -> None:
+        """The most it can cost is linear in the timeout."""
+        four = estimate_of(self.RAW).max_usd
+        eight = estimate_of({**self.RAW, "scheduling": {"timeout": "8h"}}).max_usd
+        assert four is not None and eight == pytest.approx(2 * four)
+
+    def test_spot_is_below_standard(self) -> None:
+        """The same job costs less under SPOT than under STANDARD."""
+        standard = estimate_of(self.RAW).hourly_usd
+        spot = estimate_of({**self.RAW, "scheduling": {"timeout": "4h", "strategy": "SPOT"}})
+        assert standard is not None and spot.hourly_usd is not None
+        assert spot.hourly_usd < standard
+
+    def test_a_tuning_job_is_trials_times_a_trial(self) -> None:
+        """max_trials trials each up to the timeout; parallel trials shown as a peak rate."""
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"lr": {"type": "double", "min": 0.01, "max": 0.1}},
+            "max_trials": 6,
+            "parallel_trials": 3,
+        }
+        single = estimate_of({"machine": "n1-standard-4", "scheduling": {"timeout": "2h"}})
+        tuned = estimate_of(
+            {"machine": "n1-standard-4", "scheduling": {"timeout": "2h"}, "study": study}
         )
+        assert single.max_usd is not None and single.hourly_usd is not None
+        assert tuned.max_usd == pytest.approx(6 * single.max_usd)
+        assert tuned.peak_usd_per_hour == pytest.approx(3 * single.hourly_usd)
+        assert "x 6 trials" in describe(tuned) and "with 3 at once" in describe(tuned)
 
-    def test_unknown_region(self) -> None:
-        """The job's region prices it: a T4 has no price in europe-west4 here."""
-        result = estimate_of(GPU_JOB, stack=EU_STACK)
-        assert result.hourly_usd is None
-        # The same reason once, though two pools carry the T4.
-        assert result.unknown == ("no price for NVIDIA_TESLA_T4 in europe-west4 (STANDARD)",)
-        assert all(pool.hourly_usd is None for pool in result.pools)
-        assert describe(result).startswith("unknown: no price for NVIDIA_TESLA_T4 in europe-west4")
+    def test_the_default_timeout_is_seven_days(self) -> None:
+        """No timeout: Vertex AI's 7 days, said so."""
+        result = estimate_of({"machine": "n1-standard-4"})
+        assert result.hours == 168 and result.timeout_is_default
+        assert "7d default timeout" in describe(result)
 
-    def test_spot_never_falls_back(self) -> None:
-        """A SPOT job whose machine has only an on-demand price is unknown."""
-        result = estimate_of({"machine": "n1-highcpu-16", "scheduling": {"strategy": "SPOT"}})
-        assert result.hourly_usd is None
-        assert result.unknown == ("no price for n1-highcpu-16 in us-central1 (SPOT)",)
-        assert describe(result) == (
-            "unknown: no price for n1-highcpu-16 in us-central1 (SPOT) (7d default timeout)"
+
+class TestBreakdown:
+    """Each line: quantity x unit price, SKU ID, summing to the rate."""
+
+    def test_lines_sum_to_the_rate_and_name_their_skus(self) -> None:
+        """The JSON breakdown's usd_per_hour add up to usd_per_hour; every SKU is named."""
+        result = estimate_of({"machine": "n1-standard-4", "scheduling": {"timeout": "1h"}})
+        document = to_json(result)
+        assert set(document) >= {"usd_per_hour", "max_usd", "prices_read", "breakdown"}
+        assert document["prices_read"] == "2026-11-20"
+        total = sum(line["usd_per_hour"] for line in document["breakdown"])
+        assert total == pytest.approx(document["usd_per_hour"])
+        by_what = {line["what"]: line for line in document["breakdown"]}
+        assert by_what["vCPU"]["quantity"] == 4
+        assert by_what["vCPU"]["usd_per_unit"] == pytest.approx(N1_CORE_US)
+        assert by_what["GiB"]["usd_per_unit"] == pytest.approx(N1_RAM_US)
+        assert by_what["GiB disk"]["usd_per_unit"] == pytest.approx(SSD_US)
+        assert all(line["sku_id"] in sku_ids(result) for line in document["breakdown"])
+
+
+class TestRender:
+    """render: estimated_cost per job in the JSON, a line per job on stderr."""
+
+    def test_estimated_cost_in_the_json(self, tmp_path: Path) -> None:
+        """With a snapshot, each job carries its rate, most, read date and breakdown."""
+        from provider.catalog.prices import save_snapshot
+
+        snapshot = tmp_path / "snapshot.json"
+        save_snapshot(PRICES, snapshot)
+        estimates: list[str] = []
+        rendered = render(str(REPO / "stacks" / "Pulumi.dev.yaml"), [], estimates, snapshot)
+        for name, body in rendered.items():
+            cost = body["estimated_cost"]
+            assert cost["usd_per_hour"] > 0 and cost["max_usd"] > 0, name
+            assert cost["prices_read"] == "2026-11-20" and cost["breakdown"], name
+        assert estimates[-1].startswith("prices read 2026-11-20")
+
+    def test_no_snapshot_says_how_to_make_one(self, tmp_path: Path) -> None:
+        """Without a snapshot the command says `make prices` for each job, never $0."""
+        estimates: list[str] = []
+        rendered = render(
+            str(REPO / "stacks" / "Pulumi.prod.yaml"), [], estimates, tmp_path / "none.json"
         )
+        assert all(body["estimated_cost"]["usd_per_hour"] is None for body in rendered.values())
+        assert all("make prices" in line and "$0" not in line for line in estimates)
 
-    def test_one_unknown_pool_makes_the_job_unknown(self) -> None:
-        """A priced pool beside an unpriced one: the job's rate is unknown, not a part sum."""
-        result = estimate_of(
-            {"machine": "n1-standard-8", "evaluators": {"replicas": 1, "machine": "c2-standard-8"}}
-        )
-        assert result.pools[0].hourly_usd == pytest.approx(N1_STANDARD_8)
-        assert result.hourly_usd is None
-        assert result.max_usd is None
-
-
-class TestLocal:
-    """A local-backend job runs on this machine: no Google Cloud cost."""
-
-    def test_local_job_costs_nothing(self) -> None:
-        """Hourly 0.0, no unknowns, described as running locally."""
-        result = estimate(job_of({"machine": "a2-highgpu-1g"}, stack=LOCAL_STACK))
-        assert result.hourly_usd == 0.0
-        assert result.max_usd == 0.0
-        assert result.unknown == ()
-        assert all(pool.hourly_usd == 0.0 for pool in result.pools)
-        assert "runs locally" in describe(result)
-
-
-class TestDescribe:
-    """describe(): the one line a reviewer reads."""
-
-    def test_hours_and_thousands(self) -> None:
-        """Dollars with cents and thousands separators; the timeout in hours."""
-        result = Estimate(3.21, 72.0, False, 1, 3.21 * 72, "STANDARD", (), ())
-        assert describe(result) == "$3.21/h; at most $231.12 (72h timeout)"
-
-    def test_minutes(self) -> None:
-        """A timeout under an hour in minutes."""
-        result = Estimate(0.40, 0.5, False, 1, 0.20, "STANDARD", (), ())
-        assert describe(result) == "$0.40/h; at most $0.20 (30m timeout)"
-
-    def test_default_timeout_and_trials(self) -> None:
-        """The default timeout in days, and the trials."""
-        result = Estimate(3.21, 168.0, True, 2, 3.21 * 168 * 2, "STANDARD", (), ())
-        assert describe(result) == "$3.21/h; at most $1,078.56 (7d default timeout x 2 trials)"
-
-    def test_unknown_lists_every_reason(self) -> None:
-        """Every reason, separated by semicolons."""
-        reasons = ("no price for a3-highgpu-8g in me-west1 (SPOT)", "no price for X in me-west1")
-        result = Estimate(None, 168.0, True, 1, None, "SPOT", (), reasons)
-        assert describe(result) == f"unknown: {'; '.join(reasons)} (7d default timeout)"
-
-
-class TestRenderEstimates:
-    """`python -m provider render` prints each job's estimate on stderr, stdout unchanged."""
-
-    STACK_FILE = "stacks/Pulumi.dev.yaml"
-
-    def test_estimates_on_stderr_only(self) -> None:
-        """One ``estimate: <job>: ...`` line a job on stderr; stdout is the JSON alone."""
-        result = run_cli("render", self.STACK_FILE)
+    def test_the_command_prints_json_and_estimates(self) -> None:
+        """`python -m provider render` keeps stdout JSON, with estimated_cost in it."""
+        result = run_cli("render", "stacks/Pulumi.dev.yaml")
         assert result.returncode == 0, result.stderr
-        expected: list[str] = []
-        rendered = render(str(REPO / self.STACK_FILE), estimates=expected)
-        assert result.stdout == json.dumps(rendered, indent=2, sort_keys=True) + "\n"
-        lines = [line for line in result.stderr.splitlines() if line.startswith("estimate: ")]
-        assert lines == [f"estimate: {line}" for line in expected]
-        assert [line.split(": ")[1] for line in lines] == list(rendered)
-        assert "estimate" not in result.stdout
+        document = json.loads(result.stdout)
+        assert all("estimated_cost" in body for body in document.values())
+        assert "estimate: example:" in result.stderr
 
-    def test_dev_example_figure(self) -> None:
-        """The dev stack's example job: n1-standard-4 in us-central1 for its 1 h timeout."""
-        result = run_cli("render", self.STACK_FILE)
-        hourly = 0.21849885  # the table's n1-standard-4, us-central1, STANDARD
-        assert f"estimate: example: ${hourly:.2f}/h; at most ${hourly * 1:.2f} (1h timeout)" in (
-            result.stderr.splitlines()
+
+class TestPlanCost:
+    """plan: the read date, a rate and most per job, and the folded SKU lines."""
+
+    def test_markdown_shows_prices_read_and_the_breakdown(self, tmp_path: Path) -> None:
+        """With a snapshot: "prices read", $ per job, and one line per SKU in <details>."""
+        from provider.catalog.prices import save_snapshot
+        from provider.review.plan import plan_stack, to_markdown
+
+        snapshot = tmp_path / "snapshot.json"
+        save_snapshot(PRICES, snapshot)
+        plan = plan_stack(REPO / "stacks" / "Pulumi.prod.yaml", "HEAD", prices_file=snapshot)
+        text = to_markdown(plan)
+        assert "prices read 2026-11-20" in text
+        assert "<summary>Cost breakdown: one line per SKU</summary>" in text
+        for job in plan.jobs:
+            assert job.estimate is not None and job.estimate.max_usd is not None, job.name
+            assert f"at most ${job.estimate.max_usd:,.2f}" in text
+            for line in job.estimate.lines:
+                assert f"SKU {line.sku_id}" in text
+
+    def test_no_snapshot_says_how_to_get_prices(self, tmp_path: Path) -> None:
+        """Without a snapshot the plan says `make prices` and shows no $0."""
+        from provider.review.plan import plan_stack, to_markdown
+
+        plan = plan_stack(
+            REPO / "stacks" / "Pulumi.dev.yaml", "HEAD", prices_file=tmp_path / "none.json"
         )
-        # container-smoke runs SPOT on e2-standard-4, which the table does not price.
-        assert (
-            "estimate: container-smoke: unknown: no price for e2-standard-4 in us-central1 (SPOT)"
-            " (30m timeout)"
-        ) in result.stderr.splitlines()
+        text = to_markdown(plan)
+        assert "make prices" in text and "$0" not in text

@@ -26,6 +26,7 @@ from provider.review.policies import (
 )
 from provider.stackconfig import JobSpec, parse_stack
 from provider.stackconfig.platform import Platform, resolve_platform
+from tests.prices import PRICES
 
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
 GOOD = {
@@ -38,7 +39,7 @@ GOOD = {
 
 @dataclass(frozen=True)
 class UnknownEstimate:
-    """An estimate whose price is not in the table (provider.review.cost.Estimate's shape)."""
+    """An estimate whose price is not in the snapshot (provider.review.cost.Estimate's shape)."""
 
     hourly_usd: float | None = None
     max_usd: float | None = None
@@ -82,7 +83,7 @@ def run(
     **kwargs: Any,
 ) -> list[RuleResult]:
     if estimates is None:
-        estimates = {name: cost.estimate(job) for name, job in jobs.items()}
+        estimates = {name: cost.estimate(job, PRICES) for name, job in jobs.items()}
     return evaluate(parse_policies(rules), jobs, platform, estimates, **kwargs)
 
 
@@ -273,7 +274,7 @@ class TestJobRules:
     def test_max_cost_per_job(self) -> None:
         """A job whose most cost is over the ceiling fails, with the levers to pull."""
         jobs = jobs_of(train=PRICED)
-        most = cost.estimate(jobs["train"]).max_usd
+        most = cost.estimate(jobs["train"], PRICES).max_usd
         assert most is not None
         assert only(run({"max_cost_per_job": {"usd": most}}, jobs)).passed
         failed = only(run({"max_cost_per_job": {"usd": most / 2}}, jobs))
@@ -330,7 +331,7 @@ class TestStackRules:
     def test_max_cost_per_change_sums_the_changed_jobs(self) -> None:
         """Only the jobs the change submits or replaces count; None counts them all."""
         jobs = jobs_of(a=PRICED, b=PRICED)
-        each = cost.estimate(jobs["a"]).max_usd
+        each = cost.estimate(jobs["a"], PRICES).max_usd
         assert each is not None
         rules = {"max_cost_per_change": {"usd": each * 1.5}}
         assert only(run(rules, jobs, changed=["a"])).passed

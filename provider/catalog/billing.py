@@ -235,6 +235,11 @@ def replica_components(
             for part, name, quantity, what in parts:
                 wants = _wants(part, strategy, name, name)
                 components += [Component(w, quantity, what) for w in wants]
+    if shape is not None and shape.tpu and accelerator is None:
+        # A TPU machine that comes with its chips (ct5lp-hightpu-4t: 4) is billed for them.
+        chips = machines.TPU_BUILT_IN_MACHINES.get(machine)
+        if chips is not None:
+            accelerator, accelerator_count = chips[0], chips[1]
     if accelerator is not None and accelerator_count:
         vertex_name, compute_name = ACCELERATOR_RESOURCES.get(accelerator, ("", ""))
         kind: Kind = "tpu" if accelerator in machines.TPU_ACCELERATORS else "gpu"

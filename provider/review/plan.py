@@ -312,9 +312,14 @@ def to_markdown(plan: Plan) -> str:
     counts = {c: sum(j.change == c for j in plan.jobs) for c in (SUBMIT, REPLACE, DELETE)}
     total, unknown = plan.change_cost()
     cost_text = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
+    submits = counts[SUBMIT] + counts[REPLACE]
     lines.append(
         f"{counts[SUBMIT]} to submit, {counts[REPLACE]} to replace, {counts[DELETE]} to "
-        f"delete; the jobs this change submits cost {cost_text}."
+        + (
+            f"delete; the jobs this change submits cost {cost_text}."
+            if submits
+            else "delete; this change submits no job."
+        )
     )
     lines.append("")
     for issue in plan.stack_issues:
