@@ -212,3 +212,16 @@ class TestFindStacks:
         """A deleted stack file has nothing to preview; a README change touches no stack."""
         changes = {"stacks/Pulumi.prod.yaml": None, "README.md": "# y\n"}
         assert stacks_after(repository, changes) == "[]"
+
+
+class TestPrices:
+    def test_the_pull_request_refreshes_prices_before_the_plan(self) -> None:
+        """The preview job authenticates, refreshes prices, then plans, in that order."""
+        steps = load(REPO / ".github" / "workflows" / "pull-request.yml")["jobs"]["preview"][
+            "steps"
+        ]
+        names = [step.get("name", step.get("uses", "")) for step in steps]
+        refresh = next(i for i, s in enumerate(steps) if "make prices" in s.get("run", ""))
+        auth = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith(AUTH_ACTION))
+        plan = names.index("Plan")
+        assert auth < refresh < plan, names
