@@ -5,7 +5,6 @@ from its ``config:``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -28,15 +27,19 @@ def load_stack_file(path: str | PathLike[str]) -> tuple[StackSettings, dict[str,
 
 
 def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
-    """The stack name and raw config keys of ``stacks/Pulumi.<stack>.yaml`` (unvalidated)."""
+    """The stack name and config keys of ``stacks/Pulumi.<stack>.yaml`` (unvalidated), each
+    key with the value the Pulumi program gets for it (``_yaml.read_config``: YAML 1.2 as
+    the CLI reads it, so ``yes`` stays ``"yes"``)."""
     import yaml  # only this entry point reads YAML
+
+    from provider.stackconfig._yaml import StackYAMLError, read_config
 
     file = Path(path)
     match = _STACK_FILE_RE.fullmatch(file.name)
     if match is None:
         raise SpecError([Issue(str(file), file.name, "stack files are named Pulumi.<stack>.yaml")])
     try:
-        document = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        config = read_config(file.read_text(encoding="utf-8"), str(file))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -44,9 +47,6 @@ def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
         raise SpecError(
             [Issue(str(file), None, f"is not valid YAML{where}: {problem}; fix the syntax")]
         ) from None
-    if not isinstance(document, Mapping):
-        raise SpecError([Issue(str(file), document, "must be a mapping with a config: key")])
-    config = document.get("config") or {}
-    if not isinstance(config, Mapping):
-        raise SpecError([Issue(f"{file}: config", config, "must be a mapping of key: value")])
-    return match["stack"], dict(config)
+    except StackYAMLError as exc:
+        raise SpecError([Issue(str(file), None, f"is not read by Pulumi: {exc}")]) from None
+    return match["stack"], config
