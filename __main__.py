@@ -1,6 +1,7 @@
 """Wires the stack config to resources.
 
-stack config -> platform (APIs, bucket, repository, service account, IAM) -> trainer
+stack config (read once by ``provider.stackconfig.load_stack``: settings, platform,
+packages, jobs) -> platform (APIs, bucket, repository, service account, IAM) -> trainer
 packages (built, uploaded) -> jobs (after the platform's APIs and grants) -> one waiter
 -> exports.
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pulumi
 
+from provider.program.exports import job_exports, job_resource
 from provider.program.platform import (
     TrainingPlatform,
     job_dependencies,
@@ -20,51 +22,37 @@ from provider.program.platform import (
     platform_outputs,
     upload_packages,
 )
-from provider.program.settings import (
-    connection_settings,
-    job_configs,
-    jobs_are_secret,
-    platform_settings,
-    stack_settings,
-    trainer_packages,
-    warn_about,
-)
-from provider.resources.tuning_job import job_exports, job_resource
+from provider.program.settings import connection_settings, jobs_are_secret, program_stack
 from provider.resources.waiter import JobWaiter
-from provider.stackconfig.platform import needs_vertex_api_role
 
 project_dir = Path.cwd()
 config = pulumi.Config("vertex-training")
-stack = stack_settings(pulumi.get_stack())
-platform = platform_settings(pulumi.get_stack())
+stack = program_stack(project_dir)
 connection = connection_settings(
     config.get("apiEndpoint"), project_dir, config.get("localAccelerators")
 )
-job_config = job_configs()
 
 component = (
     TrainingPlatform(
         "platform",
-        platform,
-        vertex_api_role=bool(needs_vertex_api_role(job_config, stack["backend"])),
+        stack.platform,
+        vertex_api_role=bool(stack.jobs_calling_vertex_api()),
     )
-    if platform is not None and platform.create
+    if stack.platform is not None and stack.platform.create
     else None
 )
-packages = trainer_packages(job_config, stack, platform, project_dir)
-package_objects = upload_packages(packages.uploads, platform, component, project_dir)
-warn_about(packages.configs, stack)
+package_objects = upload_packages(stack.packages.uploads, stack.platform, component, project_dir)
 
 jobs = {
     name: job_resource(
         name,
-        config_with_packages,
-        job_stack_settings(stack, component),
+        loaded.config,
+        job_stack_settings(stack.settings.model_dump(), component),
         connection,
-        job_dependencies(component, package_objects, packages.job_uploads.get(name, [])),
+        job_dependencies(component, package_objects, stack.packages.job_uploads.get(name, [])),
         secret=jobs_are_secret(),
     )
-    for name, config_with_packages in packages.configs.items()
+    for name, loaded in stack.jobs.items()
 }
 
 waiter = JobWaiter(
@@ -80,7 +68,7 @@ waiter = JobWaiter(
     },
 )
 
-for key, value in platform_outputs(platform, component).items():
+for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
 pulumi.export("jobs", {name: job_exports(name, job, waiter) for name, job in jobs.items()})
 pulumi.export("waited", waiter.states)

@@ -7,10 +7,9 @@ token, URN and plain properties, with every value the preview cannot know yet re
 - the stack (from the URNs) and its rules: ``vertex-training:policies`` in the stack file
   ``<project>/<stackConfigDir>/Pulumi.<stack>.yaml``, the one the program ran with, since
   the CLI runs the pack in the project directory;
-- the jobs: each TrainingJob / HyperparameterTuningJob dynamic resource (type
-  ``pulumi-python:dynamic/vertex:<class>``) whose checked inputs carry the job's config
-  keys as written, validated again with ``provider.stackconfig.parse_job`` against the stack's
-  settings;
+- the jobs: for each TrainingJob / HyperparameterTuningJob dynamic resource (type
+  ``pulumi-python:dynamic/vertex:<class>``), that job as ``provider.stackconfig.load_stack``
+  reads it from the same stack file (the loader the program gave it to the resource with);
 - the platform: every IAM grant (``*IAMMember`` / ``*IamMember``, ``*IAMBinding``,
   ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers.
 """
@@ -41,9 +40,6 @@ BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 PRICES_FILE = Path("prices") / "snapshot.json"
 #: A value the preview cannot know yet (the email of an account still to be created).
 UNKNOWN = "[unknown until pulumi up]"
-#: The job config keys a job resource's checked inputs carry as written (``wait`` and
-#: ``adopt`` come back in the provider's own form and are not needed by any rule).
-CONFIG_KEYS = frozenset(stackconfig.JobConfig.model_fields) - {"wait", "adopt"}
 
 
 @dataclass(frozen=True)
@@ -112,29 +108,22 @@ def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
     result.prices, _note = cost.load_prices(project_dir / PRICES_FILE)
     path = stack_file(project_dir, result.stack)
     try:
-        _, config = stackconfig.read_stack_file(path)
+        stack = stackconfig.load_stack_file(path, project_dir=project_dir)
     except (OSError, SpecError) as exc:
         result.issues.append(f"cannot read the stack's rules from {path}: {exc}")
         return result
+    if stack.issues:
+        result.issues.extend(str(issue) for issue in stack.issues)
+        return result
     try:
-        result.config = policies.parse_policies(config.get(policies.POLICIES_KEY))
-        stack_keys = {k: v for k, v in config.items() if k != stackconfig.JOBS_KEY}
-        settings = stackconfig.parse_stack_settings(stack_keys, result.stack)
+        result.config = policies.parse_policies(stack.keys.get(policies.POLICIES_KEY))
     except SpecError as exc:
-        result.config = None
         result.issues.extend(str(issue) for issue in exc.issues)
         return result
-    result.platform, _ = stack_platform.resolve_platform(
-        config.get(stack_platform.PLATFORM_KEY),
-        stack=result.stack,
-        project=settings.project,
-        region=settings.region,
-        backend=settings.backend,
-        api_endpoint=settings.api_endpoint,
-    )
+    result.platform = stack.platform
     for resource in resources:
         if resource.type in JOB_TYPES:
-            _add_job(result, resource, settings)
+            _add_job(result, resource, stack)
         result.grants.extend(grants_of(resource))
     result.buckets = buckets_of(resources, result.grants)
     return result
@@ -206,24 +195,16 @@ def _target(resource: Resource) -> str:
     return resource.urn.rsplit("::", 1)[-1]
 
 
-def _add_job(result: StackView, resource: Resource, settings: Any) -> None:
-    props = resource.props
-    name = str(props.get("name") or resource.urn.rsplit("::", 1)[-1])
-    config = {k: v for k, v in props.items() if k in CONFIG_KEYS}
+def _add_job(result: StackView, resource: Resource, stack: stackconfig.Stack) -> None:
+    """The job behind a job resource, as the loader read it from the stack file (the
+    program gave the resource the same job through the same loader)."""
+    name = str(resource.props.get("name") or resource.urn.rsplit("::", 1)[-1])
     result.urns[name] = resource.urn
-    if _has_unknown(config):
-        result.skipped.append(f"{name}: its config is not known until pulumi up")
-        return
-    try:
-        result.jobs[name] = stackconfig.parse_job(name, config, settings)
-    except SpecError as exc:
-        problems = "; ".join(str(issue) for issue in exc.issues)
+    loaded = stack.jobs.get(name)
+    if loaded is None:
+        result.skipped.append(f"{name}: not in the stack file {stack.name}")
+    elif loaded.job is None:
+        problems = "; ".join(str(issue) for issue in loaded.issues)
         result.skipped.append(f"{name}: {problems}")
-
-
-def _has_unknown(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return any(_has_unknown(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_unknown(v) for v in value)
-    return value == UNKNOWN
+    else:
+        result.jobs[name] = loaded.job

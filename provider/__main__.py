@@ -93,10 +93,10 @@ def render(
     carries ``estimated_cost`` from ``prices_file`` (default: the project's snapshot).
     """
     from provider.catalog import prices
-    from provider.packaging import resolve_stack_file
     from provider.review import cost
+    from provider.stackconfig import load_stack_file
 
-    _settings, jobs = resolve_stack_file(stack_file)
+    jobs = load_stack_file(stack_file).check().resolved
     if warnings is not None:
         warnings.extend(warning for job in jobs.values() for warning in job.warnings)
     snapshot, note = cost.load_prices(prices_file or prices.snapshot_path(PROJECT_DIR))

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from provider.errors import Issue
+from provider.keys import JOBS_KEY, PLATFORM_KEY
 
 __all__ = [
     "OBJECT_PREFIX",
@@ -54,13 +55,10 @@ __all__ = [
     "build_sdist",
     "plan_packages",
     "project_dir_of",
-    "resolve_stack_file",
     "rewrite_job",
     "source_digest",
 ]
 
-JOBS_KEY = "vertex-training:jobs"
-PLATFORM_KEY = "vertex-training:platform"
 #: Where built sdists are cached, relative to the project (git-ignored with .state/).
 PACKAGE_CACHE = Path(".state") / "packages"
 #: Where packages are uploaded in the platform bucket (never expired by its lifecycle).
@@ -200,70 +198,6 @@ def plan_packages(
         if uris:
             plan.configs[name] = rewrite_job(config, uris)
     return plan
-
-
-def resolve_stack_file(path: str | os.PathLike[str]) -> tuple[Any, dict[str, Any]]:
-    """Settings and jobs of a stack file, its package directories resolved without a build.
-
-    What ``python -m provider render`` shows: each ``package_path`` becomes the URI that
-    ``pulumi up`` would give it (from the sources' digest); nothing is built or uploaded.
-    The project is the nearest folder above the file with a Pulumi.yaml (else the
-    current directory). Raises ``SpecError`` with every issue, as ``parse_stack``.
-    """
-    from provider import stackconfig
-    from provider.errors import SpecError
-
-    stack, config = stackconfig.read_stack_file(path)
-    jobs = config.get(stackconfig.JOBS_KEY)
-    plan_issues: list[Issue] = []
-    if isinstance(jobs, Mapping):
-        try:
-            _settings, _platform, plan = stack_packages(
-                config, stack, jobs, project_dir_of(Path(path))
-            )
-        except SpecError:
-            pass  # parse_stack reports the stack-wide mistakes below
-        else:
-            plan_issues = plan.issues
-            config = {**config, stackconfig.JOBS_KEY: plan.configs}
-    try:
-        parsed = stackconfig.parse_stack(config, stack)
-    except SpecError as exc:
-        # A package_path that could not be resolved is reported once, with the reason.
-        keys = {issue.key for issue in plan_issues}
-        raise SpecError(plan_issues + [i for i in exc.issues if i.key not in keys]) from None
-    if plan_issues:
-        raise SpecError(plan_issues)
-    return parsed
-
-
-def stack_packages(
-    config: Mapping[str, Any], stack: str, jobs: Mapping[Any, Any], project_dir: Path
-) -> tuple[Any, Any, PackagePlan]:
-    """A stack file's settings and platform, and its jobs with every ``package_path``
-    resolved as ``pulumi up`` would (nothing built). Raises ``SpecError`` for a mistake in
-    the stack-wide keys."""
-    from provider import stackconfig
-    from provider.stackconfig import platform as stack_platform
-
-    stack_keys = {k: v for k, v in config.items() if k != stackconfig.JOBS_KEY}
-    settings = stackconfig.parse_stack_settings(stack_keys, stack)
-    platform, _ = stack_platform.resolve_platform(
-        config.get(stackconfig.PLATFORM_KEY),
-        stack=stack,
-        project=settings.project,
-        region=settings.region,
-        backend=settings.backend,
-        api_endpoint=settings.api_endpoint,
-    )
-    plan = plan_packages(
-        {str(name): job for name, job in jobs.items()},
-        backend=settings.backend,
-        bucket=platform.bucket if platform else None,
-        project_dir=project_dir,
-        build=False,
-    )
-    return settings, platform, plan
 
 
 def project_dir_of(stack_file: Path) -> Path:

@@ -605,11 +605,13 @@ class TestFrameworkKeys:
         ]
 
     def test_warnings_never_resubmit(self) -> None:
-        """Warnings are not part of spec_dict() or settings()."""
+        """A job warned about runs as the same job unwarned: warnings never replace it."""
         raw = {"framework": {"name": "tensorflow", "version": "2.17"}}
-        spec = job(raw, today=datetime.date(2025, 6, 1))
-        assert spec.warnings
-        assert "warnings" not in spec.spec_dict() and "warnings" not in spec.settings()
+        warned = job(raw, today=datetime.date(2025, 6, 1))
+        quiet = job(raw, today=datetime.date(2024, 1, 1))
+        assert warned.warnings and not quiet.warnings
+        assert warned.run_inputs() == quiet.run_inputs()
+        assert "warnings" not in warned.settings()
 
     @pytest.mark.parametrize(
         ("raw", "key", "fragment"),

@@ -78,6 +78,69 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+#: The layers of provider/, lowest first: a module may import its own package and the
+#: packages of lower layers, never a higher layer nor another package of its own layer.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("provider._moved", "provider.errors", "provider.keys", "provider._exports"),
+    ("provider",),
+    ("provider.api",),
+    ("provider.catalog",),
+    ("provider.packaging",),
+    ("provider.stackconfig",),
+    ("provider.backends", "provider.testing"),
+    ("provider.review",),
+    ("provider.resources",),
+    ("provider.program",),
+    ("provider.__main__",),
+)
+
+
+def unit_of(name: str) -> str | None:
+    """The entry of LAYERS that holds module ``name`` (the longest that matches)."""
+    units = [u for layer in LAYERS for u in layer if name == u or name.startswith(f"{u}.")]
+    return max(units, key=len) if units else None
+
+
+def layer_of(name: str) -> int | None:
+    unit = unit_of(name)
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer) if unit else None
+
+
+def may_import(name: str, target: str) -> bool:
+    """Whether module ``name`` may import module ``target``."""
+    here, there = layer_of(name), layer_of(target)
+    if here is None or there is None:
+        return False
+    return there < here or unit_of(name) == unit_of(target)
+
+
+def owner_of(dotted: str) -> str:
+    """The package a private module or name belongs to: the package that holds it
+    (``provider.stackconfig._issues.x`` and ``provider.api.labels._x`` -> their package)."""
+    parts = dotted.split(".")
+    first = next(i for i, part in enumerate(parts) if part.startswith("_") and i > 0)
+    holder = ".".join(parts[:first])
+    if holder in MODULES and MODULES[holder].name != "__init__.py":
+        return holder.rpartition(".")[0]  # a private name of a module: its package
+    return holder
+
+
+def private_imports(name: str) -> list[str]:
+    """The private modules and names ``name`` imports, as dotted paths (dunder names such
+    as ``__future__`` are not private)."""
+    path = MODULES[name]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                dotted = f"{node.module}.{alias.name}"
+                parts = dotted.split(".")
+                private = [p for p in parts[1:] if p.startswith("_") and not p.startswith("__")]
+                if dotted.startswith("provider.") and private:
+                    found.append(dotted)
+    return found
+
+
 class TestImports:
     """provider/ imports form no cycle, and the spec's dialects depend on its core only."""
 
@@ -115,7 +178,51 @@ class TestModuleSize:
         assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines"
 
 
-class TestSpecPublicNames:
+class TestLayers:
+    """Each layer of provider/ imports only the layers below it (docs/layout.md)."""
+
+    def test_imports_point_down(self) -> None:
+        """No module imports a module of its own layer's other packages or of a higher layer."""
+        wrong = [
+            f"{name} imports {target}"
+            for name in MODULES
+            for target in sorted(imported_modules(name))
+            if not may_import(name, target)
+        ]
+        assert wrong == []
+
+    def test_every_module_has_a_layer(self) -> None:
+        """A new package or top-level module is placed in LAYERS before it is used."""
+        assert [name for name in MODULES if layer_of(name) is None] == []
+
+    def test_the_layer_check_can_fail(self) -> None:
+        """An upward import and a sideways one are refused; a downward one is not."""
+        assert not may_import("provider.catalog.images", "provider.stackconfig._job")
+        assert not may_import("provider.backends.vertex", "provider.testing._jobs")
+        assert may_import("provider.review.plan", "provider.stackconfig._job")
+
+
+class TestPrivateNames:
+    """Nobody outside a package imports its private modules or private names."""
+
+    def test_no_private_import_across_packages(self) -> None:
+        """``from P._m import x`` and ``from P.m import _x`` only inside package P."""
+        found = [
+            f"{name}: {imported}"
+            for name in MODULES
+            for imported in private_imports(name)
+            if not (name == owner_of(imported) or name.startswith(f"{owner_of(imported)}."))
+        ]
+        assert found == []
+
+    def test_the_private_check_can_fail(self) -> None:
+        """The owner of a private name is the package that holds its module."""
+        assert owner_of("provider.stackconfig._issues.did_you_mean") == "provider.stackconfig"
+        assert owner_of("provider.api.labels._label_text_ok") == "provider.api"
+        assert owner_of("provider.backends.local._record.JobRecord") == "provider.backends.local"
+
+
+class TestPublicNames:
     """provider.stackconfig and its dialects re-export their public names, sorted and resolvable."""
 
     @pytest.mark.parametrize(
@@ -129,32 +236,3 @@ class TestSpecPublicNames:
         assert names == sorted(names, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
         for name in names:
             assert getattr(module, name) is not None
-
-    def test_spec_names_are_pinned(self) -> None:
-        """The names other code imports from provider.stackconfig are exactly these."""
-        import provider.stackconfig
-
-        assert provider.stackconfig.__all__ == [
-            "DEFAULT_WAIT_TIMEOUT_S",
-            "JOBS_KEY",
-            "PLATFORM_KEY",
-            "PROVIDER_LABEL_KEYS",
-            "SECRET_PLACEHOLDER",
-            "STUDY_KEY",
-            "Accelerator",
-            "Disk",
-            "JobConfig",
-            "JobSpec",
-            "PythonPackage",
-            "Scheduling",
-            "SecretValue",
-            "StackSettings",
-            "WaitPolicy",
-            "WorkerPool",
-            "load_stack_file",
-            "parse_duration",
-            "parse_job",
-            "parse_stack",
-            "parse_stack_settings",
-            "read_stack_file",
-        ]

@@ -15,6 +15,7 @@ import pytest
 
 from provider import packaging
 from provider.errors import SpecError
+from provider.stackconfig import load_stack_file
 
 REPO = Path(__file__).resolve().parent.parent
 JOB_KEY = "vertex-training:jobs.train.python_package.package_path"
@@ -224,7 +225,7 @@ class TestPlan:
 
 
 class TestRender:
-    """resolve_stack_file (render): URIs without a build, the same defaults as pulumi up."""
+    """load_stack_file (render, plan): URIs without a build, the same defaults as pulumi up."""
 
     def write(self, project: Path, config: dict[str, Any]) -> Path:
         (project / "Pulumi.yaml").write_text("name: vertex-training\n")
@@ -245,7 +246,7 @@ class TestRender:
                 )
             },
         }
-        _settings, jobs = packaging.resolve_stack_file(self.write(project, config))
+        jobs = load_stack_file(self.write(project, config)).check().resolved
         digest = packaging.source_digest(project / "trainer")
         assert jobs["train"].primary.python_package.package_uris == [
             f"gs://acme-vertex-training-dev/packages/trainer-{digest}.tar.gz"
@@ -259,7 +260,7 @@ class TestRender:
             "vertex-training:jobs": {"train": package_job("nowhere")},
         }
         with pytest.raises(SpecError) as caught:
-            packaging.resolve_stack_file(self.write(project, config))
+            load_stack_file(self.write(project, config)).check()
         assert [i.key for i in caught.value.issues] == [JOB_KEY]
 
     def test_project_dir_of(self, project: Path) -> None:

@@ -36,7 +36,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from provider import packaging
 from provider.resources.training_job import TrainingJobProvider
-from provider.stackconfig import platform as stack_platform
+from provider.stackconfig import load_stack
 from provider.stackconfig.platform import resolve_platform
 
 REPO = Path(__file__).resolve().parent.parent
@@ -807,13 +807,23 @@ class TestPlatformSpec:
         _, issues = self.resolve({"enabled": False, "tensorboard": {"enabled": True}})
         assert [i.key for i in issues] == ["vertex-training:platform.tensorboard.enabled"]
 
-    def test_vertex_api_role_only_for_jobs_that_need_it(self) -> None:
+    def test_vertex_api_role_only_for_jobs_that_need_it(self, tmp_path: Path) -> None:
         """TensorBoard or experiment jobs running as the platform account, on vertex."""
+        image = {"image": "us-docker.pkg.dev/acme/train/img:1"}
+        experiment = "projects/p/locations/us-central1/metadataStores/d/contexts/e"
         jobs = {
-            "a": {"tensorboard": True},
-            "b": {"experiment": "projects/p/locations/l/metadataStores/d/contexts/e"},
-            "c": {"tensorboard": True, "service_account": "own@p.iam.gserviceaccount.com"},
-            "d": {"tensorboard": True, "backend": "local"},
-            "e": {"image": "x"},
+            "a": {**image, "tensorboard": True},
+            "b": {**image, "experiment": experiment},
+            "c": {**image, "tensorboard": True, "service_account": "own@p.iam.gserviceaccount.com"},
+            "d": {**image, "tensorboard": True, "backend": "local"},
+            "e": image,
         }
-        assert stack_platform.needs_vertex_api_role(jobs, "vertex") == ["a", "b"]
+        keys = {
+            "gcp:project": "acme",
+            "gcp:region": "us-central1",
+            "vertex-training:platform": {"tensorboard": {"enabled": True}},
+            "vertex-training:jobs": jobs,
+        }
+        stack = load_stack(keys, "dev", project_dir=tmp_path)
+        assert stack.all_issues() == []
+        assert stack.jobs_calling_vertex_api() == ["a", "b"]

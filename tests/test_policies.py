@@ -24,9 +24,10 @@ from provider.review.policies import (
     evaluate,
     parse_policies,
 )
-from provider.stackconfig import JobSpec, parse_stack
+from provider.stackconfig import JobSpec
 from provider.stackconfig.platform import Platform, resolve_platform
 from tests.prices import PRICES
+from tests.stacks import parse_stack
 
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
 GOOD = {
@@ -478,10 +479,3 @@ class TestPackResources:
         stack = resources.view([self.resource("pulumi:pulumi:Stack", "s")], project)
         assert stack.config is None
         assert any(f"{POLICIES_KEY}.max_cost_per_job.usd" in issue for issue in stack.issues)
-
-    def test_a_job_not_known_yet_is_skipped(self, tmp_path: Path) -> None:
-        """A job whose config holds unknown values is left out, saying why."""
-        project = self.project(tmp_path, {"spot_only": {}})
-        job = self.resource(resources.JOB_TYPES[0], "train", name="train", image=resources.UNKNOWN)
-        stack = resources.view([job], project)
-        assert stack.jobs == {} and "not known until pulumi up" in stack.skipped[0]

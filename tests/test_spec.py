@@ -11,21 +11,21 @@ import pytest
 import yaml
 
 from provider.__main__ import render
+from provider.api.bodies import runs_differently
+from provider.api.labels import PROVIDER_LABEL_KEYS
 from provider.catalog import machines
 from provider.errors import Issue, SpecError
 from provider.stackconfig import (
-    PROVIDER_LABEL_KEYS,
     SECRET_PLACEHOLDER,
-    JobSpec,
     SecretValue,
     StackSettings,
     WaitPolicy,
     load_stack_file,
     parse_duration,
     parse_job,
-    parse_stack,
     parse_stack_settings,
 )
+from tests.stacks import parse_stack
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -1136,36 +1136,29 @@ class TestRequestBody:
 
 
 class TestSpecData:
-    """JobSpec.spec_dict / settings / from_data: plain data for the provider."""
+    """JobSpec.settings / run_inputs: what only the provider uses, and what replaces a job."""
 
     def test_settings_are_provider_side_only(self) -> None:
-        """settings() holds the wait policy and adopt; spec_dict() holds neither."""
+        """settings() holds the wait policy and adopt; the run inputs hold neither."""
         job = parse_job("mnist", GOOD_JOBS["job-settings"], STACK)
         assert job.settings() == {
             "wait": {"until": "succeeded", "timeout_s": 86400},
             "adopt": "projects/123456/locations/us-central1/customJobs/789",
         }
-        assert "wait" not in job.spec_dict() and "adopt" not in job.spec_dict()
+        assert set(job.run_inputs()) == {"request", "location"}
 
-    @pytest.mark.parametrize("case", sorted(GOOD_JOBS))
-    def test_round_trip(self, case: str) -> None:
-        """from_data(spec_dict(), settings()) rebuilds an equal spec; both are JSON-able."""
-        job = parse_job("mnist", GOOD_JOBS[case], STACK)
-        spec, settings = json.loads(json.dumps(job.spec_dict())), job.settings()
-        assert JobSpec.from_data(spec, settings) == job
-
-    def test_secret_survives_round_trip(self) -> None:
-        """A secret env value stays a SecretValue through spec_dict and from_data."""
-        job = parse_job("mnist", with_image(env={"T": {"secure": "v1:x"}}), STACK)
-        again = JobSpec.from_data(job.spec_dict(), job.settings())
-        assert again.primary.env["T"] == SecretValue(secure="v1:x")
-
-    def test_wait_change_leaves_spec_dict_alone(self) -> None:
-        """Changing only wait changes settings(), not spec_dict()."""
+    def test_wait_change_does_not_replace(self) -> None:
+        """Changing only wait changes settings(), never what the replace rule compares."""
         a = parse_job("mnist", with_image(wait="submitted"), STACK)
         b = parse_job("mnist", with_image(wait={"until": "succeeded", "timeout": "2h"}), STACK)
-        assert a.spec_dict() == b.spec_dict()
+        assert not runs_differently(a.run_inputs(), b.run_inputs())
         assert a.settings() != b.settings()
+
+    def test_region_change_replaces(self) -> None:
+        """Moving a job to another region replaces it, as the provider's diff does."""
+        a = parse_job("mnist", with_image(), STACK)
+        b = parse_job("mnist", with_image(region="europe-west4"), STACK)
+        assert runs_differently(a.run_inputs(), b.run_inputs())
 
 
 class TestParseStack:
@@ -1260,7 +1253,8 @@ class TestLoadStackFile:
             "          secure: v1:ciphertext\n",
             encoding="utf-8",
         )
-        settings, jobs = load_stack_file(path)
+        stack = load_stack_file(path).check()
+        settings, jobs = stack.settings, stack.resolved
         assert settings.stack == "local" and settings.backend == "local"
         assert jobs["mnist"].primary.env["TOKEN"] == SecretValue(secure="v1:ciphertext")
 

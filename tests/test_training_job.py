@@ -14,12 +14,13 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError, PermanentError
+from provider.program.exports import latest_state
 from provider.resources.training_job import (
     IDENTITY_LABEL,
     TrainingJobProvider,
     labelled_request,
 )
-from provider.resources.waiter import JobWaiterProvider, latest_state, wait_for
+from provider.resources.waiter import JobWaiterProvider, wait_for
 from provider.testing.fake_vertex import FakeVertex
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,12 +21,9 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from provider.api import states
 from provider.backends.vertex import RetryPolicy, VertexBackend
+from provider.program.exports import latest_trials
 from provider.resources.training_job import IDENTITY_LABEL, labelled_request
-from provider.resources.tuning_job import (
-    HyperparameterTuningJob,
-    HyperparameterTuningJobProvider,
-    latest_trials,
-)
+from provider.resources.tuning_job import HyperparameterTuningJob, HyperparameterTuningJobProvider
 from provider.resources.waiter import JobWaiterProvider, wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock

@@ -13,7 +13,7 @@ looks among both. A tuning job's status carries its trials.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,52 +24,6 @@ TRIAL_SUCCEEDED = "SUCCEEDED"
 #: final_measurement" (study.proto): a trial that failed, or was stopped.
 TRIAL_INFEASIBLE = "INFEASIBLE"
 MAXIMIZE, MINIMIZE = "MAXIMIZE", "MINIMIZE"
-
-
-#: The key of the CustomJobSpec in each kind of request body.
-JOB_SPEC_KEY = "jobSpec"
-TRIAL_JOB_SPEC_KEY = "trialJobSpec"
-
-
-def is_tuning_body(body: Any) -> bool:
-    """Whether a request body is a HyperparameterTuningJob (rather than a CustomJob)."""
-    return isinstance(body, Mapping) and ("studySpec" in body or TRIAL_JOB_SPEC_KEY in body)
-
-
-def job_spec_key(body: Any) -> str:
-    """``trialJobSpec`` for a tuning job's body, ``jobSpec`` for a custom job's."""
-    return TRIAL_JOB_SPEC_KEY if is_tuning_body(body) else JOB_SPEC_KEY
-
-
-def canonical_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The body with its study's parameters, and the conditional parameters of each, in
-    parameter ID order (a stable sort: a child ID reused under other parent values keeps
-    its place). ``provider.stackconfig.study`` builds requests in that order; requests recorded by
-    releases that kept the stack config's order compare equal to today's in this form."""
-
-    def ordered(spec: Mapping[str, Any]) -> dict[str, Any]:
-        spec = dict(spec)
-        if conditionals := spec.get("conditionalParameterSpecs"):
-            children = [{**c, "parameterSpec": ordered(c["parameterSpec"])} for c in conditionals]
-            spec["conditionalParameterSpecs"] = sorted(
-                children, key=lambda c: str(c["parameterSpec"].get("parameterId", ""))
-            )
-        return spec
-
-    canonical = dict(body)
-    study = body.get("studySpec")
-    if isinstance(study, Mapping) and isinstance(study.get("parameters"), list):
-        specs = [ordered(spec) for spec in study["parameters"]]
-        canonical["studySpec"] = {
-            **study,
-            "parameters": sorted(specs, key=lambda s: str(s.get("parameterId", ""))),
-        }
-    return canonical
-
-
-def job_spec_of(body: Any) -> dict[str, Any]:
-    """The CustomJobSpec of either kind of body (what each trial runs, for a tuning job)."""
-    return dict(body.get(job_spec_key(body)) or {}) if isinstance(body, Mapping) else {}
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 from urllib.parse import quote, urlsplit
 
-from provider.backends.base import JobStatus, Trial, is_tuning_body
+from provider.api.bodies import is_tuning_body
+from provider.backends.base import JobStatus, Trial
 from provider.errors import PermanentError, TransientError, UncertainError
 
 # The Google libraries warn at import about support dates of Python and grpcio that are

@@ -11,7 +11,7 @@ One per stack, built from a resolved ``provider.stackconfig.platform.Platform``:
 - the jobs' service account, granted exactly: object admin on that bucket (bucket-level),
   reader on that repository (repository-level), log and metric writer on the project,
   and ``roles/aiplatform.user`` on the project only when a job needs it
-  (``stack_platform.needs_vertex_api_role``);
+  (``Stack.jobs_calling_vertex_api``);
 - ``roles/iam.serviceAccountUser`` on that account (and nothing else) for the deploying
   identity: the configured ``deployer`` members, else whoever runs ``pulumi up`` (the
   provider credentials' identity, looked up through the OpenID userinfo endpoint);
@@ -30,6 +30,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from provider.api.labels import label_value
 from provider.packaging import TrainerPackage
 from provider.stackconfig import platform as stack_platform
 from provider.stackconfig.platform import Platform
@@ -66,7 +67,7 @@ class TrainingPlatform(pulumi.ComponentResource):
         self.platform = platform
         project, region = platform.project, platform.region
         assert project and region and platform.bucket and platform.account_id
-        labels = {**MANAGED_BY_LABEL, "pulumi-stack": _label_value(platform.stack)}
+        labels = {**MANAGED_BY_LABEL, "pulumi-stack": label_value(platform.stack)}
         protect = platform.protect
 
         def child(*depends_on: pulumi.Resource, **extra: Any) -> pulumi.ResourceOptions:
@@ -322,7 +323,3 @@ def _member_of(email: str) -> str:
 def _role_name(role: str) -> str:
     """``roles/storage.objectAdmin`` -> ``storage-objectadmin`` (for resource names)."""
     return role.removeprefix("roles/").replace(".", "-").lower()
-
-
-def _label_value(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "_-" else "-" for c in text.lower())[:63]

@@ -1,71 +1,57 @@
-"""Reads the stack config of the running program: stack settings, platform, jobs, packages.
+"""The running program's stack config: its keys as the engine hands them, through the loader.
 
-A mistake in a stack-wide key (``gcp:*``, ``vertex-training:backend``, ``...:platform``) or
-in a package directory stops the program at ``pulumi preview`` with its full stack config
-key (a job's own keys are checked by its resource, as CheckFailures).
+The values are read as the program receives them (objects as JSON text, parsed here),
+then given to ``provider.stackconfig.load_stack``, the loader ``render``, ``plan`` and
+the policy pack use too. A mistake in a stack-wide key (``gcp:*``,
+``vertex-training:backend``, ``...:platform``) or in a package directory stops the
+program at ``pulumi preview`` with its full stack config key (a job's own keys are
+checked by its resource, as CheckFailures).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi.runtime.config
 
-from provider import packaging, stackconfig
 from provider.backends.local.gpus import LOCAL_ACCELERATOR_MODES, LOCAL_GPU
-from provider.errors import Issue, SpecError
-from provider.stackconfig import platform as stack_platform
+from provider.errors import Issue
+from provider.keys import (
+    JOBS_KEY,
+    LOCAL_ACCELERATORS_KEY,
+    NAMESPACES,
+    PLATFORM_KEY,
+    POLICIES_KEY,
+)
+from provider.stackconfig import Stack, load_stack
 
 #: Where the local backend keeps job records, logs and outputs, under the project.
 LOCAL_ROOT = ".local-jobs"
-LOCAL_ACCELERATORS_KEY = "vertex-training:localAccelerators"
+
 #: Keys whose value is an object (Pulumi hands the program objects as JSON text).
-OBJECT_KEYS = (stackconfig.JOBS_KEY, stackconfig.PLATFORM_KEY)
+OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY)
 
 
-def stack_settings(stack: str) -> dict[str, Any]:
-    """The stack's settings as plain data; a mistake stops the program with its key.
+def program_stack(project_dir: Path) -> Stack:
+    """The running program's stack, read by the loader every entry point uses.
 
-    They include the platform's defaults for jobs (service account, output root, image
-    repository, TensorBoard): see ``provider.stackconfig.platform``.
+    Package directories are built (cached). A mistake in a stack-wide key or a package
+    directory stops the program at ``pulumi preview`` with its full key; a job's own
+    mistakes are left to its resource's check, which reports each as a CheckFailure.
+    What the loader warns about a job (legacy keys, images near their end of support) is
+    shown here, since a dynamic provider cannot warn.
     """
-    try:
-        settings = stackconfig.parse_stack_settings(_stack_keys(), stack)
-    except SpecError as exc:
-        raise _stop(exc.issues) from None
-    return settings.model_dump()
-
-
-def platform_settings(stack: str) -> stack_platform.Platform | None:
-    """The stack's platform, derived from config (None: the stack has none at all)."""
-    raw = _stack_keys()
-    settings = stackconfig.parse_stack_settings(raw, stack)  # already checked by stack_settings
-    platform, issues = stack_platform.resolve_platform(
-        raw.get(stackconfig.PLATFORM_KEY),
-        stack=stack,
-        project=settings.project,
-        region=settings.region,
-        backend=settings.backend,
-        api_endpoint=settings.api_endpoint,
-    )
-    if issues:
-        raise _stop(issues)
-    return platform
-
-
-def job_configs() -> dict[str, Any]:
-    """``vertex-training:jobs`` as plain data (decrypted, when it holds secrets)."""
-    jobs = _value(stackconfig.JOBS_KEY) or {}
-    if not isinstance(jobs, Mapping):
-        raise _stop(
-            [Issue(stackconfig.JOBS_KEY, jobs, "must be a mapping of job name: job settings")]
-        )
-    return {str(name): job for name, job in jobs.items()}
+    stack = load_stack(_stack_keys(), pulumi.get_stack(), project_dir=project_dir, build=True)
+    if stack.issues or stack.packages.issues:
+        raise _stop([*stack.issues, *stack.packages.issues])
+    for job in stack.jobs.values():
+        for warning in job.warnings:
+            pulumi.log.warn(warning)
+    return stack
 
 
 def jobs_are_secret() -> bool:
@@ -74,36 +60,7 @@ def jobs_are_secret() -> bool:
     Pulumi marks the whole key secret when any value under it is; the job resources then
     keep their config encrypted in the state.
     """
-    return pulumi.runtime.config.is_config_secret(stackconfig.JOBS_KEY)
-
-
-def trainer_packages(
-    jobs: Mapping[str, Any],
-    settings: Mapping[str, Any],
-    platform: stack_platform.Platform | None,
-    project_dir: Path,
-) -> packaging.PackagePlan:
-    """Build every ``package_path`` of the jobs (cached) and resolve it to its URI."""
-    plan = packaging.plan_packages(
-        jobs,
-        backend=settings["backend"],
-        bucket=platform.bucket if platform else None,
-        project_dir=project_dir,
-        build=True,
-    )
-    if plan.issues:
-        raise _stop(plan.issues)
-    return plan
-
-
-def warn_about(jobs: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
-    """Show at preview what the spec warns about (legacy settings, images near their end
-    of support). Mistakes are left to each job's check, which reports them by key."""
-    stack = stackconfig.StackSettings(**settings)
-    for name, job in jobs.items():
-        with contextlib.suppress(SpecError):
-            for warning in stackconfig.parse_job(name, job, stack).warnings:
-                pulumi.log.warn(warning)
+    return pulumi.runtime.config.is_config_secret(JOBS_KEY)
 
 
 def connection_settings(
@@ -132,11 +89,11 @@ def connection_settings(
 
 
 def _stack_keys() -> dict[str, Any]:
-    """The stack-wide keys (every gcp:* and vertex-training:* key but the jobs)."""
+    """Every ``gcp:*`` and ``vertex-training:*`` key, with the value the program receives."""
     return {
         key: _value(key)
         for key in pulumi.runtime.config.CONFIG.get()
-        if key.startswith(("gcp:", "vertex-training:")) and key != stackconfig.JOBS_KEY
+        if key.startswith(tuple(f"{namespace}:" for namespace in NAMESPACES))
     }
 
 

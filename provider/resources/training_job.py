@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,34 +48,26 @@ from pulumi.dynamic import (
 )
 
 from provider.api import states
-from provider.backends.base import canonical_request
+from provider.api.bodies import canonical_request, run_key_differs, runs_differently
+from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", "connection")
 #: The stack config keys of a job that hold provider-side settings.
 SETTINGS_KEYS = ("wait", "adopt")
-#: Inputs that say what runs and where. When one changes the job is replaced, and the
-#: replacement lists every changed key (the user's config keys among them); a change
-#: to config keys that leaves these alone (say, writing out a default) is an update.
-RUN_KEYS = ("request", "location")
+#: ``RUN_KEYS`` (``provider.api.bodies``) say what runs and where. When one changes the
+#: job is replaced, and the replacement lists every changed key (the user's config keys
+#: among them); a change to config keys that leaves these alone (say, writing out a
+#: default) is an update.
 #: Stack settings that may be unknown in a preview and that the spec copies verbatim into
 #: the request (so they stay unknown there): the platform TensorBoard's name.
 UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
 
-#: Label that ties a job to its stack, resource and request (see ``identity_label``).
-#: The provider's label keys use underscores, not hyphens: ListCustomJobs looks them up
-#: in a filter (``labels.KEY="VALUE"``), where a key of letters, digits and underscores
-#: is a plain field name.
-IDENTITY_LABEL = "vertex_training_key"
-STACK_LABEL = "pulumi_stack"
-RESOURCE_LABEL = "pulumi_resource"
 #: Length of the request hash kept in the identity label (hex digits).
 IDENTITY_HASH_LEN = 40
-#: GCP label values: at most 63 lowercase letters, digits, '_' or '-'.
-LABEL_VALUE_MAX = 63
 
 #: How long a delete waits for a cancelled job to stop before deleting it anyway.
 STOP_TIMEOUT_S = 600.0
@@ -151,11 +142,6 @@ def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
 
 
-def label_value(text: str) -> str:
-    """``text`` folded into a valid GCP label value (lowercase, digits, '_' and '-')."""
-    return re.sub(r"[^a-z0-9_-]", "-", text.lower())[:LABEL_VALUE_MAX]
-
-
 def labelled_request(request: Mapping[str, Any], stack: str, resource: str) -> dict[str, Any]:
     """The request as submitted: the user's labels plus the provider's three."""
     body = json.loads(json.dumps(request))
@@ -181,7 +167,7 @@ def _job_inputs(
 
 def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """The outputs of a job from what its backend reports."""
-    from provider.backends.base import job_spec_of
+    from provider.api.bodies import job_spec_of
 
     spec = job_spec_of(request)
     named = spec.get("baseOutputDirectory", {}).get("outputUriPrefix", "")
@@ -259,7 +245,7 @@ class TrainingJobProvider(ResourceProvider):
             **user_keys,
             "name": name,
             "request": job.request_body(),
-            "location": {"backend": job.backend, "project": job.project, "region": job.region},
+            "location": job.location(),
             "stack_name": stack.stack,
             "wait": settings["wait"],
             "adopt": settings["adopt"] or "",
@@ -270,8 +256,8 @@ class TrainingJobProvider(ResourceProvider):
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         keys = set(self._inputs(news)) | set(self._inputs(olds))
         changed = sorted(k for k in keys if _differs(k, olds, news))
-        runs_differently = any(_differs(k, olds, news) for k in RUN_KEYS)
-        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if runs_differently else []
+        replaced = runs_differently(olds, news)
+        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
         return DiffResult(
             changes=bool(changed),
             replaces=replaces,
@@ -390,11 +376,8 @@ def _submit(backend: Any, body: Mapping[str, Any], retry: CreateRetry = CREATE_R
 
 
 def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether input ``key`` changed; requests are compared in their canonical form."""
-    old, new = olds.get(key), news.get(key)
-    if key == "request" and isinstance(old, Mapping) and isinstance(new, Mapping):
-        return canonical_request(old) != canonical_request(new)
-    return old != new
+    """Whether input ``key`` changed (requests compared as the replace rule compares them)."""
+    return run_key_differs(key, olds, news)
 
 
 def _unknown(value: Any) -> bool:

@@ -167,18 +167,6 @@ def wait_for(
     return final
 
 
-def latest_state(job_state: str, waited: Mapping[str, str] | None, name: str) -> str:
-    """The newer of what the job's resource last read and what the waiter last saw.
-
-    A TrainingJob records its state when it is submitted or refreshed; the waiter, the
-    state it waited for. A terminal state is never older than a non-terminal one.
-    """
-    seen = (waited or {}).get(name)
-    if not seen or job_state in states.TERMINAL_STATES:
-        return job_state
-    return seen
-
-
 def _trials(seen: Mapping[str, Any]) -> dict[str, Any]:
     """The trials (and best trial) of each tuning job among the statuses seen."""
     return {name: status.trial_outputs() for name, status in seen.items() if status.metric_id}

@@ -25,12 +25,16 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from provider.backends.base import canonical_request
+from provider.api.bodies import runs_differently
 from provider.errors import Issue, SpecError
+from provider.keys import JOBS_KEY
+
+if TYPE_CHECKING:
+    from provider.stackconfig import JobSpec
 
 SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
     "submit",
@@ -123,41 +127,27 @@ class Plan:
 def read_stack(
     stack_file: Path, project_dir: Path, today: datetime.date | None = None
 ) -> StackJobs:
-    """Each job of the stack file, parsed on its own (one invalid job leaves the others)."""
-    from provider import packaging, stackconfig
+    """Each job of the stack file, parsed on its own (one invalid job leaves the others),
+    through the loader every entry point uses (``provider.stackconfig.load_stack``)."""
     from provider.review import policies
+    from provider.stackconfig import load_stack_file
 
-    stack, config = stackconfig.read_stack_file(stack_file)
-    result = StackJobs(stack=stack)
-    raw_jobs = config.get(stackconfig.JOBS_KEY) or {}
-    if not isinstance(raw_jobs, Mapping):
-        result.stack_issues.append(
-            Issue(stackconfig.JOBS_KEY, raw_jobs, "must be a mapping of job name: job settings")
-        )
+    stack = load_stack_file(stack_file, project_dir=project_dir, today=today)
+    result = StackJobs(stack=stack.name, settings=stack.settings, platform=stack.platform)
+    if stack.issues:
+        result.stack_issues.extend(stack.issues)
         return result
-    result.raw = {str(name): job for name, job in raw_jobs.items()}
     try:
-        result.settings, result.platform, packages = packaging.stack_packages(
-            config, stack, result.raw, project_dir
-        )
-        result.policies = policies.parse_policies(config.get(policies.POLICIES_KEY))
+        result.policies = policies.parse_policies(stack.keys.get(policies.POLICIES_KEY))
     except SpecError as exc:
         result.stack_issues.extend(exc.issues)
         return result
-    package_issues: dict[str, list[Issue]] = {}
-    for issue in packages.issues:
-        name = issue.key.removeprefix(f"{stackconfig.JOBS_KEY}.").split(".")[0]
-        package_issues.setdefault(name, []).append(issue)
-    for name, job_config in packages.configs.items():
-        if name in package_issues:
-            result.issues[name] = package_issues[name]
-            continue
-        try:
-            result.jobs[name] = stackconfig.parse_job(
-                name, job_config, result.settings, today=today
-            )
-        except SpecError as exc:
-            result.issues[name] = list(exc.issues)
+    result.raw = {str(name): job for name, job in (stack.keys.get(JOBS_KEY) or {}).items()}
+    for name, loaded in stack.jobs.items():
+        if loaded.job is None:
+            result.issues[name] = list(loaded.issues)
+        else:
+            result.jobs[name] = loaded.job
     return result
 
 
@@ -245,12 +235,10 @@ def plan_stack(
     return Plan(head.stack, base, plans, rules, head.stack_issues, snapshot, prices_note)
 
 
-def _runs_differently(old: Any, new: Any) -> bool:
-    """What the provider's diff replaces on: the request or where the job runs."""
-    where = ("backend", "project", "region")
-    return canonical_request(old.request_body()) != canonical_request(new.request_body()) or any(
-        getattr(old, k) != getattr(new, k) for k in where
-    )
+def _runs_differently(old: JobSpec, new: JobSpec) -> bool:
+    """The provider's replace rule (``provider.api.bodies.runs_differently``), on the
+    request and location each job's resource would get."""
+    return runs_differently(old.run_inputs(), new.run_inputs())
 
 
 def key_changes(before: Any, after: Any) -> list[KeyChange]:

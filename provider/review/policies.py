@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from provider.api.labels import label_key_ok
 from provider.catalog import machines
 from provider.errors import Issue, SpecError
+from provider.keys import JOBS_KEY, POLICIES_KEY
+from provider.stackconfig import calls_vertex_api, did_you_mean, invalid, issues_from, one_of
 from provider.stackconfig import platform as stack_platform
-from provider.stackconfig._constants import JOBS_KEY, MAX_LABEL_CHARS, POLICIES_KEY
-from provider.stackconfig._issues import _did_you_mean, _invalid, _issues_from, _one_of
 
 if TYPE_CHECKING:
     from provider.review.cost import Estimate
@@ -70,7 +71,7 @@ PREVENTION_ENFORCED = "enforced"
 #: The bucket setting of provider.program.platform's staging bucket.
 PLATFORM_PREVENTION = PREVENTION_ENFORCED
 
-#: Where a value's shape is documented: _issues_from points at the jobs' reference.
+#: Where a value's shape is documented: issues_from points at the jobs' reference.
 _SPEC_DOC = "docs/config-shape.md"
 _POLICIES_DOC = "docs/policies.md"
 
@@ -105,8 +106,8 @@ class _Rule(BaseModel):
     @classmethod
     def _enforcement(cls, value: Any) -> Any:
         if value not in ENFORCEMENTS:
-            hint = _did_you_mean(str(value), ENFORCEMENTS)
-            raise _invalid(f"must be {_one_of(ENFORCEMENTS)}{'.' + hint if hint else ''}")
+            hint = did_you_mean(str(value), ENFORCEMENTS)
+            raise invalid(f"must be {one_of(ENFORCEMENTS)}{'.' + hint if hint else ''}")
         return value
 
 
@@ -126,10 +127,10 @@ class RequiredLabels(_Rule):
                 "starting with a lowercase letter; write e.g. team or cost-center",
             )
             for index, key in enumerate(value)
-            if not _label_key_ok(key)
+            if not label_key_ok(key)
         ]
         if problems:
-            raise _invalid("invalid label keys", problems)
+            raise invalid("invalid label keys", problems)
         return value
 
 
@@ -144,7 +145,7 @@ class AllowedRegions(_Rule):
         problems = []
         for index, region in enumerate(value):
             if region not in machines.TRAINING_REGIONS:
-                hint = _did_you_mean(region, machines.TRAINING_REGIONS)
+                hint = did_you_mean(region, machines.TRAINING_REGIONS)
                 problems.append(
                     (
                         (index,),
@@ -154,7 +155,7 @@ class AllowedRegions(_Rule):
                     )
                 )
         if problems:
-            raise _invalid("not training regions", problems)
+            raise invalid("not training regions", problems)
         return value
 
 
@@ -272,7 +273,7 @@ def parse_policies(raw: Any) -> PoliciesConfig:
     except ValidationError as exc:
         issues.extend(
             Issue(issue.key, issue.value, issue.message.replace(_SPEC_DOC, _POLICIES_DOC))
-            for issue in _issues_from(exc, POLICIES_KEY, PoliciesConfig)
+            for issue in issues_from(exc, POLICIES_KEY, PoliciesConfig)
         )
     if issues:
         raise SpecError(issues)
@@ -294,7 +295,7 @@ def platform_grants(platform: Platform | None, jobs: Mapping[str, JobSpec]) -> l
         for role in stack_platform.REPOSITORY_ROLES
     ]
     roles = [*stack_platform.PROJECT_ROLES]
-    if any(_calls_vertex_api(job, platform) for job in jobs.values()):
+    if any(calls_vertex_api(job, platform) for job in jobs.values()):
         roles.append(stack_platform.VERTEX_API_ROLE)
     grants += [Grant(account, role, f"project {platform.project}") for role in roles]
     deployers = platform.deployers or ("the identity that runs pulumi up",)
@@ -365,11 +366,11 @@ def _required_labels(
 ) -> tuple[bool, str]:
     missing = [label for label in rule.labels if label not in job.labels]
     if not missing:
-        return True, f"has the required labels {_one_of(rule.labels, 'and')}"
+        return True, f"has the required labels {one_of(rule.labels, 'and')}"
     example = ", ".join(f"{label}: ..." for label in missing)
     return False, (
         f"lacks the required label{'s' if len(missing) > 1 else ''} "
-        f"{_one_of(missing, 'and')}: add {_job_key(name, 'labels')}: {{{example}}}"
+        f"{one_of(missing, 'and')}: add {_job_key(name, 'labels')}: {{{example}}}"
     )
 
 
@@ -382,7 +383,7 @@ def _allowed_regions(
         return True, f"runs in {job.region}, an allowed region"
     return False, (
         f"runs in {job.region}, which is not an allowed region: set "
-        f"{_job_key(name, 'region')} (or gcp:region) to {_one_of(rule.regions)}"
+        f"{_job_key(name, 'region')} (or gcp:region) to {one_of(rule.regions)}"
     )
 
 
@@ -499,7 +500,7 @@ def _change_cost(
             "prices/snapshot.json)",
         )
     total = sum(estimates[n].max_usd or 0.0 for n in names)
-    submitted = _one_of(names, "and") if names else "no Vertex AI job"
+    submitted = one_of(names, "and") if names else "no Vertex AI job"
     if total <= rule.usd:
         return result(
             True, f"the change submits {submitted}: up to ${total:,.2f}, at most ${rule.usd:,.2f}"
@@ -516,7 +517,7 @@ def _primitive_roles(rule: _Rule, grants: Sequence[Grant]) -> list[RuleResult]:
     bad = [g for g in grants if g.role in stack_platform.PRIMITIVE_ROLES]
     if not bad:
         roles = sorted({g.role for g in grants})
-        granted = _one_of(roles, "and") if roles else "no role"
+        granted = one_of(roles, "and") if roles else "no role"
         return [
             RuleResult(
                 "no_primitive_roles",
@@ -549,7 +550,7 @@ def _public_buckets(rule: _Rule, buckets: Sequence[BucketAccess]) -> list[RuleRe
     for bucket in buckets:
         problems = []
         if bucket.public_members:
-            problems.append(f"grants a role to {_one_of(list(bucket.public_members), 'and')}")
+            problems.append(f"grants a role to {one_of(list(bucket.public_members), 'and')}")
         if bucket.managed and bucket.prevention != PREVENTION_ENFORCED:
             problems.append(
                 f"has public access prevention {bucket.prevention or 'unset'} (inherited), "
@@ -579,26 +580,6 @@ def _public_buckets(rule: _Rule, buckets: Sequence[BucketAccess]) -> list[RuleRe
 
 
 # ------------------------------------------------------------------------------ internals
-
-
-def _calls_vertex_api(job: JobSpec, platform: Platform) -> bool:
-    """A vertex job running as the platform's account that writes to a TensorBoard or to
-    Experiments (``stack_platform.needs_vertex_api_role``, on a resolved job)."""
-    return (
-        job.backend == "vertex"
-        and job.service_account == platform.service_account
-        and bool(job.tensorboard or job.experiment or job.experiment_run)
-    )
-
-
-def _label_key_ok(key: Any) -> bool:
-    return (
-        isinstance(key, str)
-        and 1 <= len(key) <= MAX_LABEL_CHARS
-        and key[:1].isalpha()
-        and key[:1].islower()
-        and all((c.isalpha() and c.islower()) or c.isdigit() or c in "_-" for c in key)
-    )
 
 
 def _settings_hint(rule: str) -> str:

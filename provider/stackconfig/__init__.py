@@ -2,9 +2,12 @@
 
 One module a stage, each with one job; a job's config goes through them in this order:
 
-- ``_stack_file``: reads ``stacks/Pulumi.<stack>.yaml``.
-- ``_parse``: the entry (``parse_job``, ``parse_stack``); the only module that knows the
-  dialects below.
+- ``_loader``: the one way in (``load_stack``, ``load_stack_file``): a stack's keys ->
+  settings, platform, packages and each job, read once, for every entry point.
+- ``_stack_file``: reads ``stacks/Pulumi.<stack>.yaml`` as the Pulumi CLI does.
+- ``platform``: the ``vertex-training:platform`` key: model, rules, derived names.
+- ``_parse``: one job (``parse_job``) and the stack-wide keys; the only module that knows
+  the dialects below.
 - ``legacy``: the ``training_input:`` dialect, AI Platform ``trainingInput`` -> native keys.
 - ``study``: the ``study:`` dialect, which makes the job a hyperparameter tuning job.
 - ``_config``: the user's keys, pydantic models of the YAML shape (docs/config-shape.md).
@@ -36,7 +39,6 @@ _EXPORTS = {
     "JobConfig": "provider.stackconfig._config",
     "JobSpec": "provider.stackconfig._job",
     "PLATFORM_KEY": "provider.stackconfig._constants",
-    "PROVIDER_LABEL_KEYS": "provider.stackconfig._constants",
     "PythonPackage": "provider.stackconfig._job",
     "SECRET_PLACEHOLDER": "provider.stackconfig._constants",
     "STUDY_KEY": "provider.stackconfig._constants",
@@ -45,10 +47,17 @@ _EXPORTS = {
     "StackSettings": "provider.stackconfig._job",
     "WaitPolicy": "provider.stackconfig._job",
     "WorkerPool": "provider.stackconfig._job",
-    "load_stack_file": "provider.stackconfig._stack_file",
+    "LoadedJob": "provider.stackconfig._loader",
+    "Stack": "provider.stackconfig._loader",
+    "calls_vertex_api": "provider.stackconfig._loader",
+    "did_you_mean": "provider.stackconfig._issues",
+    "invalid": "provider.stackconfig._issues",
+    "issues_from": "provider.stackconfig._issues",
+    "one_of": "provider.stackconfig._issues",
+    "load_stack": "provider.stackconfig._loader",
+    "load_stack_file": "provider.stackconfig._loader",
     "parse_duration": "provider.stackconfig._rules",
     "parse_job": "provider.stackconfig._parse",
-    "parse_stack": "provider.stackconfig._parse",
     "parse_stack_settings": "provider.stackconfig._parse",
     "read_stack_file": "provider.stackconfig._stack_file",
 }
@@ -57,23 +66,29 @@ __all__ = [
     "DEFAULT_WAIT_TIMEOUT_S",
     "JOBS_KEY",
     "PLATFORM_KEY",
-    "PROVIDER_LABEL_KEYS",
     "SECRET_PLACEHOLDER",
     "STUDY_KEY",
     "Accelerator",
     "Disk",
     "JobConfig",
     "JobSpec",
+    "LoadedJob",
     "PythonPackage",
     "Scheduling",
     "SecretValue",
+    "Stack",
     "StackSettings",
     "WaitPolicy",
     "WorkerPool",
+    "calls_vertex_api",
+    "did_you_mean",
+    "invalid",
+    "issues_from",
+    "load_stack",
     "load_stack_file",
+    "one_of",
     "parse_duration",
     "parse_job",
-    "parse_stack",
     "parse_stack_settings",
     "read_stack_file",
 ]

@@ -17,7 +17,7 @@ from pydantic import (
 
 from provider.catalog import images, machines
 from provider.stackconfig._constants import BACKENDS, DEFAULT_WAIT_TIMEOUT_S, STRATEGIES, WAIT_UNTIL
-from provider.stackconfig._issues import _invalid
+from provider.stackconfig._issues import invalid
 from provider.stackconfig._rules import (
     AcceleratorName,
     ContextName,
@@ -78,7 +78,7 @@ class DiskConfig(_ConfigModel):
 def _version_text_before(value: Any) -> Any:
     """Versions are text: YAML reads 2.10 as the number 2.1, so numbers are refused."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        raise _invalid(f'write the version as text: "{value}" (YAML reads 2.10 as the number 2.1)')
+        raise invalid(f'write the version as text: "{value}" (YAML reads 2.10 as the number 2.1)')
     return value
 
 
@@ -199,7 +199,7 @@ class JobConfig(_PoolConfig):
     @classmethod
     def _primary_runs_one_replica(cls, value: int) -> int:
         if value != 1:
-            raise _invalid(
+            raise invalid(
                 "the primary pool runs exactly one replica; for more machines add "
                 f"workers: {{replicas: {max(value - 1, 1)}}}"
             )

@@ -6,22 +6,32 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from provider.stackconfig import platform as stack_platform
+from provider.keys import (
+    API_ENDPOINT_KEY,
+    BACKEND_KEY,
+    CONFIG_NAMESPACE,
+    GCP_PROJECT_KEY,
+    GCP_REGION_KEY,
+    JOBS_KEY,
+    PLATFORM_KEY,
+    POLICIES_KEY,
+    STACK_CONFIG_KEYS,
+)
 
-#: The job key that makes a job a hyperparameter tuning job (provider.study).
+__all__ = [
+    "API_ENDPOINT_KEY",
+    "BACKEND_KEY",
+    "CONFIG_NAMESPACE",
+    "GCP_PROJECT_KEY",
+    "GCP_REGION_KEY",
+    "JOBS_KEY",
+    "PLATFORM_KEY",
+    "POLICIES_KEY",
+    "STACK_CONFIG_KEYS",
+]
+
+#: The job key that makes a job a hyperparameter tuning job (provider.stackconfig.study).
 STUDY_KEY = "study"
-#: The Pulumi project name: the namespace of this project's config keys.
-CONFIG_NAMESPACE = "vertex-training"
-JOBS_KEY = f"{CONFIG_NAMESPACE}:jobs"
-BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
-API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
-PLATFORM_KEY = stack_platform.PLATFORM_KEY
-#: The team's review rules (provider.review.policies); the spec accepts the key, never reads it.
-POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
-GCP_PROJECT_KEY = "gcp:project"
-GCP_REGION_KEY = "gcp:region"
-#: This project's own stack config keys (without the namespace).
-STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "localAccelerators", "platform", "policies")
 
 BACKENDS = ("vertex", "local")
 WAIT_UNTIL = ("submitted", "running", "succeeded")
@@ -35,13 +45,6 @@ DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
 
 #: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
 SECRET_PLACEHOLDER = "[secret]"
-#: The label that carries a job's `rerun` value: changing it submits the job again.
-RERUN_LABEL = "vertex_training_rerun"
-#: Label keys the provider sets on jobs; users may not set them.
-PROVIDER_LABEL_KEYS = ("pulumi_resource", "pulumi_stack", "vertex_training_key", RERUN_LABEL)
-MAX_LABELS = 64
-MAX_LABEL_CHARS = 63
-RESERVED_LABEL_PREFIX = "goog"
 MAX_DISPLAY_NAME_CHARS = 128
 MAX_ENV_VARS = 100
 MAX_PACKAGE_URIS = 100

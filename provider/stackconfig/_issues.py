@@ -30,14 +30,14 @@ _ISSUE_ERROR = "vertex_training_issue"
 Problem = tuple[tuple[str | int, ...], Any, str]
 
 
-def _invalid(message: str, problems: Sequence[Problem] = ()) -> PydanticCustomError:
+def invalid(message: str, problems: Sequence[Problem] = ()) -> PydanticCustomError:
     """A validation error with our own message; ``problems`` split it into several issues."""
     return PydanticCustomError(
         _ISSUE_ERROR, "{message}", {"message": message, "problems": list(problems)}
     )
 
 
-def _did_you_mean(value: str, choices: Iterable[str]) -> str:
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """' Did you mean X?' for the closest choice (case-insensitive), or ''."""
     options = list(choices)
     by_upper = {c.upper(): c for c in options}
@@ -47,7 +47,7 @@ def _did_you_mean(value: str, choices: Iterable[str]) -> str:
     return f" Did you mean {close[0]}?" if close else ""
 
 
-def _one_of(values: Sequence[object], conjunction: str = "or") -> str:
+def one_of(values: Sequence[object], conjunction: str = "or") -> str:
     """'a', 'a or b', 'a, b or c'."""
     texts = [str(v) for v in values]
     if len(texts) <= 1:
@@ -55,7 +55,7 @@ def _one_of(values: Sequence[object], conjunction: str = "or") -> str:
     return f"{', '.join(texts[:-1])} {conjunction} {texts[-1]}"
 
 
-def _key(base: str, path: Iterable[str | int]) -> str:
+def full_key(base: str, path: Iterable[str | int]) -> str:
     """A full stack config key: ``base`` plus ``.name`` / ``[index]`` parts."""
     key = base
     for part in path:
@@ -63,7 +63,7 @@ def _key(base: str, path: Iterable[str | int]) -> str:
     return key
 
 
-def _is_secret(value: Any) -> bool:
+def is_secret(value: Any) -> bool:
     return isinstance(value, Mapping) and set(value) == {"secure"}
 
 
@@ -112,7 +112,7 @@ def _unknown_key_message(root: type[BaseModel], loc: Sequence[str | int]) -> str
     close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
     if close:
         return f"unknown key '{name}'; did you mean '{close[0]}'?"
-    return f"unknown key '{name}'; the keys allowed here are {_one_of(allowed)}"
+    return f"unknown key '{name}'; the keys allowed here are {one_of(allowed)}"
 
 
 #: The names pydantic puts in an error's location for the member of a union it tried
@@ -120,7 +120,7 @@ def _unknown_key_message(root: type[BaseModel], loc: Sequence[str | int]) -> str
 _UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple"})
 
 
-def _issues_from(
+def issues_from(
     exc: ValidationError,
     base: str,
     root: type[BaseModel],
@@ -147,26 +147,28 @@ def _issues_from(
             if loc not in collapsed:
                 collapsed.add(loc)
                 message = (unions or {}).get(".".join(map(str, loc)))
-                issues.append(Issue(_key(base, loc), value, message or "is not a valid value here"))
+                issues.append(
+                    Issue(full_key(base, loc), value, message or "is not a valid value here")
+                )
             continue
         if kind == _ISSUE_ERROR:
             problems = ctx.get("problems") or []
             if problems:
                 issues.extend(
-                    Issue(_key(base, loc + tuple(sub)), bad, message)
+                    Issue(full_key(base, loc + tuple(sub)), bad, message)
                     for sub, bad, message in problems
                 )
             else:
-                issues.append(Issue(_key(base, loc), value, ctx["message"]))
+                issues.append(Issue(full_key(base, loc), value, ctx["message"]))
             continue
         if kind == "extra_forbidden":
-            issues.append(Issue(_key(base, loc), value, _unknown_key_message(root, loc)))
+            issues.append(Issue(full_key(base, loc), value, _unknown_key_message(root, loc)))
             continue
         if kind == "missing":
             message = f"'{loc[-1]}' is required here; add it"
-            issues.append(Issue(_key(base, loc), None, message))
+            issues.append(Issue(full_key(base, loc), None, message))
             continue
-        if _is_secret(value):
+        if is_secret(value):
             message = "secrets are only supported as env values; write this value in plain text"
         elif kind in ("greater_than_equal", "greater_than"):
             bound = ctx.get("ge", ctx.get("gt"))
@@ -176,5 +178,5 @@ def _issues_from(
             message = _TYPE_MESSAGES[kind]
         else:
             message = "is not a valid value here; see docs/config-shape.md"
-        issues.append(Issue(_key(base, loc), value, message))
+        issues.append(Issue(full_key(base, loc), value, message))
     return issues

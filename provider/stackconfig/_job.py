@@ -172,9 +172,8 @@ class Scheduling(_SpecModel):
 class JobSpec(_SpecModel):
     """A training job, validated and fully defaulted: what providers and backends consume.
 
-    ``spec_dict()`` is what runs (any change replaces the job); ``settings()`` is what only
-    the provider uses (a change updates in place). ``JobSpec.from_data`` rebuilds a spec
-    from those two dicts; it trusts them (they came from ``parse_job``).
+    ``run_inputs()`` is what runs and where (any change replaces the job); ``settings()``
+    is what only the provider uses (a change updates in place).
     """
 
     #: The key of this kind of request body in `python -m provider render` output.
@@ -206,7 +205,7 @@ class JobSpec(_SpecModel):
     adopt: str | None = None
     #: What preview should tell the user (each message names its stack config key): settings
     #: translated with a caveat, prebuilt images near their end of support. Never part of
-    #: ``spec_dict()`` or ``settings()``: a new warning never resubmits a job.
+    #: ``settings()``: a new warning never resubmits a job.
     warnings: list[str] = Field(default=[], exclude=True)
 
     @property
@@ -257,17 +256,15 @@ class JobSpec(_SpecModel):
             body["encryptionSpec"] = {"kmsKeyName": self.kms_key}
         return body
 
+    def location(self) -> dict[str, str | None]:
+        """Where the job runs: its backend, project and region."""
+        return {"backend": self.backend, "project": self.project, "region": self.region}
+
+    def run_inputs(self) -> dict[str, Any]:
+        """What the job's resource compares to decide on a replacement (``RUN_KEYS`` of
+        ``provider.api.bodies``): the request and the location."""
+        return {"request": self.request_body(), "location": self.location()}
+
     def settings(self) -> dict[str, Any]:
         """Provider-side settings (wait policy, adopted job) as plain data."""
         return self.model_dump(mode="json", include=set(_SETTINGS_FIELDS))
-
-    def spec_dict(self) -> dict[str, Any]:
-        """The canonical job (everything but the provider-side settings) as plain data."""
-        return self.model_dump(mode="json", exclude=set(_SETTINGS_FIELDS))
-
-    @classmethod
-    def from_data(
-        cls, spec: Mapping[str, Any], settings: Mapping[str, Any] | None = None
-    ) -> JobSpec:
-        """Rebuild a spec from ``spec_dict()`` and ``settings()`` output."""
-        return cls.model_validate({**spec, **(settings or {})})

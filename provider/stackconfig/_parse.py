@@ -33,7 +33,7 @@ from provider.stackconfig._constants import (
     STACK_CONFIG_KEYS,
     STUDY_KEY,
 )
-from provider.stackconfig._issues import _did_you_mean, _issues_from, _one_of
+from provider.stackconfig._issues import did_you_mean, issues_from, one_of
 from provider.stackconfig._job import JobSpec, StackSettings
 from provider.stackconfig._prebuilt import _prebuilt_images
 from provider.stackconfig._resolve import _JobResolver
@@ -84,7 +84,7 @@ def parse_job(
     try:
         config = JobConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        found = issues + _issues_from(exc, base, JobConfig) + study_issues
+        found = issues + issues_from(exc, base, JobConfig) + study_issues
         raise SpecError(translation.rekey_all(found)) from None
     config, image_issues, image_warnings = _prebuilt_images(base, config, stack, today)
     issues.extend(image_issues)
@@ -93,7 +93,7 @@ def parse_job(
     issues.extend(resolver.issues)
     issues.extend(study_issues)
     if issues or spec is None:
-        raise SpecError(translation.rekey_all(_dedupe(issues)))
+        raise SpecError(translation.rekey_all(dedupe(issues)))
     warnings = translation.rekey_all([*translation.warnings, *image_warnings])
     spec = spec.model_copy(update={"warnings": [str(warning) for warning in warnings]})
     if study is not None:
@@ -109,7 +109,7 @@ def _parse_study(raw: Mapping[str, Any], base: str) -> tuple[Study | None, list[
     return parse_study(raw[STUDY_KEY], f"{base}.{STUDY_KEY}")
 
 
-def _dedupe(issues: Iterable[Issue]) -> list[Issue]:
+def dedupe(issues: Iterable[Issue]) -> list[Issue]:
     """Issues in order of discovery, each once (values may be unhashable lists or dicts)."""
     seen: set[tuple[str, str, str]] = set()
     unique: list[Issue] = []
@@ -132,8 +132,11 @@ def _stack_text(
     return None
 
 
-def _stack_settings(config: Mapping[str, Any], stack: str) -> tuple[StackSettings, list[Issue]]:
-    """Stack-wide settings from raw config keys, with the issues found in them."""
+def stack_settings(
+    config: Mapping[str, Any], stack: str
+) -> tuple[StackSettings, stack_platform.Platform | None, list[Issue]]:
+    """Stack-wide settings and the platform from raw config keys, with the issues found in
+    them (the settings then hold what could be read: a bad backend reads as local)."""
     issues: list[Issue] = []
     for key in config:
         namespace, _, name = str(key).partition(":")
@@ -146,19 +149,19 @@ def _stack_settings(config: Mapping[str, Any], stack: str) -> tuple[StackSetting
                 )
             )
         elif namespace == CONFIG_NAMESPACE and name not in STACK_CONFIG_KEYS:
-            hint = _did_you_mean(name, STACK_CONFIG_KEYS)
+            hint = did_you_mean(name, STACK_CONFIG_KEYS)
             issues.append(
                 Issue(
                     str(key),
                     config[key],
                     f"unknown key.{hint} This project's keys are "
-                    f"{_one_of([f'{CONFIG_NAMESPACE}:{k}' for k in STACK_CONFIG_KEYS])}",
+                    f"{one_of([f'{CONFIG_NAMESPACE}:{k}' for k in STACK_CONFIG_KEYS])}",
                 )
             )
     backend = config.get(BACKEND_KEY) or "vertex"
     if backend not in BACKENDS:
-        hint = _did_you_mean(str(backend), BACKENDS)
-        message = f"must be {_one_of(BACKENDS)}" + (f".{hint}" if hint else "")
+        hint = did_you_mean(str(backend), BACKENDS)
+        message = f"must be {one_of(BACKENDS)}" + (f".{hint}" if hint else "")
         issues.append(Issue(BACKEND_KEY, backend, message))
         backend = "local"  # keep checking the jobs without the vertex-only rules
     project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
@@ -181,7 +184,7 @@ def _stack_settings(config: Mapping[str, Any], stack: str) -> tuple[StackSetting
         api_endpoint=api_endpoint,
         **(platform.job_defaults() if platform else {}),
     )
-    return settings, issues
+    return settings, platform, issues
 
 
 def parse_stack_settings(config: Mapping[str, Any], stack: str) -> StackSettings:
@@ -189,25 +192,7 @@ def parse_stack_settings(config: Mapping[str, Any], stack: str) -> StackSettings
 
     ``config`` holds raw config keys as in ``parse_stack``; raises ``SpecError``.
     """
-    settings, issues = _stack_settings(config, stack)
+    settings, _, issues = stack_settings(config, stack)
     if issues:
-        raise SpecError(_dedupe(issues))
+        raise SpecError(dedupe(issues))
     return settings
-
-
-def parse_stack(config: Mapping[str, Any], stack: str) -> tuple[StackSettings, dict[str, JobSpec]]:
-    """Validate a whole stack config (raw YAML keys); one ``SpecError`` lists every issue."""
-    settings, issues = _stack_settings(config, stack)
-    jobs_raw = config.get(JOBS_KEY) or {}
-    jobs: dict[str, JobSpec] = {}
-    if not isinstance(jobs_raw, Mapping):
-        issues.append(Issue(JOBS_KEY, jobs_raw, "must be a mapping of job name: job settings"))
-        jobs_raw = {}
-    for name, raw in jobs_raw.items():
-        try:
-            jobs[str(name)] = parse_job(str(name), raw, settings)
-        except SpecError as exc:
-            issues.extend(exc.issues)
-    if issues:
-        raise SpecError(_dedupe(issues))
-    return settings, jobs

@@ -15,7 +15,7 @@ from provider.catalog import images, machines
 from provider.errors import Issue, RetiredImage
 from provider.stackconfig._config import FrameworkConfig, JobConfig, _PoolConfig
 from provider.stackconfig._constants import LOCAL_DEFAULT_REGION
-from provider.stackconfig._issues import _key, _one_of
+from provider.stackconfig._issues import full_key, one_of
 from provider.stackconfig._job import StackSettings
 
 #: What stands in for an image that ``provider.catalog.images`` refused (the job fails anyway).
@@ -86,7 +86,7 @@ class _PrebuiltImages:
         if config.python_version is not None and config.runtime_version is None:
             self.issues.append(
                 Issue(
-                    _key(self.base, ("python_version",)),
+                    full_key(self.base, ("python_version",)),
                     config.python_version,
                     "python_version goes with runtime_version; with framework write "
                     "framework.python",
@@ -121,7 +121,7 @@ class _PrebuiltImages:
                 image = images.catalogued_image(uri) if uri else None
                 if image is None:
                     continue
-                key = _key(self.base, (*path, *field))
+                key = full_key(self.base, (*path, *field))
                 if self.catalogue_key is None:
                     self.catalogue_key = (key, uri)
                 kind = _pool_hardware(holder, parent)
@@ -158,14 +158,14 @@ class _PrebuiltImages:
         if not chosen:
             return
         if len(chosen) > 1:
-            message = f"{_one_of(chosen, 'and')} each pick the image: keep one"
-            self.issues.append(Issue(_key(self.base, (chosen[1],)), None, message))
+            message = f"{one_of(chosen, 'and')} each pick the image: keep one"
+            self.issues.append(Issue(full_key(self.base, (chosen[1],)), None, message))
             return
         existing = (package.executor_image if package else None) or config.image
         if existing is not None:
             self.issues.append(
                 Issue(
-                    _key(self.base, (chosen[0],)),
+                    full_key(self.base, (chosen[0],)),
                     existing,
                     f"{chosen[0]} picks the prebuilt image, and the job names one already "
                     "(image or python_package.executor_image): keep one",
@@ -201,7 +201,7 @@ class _PrebuiltImages:
         if package.executor_image is not None:
             self.issues.append(
                 Issue(
-                    _key(self.base, (role, "python_package", "framework")),
+                    full_key(self.base, (role, "python_package", "framework")),
                     package.executor_image,
                     "framework picks the executor image, and executor_image names one: keep one",
                 )
@@ -215,7 +215,7 @@ class _PrebuiltImages:
         self.config = self.config.model_copy(update={role: new_pool})
 
     def _framework_image(self, path: tuple[str, ...], framework: FrameworkConfig, kind: str) -> str:
-        key = _key(self.base, (*path, "framework", "version"))
+        key = full_key(self.base, (*path, "framework", "version"))
         if self.catalogue_key is None:
             self.catalogue_key = (key, framework.version)
         choice = images.pick_image(
@@ -227,7 +227,7 @@ class _PrebuiltImages:
             today=self.today,
         )
         if isinstance(choice, images.ImageRefusal):
-            refused = _key(self.base, (*path, "framework", choice.field))
+            refused = full_key(self.base, (*path, "framework", choice.field))
             self.issues.append(_refusal(refused, getattr(framework, choice.field), choice))
             return self.unresolved
         self.warnings.extend(Issue(key, framework.version, text) for text in choice.warnings)
@@ -236,14 +236,14 @@ class _PrebuiltImages:
     def _runtime_image(self, kind: str) -> str:
         config = self.config
         runtime_version = typing.cast(str, config.runtime_version)
-        key = _key(self.base, ("runtime_version",))
+        key = full_key(self.base, ("runtime_version",))
         if self.catalogue_key is None:
             self.catalogue_key = (key, runtime_version)
         choice = images.pick_runtime_image(
             runtime_version, config.python_version, kind=kind, region=self.region, today=self.today
         )
         if isinstance(choice, images.ImageRefusal):
-            refused = _key(self.base, (choice.field,))
+            refused = full_key(self.base, (choice.field,))
             self.issues.append(_refusal(refused, getattr(config, choice.field), choice))
             return self.unresolved
         self.warnings.extend(Issue(key, runtime_version, text) for text in choice.warnings)

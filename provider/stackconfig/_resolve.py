@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
 )
 
+from provider.api.labels import RERUN_LABEL
 from provider.catalog import images, machines
 from provider.errors import Issue
 from provider.stackconfig import platform as stack_platform
@@ -46,11 +47,10 @@ from provider.stackconfig._constants import (
     LOCAL_DEFAULT_REGION,
     PLATFORM_KEY,
     POOL_POSITIONS,
-    RERUN_LABEL,
     TUNING_JOBS,
     Role,
 )
-from provider.stackconfig._issues import _did_you_mean, _key, _one_of
+from provider.stackconfig._issues import did_you_mean, full_key, one_of
 from provider.stackconfig._job import (
     Accelerator,
     Disk,
@@ -84,7 +84,7 @@ class _JobResolver:
     # -- helpers
 
     def key(self, *path: str | int) -> str:
-        return _key(self.base, path)
+        return full_key(self.base, path)
 
     def fail(self, path: Sequence[str | int], value: Any, message: str) -> None:
         """Record an issue; its value is what the user wrote at ``path`` when there is one."""
@@ -96,7 +96,7 @@ class _JobResolver:
                 written = _plain(value)
                 break
             written = written[part]
-        self.issues.append(Issue(_key(self.base, path), written, message))
+        self.issues.append(Issue(full_key(self.base, path), written, message))
 
     # -- job-level
 
@@ -115,7 +115,7 @@ class _JobResolver:
             return ""
         if region not in machines.TRAINING_REGIONS:
             key = self.key("region") if self.config.region else GCP_REGION_KEY
-            hint = _did_you_mean(region, machines.TRAINING_REGIONS)
+            hint = did_you_mean(region, machines.TRAINING_REGIONS)
             self.issues.append(
                 Issue(
                     key,
@@ -410,11 +410,11 @@ class _JobResolver:
         )
         if config.type not in machine.accelerators:
             if machine.accelerators:
-                takes = f"takes {_one_of(list(machine.accelerators))}"
+                takes = f"takes {one_of(list(machine.accelerators))}"
             else:
                 takes = "takes no accelerators"
             others = machines.machines_taking(config.type)
-            example = f"; machines that take {config.type} include {_one_of(others[:3])}"
+            example = f"; machines that take {config.type} include {one_of(others[:3])}"
             self.fail(
                 (*where, "type"),
                 config.type,
@@ -427,7 +427,7 @@ class _JobResolver:
             self.fail(
                 (*where, "count"),
                 config.count,
-                f"{machine.name} takes {config.type} in counts {_one_of(counts)}"
+                f"{machine.name} takes {config.type} in counts {one_of(counts)}"
                 f"{inherited_note}; write one of those",
             )
             return False
@@ -447,7 +447,7 @@ class _JobResolver:
                 (*path, "accelerator"),
                 None,
                 f"{machine.name} needs an accelerator: write accelerator: "
-                f"{{type: {_one_of(list(machine.accelerators))}, count: 8}}",
+                f"{{type: {one_of(list(machine.accelerators))}, count: 8}}",
             )
             return False
         if machine.tpu:  # TPU machines with built-in chips: the machine type says it all
@@ -464,13 +464,13 @@ class _JobResolver:
         if not self.vertex or offered is None or accelerator_type in offered:
             return True
         regions = machines.regions_offering(accelerator_type)
-        elsewhere = f"; it is offered in {_one_of(regions)}" if regions else ""
+        elsewhere = f"; it is offered in {one_of(regions)}" if regions else ""
         self.fail(
             (*path, *where),
             accelerator_type,
             f"{accelerator_type} is not offered for training in {self.region}{elsewhere}. "
             f"Change region, or use an accelerator {self.region} offers: "
-            f"{_one_of(sorted(offered))}",
+            f"{one_of(sorted(offered))}",
         )
         return False
 
@@ -491,7 +491,7 @@ class _JobResolver:
             self.fail(
                 (*path, "tpu_topology"),
                 topology,
-                f"{machine.name} runs the {_one_of(machine.tpu_topologies)} topology on one "
+                f"{machine.name} runs the {one_of(machine.tpu_topologies)} topology on one "
                 f"replica; write tpu_topology: {machine.tpu_topologies[0]}",
             )
             return False
@@ -506,7 +506,7 @@ class _JobResolver:
             self.fail(
                 (*path, "disk", "type"),
                 disk_type,
-                f"{machine.name} boots from {_one_of(machine.disk_types)} only; write that type",
+                f"{machine.name} boots from {one_of(machine.disk_types)} only; write that type",
             )
             return None
         return Disk(type=disk_type, size_gb=size)

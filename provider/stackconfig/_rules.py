@@ -17,6 +17,14 @@ from pydantic import (
     ConfigDict,
 )
 
+from provider.api.labels import (
+    MAX_LABEL_CHARS,
+    MAX_LABELS,
+    PROVIDER_LABEL_KEYS,
+    RESERVED_LABEL_PREFIX,
+    label_key_ok,
+    label_value_ok,
+)
 from provider.catalog import machines
 from provider.stackconfig._constants import (
     _CONTEXT_RE,
@@ -31,17 +39,13 @@ from provider.stackconfig._constants import (
     _TOPOLOGY_RE,
     MAX_DISPLAY_NAME_CHARS,
     MAX_ENV_VARS,
-    MAX_LABEL_CHARS,
-    MAX_LABELS,
     MAX_PACKAGE_URIS,
-    PROVIDER_LABEL_KEYS,
-    RESERVED_LABEL_PREFIX,
     SECONDS_PER_DAY,
     SECONDS_PER_HOUR,
     SECONDS_PER_MINUTE,
     WAIT_UNTIL,
 )
-from provider.stackconfig._issues import Problem, _did_you_mean, _invalid, _is_secret, _one_of
+from provider.stackconfig._issues import Problem, did_you_mean, invalid, is_secret, one_of
 
 
 class SecretValue(BaseModel):
@@ -102,12 +106,12 @@ def _duration_before(value: Any) -> int:
     try:
         return parse_duration(value)
     except ValueError as exc:
-        raise _invalid(str(exc)) from None
+        raise invalid(str(exc)) from None
 
 
 def _positive_duration(seconds: int) -> int:
     if seconds <= 0:
-        raise _invalid("must be longer than zero; write e.g. 2h")
+        raise invalid("must be longer than zero; write e.g. 2h")
     return seconds
 
 
@@ -120,7 +124,7 @@ def _text_list_before(value: Any) -> Any:
 
 def _non_empty(value: str) -> str:
     if not value.strip():
-        raise _invalid("must not be empty")
+        raise invalid("must not be empty")
     return value
 
 
@@ -133,9 +137,9 @@ def _choice(
         if value is None or (isinstance(value, str) and value in allowed):
             return value
         if isinstance(value, str) and deprecated and value in deprecated:
-            raise _invalid(f"{value} is deprecated; write {deprecated[value]}")
-        hint = _did_you_mean(value, allowed) if isinstance(value, str) else ""
-        raise _invalid(f"must be {_one_of(allowed)}" + (f".{hint}" if hint else ""))
+            raise invalid(f"{value} is deprecated; write {deprecated[value]}")
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise invalid(f"must be {one_of(allowed)}" + (f".{hint}" if hint else ""))
 
     return check
 
@@ -143,8 +147,8 @@ def _choice(
 def _check_machine(value: str) -> str:
     if value in machines.MACHINE_TYPES:
         return value
-    hint = _did_you_mean(value, machines.MACHINE_TYPES)
-    raise _invalid(
+    hint = did_you_mean(value, machines.MACHINE_TYPES)
+    raise invalid(
         f"{value} is not a machine type Vertex AI custom training offers.{hint} "
         f"Write one such as {machines.DEFAULT_MACHINE}, n2-standard-8, g2-standard-8 or "
         "a2-highgpu-1g"
@@ -155,27 +159,27 @@ def _check_accelerator_type(value: str) -> str:
     if value in machines.ACCELERATOR_TYPES:
         return value
     if value in machines.UNAVAILABLE_ACCELERATORS:
-        raise _invalid(f"{value}: {machines.UNAVAILABLE_ACCELERATORS[value]}")
-    hint = _did_you_mean(value, machines.ACCELERATOR_TYPES)
-    raise _invalid(
+        raise invalid(f"{value}: {machines.UNAVAILABLE_ACCELERATORS[value]}")
+    hint = did_you_mean(value, machines.ACCELERATOR_TYPES)
+    raise invalid(
         f"{value} is not an accelerator type.{hint} Write one of "
-        f"{_one_of(machines.ACCELERATOR_TYPES)}"
+        f"{one_of(machines.ACCELERATOR_TYPES)}"
     )
 
 
 def _check_disk_type(value: str) -> str:
     if value in machines.DISK_TYPES:
         return value
-    hint = _did_you_mean(value, machines.DISK_TYPES)
-    raise _invalid(
-        f"boot disk type must be {_one_of(machines.DISK_TYPES)}" + (f".{hint}" if hint else "")
+    hint = did_you_mean(value, machines.DISK_TYPES)
+    raise invalid(
+        f"boot disk type must be {one_of(machines.DISK_TYPES)}" + (f".{hint}" if hint else "")
     )
 
 
 def _check_disk_size(value: int) -> int:
     if machines.DISK_SIZE_GB_MIN <= value <= machines.DISK_SIZE_GB_MAX:
         return value
-    raise _invalid(
+    raise invalid(
         f"boot disks are {machines.DISK_SIZE_GB_MIN} to {machines.DISK_SIZE_GB_MAX} GB; "
         "write a size in that range"
     )
@@ -184,13 +188,13 @@ def _check_disk_size(value: int) -> int:
 def _check_topology(value: str) -> str:
     if _TOPOLOGY_RE.fullmatch(value):
         return value
-    raise _invalid("a TPU topology looks like 2x2 or 2x2x1")
+    raise invalid("a TPU topology looks like 2x2 or 2x2x1")
 
 
 def _check_display_name(value: str) -> str:
     if 1 <= len(value) <= MAX_DISPLAY_NAME_CHARS:
         return value
-    raise _invalid(
+    raise invalid(
         f"a display name has 1 to {MAX_DISPLAY_NAME_CHARS} characters; "
         f"this one has {len(value)}: shorten it"
     )
@@ -199,12 +203,12 @@ def _check_display_name(value: str) -> str:
 def _check_python_module(value: str) -> str:
     if _PYTHON_MODULE_RE.fullmatch(value):
         return value
-    raise _invalid("must be a Python module path such as trainer.task (no .py, no slashes)")
+    raise invalid("must be a Python module path such as trainer.task (no .py, no slashes)")
 
 
 def _check_package_uris(value: list[str]) -> list[str]:
     if not 1 <= len(value) <= MAX_PACKAGE_URIS:
-        raise _invalid(
+        raise invalid(
             f"list 1 to {MAX_PACKAGE_URIS} package URIs (the trainer's sdist or wheel first)"
         )
     return value
@@ -216,7 +220,7 @@ def _pattern(regex: re.Pattern[str], example: str, what: str) -> Callable[[str],
     def check(value: str) -> str:
         if regex.fullmatch(value):
             return value
-        raise _invalid(f"must be {what}, like {example}")
+        raise invalid(f"must be {what}, like {example}")
 
     return check
 
@@ -224,7 +228,7 @@ def _pattern(regex: re.Pattern[str], example: str, what: str) -> Callable[[str],
 def _env_before(value: Any) -> Any:
     """Env maps: names checked, scalars as text, ``{secure: ...}`` kept as a secret."""
     if not isinstance(value, Mapping):
-        raise _invalid("must be a mapping of NAME: value lines")
+        raise invalid("must be a mapping of NAME: value lines")
     problems: list[Problem] = []
     env: dict[str, Any] = {}
     for name, raw in value.items():
@@ -238,7 +242,7 @@ def _env_before(value: Any) -> Any:
                 )
             )
             continue
-        if _is_secret(raw) and isinstance(raw["secure"], str):
+        if is_secret(raw) and isinstance(raw["secure"], str):
             env[name] = SecretValue(secure=raw["secure"])
         elif isinstance(raw, str | int | float | bool):
             env[name] = _scalar_text(raw)
@@ -249,30 +253,19 @@ def _env_before(value: Any) -> Any:
             ((), len(env), f"at most {MAX_ENV_VARS} environment variables; remove some")
         )
     if problems:
-        raise _invalid("invalid environment", problems)
+        raise invalid("invalid environment", problems)
     return env
-
-
-def _label_text_ok(text: str, first_letter: bool) -> bool:
-    """Lowercase letters (international ones too), digits, _ and -."""
-    if first_letter and not (text[:1].isalpha() and text[:1].islower()):
-        return False
-    return all((c.isalpha() and c.islower()) or c.isdigit() or c in "_-" for c in text)
 
 
 def _labels_before(value: Any) -> Any:
     """Labels: GCP label rules plus this provider's reserved keys; every problem reported."""
     if not isinstance(value, Mapping):
-        raise _invalid("must be a mapping of key: value lines")
+        raise invalid("must be a mapping of key: value lines")
     problems: list[Problem] = []
     labels: dict[str, str] = {}
     for key, raw in value.items():
         text = "" if raw is None else _scalar_text(raw)  # `key:` with no value in YAML
-        if (
-            not isinstance(key, str)
-            or not 1 <= len(key) <= MAX_LABEL_CHARS
-            or not _label_text_ok(key, first_letter=True)
-        ):
+        if not isinstance(key, str) or not label_key_ok(key):
             problems.append(
                 (
                     (str(key),),
@@ -301,11 +294,7 @@ def _labels_before(value: Any) -> Any:
                 )
             )
             continue
-        if (
-            not isinstance(text, str)
-            or len(text) > MAX_LABEL_CHARS
-            or not _label_text_ok(text, first_letter=False)
-        ):
+        if not label_value_ok(text):
             problems.append(
                 (
                     (key,),
@@ -319,14 +308,14 @@ def _labels_before(value: Any) -> Any:
     if len(value) > MAX_LABELS:
         problems.append(((), len(value), f"at most {MAX_LABELS} labels; remove some"))
     if problems:
-        raise _invalid("invalid labels", problems)
+        raise invalid("invalid labels", problems)
     return labels
 
 
 def _accelerator_before(value: Any) -> Any:
     """``accelerator: NVIDIA_TESLA_T4`` is a common slip: say what the mapping looks like."""
     if isinstance(value, str):
-        raise _invalid(f"write the accelerator as a mapping: {{type: {value}, count: 1}}")
+        raise invalid(f"write the accelerator as a mapping: {{type: {value}, count: 1}}")
     return value
 
 
@@ -336,7 +325,7 @@ def _tensorboard_before(value: Any) -> Any:
         return value
     if isinstance(value, str) and _TENSORBOARD_RE.fullmatch(value):
         return value
-    raise _invalid(
+    raise invalid(
         "must be true (the platform's TensorBoard), false, or a Vertex AI TensorBoard "
         "resource name, like projects/my-project/locations/us-central1/tensorboards/123"
     )
@@ -346,8 +335,8 @@ def _wait_before(value: Any) -> Any:
     """``wait: succeeded`` is short for ``wait: {until: succeeded}``."""
     if isinstance(value, str):
         if value not in WAIT_UNTIL:
-            hint = _did_you_mean(value, WAIT_UNTIL)
-            raise _invalid(f"must be {_one_of(WAIT_UNTIL)}" + (f".{hint}" if hint else ""))
+            hint = did_you_mean(value, WAIT_UNTIL)
+            raise invalid(f"must be {one_of(WAIT_UNTIL)}" + (f".{hint}" if hint else ""))
         return {"until": value}
     return value
 
@@ -363,12 +352,8 @@ def _rerun_before(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    if (
-        not isinstance(text, str)
-        or not 0 < len(text) <= MAX_LABEL_CHARS
-        or not _label_text_ok(text, first_letter=False)
-    ):
-        raise _invalid(
+    if not isinstance(text, str) or not text or not label_value_ok(text):
+        raise invalid(
             "must be a number or up to 63 lowercase letters, digits, '_' or '-' "
             "(it becomes a label); write e.g. rerun: 2"
         )

@@ -10,20 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from provider.errors import Issue, SpecError
-from provider.stackconfig._job import JobSpec, StackSettings
-from provider.stackconfig._parse import parse_stack
 
 _STACK_FILE_RE = re.compile(r"Pulumi\.(?P<stack>[^/]+)\.ya?ml")
-
-
-def load_stack_file(path: str | PathLike[str]) -> tuple[StackSettings, dict[str, JobSpec]]:
-    """Read and validate ``stacks/Pulumi.<stack>.yaml`` (the stack name from the file name).
-
-    Secrets in the file (``{secure: ...}``) stay encrypted; in env values they become
-    ``SecretValue`` placeholders.
-    """
-    stack, config = read_stack_file(path)
-    return parse_stack(config, stack)
 
 
 def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:

@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from provider.catalog import machines
 from provider.errors import Issue
-from provider.stackconfig._issues import _issues_from
+from provider.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
+from provider.stackconfig._issues import issues_from
 
 __all__ = [
     "BUCKET_ROLES",
@@ -50,13 +51,9 @@ __all__ = [
     "VERTEX_API_ROLE",
     "Platform",
     "PlatformConfig",
-    "needs_vertex_api_role",
     "resolve_platform",
 ]
 
-PLATFORM_KEY = "vertex-training:platform"
-GCP_PROJECT_KEY = "gcp:project"
-GCP_REGION_KEY = "gcp:region"
 
 #: APIs the platform and its jobs call; enabled by ``pulumi up``, never disabled by
 #: ``pulumi destroy`` (other workloads of the project may use them). Service Usage
@@ -212,10 +209,6 @@ class Platform(BaseModel):
         """``gs://<bucket>``: every job writes under ``<output_root>/<job>``."""
         return f"gs://{self.bucket}" if self.bucket else None
 
-    def package_uri(self, object_name: str) -> str | None:
-        """The ``gs://`` URI of an object uploaded to the bucket, or None without one."""
-        return f"gs://{self.bucket}/{object_name}" if self.bucket else None
-
     def job_defaults(self) -> dict[str, str | None]:
         """The spec.StackSettings fields a job defaults from."""
         return {
@@ -254,7 +247,7 @@ def resolve_platform(
     try:
         config = PlatformConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        return None, _issues_from(
+        return None, issues_from(
             exc,
             PLATFORM_KEY,
             PlatformConfig,
@@ -266,24 +259,6 @@ def resolve_platform(
     if enabled:
         return _created(config, stack=stack, project=project, region=region)
     return _existing(config, stack=stack)
-
-
-def needs_vertex_api_role(jobs: Mapping[str, Any], backend: str) -> list[str]:
-    """The jobs that make the platform account call the Vertex AI API itself.
-
-    Those are vertex-backend jobs that run as the platform's account (they name no
-    ``service_account``) and write to a TensorBoard or to Vertex AI Experiments. When
-    there are any, the account gets VERTEX_API_ROLE; when none, it does not.
-    """
-    names = []
-    for name, job in jobs.items():
-        if not isinstance(job, Mapping) or (job.get("backend") or backend) != "vertex":
-            continue
-        if job.get("service_account"):
-            continue
-        if job.get("tensorboard") or job.get("experiment") or job.get("experiment_run"):
-            names.append(str(name))
-    return sorted(names)
 
 
 # ------------------------------------------------------------------------------ internals

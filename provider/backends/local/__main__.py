@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from provider.backends.base import is_tuning_body
+from provider.api.bodies import is_tuning_body
 from provider.backends.local._record import JobRecord
 from provider.backends.local._runner import supervise
 from provider.backends.local._study import StudySupervisor

@@ -31,13 +31,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from provider.api import states
-from provider.backends.base import (
-    JobStatus,
-    Trial,
-    is_tuning_body,
-    job_spec_key,
-    job_spec_of,
-)
+from provider.api.bodies import is_tuning_body, job_spec_key, job_spec_of
+from provider.backends.base import JobStatus, Trial
 from provider.backends.local._containers import container_engine
 from provider.backends.local._images import UNMAPPED_IMAGE, image_requirements
 from provider.backends.local._record import (

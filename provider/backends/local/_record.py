@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from provider.api import states
-from provider.backends.base import job_spec_of
+from provider.api.bodies import job_spec_of
 from provider.backends.local._containers import container_name, remove_containers
 from provider.errors import PermanentError
 

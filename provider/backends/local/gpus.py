@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from provider.backends.base import job_spec_of
+from provider.api.bodies import job_spec_of
 
 #: ``vertex-training:localAccelerators``: a local job with NVIDIA accelerators needs this
 #: machine's GPUs (``gpu``), or runs on the CPU when there are none (``cpu``).

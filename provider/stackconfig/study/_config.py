@@ -12,7 +12,7 @@ from pydantic import BeforeValidator, Field
 
 from provider.stackconfig._config import _ConfigModel
 from provider.stackconfig._constants import STUDY_KEY
-from provider.stackconfig._issues import _invalid
+from provider.stackconfig._issues import invalid
 from provider.stackconfig._rules import NonEmptyText, _choice
 
 #: The legacy AI Platform Training block, and its key that makes the job a tuning job
@@ -75,30 +75,30 @@ def is_tuning_job(raw: Any) -> bool:
 def _number_before(value: Any) -> Any:
     """A number (YAML may read 1e-3 as text: accept that too); never true/false."""
     if isinstance(value, bool):
-        raise _invalid("must be a number, not true or false")
+        raise invalid("must be a number, not true or false")
     if isinstance(value, int | float):
         if isinstance(value, float) and not math.isfinite(value):
-            raise _invalid("must be a finite number")
+            raise invalid("must be a finite number")
         return float(value)
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            raise _invalid("must be a number, like 0.001 or 10") from None
+            raise invalid("must be a number, like 0.001 or 10") from None
         if math.isfinite(number):
             return number
-    raise _invalid("must be a number, like 0.001 or 10")
+    raise invalid("must be a number, like 0.001 or 10")
 
 
 def _scalars_before(value: Any) -> Any:
     """A non-empty list of YAML scalars (text, numbers, booleans)."""
     if not isinstance(value, list | tuple):
-        raise _invalid("must be a list, like [a, b]")
+        raise invalid("must be a list, like [a, b]")
     if not value:
-        raise _invalid("must list at least one value")
+        raise invalid("must list at least one value")
     for index, item in enumerate(value):
         if not isinstance(item, str | int | float | bool):
-            raise _invalid(
+            raise invalid(
                 "must be a list of values (text or numbers)",
                 [((index,), item, "must be a single value (text or a number)")],
             )

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
 from provider.errors import Issue
-from provider.stackconfig._issues import _did_you_mean, _issues_from, _key, _one_of
+from provider.stackconfig._issues import did_you_mean, full_key, issues_from, one_of
 from provider.stackconfig._rules import _scalar_text
 from provider.stackconfig.study._config import (
     CONDITIONAL_PARENT_TYPES,
@@ -53,7 +53,7 @@ class _StudyResolver:
                 written = value
                 break
             written = written[part]
-        self.issues.append(Issue(_key(self.base, path), written, message))
+        self.issues.append(Issue(full_key(self.base, path), written, message))
 
     def resolve(self) -> Study | None:
         config = self.config
@@ -298,7 +298,7 @@ class _StudyResolver:
             self.fail(
                 (*path, "scale"),
                 config.scale,
-                f"scale applies to {_one_of(SCALED_TYPES)} parameters; remove it from this "
+                f"scale applies to {one_of(SCALED_TYPES)} parameters; remove it from this "
                 f"{config.type} parameter",
             )
             return False
@@ -368,11 +368,11 @@ class _StudyResolver:
             if parent.type == "categorical":
                 text = str(_scalar_text(value))
                 if text not in values:
-                    hint = _did_you_mean(text, [str(v) for v in values])
+                    hint = did_you_mean(text, [str(v) for v in values])
                     self.fail(
                         at,
                         value,
-                        f"not one of the parent's values ({_one_of(values)}).{hint} Write one "
+                        f"not one of the parent's values ({one_of(values)}).{hint} Write one "
                         "of those",
                     )
                     ok = False
@@ -398,7 +398,7 @@ class _StudyResolver:
                     at,
                     value,
                     f"not one of the parent's values "
-                    f"({_one_of([_plain_number(v) for v in values])}); write one of those",
+                    f"({one_of([_plain_number(v) for v in values])}); write one of those",
                 )
                 ok = False
                 continue
@@ -418,7 +418,7 @@ class _StudyResolver:
                         (*path, "conditional", index, "parameters", child.id),
                         None,
                         f"{child.id} is already used for parent value(s) "
-                        f"{_one_of(sorted(overlap), 'and')}; one parameter ID applies to "
+                        f"{one_of(sorted(overlap), 'and')}; one parameter ID applies to "
                         "each parent value once: remove those values from one of the `when`s",
                     )
                     ok = False
@@ -438,7 +438,7 @@ class _StudyResolver:
                         where,
                         None,
                         f"parameter {param.id} is also declared at "
-                        f"{_key(self.base, seen[0])}; parameter IDs are unique in a study: "
+                        f"{full_key(self.base, seen[0])}; parameter IDs are unique in a study: "
                         "rename one",
                     )
                 owner.setdefault(param.id, (where, parent))
@@ -477,7 +477,7 @@ class _StudyResolver:
             self.fail(
                 ("early_stopping",),
                 config.model_dump(exclude_unset=True),
-                f"set exactly one rule: {_one_of(EARLY_STOPPING_RULES)}"
+                f"set exactly one rule: {one_of(EARLY_STOPPING_RULES)}"
                 + ("" if chosen else "; or remove early_stopping"),
             )
             return None
@@ -509,7 +509,7 @@ class _StudyResolver:
         name = config.learning_rate_parameter_name
         ids = _all_ids(parameters)
         if name is not None and name not in ids:
-            hint = _did_you_mean(name, ids)
+            hint = did_you_mean(name, ids)
             self.fail(
                 (*path, "learning_rate_parameter_name"),
                 name,
@@ -560,6 +560,6 @@ def parse_study(raw: Any, base: str) -> tuple[Study | None, list[Issue]]:
     try:
         config = StudyConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        return None, _issues_from(exc, base, StudyConfig)
+        return None, issues_from(exc, base, StudyConfig)
     resolver = _StudyResolver(raw, config, base)
     return resolver.resolve(), resolver.issues

@@ -1,0 +1,55 @@
+"""GCP labels: the rules every label keeps, and the label keys this project sets itself.
+
+Rules (Google Cloud, "Labels" requirements, the same for Vertex AI jobs, buckets,
+repositories and TensorBoards): at most 64 labels; a key has 1 to 63 characters, a value
+0 to 63; both are lowercase letters (international ones too), digits, ``_`` and ``-``, and
+a key starts with a lowercase letter. Keys starting with ``goog`` are Google's.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_LABELS = 64
+MAX_LABEL_CHARS = 63
+RESERVED_LABEL_PREFIX = "goog"
+
+#: Label that ties a job to its stack, resource and request (the job resource's identity
+#: label). The provider's label keys use underscores, not hyphens: ListCustomJobs looks
+#: them up in a filter (``labels.KEY="VALUE"``), where a key of letters, digits and
+#: underscores is a plain field name.
+IDENTITY_LABEL = "vertex_training_key"
+STACK_LABEL = "pulumi_stack"
+RESOURCE_LABEL = "pulumi_resource"
+#: The label that carries a job's ``rerun`` value: changing it submits the job again.
+RERUN_LABEL = "vertex_training_rerun"
+#: Label keys the provider sets on jobs; users may not set them.
+PROVIDER_LABEL_KEYS = (RESOURCE_LABEL, STACK_LABEL, IDENTITY_LABEL, RERUN_LABEL)
+
+_FOLDED = re.compile(r"[^a-z0-9_-]")
+
+
+def _label_text_ok(text: str) -> bool:
+    return all((c.isalpha() and c.islower()) or c.isdigit() or c in "_-" for c in text)
+
+
+def label_key_ok(key: object) -> bool:
+    """Whether ``key`` is a valid label key."""
+    return (
+        isinstance(key, str)
+        and 1 <= len(key) <= MAX_LABEL_CHARS
+        and key[:1].isalpha()
+        and key[:1].islower()
+        and _label_text_ok(key)
+    )
+
+
+def label_value_ok(value: object) -> bool:
+    """Whether ``value`` is a valid label value."""
+    return isinstance(value, str) and len(value) <= MAX_LABEL_CHARS and _label_text_ok(value)
+
+
+def label_value(text: str) -> str:
+    """``text`` folded into a valid label value: lowercase ASCII letters, digits, ``_`` and
+    ``-`` (every other character becomes ``-``), at most MAX_LABEL_CHARS."""
+    return _FOLDED.sub("-", text.lower())[:MAX_LABEL_CHARS]
