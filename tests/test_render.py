@@ -83,7 +83,7 @@ class TestRenderGoodStack:
     """render on a valid stack prints one entry per job with the REST body."""
 
     def test_prints_every_job(self, tmp_path: Path) -> None:
-        """Exit 0; each job has region, backend, parent and customJob."""
+        """Exit 0; each job has region, backend, parent, customJob and estimated_cost."""
         result = run_cli("render", str(write_stack(tmp_path, GOOD_STACK)))
         assert result.returncode == 0, result.stderr
         rendered = json.loads(result.stdout)
@@ -91,7 +91,13 @@ class TestRenderGoodStack:
         assert rendered["mnist"]["parent"] == "projects/my-project/locations/us-central1"
         assert rendered["sklearn"]["parent"] == "projects/my-project/locations/europe-west4"
         assert {entry["backend"] for entry in rendered.values()} == {"vertex"}
-        assert set(rendered["mnist"]) == {"region", "backend", "parent", "customJob"}
+        assert set(rendered["mnist"]) == {
+            "region",
+            "backend",
+            "parent",
+            "customJob",
+            "estimated_cost",
+        }
 
     def test_bodies_parse_as_custom_jobs(self, tmp_path: Path, parse_custom_job: Any) -> None:
         """Every customJob is accepted by ParseDict into aiplatform_v1.CustomJob unchanged."""
