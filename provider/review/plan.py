@@ -291,8 +291,8 @@ def to_markdown(plan: Plan) -> str:
     lines = [f"### `{plan.stack}`: what this change does (against `{plan.base}`)", ""]
     if plan.prices is not None:
         lines += [
-            f"Costs from Google's Cloud Billing Catalog: prices read "
-            f"{plan.prices.read_date.isoformat()} (`{plan.prices.source}`), list prices in USD.",
+            f"Costs from the Cloud Billing Catalog at `{plan.prices.source}`: prices read "
+            f"{plan.prices.read_date.isoformat()}, list prices in USD.",
             "",
         ]
     if plan.prices_note:
