@@ -171,10 +171,11 @@ def plan_packages(
             key = f"{JOBS_KEY}.{name}{pool}.python_package.package_path"
             package = plan.packages.get(path)
             if package is None:
-                package, issue = _package(path, key, project_dir, build)
-                if issue is not None:
-                    plan.issues.append(issue)
+                found = _package(path, key, project_dir, build)
+                if isinstance(found, Issue):
+                    plan.issues.append(found)
                     continue
+                package = found
                 plan.packages[path] = package
             if job_backend == "vertex":
                 if bucket is None:
@@ -292,19 +293,18 @@ def _package_paths(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield pool, path
 
 
-def _package(
-    path: str, key: str, project_dir: Path, build: bool
-) -> tuple[TrainerPackage, None] | tuple[None, Issue]:
+def _package(path: str, key: str, project_dir: Path, build: bool) -> TrainerPackage | Issue:
+    """The package at ``path`` (its sdist built when ``build``), or the Issue that stops it."""
     directory = (project_dir / path).resolve()
     if not directory.is_dir():
-        return None, Issue(
+        return Issue(
             key,
             path,
             f"there is no directory {directory}; package_path is a Python package "
             "directory (with a pyproject.toml or setup.py), relative to the project",
         )
     if not any((directory / marker).is_file() for marker in PROJECT_FILES):
-        return None, Issue(
+        return Issue(
             key,
             path,
             f"{directory} has neither pyproject.toml nor setup.py, so it cannot be built; "
@@ -315,13 +315,13 @@ def _package(
         try:
             build_sdist(package, project_dir)
         except (BuildError, OSError, subprocess.TimeoutExpired) as exc:
-            return None, Issue(
+            return Issue(
                 key,
                 path,
                 "`python -m build --sdist --no-isolation` failed; fix the package so that it "
                 f"builds:\n{exc}",
             )
-    return package, None
+    return package
 
 
 def _ignored(name: str) -> bool:
@@ -329,7 +329,7 @@ def _ignored(name: str) -> bool:
 
 
 def _source_files(directory: Path) -> list[Path]:
-    files = []
+    files: list[Path] = []
     for folder, dirs, names in os.walk(directory, followlinks=True):
         dirs[:] = sorted(d for d in dirs if not _ignored(d))
         files.extend(Path(folder, n) for n in sorted(names) if not _ignored(n))
@@ -340,11 +340,11 @@ def _normalise(sdist: Path, target: Path) -> None:
     """Rewrite an sdist so that equal contents give equal bytes (times, owners, order)."""
     with tarfile.open(sdist, "r:gz") as archive:
         members = sorted(archive.getmembers(), key=lambda m: m.name)
-        contents = {
-            m.name: archive.extractfile(m).read()  # type: ignore[union-attr]
-            for m in members
-            if m.isfile()
-        }
+        contents: dict[str, bytes] = {}
+        for member in members:
+            file = archive.extractfile(member) if member.isfile() else None
+            if file is not None:
+                contents[member.name] = file.read()
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
         for member in members:
