@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -61,9 +61,10 @@ __all__ = [
     "platform_grants",
 ]
 
-ADVISORY = "advisory"
-MANDATORY = "mandatory"
-ENFORCEMENTS = (ADVISORY, MANDATORY)
+Enforcement = Literal["advisory", "mandatory"]
+ADVISORY: Final = "advisory"
+MANDATORY: Final = "mandatory"
+ENFORCEMENTS: tuple[Enforcement, ...] = (ADVISORY, MANDATORY)
 #: IAM members that make whatever they are granted public.
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 #: The only public access prevention that keeps a bucket private whatever its IAM says.
@@ -100,7 +101,7 @@ class _Rule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enforcement: Literal["advisory", "mandatory"] = MANDATORY
+    enforcement: Enforcement = MANDATORY
 
     @field_validator("enforcement", mode="before")
     @classmethod
@@ -225,7 +226,7 @@ class RuleResult:
     """One rule's verdict on one job (or, with ``job`` None, on the whole stack)."""
 
     rule: str
-    enforcement: str
+    enforcement: Enforcement
     passed: bool
     job: str | None
     #: What is wrong and what to write instead, or why it passes.

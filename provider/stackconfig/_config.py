@@ -16,7 +16,15 @@ from pydantic import (
 )
 
 from provider.catalog import images, machines
-from provider.stackconfig._constants import BACKENDS, DEFAULT_WAIT_TIMEOUT_S, STRATEGIES, WAIT_UNTIL
+from provider.stackconfig._constants import (
+    BACKENDS,
+    DEFAULT_WAIT_TIMEOUT_S,
+    STRATEGIES,
+    WAIT_UNTIL,
+    Backend,
+    Strategy,
+    WaitUntil,
+)
 from provider.stackconfig._issues import invalid
 from provider.stackconfig._rules import (
     AcceleratorName,
@@ -144,7 +152,7 @@ class SchedulingConfig(_ConfigModel):
     restart_job_on_worker_restart: bool = False
     disable_retries: bool = False
     strategy: Annotated[
-        str | None, BeforeValidator(_choice(STRATEGIES, machines.DEPRECATED_STRATEGIES))
+        Strategy | None, BeforeValidator(_choice(STRATEGIES, machines.DEPRECATED_STRATEGIES))
     ] = None
     max_wait_duration: Duration | None = None
 
@@ -152,7 +160,7 @@ class SchedulingConfig(_ConfigModel):
 class WaitConfig(_ConfigModel):
     """``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h}``."""
 
-    until: Annotated[str, BeforeValidator(_choice(WAIT_UNTIL))] = "submitted"
+    until: Annotated[WaitUntil, BeforeValidator(_choice(WAIT_UNTIL))] = "submitted"
     timeout: PositiveDuration = DEFAULT_WAIT_TIMEOUT_S
 
 
@@ -166,7 +174,7 @@ class JobConfig(_PoolConfig):
     evaluators: PoolConfig | None = None
     display_name: DisplayName | None = None
     region: NonEmptyText | None = None
-    backend: Annotated[str | None, BeforeValidator(_choice(BACKENDS))] = None
+    backend: Annotated[Backend | None, BeforeValidator(_choice(BACKENDS))] = None
     scheduling: SchedulingConfig | None = None
     service_account: ServiceAccount | None = None
     network: NetworkName | None = None

@@ -33,9 +33,12 @@ __all__ = [
 #: The job key that makes a job a hyperparameter tuning job (provider.stackconfig.study).
 STUDY_KEY = "study"
 
-BACKENDS = ("vertex", "local")
-WAIT_UNTIL = ("submitted", "running", "succeeded")
-STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
+Backend = Literal["vertex", "local"]
+WaitUntil = Literal["submitted", "running", "succeeded"]
+Strategy = Literal["STANDARD", "SPOT", "FLEX_START"]
+BACKENDS: tuple[Backend, ...] = ("vertex", "local")
+WAIT_UNTIL: tuple[WaitUntil, ...] = ("submitted", "running", "succeeded")
+STRATEGIES: tuple[Strategy, ...] = ("STANDARD", "SPOT", "FLEX_START")
 FLEX_START = "FLEX_START"
 
 SECONDS_PER_MINUTE = 60

@@ -5,7 +5,7 @@ what the providers and backends consume, and its Vertex AI REST ``CustomJob`` bo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -18,7 +18,10 @@ from provider.stackconfig._constants import (
     DEFAULT_WAIT_TIMEOUT_S,
     LOCAL_DEFAULT_PROJECT,
     SECRET_PLACEHOLDER,
+    Backend,
     Role,
+    Strategy,
+    WaitUntil,
 )
 from provider.stackconfig._rules import SecretValue, _format_duration
 
@@ -35,7 +38,7 @@ class StackSettings(_SpecModel):
     stack: str
     project: str | None = None
     region: str | None = None
-    backend: Literal["vertex", "local"] = "vertex"
+    backend: Backend = "vertex"
     api_endpoint: str | None = None
     # Defaults from the stack's platform (provider.stackconfig.platform), for vertex jobs only:
     #: the account a job runs as unless it names one;
@@ -51,7 +54,7 @@ class StackSettings(_SpecModel):
 class WaitPolicy(_SpecModel):
     """How long ``pulumi up`` waits for a job (provider-side: never resubmits the job)."""
 
-    until: Literal["submitted", "running", "succeeded"] = "submitted"
+    until: WaitUntil = "submitted"
     timeout_s: int = Field(DEFAULT_WAIT_TIMEOUT_S, gt=0)
 
 
@@ -150,7 +153,7 @@ class Scheduling(_SpecModel):
     timeout_s: int | None = None
     restart_job_on_worker_restart: bool = False
     disable_retries: bool = False
-    strategy: Literal["STANDARD", "SPOT", "FLEX_START"] | None = None
+    strategy: Strategy | None = None
     max_wait_duration_s: int | None = None
 
     def request_body(self) -> dict[str, Any]:
@@ -183,7 +186,7 @@ class JobSpec(_SpecModel):
     display_name: str
     project: str | None = None
     region: str
-    backend: Literal["vertex", "local"] = "vertex"
+    backend: Backend = "vertex"
     #: By position: 0 primary, 1 workers, 2 parameter servers or reduction server,
     #: 3 evaluators; ``None`` keeps a free position before a later pool.
     worker_pools: list[WorkerPool | None]

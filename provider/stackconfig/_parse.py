@@ -43,12 +43,14 @@ from provider.stackconfig.study import Study, TuningJobSpec, parse_study
 
 def parse_job(
     name: str,
-    raw: Mapping[str, Any],
+    raw: object,
     stack: StackSettings,
     *,
     today: datetime.date | None = None,
 ) -> JobSpec:
     """Validate one job of the stack config; raise ``SpecError`` listing every issue.
+
+    ``raw`` is the job as written, any YAML value: one that is not a mapping is an issue.
 
     A job with a ``study:`` key is a hyperparameter tuning job: the result is then a
     ``provider.stackconfig.study.TuningJobSpec`` (a ``JobSpec`` whose other keys are the trial job).
@@ -158,11 +160,12 @@ def stack_settings(
                     f"{one_of([f'{CONFIG_NAMESPACE}:{k}' for k in STACK_CONFIG_KEYS])}",
                 )
             )
-    backend = config.get(BACKEND_KEY) or "vertex"
-    if backend not in BACKENDS:
-        hint = did_you_mean(str(backend), BACKENDS)
+    written = config.get(BACKEND_KEY) or "vertex"
+    backend = next((known for known in BACKENDS if known == written), None)
+    if backend is None:
+        hint = did_you_mean(str(written), BACKENDS)
         message = f"must be {one_of(BACKENDS)}" + (f".{hint}" if hint else "")
-        issues.append(Issue(BACKEND_KEY, backend, message))
+        issues.append(Issue(BACKEND_KEY, written, message))
         backend = "local"  # keep checking the jobs without the vertex-only rules
     project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
     region = _stack_text(config, GCP_REGION_KEY, "us-central1", issues)

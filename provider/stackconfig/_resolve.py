@@ -13,9 +13,9 @@ The reduction server inherits nothing: it runs Google's reduction server image.
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,7 @@ from provider.stackconfig._config import (
     AcceleratorConfig,
     DiskConfig,
     JobConfig,
+    PoolConfig,
     PythonPackageConfig,
     ReductionServerConfig,
     SchedulingConfig,
@@ -62,6 +63,17 @@ from provider.stackconfig._job import (
     WorkerPool,
 )
 
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _Checked(Generic[_T]):
+    """What a check of one pool setting found: its ``value`` (None for none), or ``ok``
+    False once the check has recorded an issue (``value`` is then None)."""
+
+    value: _T | None
+    ok: bool = True
+
 
 class _JobResolver:
     """Applies defaults, pool inheritance and the rules that relate several keys."""
@@ -75,9 +87,7 @@ class _JobResolver:
         self.stack = stack
         self.base = f"{JOBS_KEY}.{name}"
         self.issues: list[Issue] = []
-        self.backend: Literal["vertex", "local"] = typing.cast(
-            Literal["vertex", "local"], config.backend or stack.backend
-        )
+        self.backend = config.backend or stack.backend
         self.vertex = self.backend == "vertex"
         self.region = self._resolve_region()
 
@@ -162,7 +172,7 @@ class _JobResolver:
             persistent_resource_id=config.persistent_resource_id,
             experiment=config.experiment,
             experiment_run=config.experiment_run,
-            wait=WaitPolicy(until=typing.cast(Any, wait.until), timeout_s=wait.timeout),
+            wait=WaitPolicy(until=wait.until, timeout_s=wait.timeout),
             adopt=config.adopt,
         )
 
@@ -196,7 +206,7 @@ class _JobResolver:
                 )
         elif tensorboard is False:
             tensorboard = None
-        return service_account, output, typing.cast(str | None, tensorboard)
+        return service_account, output, tensorboard
 
     def _image(self, image: str | None) -> str | None:
         """An image with no registry host (``trainer:1``) is in the platform repository."""
@@ -217,14 +227,15 @@ class _JobResolver:
             )
         primary = self._pool("primary", (), config, inherit=False)
         by_position: dict[int, WorkerPool | None] = {0: primary}
-        for role, pool_config in (
+        inheriting: tuple[tuple[Role, PoolConfig | None], ...] = (
             ("workers", config.workers),
             ("parameter_servers", config.parameter_servers),
             ("evaluators", config.evaluators),
-        ):
+        )
+        for role, pool_config in inheriting:
             if pool_config is not None:
                 by_position[POOL_POSITIONS[role]] = self._pool(
-                    typing.cast(Role, role), (role,), pool_config, inherit=True
+                    role, (role,), pool_config, inherit=True
                 )
         if config.reduction_server is not None and config.parameter_servers is None:
             by_position[POOL_POSITIONS["reduction_server"]] = self._reduction_server(
@@ -248,6 +259,7 @@ class _JobResolver:
             return value
 
         # The program: image (+ command) or python_package, taken from the primary as a unit.
+        program_from: tuple[str, ...]
         if inherit and own.image is None and own.python_package is None:
             image, command, package = parent.image, parent.command, parent.python_package
             program_from = ()
@@ -296,23 +308,25 @@ class _JobResolver:
         accelerator = self._check_accelerator(
             path, machine, accelerator_config, inherited=accelerator_inherited
         )
-        ok = ok and accelerator is not False
-        topology = own.tpu_topology
-        if topology is None and inherit and "tpu_topology" not in set_keys and machine_inherited:
-            topology = parent.tpu_topology
-        topology = self._check_topology(path, machine, topology)
-        ok = ok and topology is not False
+        written_topology = own.tpu_topology
+        if (
+            written_topology is None
+            and inherit
+            and "tpu_topology" not in set_keys
+            and machine_inherited
+        ):
+            written_topology = parent.tpu_topology
+        topology = self._check_topology(path, machine, written_topology)
         disk = self._disk(path, machine, pick("disk"))
-        ok = ok and disk is not None
-        if not ok:
+        if not (ok and accelerator.ok and topology.ok) or disk is None:
             return None
         return WorkerPool(
             role=role,
             replicas=getattr(own, "replicas", 1) if inherit else 1,
             machine=machine_name,
-            accelerator=typing.cast(Accelerator | None, accelerator),
-            tpu_topology=typing.cast(str | None, topology),
-            disk=typing.cast(Disk, disk),
+            accelerator=accelerator.value,
+            tpu_topology=topology.value,
+            disk=disk,
             image=self._image(image),
             command=list(command or []) if package is None else [],
             python_package=(
@@ -398,8 +412,8 @@ class _JobResolver:
         config: AcceleratorConfig | None,
         *,
         inherited: bool,
-    ) -> Accelerator | Literal[False] | None:
-        """Return the pool's accelerator, ``None`` for none, or ``False`` after an issue."""
+    ) -> _Checked[Accelerator]:
+        """The pool's accelerator (None for none), or not ``ok`` after an issue."""
         if config is None:
             return self._implied_accelerator(path, machine)
         where = (*path, "accelerator")
@@ -421,7 +435,7 @@ class _JobResolver:
                 f"{machine.name} {takes}{inherited_note}. Pick another accelerator or "
                 f"machine{example if others else ''}",
             )
-            return False
+            return _Checked(None, ok=False)
         counts = machine.accelerators[config.type]
         if config.count not in counts:
             self.fail(
@@ -430,18 +444,20 @@ class _JobResolver:
                 f"{machine.name} takes {config.type} in counts {one_of(counts)}"
                 f"{inherited_note}; write one of those",
             )
-            return False
-        offered = self._check_region_offers(path, config.type, ("accelerator", "type"))
-        return Accelerator(type=config.type, count=config.count) if offered else False
+            return _Checked(None, ok=False)
+        if not self._check_region_offers(path, config.type, ("accelerator", "type")):
+            return _Checked(None, ok=False)
+        return _Checked(Accelerator(type=config.type, count=config.count))
 
     def _implied_accelerator(
         self, path: Sequence[str], machine: machines.MachineType
-    ) -> Accelerator | Literal[False] | None:
-        """Return what a machine comes with when a pool names no accelerator."""
+    ) -> _Checked[Accelerator]:
+        """What a machine comes with when a pool names no accelerator."""
         if machine.built_in is not None:
             accelerator_type, count = machine.built_in
-            offered = self._check_region_offers(path, accelerator_type, ("machine",))
-            return Accelerator(type=accelerator_type, count=count) if offered else False
+            if not self._check_region_offers(path, accelerator_type, ("machine",)):
+                return _Checked(None, ok=False)
+            return _Checked(Accelerator(type=accelerator_type, count=count))
         if machine.tpu and not machine.tpu_topologies:
             self.fail(
                 (*path, "accelerator"),
@@ -449,12 +465,12 @@ class _JobResolver:
                 f"{machine.name} needs an accelerator: write accelerator: "
                 f"{{type: {one_of(list(machine.accelerators))}, count: 8}}",
             )
-            return False
+            return _Checked(None, ok=False)
         if machine.tpu:  # TPU machines with built-in chips: the machine type says it all
             (accelerator_type,) = machine.accelerators
             if not self._check_region_offers(path, accelerator_type, ("machine",)):
-                return False
-        return None
+                return _Checked(None, ok=False)
+        return _Checked(None)
 
     def _check_region_offers(
         self, path: Sequence[str], accelerator_type: str, where: Sequence[str]
@@ -476,9 +492,10 @@ class _JobResolver:
 
     def _check_topology(
         self, path: Sequence[str], machine: machines.MachineType, topology: str | None
-    ) -> str | Literal[False] | None:
+    ) -> _Checked[str]:
+        """The pool's TPU topology (the machine's own when none is written; None for none)."""
         if topology is None:
-            return machine.tpu_topologies[0] if machine.tpu_topologies else None
+            return _Checked(machine.tpu_topologies[0] if machine.tpu_topologies else None)
         if not machine.tpu_topologies:
             self.fail(
                 (*path, "tpu_topology"),
@@ -486,7 +503,7 @@ class _JobResolver:
                 f"{machine.name} has no TPU topology; tpu_topology applies to TPU machines "
                 "(ct5lp-hightpu-*, ct4p-hightpu-4t): remove it",
             )
-            return False
+            return _Checked(None, ok=False)
         if topology not in machine.tpu_topologies:
             self.fail(
                 (*path, "tpu_topology"),
@@ -494,8 +511,8 @@ class _JobResolver:
                 f"{machine.name} runs the {one_of(machine.tpu_topologies)} topology on one "
                 f"replica; write tpu_topology: {machine.tpu_topologies[0]}",
             )
-            return False
-        return topology
+            return _Checked(None, ok=False)
+        return _Checked(topology)
 
     def _disk(
         self, path: Sequence[str], machine: machines.MachineType, config: DiskConfig | None
@@ -575,7 +592,7 @@ class _JobResolver:
             timeout_s=config.timeout,
             restart_job_on_worker_restart=config.restart_job_on_worker_restart,
             disable_retries=config.disable_retries,
-            strategy=typing.cast(Any, config.strategy),
+            strategy=config.strategy,
             max_wait_duration_s=config.max_wait_duration,
         )
 

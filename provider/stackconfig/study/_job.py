@@ -43,13 +43,16 @@ class Conditional(_SpecModel):
 
     def request_bodies(self, parent_type: str) -> list[dict[str, Any]]:
         """REST ``ConditionalParameterSpec``s, one per parameter."""
+        values: list[str] | list[float]
         if parent_type == "categorical":
-            condition = {"parentCategoricalValues": {"values": [str(v) for v in self.when]}}
+            field, values = "parentCategoricalValues", [str(v) for v in self.when]
         elif parent_type == "integer":
-            condition = {"parentIntValues": {"values": [_number_text(float(v)) for v in self.when]}}
+            field, values = "parentIntValues", [_number_text(float(v)) for v in self.when]
         else:
-            condition = {"parentDiscreteValues": {"values": [float(v) for v in self.when]}}
-        return [{**condition, "parameterSpec": p.request_body()} for p in self.parameters]
+            field, values = "parentDiscreteValues", [float(v) for v in self.when]
+        return [
+            {field: {"values": values}, "parameterSpec": p.request_body()} for p in self.parameters
+        ]
 
 
 class Parameter(_SpecModel):
