@@ -34,7 +34,11 @@ from provider.errors import Issue, SpecError
 from provider.keys import JOBS_KEY
 
 if TYPE_CHECKING:
-    from provider.stackconfig import JobSpec
+    from provider.catalog.prices import Snapshot
+    from provider.review.cost import Estimate
+    from provider.review.policies import PoliciesConfig, RuleResult
+    from provider.stackconfig import JobSpec, StackSettings
+    from provider.stackconfig.platform import Platform
 
 SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
     "submit",
@@ -63,13 +67,16 @@ class StackJobs:
     """A stack file's jobs as the spec sees them: valid ones, and the mistakes of others."""
 
     stack: str
+    #: Each job's config as written (any YAML value), by job name.
     raw: dict[str, Any] = field(default_factory=dict)
-    jobs: dict[str, Any] = field(default_factory=dict)
+    jobs: dict[str, JobSpec] = field(default_factory=dict)
     issues: dict[str, list[Issue]] = field(default_factory=dict)
     stack_issues: list[Issue] = field(default_factory=list)
-    settings: Any = None
-    platform: Any = None
-    policies: Any = None
+    settings: StackSettings | None = None
+    #: The stack's platform (None: the stack has none at all).
+    platform: Platform | None = None
+    #: The stack's rules (None when the stack's keys or its rules are invalid).
+    policies: PoliciesConfig | None = None
 
 
 @dataclass
@@ -79,8 +86,9 @@ class JobPlan:
     name: str
     change: str
     keys: list[KeyChange] = field(default_factory=list)
-    job: Any = None
-    estimate: Any = None
+    #: The job after the change (before it, for a deleted job); None for an invalid one.
+    job: JobSpec | None = None
+    estimate: Estimate | None = None
     issues: list[Issue] = field(default_factory=list)
     #: What `pulumi preview` warns about the job (``key: message``), e.g. an image's end of support.
     warnings: list[str] = field(default_factory=list)
@@ -93,10 +101,10 @@ class Plan:
     stack: str
     base: str
     jobs: list[JobPlan]
-    rules: list[Any]
+    rules: list[RuleResult]
     stack_issues: list[Issue]
-    #: The price snapshot the estimates used (``provider.catalog.prices.Snapshot``), or None.
-    prices: Any = None
+    #: The price snapshot the estimates used, or None.
+    prices: Snapshot | None = None
     #: Said about the prices: none to be had, or read too long ago.
     prices_note: str | None = None
 
@@ -105,7 +113,7 @@ class Plan:
         return bool(self.stack_issues) or any(j.change == INVALID for j in self.jobs)
 
     @property
-    def mandatory_failures(self) -> list[Any]:
+    def mandatory_failures(self) -> list[RuleResult]:
         return [r for r in self.rules if not r.passed and r.enforcement == "mandatory"]
 
     def change_cost(self) -> tuple[float | None, list[str]]:
@@ -227,7 +235,7 @@ def plan_stack(
         plans.append(
             JobPlan(name, change, keys, new, cost.estimate(new, snapshot), warnings=new.warnings)
         )
-    rules: list[Any] = []
+    rules: list[RuleResult] = []
     if head.policies is not None and not head.stack_issues:
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
         changed = [p.name for p in plans if p.change in SUBMITTING]
@@ -269,7 +277,7 @@ def _shown(value: Any) -> str:
 # --------------------------------------------------------------------------- output
 
 
-def pools_of(job: Any) -> list[str]:
+def pools_of(job: JobSpec) -> list[str]:
     """Each pool as ``role: replicas x machine [+ count x accelerator]``."""
     shown = []
     for pool in job.worker_pools:
@@ -345,13 +353,14 @@ def _breakdown(plan: Plan) -> list[str]:
     """Each priced job's SKU lines, folded, so a reviewer can check the sums."""
     from provider.review.cost import describe_line
 
-    priced = [j for j in plan.jobs if j.estimate is not None and j.estimate.lines]
+    priced = [
+        (j.name, j.estimate) for j in plan.jobs if j.estimate is not None and j.estimate.lines
+    ]
     if not priced:
         return []
     lines = ["<details>", "<summary>Cost breakdown: one line per SKU</summary>", ""]
-    for job in priced:
-        estimate = job.estimate
-        lines.append(f"`{job.name}` ({estimate.strategy}, ${estimate.hourly_usd:,.4f}/h):")
+    for name, estimate in priced:
+        lines.append(f"`{name}` ({estimate.strategy}, ${estimate.hourly_usd:,.4f}/h):")
         lines.append("")
         lines += [f"- {describe_line(line)}" for line in estimate.lines]
         lines.append("")
@@ -391,7 +400,7 @@ def _issue(issue: Issue) -> dict[str, Any]:
     return {"key": issue.key, "value": issue.value, "message": issue.message}
 
 
-def _estimate(estimate: Any) -> dict[str, Any] | None:
+def _estimate(estimate: Estimate | None) -> dict[str, Any] | None:
     from provider.review import cost
 
     if estimate is None:
