@@ -711,7 +711,7 @@ class TestParseJobRejects:
     def test_job_must_be_a_mapping(self) -> None:
         """A job that is not a mapping is reported instead of crashing."""
         with pytest.raises(SpecError) as caught:
-            parse_job("mnist", "image", STACK)  # type: ignore[arg-type]
+            parse_job("mnist", "image", STACK)
         assert caught.value.issues[0].key == PREFIX
 
     def test_issue_text_names_key_value_and_fix(self) -> None:
