@@ -22,15 +22,11 @@ from provider.program.platform import (
     platform_outputs,
     upload_packages,
 )
-from provider.program.settings import connection_settings, jobs_are_secret, program_stack
+from provider.program.settings import jobs_are_secret, program_stack
 from provider.resources.waiter import JobWaiter
 
 project_dir = Path.cwd()
-config = pulumi.Config("vertex-training")
 stack = program_stack(project_dir)
-connection = connection_settings(
-    config.get("apiEndpoint"), project_dir, config.get("localAccelerators")
-)
 
 component = (
     TrainingPlatform(
@@ -48,7 +44,6 @@ jobs = {
         name,
         loaded.config,
         job_stack_settings(stack.settings.model_dump(), component),
-        connection,
         job_dependencies(component, package_objects, stack.packages.job_uploads.get(name, [])),
         secret=jobs_are_secret(),
     )
@@ -62,7 +57,6 @@ waiter = JobWaiter(
             "resource_name": job.resource_name,
             "wait": job.wait,
             "location": job.location,
-            "connection": job.connection,
         }
         for name, job in jobs.items()
     },

@@ -11,6 +11,9 @@ API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
 LOCAL_ACCELERATORS_KEY = f"{CONFIG_NAMESPACE}:localAccelerators"
 #: The team's review rules (provider.review.policies); the loader accepts the key only.
 POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
+#: ``vertex-training:localAccelerators``: what a local job with accelerators runs on.
+LOCAL_GPU, LOCAL_CPU = "gpu", "cpu"
+LOCAL_ACCELERATOR_MODES = (LOCAL_GPU, LOCAL_CPU)
 GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).

@@ -45,18 +45,19 @@ BASELINE_PROVIDER = """
 from pulumi.dynamic import CreateResult, Resource, ResourceProvider
 
 from provider.backends.vertex import VertexBackend
+from provider.resources.state import ProviderSettings
 from provider.resources.waiter import wait_for
 
 
 class WaitInCreate(ResourceProvider):
     def create(self, props):
         location = {"backend": "vertex", "project": "bench-project", "region": "us-central1"}
-        connection = {"api_endpoint": props["endpoint"]}
         backend = VertexBackend("bench-project", "us-central1", api_endpoint=props["endpoint"])
         job = backend.submit(props["request"])
+        settings = ProviderSettings(api_endpoint=props["endpoint"])
         wait_for({props["name"]: {"resource_name": job.name, "location": location,
-                                  "connection": connection,
-                                  "wait": {"until": "succeeded", "timeout_s": 3600}}})
+                                  "wait": {"until": "succeeded", "timeout_s": 3600}}},
+                 settings=settings)
         return CreateResult(job.name, {})
 
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+
+from provider.keys import API_ENDPOINT_KEY
+from provider.resources.state import ProviderSettings
+
+REPO = Path(__file__).resolve().parent.parent
+P = TypeVar("P")
 
 
 @contextmanager
@@ -21,3 +29,22 @@ def job_service_client(address: str) -> Iterator[Any]:
         yield JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
     finally:
         channel.close()
+
+
+def configured(provider: P, fake: Any = None, base_dir: Path | None = None) -> P:
+    """``provider`` configured as the provider host configures it: from a stack config
+    whose ``vertex-training:apiEndpoint`` is ``fake``'s address (a FakeVertex, an address,
+    or None for none), in the project directory ``base_dir`` (default: the repository)."""
+    from pulumi.dynamic import ConfigureRequest
+    from pulumi.dynamic.config import Config
+
+    address = fake if isinstance(fake, str) else getattr(fake, "address", "")
+    config = Config({API_ENDPOINT_KEY: address} if address else {}, "vertex-training")
+    with contextlib.chdir(base_dir or REPO):
+        provider.configure(ConfigureRequest(config))
+    return provider
+
+
+def reaching(fake: Any) -> ProviderSettings:
+    """Provider settings whose endpoint is ``fake``'s (a FakeVertex or an address)."""
+    return ProviderSettings(api_endpoint=fake if isinstance(fake, str) else fake.address)

@@ -28,6 +28,7 @@ from provider.resources.training_job import (
 from provider.resources.tuning_job import HyperparameterTuningJobProvider
 from provider.testing import FakeVertex
 from provider.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
+from tests.clients import configured
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -85,11 +86,10 @@ class Kind:
                 "backend": "vertex",
                 "api_endpoint": fake.address,
             },
-            "connection": {"api_endpoint": fake.address, "local_root": "/nonexistent"},
         }
 
     def checked(self, fake: FakeVertex) -> dict[str, Any]:
-        result = self.provider().check({}, self.registered(fake))
+        result = configured(self.provider(), fake).check({}, self.registered(fake))
         assert not result.failures, [f.reason for f in result.failures]
         return result.inputs
 
@@ -159,7 +159,7 @@ class TestUncertainFailures:
         """Whether or not the failed call created the job, one job exists and is returned."""
         fake.fail_next(kind.create_method, code, take_effect=take_effect)
         inputs = kind.checked(fake)
-        created = kind.provider().create(inputs)
+        created = configured(kind.provider(), fake).create(inputs)
         the_one_job(fake, kind, inputs, created)
         assert calls_to(fake, kind.create_method) == (1 if take_effect else 2)
 
@@ -170,7 +170,7 @@ class TestUncertainFailures:
         """Failures that created nothing on every attempt but the last: the last submits."""
         fake.fail_next(kind.create_method, code, times=FAST_CREATE.attempts - 1)
         inputs = kind.checked(fake)
-        created = kind.provider().create(inputs)
+        created = configured(kind.provider(), fake).create(inputs)
         the_one_job(fake, kind, inputs, created)
         assert calls_to(fake, kind.create_method) == FAST_CREATE.attempts
 
@@ -181,7 +181,7 @@ class TestUncertainFailures:
         fake.fail_next(kind.create_method, grpc.StatusCode.INTERNAL)
         fake.fail_next(kind.create_method, grpc.StatusCode.UNKNOWN, take_effect=True)
         inputs = kind.checked(fake)
-        created = kind.provider().create(inputs)
+        created = configured(kind.provider(), fake).create(inputs)
         the_one_job(fake, kind, inputs, created)
         assert calls_to(fake, kind.create_method) == 2
 
@@ -190,7 +190,7 @@ class TestUncertainFailures:
     ) -> None:
         """Each failed create is followed by a look-up of the label before the next create."""
         fake.fail_next(kind.create_method, grpc.StatusCode.INTERNAL, times=2)
-        kind.provider().create(kind.checked(fake))
+        configured(kind.provider(), fake).create(kind.checked(fake))
         creates_and_lookups = [
             "create" if call.method == kind.create_method else "lookup"
             for call in fake.calls
@@ -207,7 +207,7 @@ class TestUncertainFailures:
         inputs = kind.checked(fake)
         label = identity_label("test", kind.name, inputs["request"])
         with pytest.raises(TransientError) as raised:
-            kind.provider().create(inputs)
+            configured(kind.provider(), fake).create(inputs)
         message = str(raised.value)
         assert f"failed {FAST_CREATE.attempts} times, last with {code.name}: Injected" in message
         assert f"no job carries the label {IDENTITY_LABEL}={label}" in message
@@ -230,7 +230,7 @@ class TestUncertainFailures:
         """A refusal fails the create after one call, with the API's message."""
         fake.fail_next(kind.create_method, code, message="refused: fix the request")
         with pytest.raises(PermanentError, match="refused: fix the request"):
-            kind.provider().create(kind.checked(fake))
+            configured(kind.provider(), fake).create(kind.checked(fake))
         assert calls_to(fake, kind.create_method) == 1
         assert kind.jobs(fake) == {}
 
@@ -243,7 +243,7 @@ class TestUncertainFailures:
             labelled_request(inputs["request"], "test", kind.name)
         )
         fake.fail_next(kind.create_method, grpc.StatusCode.INTERNAL, times=10)
-        assert kind.provider().create(inputs).id == earlier.name
+        assert configured(kind.provider(), fake).create(inputs).id == earlier.name
         assert calls_to(fake, kind.create_method) == 1
 
     def test_the_lookup_retries_its_own_transient_errors(
@@ -252,7 +252,7 @@ class TestUncertainFailures:
         """An UNKNOWN from ListCustomJobs during a create is retried; one job results."""
         fake.fail_next("ListCustomJobs", grpc.StatusCode.UNKNOWN)
         inputs = kind.checked(fake)
-        created = kind.provider().create(inputs)
+        created = configured(kind.provider(), fake).create(inputs)
         the_one_job(fake, kind, inputs, created)
         assert calls_to(fake, kind.create_method) == 1
 

@@ -11,15 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import pytest
 
 from provider.api import states
 from provider.backends.local import LocalBackend, preflight
 from provider.backends.local._runner import _container_argv
 from provider.backends.local.gpus import LOCAL_CPU, local_gpus
-from provider.program.settings import connection_settings
-from provider.stackconfig import StackSettings, parse_job
+from provider.stackconfig import StackSettings, load_stack, parse_job
 from tests.packages import write_package
 
 LOCAL = StackSettings(stack="local", backend="local")
@@ -115,11 +113,16 @@ class TestPreview:
         assert preflight(body(package, 1), "vertex-training:jobs.gpu", accelerators=LOCAL_CPU) == []
 
     def test_the_setting_takes_gpu_or_cpu(self, tmp_path: Path) -> None:
-        """Another value stops the program with the key, the value and the choices."""
-        assert connection_settings("", tmp_path, "cpu")["local_accelerators"] == "cpu"
-        assert connection_settings("", tmp_path)["local_accelerators"] == "gpu"
-        with pytest.raises(pulumi.RunError, match="vertex-training:localAccelerators"):
-            connection_settings("", tmp_path, "tpu")
+        """Another value is refused at preview with the key, the value and the choices."""
+        key = "vertex-training:localAccelerators"
+        for good in ("cpu", "gpu", None):
+            keys = {"vertex-training:backend": "local", key: good}
+            assert load_stack(keys, "local", project_dir=tmp_path).issues == ()
+        stack = load_stack(
+            {"vertex-training:backend": "local", key: "tpu"}, "local", project_dir=tmp_path
+        )
+        [issue] = stack.issues
+        assert (issue.key, issue.value) == (key, "tpu") and "cpu" in issue.message
 
 
 class TestAssignment:

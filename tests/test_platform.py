@@ -671,7 +671,6 @@ class TestTrainingJobCheckWithUnknowns:
             "name": "job",
             "config": {"image": "us-docker.pkg.dev/p/r/i:1", "tensorboard": True},
             "stack": self.stack(unknown),
-            "connection": {},
         }
         result = TrainingJobProvider().check({}, news)
         assert result.failures == []
@@ -681,7 +680,7 @@ class TestTrainingJobCheckWithUnknowns:
     def test_other_unknown_settings_defer_the_check(self) -> None:
         """An unknown setting the spec would transform is not guessed at: no check yet."""
         stack = {**self.stack(None), "output_root": Unknown()}
-        news = {"name": "job", "config": {"image": "x"}, "stack": stack, "connection": {}}
+        news = {"name": "job", "config": {"image": "x"}, "stack": stack}
         result = TrainingJobProvider().check({}, news)
         assert result.failures == [] and result.inputs == news
 
@@ -700,7 +699,7 @@ class TestTrainingJobCheckWithUnknowns:
 
     def test_unknown_config_is_not_validated_yet(self) -> None:
         """A wholly unknown config is passed on unchecked, not crashed on."""
-        news = {"name": "job", "config": Unknown(), "stack": {"stack": "dev"}, "connection": {}}
+        news = {"name": "job", "config": Unknown(), "stack": {"stack": "dev"}}
         result = TrainingJobProvider().check({}, news)
         assert result.failures == [] and result.inputs == news
 

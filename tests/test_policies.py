@@ -413,30 +413,24 @@ class TestPackResources:
     def resource(self, type_: str, urn_name: str, /, **props: Any) -> resources.Resource:
         return resources.Resource(type_, self.URN.format(type=type_, name=urn_name), props)
 
-    def project(self, tmp_path: Path, rules: dict[str, Any]) -> Path:
+    def project(self, tmp_path: Path, rules: dict[str, Any], **jobs: Any) -> Path:
         (tmp_path / "Pulumi.yaml").write_text("name: vertex-training\nstackConfigDir: stacks\n")
         (tmp_path / "stacks").mkdir()
-        config = {**stack_config(train=GOOD), POLICIES_KEY: rules}
+        config = {**stack_config(**(jobs or {"train": GOOD})), POLICIES_KEY: rules}
         (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
         return tmp_path
 
     def test_jobs_grants_and_buckets_are_read_from_the_resources(self, tmp_path: Path) -> None:
-        """A job's checked inputs, an IAM member and a bucket become the rules' inputs."""
+        """A job resource names its job, which the loader reads from the stack file; an IAM
+        member and a bucket become the rules' inputs."""
+        on_demand = {**GOOD, "scheduling": {"timeout": "2h"}}
         project = self.project(
-            tmp_path, {"no_primitive_roles": {}, "no_public_buckets": {}, "spot_only": {}}
+            tmp_path,
+            {"no_primitive_roles": {}, "no_public_buckets": {}, "spot_only": {}},
+            train=on_demand,
         )
-        job_inputs = {
-            **{k: v for k, v in GOOD.items()},
-            "scheduling": {"timeout": "2h"},
-            "name": "train",
-            "request": {"displayName": "train"},
-            "location": {"backend": "vertex", "project": "test-project", "region": "us-central1"},
-            "stack_name": "dev",
-            "wait": {"until": "submitted", "timeout_s": 86400},
-            "state": "RUNNING",
-        }
         seen = [
-            self.resource(resources.JOB_TYPES[0], "train", **job_inputs),
+            self.resource(resources.JOB_TYPES[0], "train", name="train", state="RUNNING"),
             self.resource(
                 "gcp:projects/iAMMember:IAMMember",
                 "owner",

@@ -822,8 +822,9 @@ class TestRender:
         )
         assert provider_main(["render", str(stack)]) == 0
         rendered = json.loads(capsys.readouterr().out)
-        assert set(rendered["train"]) == {"backend", "customJob", "parent", "region"}
-        assert set(rendered["sweep"]) == {"backend", "hyperparameterTuningJob", "parent", "region"}
+        common = {"backend", "parent", "region", "estimated_cost"}
+        assert set(rendered["train"]) == {"customJob", *common}
+        assert set(rendered["sweep"]) == {"hyperparameterTuningJob", *common}
         printed = rendered["sweep"]["hyperparameterTuningJob"]
         expected = body_of(job(DOC_STUDY))
         assert printed["studySpec"] == expected["studySpec"]

@@ -22,6 +22,7 @@ from provider.resources.training_job import (
 )
 from provider.resources.waiter import JobWaiterProvider, wait_for
 from provider.testing.fake_vertex import FakeVertex
+from tests.clients import configured, reaching
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
@@ -40,16 +41,11 @@ def registered(fake: FakeVertex | None, config: dict[str, Any], name: str = "tra
             "backend": "vertex",
             "api_endpoint": address,
         },
-        "connection": {
-            "api_endpoint": address,
-            "local_root": "/nonexistent",
-            "base_dir": str(REPO),
-        },
     }
 
 
 def checked(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
-    result = TrainingJobProvider().check({}, registered(fake, config, name))
+    result = configured(TrainingJobProvider(), fake).check({}, registered(fake, config, name))
     assert not result.failures, [f.reason for f in result.failures]
     return result.inputs
 
@@ -60,15 +56,14 @@ def fake() -> Any:
         yield server
 
 
-def wait_until_succeeded(created: Any) -> None:
+def wait_until_succeeded(created: Any, fake: FakeVertex) -> None:
     """Wait, as the JobWaiter does, for a job a create returned."""
     entry = {
         "resource_name": created.id,
         "location": created.outs["location"],
-        "connection": created.outs["connection"],
         "wait": {"until": "succeeded", "timeout_s": 30},
     }
-    wait_for({"train": entry})
+    wait_for({"train": entry}, settings=reaching(fake))
 
 
 def creates(fake: FakeVertex) -> int:
@@ -174,7 +169,7 @@ class TestCreate:
     def test_submits_with_identity_labels(self, fake: FakeVertex) -> None:
         """The job is created with the provider's labels; the ID is the resource name."""
         inputs = checked(fake, {"image": IMAGE, "labels": {"team": "vision"}})
-        result = TrainingJobProvider().create(inputs)
+        result = configured(TrainingJobProvider(), fake).create(inputs)
         [job] = fake.jobs.values()
         assert result.id == job.name
         assert job.labels["team"] == "vision"
@@ -190,13 +185,13 @@ class TestCreate:
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
             labelled_request(inputs["request"], "test", "train")
         )
-        result = TrainingJobProvider().create(inputs)
+        result = configured(TrainingJobProvider(), fake).create(inputs)
         assert result.id == earlier.name
         assert creates(fake) == 1
 
     def test_replacing_a_job_with_itself_keeps_it(self, fake: FakeVertex) -> None:
         """A forced replace of an unchanged job takes the job over; the delete keeps it."""
-        provider = TrainingJobProvider()
+        provider = configured(TrainingJobProvider(), fake)
         old = provider.create(checked(fake, {"image": IMAGE}))
         new = provider.create(checked(fake, {"image": IMAGE}))
         provider.delete(old.id, old.outs)
@@ -206,7 +201,7 @@ class TestCreate:
     def test_a_create_that_timed_out_after_acting_is_adopted(self, fake: FakeVertex) -> None:
         """DEADLINE_EXCEEDED after the server created the job leaves exactly one job."""
         fake.fail_next("CreateCustomJob", grpc.StatusCode.DEADLINE_EXCEEDED, take_effect=True)
-        result = TrainingJobProvider().create(checked(fake, {"image": IMAGE}))
+        result = configured(TrainingJobProvider(), fake).create(checked(fake, {"image": IMAGE}))
         assert list(fake.jobs) == [result.id]
 
     def test_a_refusal_surfaces_the_api_message(self, fake: FakeVertex) -> None:
@@ -217,14 +212,14 @@ class TestCreate:
             message="Permission 'aiplatform.customJobs.create' denied",
         )
         with pytest.raises(PermanentError, match=r"aiplatform\.customJobs\.create"):
-            TrainingJobProvider().create(checked(fake, {"image": IMAGE}))
+            configured(TrainingJobProvider(), fake).create(checked(fake, {"image": IMAGE}))
         assert fake.jobs == {}
 
     def test_adopt_takes_over_a_named_job(self, fake: FakeVertex) -> None:
         """`adopt` makes the resource track an existing job without submitting."""
         backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
         existing = backend.submit(checked(fake, {"image": IMAGE})["request"])
-        result = TrainingJobProvider().create(
+        result = configured(TrainingJobProvider(), fake).create(
             checked(fake, {"image": IMAGE, "adopt": existing.name})
         )
         assert result.id == existing.name
@@ -236,17 +231,17 @@ class TestReadAndDelete:
 
     def test_read_of_a_deleted_job_has_no_id(self, fake: FakeVertex) -> None:
         """Refresh of a job deleted outside Pulumi returns an empty ID."""
-        provider = TrainingJobProvider()
+        provider = configured(TrainingJobProvider(), fake)
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_until_succeeded(created)
+        wait_until_succeeded(created, fake)
         VertexBackend("test-project", "us-central1", api_endpoint=fake.address).delete(created.id)
         assert provider.read(created.id, created.outs).id == ""
 
     def test_read_brings_back_the_state(self, fake: FakeVertex) -> None:
         """Refresh reports the job's current state."""
-        provider = TrainingJobProvider()
+        provider = configured(TrainingJobProvider(), fake)
         created = provider.create(checked(fake, {"image": IMAGE}))
-        wait_until_succeeded(created)
+        wait_until_succeeded(created, fake)
         read = provider.read(created.id, created.outs)
         assert read.id == created.id and read.outs["state"] == "SUCCEEDED"
         assert read.outs["end_time"]
@@ -254,7 +249,7 @@ class TestReadAndDelete:
     def test_delete_cancels_a_running_job_first(self) -> None:
         """A running job is cancelled, waited for, then deleted."""
         with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
-            provider = TrainingJobProvider()
+            provider = configured(TrainingJobProvider(), fake)
             created = provider.create(checked(fake, {"image": IMAGE}))
             provider.delete(created.id, created.outs)
             methods = [call.method for call in fake.calls]
@@ -264,7 +259,7 @@ class TestReadAndDelete:
     def test_delete_of_a_missing_job_is_done(self, fake: FakeVertex) -> None:
         """NOT_FOUND on delete counts as deleted."""
         inputs = checked(fake, {"image": IMAGE})
-        TrainingJobProvider().delete(
+        configured(TrainingJobProvider(), fake).delete(
             "projects/test-project/locations/us-central1/customJobs/404", inputs
         )
 
@@ -275,13 +270,12 @@ class TestWaiter:
     def submit(
         self, fake: FakeVertex, name: str, until: str = "succeeded", timeout_s: float = 60
     ) -> dict[str, Any]:
-        created = TrainingJobProvider().create(
+        created = configured(TrainingJobProvider(), fake).create(
             checked(fake, {"image": IMAGE, "display_name": name}, name)
         )
         return {
             "resource_name": created.id,
             "location": created.outs["location"],
-            "connection": created.outs["connection"],
             "wait": {"until": until, "timeout_s": timeout_s},
         }
 
@@ -290,14 +284,14 @@ class TestWaiter:
         for i in range(12):
             fake.script(f"job-{i}", run_s=0.1 * i)
         entries = {f"job-{i}": self.submit(fake, f"job-{i}") for i in range(12)}
-        assert wait_for(entries) == dict.fromkeys(entries, "SUCCEEDED")
+        assert wait_for(entries, settings=reaching(fake)) == dict.fromkeys(entries, "SUCCEEDED")
 
     def test_a_failed_job_fails_with_its_error_and_logs(self, fake: FakeVertex) -> None:
         """A FAILED job is reported with its message and logs link; the others still pass."""
         fake.script("bad", outcome="FAILED", error_message="replica workerpool0-0 exited 3")
         entries = {"bad": self.submit(fake, "bad"), "good": self.submit(fake, "good")}
         with pytest.raises(JobEndedError) as caught:
-            wait_for(entries)
+            wait_for(entries, settings=reaching(fake))
         message = str(caught.value)
         assert "job bad" in message and "replica workerpool0-0 exited 3" in message
         assert "console.cloud.google.com/logs" in message
@@ -308,19 +302,19 @@ class TestWaiter:
         with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
             entries = {"slow": self.submit(fake, "slow", timeout_s=0.5)}
             with pytest.raises(JobEndedError, match=r"still RUNNING.*keeps running"):
-                wait_for(entries)
+                wait_for(entries, settings=reaching(fake))
 
     def test_running_policy_returns_once_running(self) -> None:
         """`wait: running` returns while the job runs."""
         with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
             entries = {"long": self.submit(fake, "long", until="running")}
-            assert wait_for(entries) == {"long": "RUNNING"}
+            assert wait_for(entries, settings=reaching(fake)) == {"long": "RUNNING"}
 
     def test_submitted_policy_does_not_poll(self, fake: FakeVertex) -> None:
         """`wait: submitted` jobs are not polled at all."""
         entries = {"quick": self.submit(fake, "quick", until="submitted")}
         before = len(fake.calls)
-        assert wait_for(entries) == {}
+        assert wait_for(entries, settings=reaching(fake)) == {}
         assert len(fake.calls) == before
 
     def test_update_waits_only_for_new_or_changed_jobs(self, fake: FakeVertex) -> None:
@@ -330,7 +324,7 @@ class TestWaiter:
         olds = {"jobs": {"old": old_entry}, "states": {"old": "SUCCEEDED"}}
         news = {"jobs": {"old": old_entry, "new": new_entry}}
         before = len(fake.calls)
-        result = JobWaiterProvider().update("jobs", olds, news)
+        result = configured(JobWaiterProvider(), fake).update("jobs", olds, news)
         assert result.outs["states"] == {"old": "SUCCEEDED", "new": "SUCCEEDED"}
         polled = {call.request.name for call in fake.calls[before:]}
         assert polled == {new_entry["resource_name"]}

@@ -28,7 +28,7 @@ from provider.resources.waiter import JobWaiterProvider, wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
 from provider.testing.fake_vertex import default_trial_metric
-from tests.clients import job_service_client
+from tests.clients import configured, job_service_client, reaching
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -290,11 +290,10 @@ def until_ended(backend: VertexBackend, name: str) -> Any:
     entry = {
         "resource_name": name,
         "location": {"backend": "vertex", "project": PROJECT, "region": REGION},
-        "connection": {"api_endpoint": backend.api_endpoint},
         "wait": {"until": "succeeded", "timeout_s": 20},
     }
     seen: dict[str, Any] = {}
-    wait_for({"sweep": entry}, seen)
+    wait_for({"sweep": entry}, seen, settings=reaching(backend.api_endpoint))
     return seen["sweep"]
 
 
@@ -384,16 +383,16 @@ def registered(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
             "backend": "vertex",
             "api_endpoint": fake.address,
         },
-        "connection": {
-            "api_endpoint": fake.address,
-            "local_root": "/nonexistent",
-            "base_dir": str(REPO),
-        },
     }
 
 
+def tuning(fake: FakeVertex) -> HyperparameterTuningJobProvider:
+    """A tuning job's provider, configured to reach ``fake``."""
+    return configured(HyperparameterTuningJobProvider(), fake)
+
+
 def checked(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
-    result = HyperparameterTuningJobProvider().check({}, registered(fake, config))
+    result = tuning(fake).check({}, registered(fake, config))
     assert not result.failures, [f.reason for f in result.failures]
     return result.inputs
 
@@ -402,7 +401,6 @@ def waiter_entry(created: Any, until: str = "succeeded") -> dict[str, Any]:
     return {
         "resource_name": created.id,
         "location": created.outs["location"],
-        "connection": created.outs["connection"],
         "wait": {"until": until, "timeout_s": 20},
     }
 
@@ -421,25 +419,23 @@ class TestTuningJobProvider:
     def test_check_reports_study_mistakes_at_the_study_key(self, fake: FakeVertex) -> None:
         """A study mistake is a check failure on `study`, naming the full key."""
         config = tuning_config({**STUDY, "parallel_trials": 9})
-        [failure] = HyperparameterTuningJobProvider().check({}, registered(fake, config)).failures
+        [failure] = tuning(fake).check({}, registered(fake, config)).failures
         assert failure.property == "study"
         assert "vertex-training:jobs.sweep.study.parallel_trials" in failure.reason
 
     def test_check_refuses_a_job_without_a_study(self, fake: FakeVertex) -> None:
         """The tuning resource refuses a config without study (it would be a training job)."""
-        [failure] = (
-            HyperparameterTuningJobProvider().check({}, registered(fake, {"image": IMAGE})).failures
-        )
+        [failure] = tuning(fake).check({}, registered(fake, {"image": IMAGE})).failures
         assert "study" in failure.reason
 
     def test_a_study_change_replaces_and_wait_updates(self, fake: FakeVertex) -> None:
         """Changing the study replaces the job naming `study`; changing `wait` does not."""
         old = checked(fake, tuning_config())
         new = checked(fake, tuning_config({**STUDY, "max_trials": 6}))
-        diff = HyperparameterTuningJobProvider().diff("id", old, new)
+        diff = tuning(fake).diff("id", old, new)
         assert diff.replaces == ["request", "study"]
         waited = checked(fake, tuning_config(wait="succeeded"))
-        assert HyperparameterTuningJobProvider().diff("id", old, waited).replaces == []
+        assert tuning(fake).diff("id", old, waited).replaces == []
 
     def test_the_order_of_the_parameters_mapping_changes_nothing(self, fake: FakeVertex) -> None:
         """The engine hands check the config's mappings in no fixed order: any order gives
@@ -482,7 +478,7 @@ class TestTuningJobProvider:
         ]
         labels = [labelled_request(i["request"], "test", "sweep")["labels"] for i in (one, other)]
         assert labels[0][IDENTITY_LABEL] == labels[1][IDENTITY_LABEL]
-        assert not HyperparameterTuningJobProvider().diff("id", one, other).changes
+        assert not tuning(fake).diff("id", one, other).changes
 
     def test_a_request_recorded_in_config_order_is_no_change(self, fake: FakeVertex) -> None:
         """A state written by a release that kept the config's parameter order is no
@@ -495,7 +491,7 @@ class TestTuningJobProvider:
         }
         assert old_request != new["request"]
         old = {**new, "request": old_request}
-        assert not HyperparameterTuningJobProvider().diff("id", old, new).changes
+        assert not tuning(fake).diff("id", old, new).changes
         assert labelled_request(old_request, "test", "sweep") == labelled_request(
             new["request"], "test", "sweep"
         ) | {"studySpec": old_request["studySpec"]}
@@ -503,18 +499,14 @@ class TestTuningJobProvider:
     def test_outputs_in_state_are_not_changes(self, fake: FakeVertex) -> None:
         """trials and best_trial in the old state never count as changes."""
         old = {**checked(fake, tuning_config()), "trials": [{"id": "1"}], "best_trial": None}
-        assert (
-            not HyperparameterTuningJobProvider()
-            .diff("id", old, checked(fake, tuning_config()))
-            .changes
-        )
+        assert not tuning(fake).diff("id", old, checked(fake, tuning_config())).changes
 
     def test_create_labels_and_adopts_after_a_timed_out_create(self, fake: FakeVertex) -> None:
         """DEADLINE_EXCEEDED after the server acted leaves one job, with the identity label."""
         fake.fail_next(
             "CreateHyperparameterTuningJob", grpc.StatusCode.DEADLINE_EXCEEDED, take_effect=True
         )
-        result = HyperparameterTuningJobProvider().create(checked(fake, tuning_config()))
+        result = tuning(fake).create(checked(fake, tuning_config()))
         [job] = fake.tuning_jobs.values()
         assert result.id == job.name
         assert len(job.labels[IDENTITY_LABEL]) == 40 and job.labels["pulumi_resource"] == "sweep"
@@ -526,25 +518,23 @@ class TestTuningJobProvider:
         earlier = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(
             labelled_request(inputs["request"], "test", "sweep")
         )
-        assert HyperparameterTuningJobProvider().create(inputs).id == earlier.name
+        assert tuning(fake).create(inputs).id == earlier.name
         creates = [c for c in fake.calls if c.method == "CreateHyperparameterTuningJob"]
         assert len(creates) == 1
 
     def test_adopt_key_takes_over_a_named_tuning_job(self, fake: FakeVertex) -> None:
         """`adopt:` names an existing tuning job; nothing is submitted."""
         existing = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(tuning_body())
-        created = HyperparameterTuningJobProvider().create(
-            checked(fake, tuning_config(adopt=existing.name))
-        )
+        created = tuning(fake).create(checked(fake, tuning_config(adopt=existing.name)))
         assert created.id == existing.name and len(fake.tuning_jobs) == 1
 
     def test_read_brings_back_trials_and_the_best(self, fake: FakeVertex) -> None:
         """Refresh reports every trial and the best trial, whose model directory is given."""
-        provider = HyperparameterTuningJobProvider()
+        provider = tuning(fake)
         created = provider.create(
             checked(fake, tuning_config(base_output_directory="gs://bucket/sweep"))
         )
-        wait_for({"sweep": waiter_entry(created)})
+        wait_for({"sweep": waiter_entry(created)}, settings=reaching(fake))
         read = provider.read(created.id, created.outs)
         assert read.outs["state"] == "SUCCEEDED"
         trials = read.outs["trials"]
@@ -560,7 +550,7 @@ class TestTuningJobProvider:
         with FakeVertex(
             queued_s=0, pending_s=0, trial_s=math.inf, cancel_s=0.02, delete_s=0.02
         ) as fake:
-            provider = HyperparameterTuningJobProvider()
+            provider = tuning(fake)
             created = provider.create(checked(fake, tuning_config()))
             provider.delete(created.id, created.outs)
             methods = [c.method for c in fake.calls]
@@ -571,8 +561,10 @@ class TestTuningJobProvider:
 
     def test_waiter_keeps_the_trials_it_saw(self, fake: FakeVertex) -> None:
         """The waiter's outputs carry each tuning job's trials and best trial."""
-        created = HyperparameterTuningJobProvider().create(checked(fake, tuning_config()))
-        result = JobWaiterProvider().create({"jobs": {"sweep": waiter_entry(created)}})
+        created = tuning(fake).create(checked(fake, tuning_config()))
+        result = configured(JobWaiterProvider(), fake).create(
+            {"jobs": {"sweep": waiter_entry(created)}}
+        )
         assert result.outs["states"] == {"sweep": "SUCCEEDED"}
         waited = result.outs["trials"]["sweep"]
         assert len(waited["trials"]) == 5 and waited["best_trial"]["state"] == "SUCCEEDED"
@@ -588,7 +580,6 @@ class TestTuningJobProvider:
             "name": "sweep",
             "config": tuning_config(),
             "stack": {"stack": "test", "project": PROJECT, "region": REGION, "backend": "vertex"},
-            "connection": {"api_endpoint": "127.0.0.1:1", "local_root": "/x", "base_dir": "/x"},
         }
         script = f"""
 import sys

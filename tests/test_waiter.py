@@ -11,6 +11,7 @@ import pytest
 from provider.api import states
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError
+from provider.resources.state import ProviderSettings
 from provider.resources.waiter import (
     POLL_FRACTION,
     POLL_MAX_S,
@@ -41,7 +42,6 @@ def entry(fake: FakeVertex, resource_name: str, **wait: Any) -> dict[str, Any]:
     return {
         "resource_name": resource_name,
         "location": {"backend": "vertex", "project": PROJECT, "region": REGION},
-        "connection": {"api_endpoint": fake.address},
         "wait": {"until": "succeeded", "timeout_s": 10 * 24 * HOUR_S, **wait},
     }
 
@@ -58,9 +58,14 @@ def submit(fake: FakeVertex, name: str, run_s: float) -> str:
     return VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(body(name)).name
 
 
-def run(entries: dict[str, Any], clock: ManualClock, **kwargs: Any) -> dict[str, str]:
-    """``wait_for`` on the manual clock: sleeping moves the clock."""
-    return wait_for(entries, clock=clock, monotonic=clock, sleep=clock.advance, **kwargs)
+def run(
+    entries: dict[str, Any], clock: ManualClock, fake: FakeVertex, **kwargs: Any
+) -> dict[str, str]:
+    """``wait_for`` on the manual clock (sleeping moves the clock), reaching ``fake``."""
+    settings = ProviderSettings(api_endpoint=fake.address)
+    return wait_for(
+        entries, settings=settings, clock=clock, monotonic=clock, sleep=clock.advance, **kwargs
+    )
 
 
 def reads(fake: FakeVertex, name: str) -> int:
@@ -93,7 +98,7 @@ class TestSchedule:
         """The wait returns within max(2 s, 5% of the job's running time) of its end."""
         started = clock()
         name = submit(fake, "job", run_s)
-        assert run({"job": entry(fake, name)}, clock) == {"job": states.SUCCEEDED}
+        assert run({"job": entry(fake, name)}, clock, fake) == {"job": states.SUCCEEDED}
         late = clock() - (started + run_s)
         assert 0 <= late <= max(POLL_MIN_S, POLL_FRACTION * run_s) + 1e-6
 
@@ -101,7 +106,7 @@ class TestSchedule:
         """A job that has run for hours is read once a minute until it ends."""
         name = submit(fake, "long", 3 * HOUR_S)
         clock.advance(2 * HOUR_S)  # a rerun of `pulumi up`, two hours into the job
-        run({"long": entry(fake, name)}, clock)
+        run({"long": entry(fake, name)}, clock, fake)
         assert 60 <= reads(fake, name) <= 62
 
     def test_a_jobs_first_hour_costs_about_130_reads(
@@ -110,16 +115,16 @@ class TestSchedule:
         """2 s apart for 40 s, then 5% of the age, then once a minute from minute 20."""
         name = submit(fake, "young", 2 * HOUR_S)
         with pytest.raises(JobEndedError, match="still RUNNING"):
-            run({"young": entry(fake, name, timeout_s=HOUR_S)}, clock)
+            run({"young": entry(fake, name, timeout_s=HOUR_S)}, clock, fake)
         assert 120 <= reads(fake, name) <= 140
 
     def test_only_due_jobs_are_read(self, fake: FakeVertex, clock: ManualClock) -> None:
         """A long job is read on its own schedule, whatever the other jobs do."""
         alone = submit(fake, "alone", HOUR_S)
-        run({"alone": entry(fake, alone)}, clock)
+        run({"alone": entry(fake, alone)}, clock, fake)
         short = submit(fake, "short", 30.0)
         long = submit(fake, "long", HOUR_S)
-        run({"short": entry(fake, short), "long": entry(fake, long)}, clock)
+        run({"short": entry(fake, short), "long": entry(fake, long)}, clock, fake)
         assert reads(fake, short) <= 17  # at 0, 2, 4, ... 30 s
         assert reads(fake, long) == reads(fake, alone)
 
@@ -130,7 +135,7 @@ class TestSchedule:
         name = submit(fake, "slow", 10 * HOUR_S)
         start = clock()
         with pytest.raises(JobEndedError, match="still RUNNING after waiting 3630"):
-            run({"slow": entry(fake, name, timeout_s=3630)}, clock)
+            run({"slow": entry(fake, name, timeout_s=3630)}, clock, fake)
         assert clock() - start == pytest.approx(3630)
 
     def test_jobs_waited_until_submitted_are_never_read(
@@ -138,7 +143,7 @@ class TestSchedule:
     ) -> None:
         """`wait: submitted` jobs are not read at all."""
         name = submit(fake, "fire", 60.0)
-        assert run({"fire": entry(fake, name, until="submitted")}, clock) == {}
+        assert run({"fire": entry(fake, name, until="submitted")}, clock, fake) == {}
         assert reads(fake, name) == 0
 
     def test_a_failed_job_fails_the_wait_with_its_logs(
@@ -149,4 +154,4 @@ class TestSchedule:
         backend = VertexBackend(PROJECT, REGION, api_endpoint=fake.address)
         name = backend.submit(body("doomed")).name
         with pytest.raises(JobEndedError, match=r"ended FAILED: exit 1\n  logs: https://"):
-            run({"doomed": entry(fake, name)}, clock)
+            run({"doomed": entry(fake, name)}, clock, fake)

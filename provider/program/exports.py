@@ -21,12 +21,19 @@ from provider.resources.waiter import JobWaiter
 from provider.stackconfig.study import is_tuning_job
 
 
-def job_resource(name: str, config: Mapping[str, Any], *args: Any, **kwargs: Any) -> TrainingJob:
+def job_resource(
+    name: str,
+    config: Mapping[str, Any],
+    stack: Mapping[str, Any],
+    opts: pulumi.ResourceOptions | None = None,
+    *,
+    secret: bool = False,
+) -> TrainingJob:
     """The resource for one job of the stack config: a HyperparameterTuningJob for a job
     with a ``study:`` block (or a legacy ``training_input.hyperparameters``), else a
-    TrainingJob. Takes TrainingJob's arguments."""
+    TrainingJob. The arguments are TrainingJob's."""
     kind = HyperparameterTuningJob if is_tuning_job(config) else TrainingJob
-    return kind(name, config, *args, **kwargs)
+    return kind(name, config, stack, opts, secret=secret)
 
 
 def latest_trials(

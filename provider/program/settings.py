@@ -3,34 +3,30 @@
 The values are read as the program receives them (objects as JSON text, parsed here),
 then given to ``provider.stackconfig.load_stack``, the loader ``render``, ``plan`` and
 the policy pack use too. A mistake in a stack-wide key (``gcp:*``,
-``vertex-training:backend``, ``...:platform``) or in a package directory stops the
-program at ``pulumi preview`` with its full stack config key (a job's own keys are
-checked by its resource, as CheckFailures).
+``vertex-training:backend``, ``...:platform``), in a package directory or in a job's
+shape (a job that is no mapping) stops the program at ``pulumi preview`` with its full
+stack config key (a job's own keys are checked by its resource, as CheckFailures).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi.runtime.config
 
-from provider.backends.local.gpus import LOCAL_ACCELERATOR_MODES, LOCAL_GPU
 from provider.errors import Issue
 from provider.keys import (
     JOBS_KEY,
-    LOCAL_ACCELERATORS_KEY,
     NAMESPACES,
     PLATFORM_KEY,
     POLICIES_KEY,
 )
 from provider.stackconfig import Stack, load_stack
-
-#: Where the local backend keeps job records, logs and outputs, under the project.
-LOCAL_ROOT = ".local-jobs"
 
 #: Keys whose value is an object (Pulumi hands the program objects as JSON text).
 OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY)
@@ -40,14 +36,21 @@ def program_stack(project_dir: Path) -> Stack:
     """The running program's stack, read by the loader every entry point uses.
 
     Package directories are built (cached). A mistake in a stack-wide key or a package
-    directory stops the program at ``pulumi preview`` with its full key; a job's own
-    mistakes are left to its resource's check, which reports each as a CheckFailure.
+    directory, or a job that is no mapping (it cannot be a resource's config), stops the
+    program at ``pulumi preview`` with its full key; a job's own mistakes are left to its
+    resource's check, which reports each as a CheckFailure.
     What the loader warns about a job (legacy keys, images near their end of support) is
     shown here, since a dynamic provider cannot warn.
     """
     stack = load_stack(_stack_keys(), pulumi.get_stack(), project_dir=project_dir, build=True)
-    if stack.issues or stack.packages.issues:
-        raise _stop([*stack.issues, *stack.packages.issues])
+    shapeless = [
+        issue
+        for job in stack.jobs.values()
+        if not isinstance(job.config, Mapping)
+        for issue in job.issues
+    ]
+    if stack.issues or stack.packages.issues or shapeless:
+        raise _stop([*stack.issues, *stack.packages.issues, *shapeless])
     for job in stack.jobs.values():
         for warning in job.warnings:
             pulumi.log.warn(warning)
@@ -61,31 +64,6 @@ def jobs_are_secret() -> bool:
     keep their config encrypted in the state.
     """
     return pulumi.runtime.config.is_config_secret(JOBS_KEY)
-
-
-def connection_settings(
-    api_endpoint: str | None, project_dir: Path, local_accelerators: str | None = None
-) -> dict[str, Any]:
-    """How this machine reaches the backends, and runs local jobs: kept in state, never a
-    reason to resubmit."""
-    mode = local_accelerators or LOCAL_GPU
-    if mode not in LOCAL_ACCELERATOR_MODES:
-        raise _stop(
-            [
-                Issue(
-                    LOCAL_ACCELERATORS_KEY,
-                    mode,
-                    "must be gpu (local jobs use this machine's GPUs) or cpu (a job with "
-                    "accelerators runs on the CPU when there is no GPU here)",
-                )
-            ]
-        )
-    return {
-        "api_endpoint": api_endpoint or "",
-        "local_root": str(project_dir / LOCAL_ROOT),
-        "base_dir": str(project_dir),
-        "local_accelerators": mode,
-    }
 
 
 def _stack_keys() -> dict[str, Any]:

@@ -5,7 +5,8 @@ Lifecycle, as the engine drives it:
 - check: parse the job's stack config with ``provider.stackconfig``; every mistake becomes a
   CheckFailure naming the stack config key, the bad value and the fix. The checked
   inputs are the canonical job (user terms), the exact API request, where the job runs
-  (``location``) and the provider-side settings (``wait``, ``adopt``, ``connection``).
+  (``location``), the provider-side settings (``wait``, ``adopt``) and the state's
+  ``schema`` (``provider.resources.state``: every state read goes through its migration).
 - diff: a change to anything that runs replaces the job (the API has no update) and
   lists the changed keys; a change to provider-side settings only is an in-place update;
   no change is no diff.
@@ -23,8 +24,10 @@ Lifecycle, as the engine drives it:
 - read: brings back the job's state; a job deleted outside Pulumi leaves the state.
 - delete: cancels a job that has not ended, waits for it to stop, deletes its record.
 
-The provider object is pickled into the state with every resource: it holds no fields,
-and every client is made inside an operation.
+The provider object is pickled into the state with every resource: it holds no fields
+when pickled, and every client is made inside an operation. How this machine reaches the
+backends (``ProviderSettings``) is read by ``configure``, which the provider host calls
+after loading it, from the stack config; it is never stored per job.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
 from pulumi.dynamic import (
@@ -43,7 +46,6 @@ from pulumi.dynamic import (
     CreateResult,
     DiffResult,
     ReadResult,
-    ResourceProvider,
     UpdateResult,
 )
 
@@ -51,9 +53,19 @@ from provider.api import states
 from provider.api.bodies import canonical_request, run_key_differs, runs_differently
 from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
+from provider.resources.state import (
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    ConfiguredProvider,
+    ProviderSettings,
+    migrate_job,
+)
+
+if TYPE_CHECKING:
+    from provider.backends.base import Backend
 
 #: Inputs that never change what runs: changing them updates the resource in place.
-PROVIDER_SIDE_KEYS = ("wait", "adopt", "connection")
+PROVIDER_SIDE_KEYS = ("wait", "adopt", SCHEMA_KEY)
 #: The stack config keys of a job that hold provider-side settings.
 SETTINGS_KEYS = ("wait", "adopt")
 #: ``RUN_KEYS`` (``provider.api.bodies``) say what runs and where. When one changes the
@@ -158,11 +170,7 @@ def _job_inputs(
     props: Mapping[str, Any], output_keys: tuple[str, ...] = OUTPUT_KEYS
 ) -> dict[str, Any]:
     """The checked inputs of a job, without engine keys and outputs."""
-    return {
-        k: v
-        for k, v in props.items()
-        if k not in ENGINE_KEYS and k not in output_keys and k != "request_labels"
-    }
+    return {k: v for k, v in props.items() if k not in ENGINE_KEYS and k not in output_keys}
 
 
 def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,13 +196,13 @@ def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> di
     }
 
 
-def _connect(props: Mapping[str, Any]) -> Any:
+def _connect(props: Mapping[str, Any], settings: ProviderSettings) -> Backend:
     from provider.backends import connect
 
-    return connect(props["location"], props["connection"])
+    return connect(props["location"], settings.connection())
 
 
-class TrainingJobProvider(ResourceProvider):
+class TrainingJobProvider(ConfiguredProvider):
     """The dynamic provider behind TrainingJob. Stateless: see the module docstring.
 
     Subclasses (provider.resources.tuning_job) add outputs through ``output_keys`` and ``outputs``.
@@ -211,7 +219,7 @@ class TrainingJobProvider(ResourceProvider):
         return _status_outputs(status, backend, request)
 
     def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        return _job_inputs(props, self.output_keys)
+        return _job_inputs(migrate_job(props), self.output_keys)
 
     def check(self, _olds: Any, news: Any) -> CheckResult:
         from provider import stackconfig
@@ -237,8 +245,7 @@ class TrainingJobProvider(ResourceProvider):
             job = stackconfig.parse_job(name, news.get("config") or {}, stack)
         except SpecError as exc:
             return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
-        connection = news.get("connection") or {}
-        failures = [_failure(name, issue) for issue in _preflight(job, connection)]
+        failures = [_failure(name, issue) for issue in _preflight(job, self.settings)]
         settings = job.settings()
         user_keys = {k: v for k, v in (news.get("config") or {}).items() if k not in SETTINGS_KEYS}
         inputs = {
@@ -249,11 +256,12 @@ class TrainingJobProvider(ResourceProvider):
             "stack_name": stack.stack,
             "wait": settings["wait"],
             "adopt": settings["adopt"] or "",
-            "connection": connection,
+            SCHEMA_KEY: SCHEMA_VERSION,
         }
         return CheckResult(inputs, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        olds = migrate_job(olds)
         keys = set(self._inputs(news)) | set(self._inputs(olds))
         changed = sorted(k for k in keys if _differs(k, olds, news))
         replaced = runs_differently(olds, news)
@@ -267,7 +275,7 @@ class TrainingJobProvider(ResourceProvider):
 
     def create(self, props: Any) -> CreateResult:
         inputs = self._inputs(props)
-        backend = _connect(inputs)
+        backend = _connect(inputs, self.settings)
         body = labelled_request(inputs["request"], inputs["stack_name"], inputs["name"])
         if inputs.get("adopt"):
             status = backend.get(inputs["adopt"])
@@ -287,7 +295,7 @@ class TrainingJobProvider(ResourceProvider):
 
     def read(self, id_: str, props: Any) -> ReadResult:
         inputs = self._inputs(props)
-        backend = _connect(inputs)
+        backend = _connect(inputs, self.settings)
         status = backend.get(id_)
         if status is None:
             return ReadResult("", {})
@@ -295,7 +303,7 @@ class TrainingJobProvider(ResourceProvider):
 
     def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
         inputs = self._inputs(news)
-        backend = _connect(inputs)
+        backend = _connect(inputs, self.settings)
         status = backend.get(id_)
         if status is None:
             raise BackendError(
@@ -306,7 +314,7 @@ class TrainingJobProvider(ResourceProvider):
     def delete(self, id_: str, props: Any) -> None:
         if not id_ or id_ in _TAKEN_OVER:
             return
-        backend = _connect(self._inputs(props))
+        backend = _connect(self._inputs(props), self.settings)
         stop(backend, id_)
         backend.delete(id_)
 
@@ -397,7 +405,7 @@ def _failure(name: str, issue: Any) -> CheckFailure:
     return CheckFailure(prop or "config", str(issue))
 
 
-def _preflight(job: Any, connection: Mapping[str, Any]) -> list[Any]:
+def _preflight(job: Any, settings: ProviderSettings) -> list[Any]:
     """Problems a backend can see before submission (no cloud call)."""
     if job.backend != "local":
         return []
@@ -406,8 +414,8 @@ def _preflight(job: Any, connection: Mapping[str, Any]) -> list[Any]:
     return preflight(
         job.request_body(),
         key_prefix=f"vertex-training:jobs.{job.name}",
-        base_dir=connection.get("base_dir"),
-        accelerators=connection.get("local_accelerators") or "gpu",
+        base_dir=settings.base_dir,
+        accelerators=settings.local_accelerators,
     )
 
 
@@ -427,14 +435,12 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     model_directory: pulumi.Output[str]
     wait: pulumi.Output[dict[str, Any]]
     location: pulumi.Output[dict[str, Any]]
-    connection: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
         name: str,
         config: Mapping[str, Any],
         stack: Mapping[str, Any],
-        connection: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
         *,
         secret: bool = False,
@@ -450,7 +456,6 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             "name": name,
             "config": dict(config),
             "stack": dict(stack),
-            "connection": dict(connection),
             "wait": None,
             "location": None,
             **{key: None for key in self.job_provider_class.output_keys},

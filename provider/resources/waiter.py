@@ -26,14 +26,21 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import (
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    UpdateResult,
+)
 
 from provider.api import states
 from provider.errors import JobEndedError
 from provider.resources.progress import EngineLog, Progress, age_s
+from provider.resources.state import ConfiguredProvider, ProviderSettings, migrate_waiter
 
 #: Polling. Each job is read again after POLL_FRACTION of the time it has run (since it
 #: started RUNNING; before that, since it was created), never sooner than POLL_MIN_S
@@ -109,6 +116,7 @@ def wait_for(
     entries: Mapping[str, Mapping[str, Any]],
     seen: dict[str, Any] | None = None,
     *,
+    settings: ProviderSettings | None = None,
     log: EngineLog | None = None,
     clock: Callable[[], float] = time.time,
     monotonic: Callable[[], float] = time.monotonic,
@@ -117,7 +125,9 @@ def wait_for(
     """Wait until each job is where its policy asks; return each job's last state.
 
     ``entries`` maps a job's name to its ``resource_name``, ``wait`` policy
-    (``until``, ``timeout_s``), ``location`` and ``connection``. Raises JobEndedError
+    (``until``, ``timeout_s``) and ``location`` (a ``WaitEntry``); ``settings`` say how
+    this machine reaches the backends (default: the current directory's project, no
+    endpoint override). Raises JobEndedError
     naming every job that failed or timed out, after all others were waited for.
     ``seen``, when given, receives each polled job's last ``JobStatus``. ``log`` shows the
     progress on the waiter's row (``provider.resources.progress``): a status line while jobs are
@@ -127,6 +137,7 @@ def wait_for(
     """
     from provider.backends import connect
 
+    connection = (settings or ProviderSettings(base_dir=str(Path.cwd()))).connection()
     progress = Progress(log or EngineLog(None, ""))
     start = monotonic()
     pending = {name: e for name, e in entries.items() if e["wait"]["until"] != SUBMITTED}
@@ -139,9 +150,9 @@ def wait_for(
         for name, entry in sorted(pending.items()):
             if due[name] > monotonic():
                 continue
-            key = json.dumps([entry["location"], entry["connection"]], sort_keys=True)
+            key = json.dumps(entry["location"], sort_keys=True)
             if key not in backends:
-                backends[key] = connect(entry["location"], entry["connection"])
+                backends[key] = connect(entry["location"], connection)
             backend, job = backends[key], entry["resource_name"]
             status = latest[name] = backend.get(job)
             if seen is not None and status is not None:
@@ -177,33 +188,37 @@ def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]
     return {n: e for n, e in (news.get("jobs") or {}).items() if old_jobs.get(n) != e}
 
 
-def _wait(entries: Mapping[str, Any], props: Mapping[str, Any]) -> tuple[dict[str, str], dict]:
+def _wait(
+    entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
     return the states reached and the tuning jobs' trials."""
     seen: dict[str, Any] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
     try:
-        reached = wait_for(entries, seen, log=log)
+        reached = wait_for(entries, seen, settings=settings, log=log)
     finally:
         log.close()
     return reached, _trials(seen)
 
 
-class JobWaiterProvider(ResourceProvider):
+class JobWaiterProvider(ConfiguredProvider):
     """Waits in create and update, for the jobs that are new or changed."""
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        olds = migrate_waiter(olds)
         return DiffResult(changes=olds.get("jobs") != news.get("jobs"), replaces=[])
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        reached, trials = _wait(jobs, props)
+        reached, trials = _wait(jobs, props, self.settings)
         outs = {"jobs": jobs, "states": reached, "trials": trials, URN_INPUT: props.get(URN_INPUT)}
         return CreateResult("jobs", outs)
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
         jobs = news.get("jobs") or {}
-        reached, seen_trials = _wait(_changed(olds, news), news)
+        olds = migrate_waiter(olds)
+        reached, seen_trials = _wait(_changed(olds, news), news, self.settings)
         previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
         trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
         return UpdateResult(

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from provider.errors import Issue, SpecError
+from provider.keys import LOCAL_ACCELERATOR_MODES, LOCAL_ACCELERATORS_KEY, LOCAL_GPU
 from provider.stackconfig import platform as stack_platform
 from provider.stackconfig._config import JobConfig
 from provider.stackconfig._constants import (
@@ -170,6 +171,16 @@ def stack_settings(
     project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
     region = _stack_text(config, GCP_REGION_KEY, "us-central1", issues)
     api_endpoint = _stack_text(config, API_ENDPOINT_KEY, "127.0.0.1:50051", issues)
+    local_accelerators = config.get(LOCAL_ACCELERATORS_KEY) or LOCAL_GPU
+    if local_accelerators not in LOCAL_ACCELERATOR_MODES:
+        issues.append(
+            Issue(
+                LOCAL_ACCELERATORS_KEY,
+                local_accelerators,
+                "must be gpu (local jobs use this machine's GPUs) or cpu (a job with "
+                "accelerators runs on the CPU when there is no GPU here)",
+            )
+        )
     platform, platform_issues = stack_platform.resolve_platform(
         config.get(PLATFORM_KEY),
         stack=stack,

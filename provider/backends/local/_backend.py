@@ -49,8 +49,9 @@ from provider.backends.local._record import (
     wait_until,
     write_json_atomic,
 )
-from provider.backends.local.gpus import LOCAL_GPU, gpu_problems
+from provider.backends.local.gpus import gpu_problems
 from provider.errors import BackendError, Issue, PermanentError
+from provider.keys import LOCAL_GPU
 
 #: How long ``cancel`` waits for the supervisor to record CANCELLED and exit, before
 #: killing the job's process groups itself.

@@ -14,11 +14,10 @@ import subprocess
 from typing import Any
 
 from provider.api.bodies import job_spec_of
+from provider.keys import LOCAL_CPU
 
 #: ``vertex-training:localAccelerators``: a local job with NVIDIA accelerators needs this
 #: machine's GPUs (``gpu``), or runs on the CPU when there are none (``cpu``).
-LOCAL_GPU, LOCAL_CPU = "gpu", "cpu"
-LOCAL_ACCELERATOR_MODES = (LOCAL_GPU, LOCAL_CPU)
 #: Lists this machine's NVIDIA GPUs, one index a line.
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index", "--format=csv,noheader")
 NVIDIA_SMI_TIMEOUT_S = 10.0

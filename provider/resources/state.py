@@ -1,0 +1,186 @@
+"""What the job resources keep in the Pulumi state: named types, a schema version, and the
+one migration from what earlier releases wrote.
+
+A job resource's state is its checked inputs (``JobInputs``: the job's own config keys,
+flattened so that ``pulumi preview --diff`` names each one, plus what ``check`` derives)
+and the outputs its backend reports (``JobOutputs``). The waiter keeps one
+``WaitEntry`` per waited-for job.
+
+``SCHEMA_VERSION`` is recorded in every job's inputs. Every state the providers read
+(``read``, ``diff``, ``update``, ``delete``: the engine hands back what an earlier run
+wrote, maybe by an earlier release) goes through ``migrate_job`` or ``migrate_waiter``
+first, so a change of shape is written down once, here, and an upgrade never makes a
+job look changed (which would replace it):
+
+- schema 1 (releases up to 0361723, no ``schema`` key): each job and each waiter entry
+  carried ``connection`` (the backend's endpoint and this machine's paths), now read by
+  the providers' ``configure`` (``ProviderSettings``) instead; requests of tuning jobs
+  may list study parameters in the stack config's order (``canonical_request`` orders
+  them as today's requests are built); the key ``request_labels`` may be present and
+  is dropped.
+- schema 2: as described by the types below.
+
+The provider classes that earlier releases pickled into the state moved modules with
+schema 2; ``provider._moved`` lets the old names load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from pulumi.dynamic import ConfigureRequest, ResourceProvider
+
+from provider.api.bodies import canonical_request, is_tuning_body
+from provider.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY
+
+#: The shape of the state the job resources write today.
+SCHEMA_VERSION = 2
+#: The input that records it.
+SCHEMA_KEY = "schema"
+#: Where the local backend keeps job records, logs and outputs, under the project.
+LOCAL_ROOT = ".local-jobs"
+#: Keys of schema 1 that schema 2 no longer keeps.
+DROPPED_KEYS = ("connection", "request_labels")
+
+
+class Location(TypedDict):
+    """Where a job runs."""
+
+    backend: str
+    project: str | None
+    region: str | None
+
+
+class WaitPolicy(TypedDict):
+    """How long ``pulumi up`` waits for a job."""
+
+    until: str
+    timeout_s: int
+
+
+class JobInputs(TypedDict):
+    """What ``check`` derives from a job's config (the job's own keys sit beside these,
+    as written)."""
+
+    name: str
+    schema: int
+    #: The exact Vertex AI REST request body.
+    request: dict[str, Any]
+    location: Location
+    stack_name: str
+    wait: WaitPolicy
+    #: The resource name of a job to adopt instead of submitting one, or "".
+    adopt: str
+
+
+class JobOutputs(TypedDict):
+    """What a job's backend reports, as the resource's outputs."""
+
+    resource_name: str
+    job_id: str
+    state: str
+    error: str
+    create_time: str
+    start_time: str
+    end_time: str
+    web_access_uris: dict[str, str]
+    console_url: str
+    logs_url: str
+    output_directory: str
+    model_directory: str
+
+
+class WaitEntry(TypedDict):
+    """One waited-for job in the waiter's inputs."""
+
+    resource_name: str
+    wait: WaitPolicy
+    location: Location
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """How this machine reaches the backends and runs local jobs: the same for every job
+    of a stack, so read once by each provider's ``configure`` (from the stack config the
+    engine hands every dynamic provider, and the project directory the engine starts the
+    provider host in) instead of being copied into every job's state."""
+
+    api_endpoint: str = ""
+    base_dir: str = "."
+    local_accelerators: str = "gpu"
+
+    @property
+    def local_root(self) -> str:
+        """The local backend's records, logs and outputs."""
+        return str(Path(self.base_dir) / LOCAL_ROOT)
+
+    def connection(self) -> dict[str, str]:
+        """What ``provider.backends.connect`` takes."""
+        return {
+            "api_endpoint": self.api_endpoint,
+            "local_root": self.local_root,
+            "base_dir": self.base_dir,
+            "local_accelerators": self.local_accelerators,
+        }
+
+    @classmethod
+    def from_config(cls, get: Callable[[str], Any], base_dir: Path) -> ProviderSettings:
+        """From the stack config's keys (``vertex-training:apiEndpoint``,
+        ``...:localAccelerators``, validated by the program at preview; ``get`` reads a
+        key, as ``pulumi.dynamic.Config.get`` does) and the project directory."""
+        return cls(
+            api_endpoint=str(get(API_ENDPOINT_KEY) or ""),
+            base_dir=str(base_dir),
+            local_accelerators=str(get(LOCAL_ACCELERATORS_KEY) or "gpu"),
+        )
+
+
+def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
+    """A job resource's state (inputs and outputs) in today's schema; unchanged when it
+    already is."""
+    migrated = dict(props)
+    if migrated.get(SCHEMA_KEY) == SCHEMA_VERSION:
+        return migrated
+    for key in DROPPED_KEYS:
+        migrated.pop(key, None)
+    request = migrated.get("request")
+    if isinstance(request, Mapping) and is_tuning_body(request):
+        migrated["request"] = canonical_request(request)
+    migrated[SCHEMA_KEY] = SCHEMA_VERSION
+    return migrated
+
+
+def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The waiter's state in today's schema: each entry without the schema-1 ``connection``."""
+    migrated = dict(props)
+    jobs = migrated.get("jobs")
+    if isinstance(jobs, Mapping):
+        migrated["jobs"] = {
+            name: {k: v for k, v in entry.items() if k not in DROPPED_KEYS}
+            if isinstance(entry, Mapping)
+            else entry
+            for name, entry in jobs.items()
+        }
+    return migrated
+
+
+class ConfiguredProvider(ResourceProvider):
+    """A dynamic provider that reads ``ProviderSettings`` in ``configure``.
+
+    The provider host calls ``configure`` once on each provider it loads from the state,
+    with the stack's whole config, before any other call; it runs in the project
+    directory. The provider is pickled before that, so the settings never reach the state.
+    """
+
+    def configure(self, req: ConfigureRequest) -> None:
+        """Read how this machine reaches the backends."""
+        self._settings = ProviderSettings.from_config(req.config.get, Path.cwd())
+
+    @property
+    def settings(self) -> ProviderSettings:
+        """What ``configure`` read (the defaults when nothing called it)."""
+        configured: ProviderSettings | None = getattr(self, "_settings", None)
+        return configured or ProviderSettings(base_dir=str(Path.cwd()))

@@ -1,0 +1,116 @@
+"""Upgrading a stack from the last release before the state schema was named (schema 1).
+
+A stack brought up by that release (its code taken from git, as a user would have had it)
+is previewed and updated by this one: nothing is replaced, no job is submitted again,
+every job keeps its record and outputs, and a job removed from the config is deleted
+through the provider the old state names (``provider.training_job``, a module that moved).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provider.testing.fake_vertex import FakeVertex
+from tests.engine import REPO, Project, tools_missing, vertex_stack
+
+#: The last release that wrote schema 1 (a connection in every job's state, the provider
+#: classes in provider.training_job / provider.waiter).
+SCHEMA_1_RELEASE = "0361723"
+IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing())),
+]
+
+
+def release_tree(ref: str, into: Path) -> Path:
+    """The repository's files at ``ref`` (``git archive``), as a checkout of it has them."""
+    found = subprocess.run(
+        ["git", "cat-file", "-e", f"{ref}^{{commit}}"], cwd=REPO, capture_output=True, check=False
+    )
+    if found.returncode != 0:
+        pytest.fail(f"release {ref} is not in this clone's history (a shallow clone?): fetch it")
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def use_release(project: Project, tree: Path) -> None:
+    """Point the project at the code of ``tree``: its program and its packages."""
+    shutil.copy(tree / "__main__.py", project.root / "__main__.py")
+    for name in ("provider", "trainer", "examples"):
+        link = project.root / name
+        link.unlink()
+        link.symlink_to(tree / name)
+
+
+def job(name: str) -> dict[str, Any]:
+    return {"image": IMAGE, "display_name": name, "wait": "succeeded"}
+
+
+def steps(preview: str) -> dict[str, str]:
+    """`pulumi preview --json` -> each job resource's step (same, update, replace, ...)."""
+    return {
+        step["urn"].rsplit("::", 1)[-1]: step["op"]
+        for step in json.loads(preview).get("steps") or []
+        if "dynamic/vertex:" in step["urn"]
+    }
+
+
+class TestUpgradeFromSchema1:
+    """A stack of the schema-1 release, taken over by this one."""
+
+    def test_nothing_is_replaced_or_lost(self, tmp_path: Path) -> None:
+        """Preview shows no change; the first up keeps the job still configured and deletes
+        the one removed (through the provider the old state names); no job is submitted
+        again."""
+        old = release_tree(SCHEMA_1_RELEASE, tmp_path / "old")
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=0.2) as fake:
+            project = Project.create(tmp_path)
+            use_release(project, old)
+            project.write_stack(vertex_stack(fake, keep=job("keep"), gone=job("gone")))
+            project.up().check()
+            before = project.jobs_in_state()
+            assert all(b"provider.training_job" in provider_of(r) for r in job_resources(project))
+
+            use_release(project, REPO)
+            preview = project.run("preview", "--json").check().stdout
+            assert set(steps(preview).values()) == {"same"}, steps(preview)
+
+            project.write_stack(vertex_stack(fake, keep=job("keep")))
+            project.up().check()
+            after = project.jobs_in_state()
+            assert set(after) == {"keep"}
+            assert after["keep"]["id"] == before["keep"]["id"]
+            assert project.outputs()["jobs"]["keep"]["state"] == "SUCCEEDED"
+            assert list(fake.jobs) == [before["keep"]["id"]]
+            creates = [method for method, _ in fake.calls if method == "CreateCustomJob"]
+            assert len(creates) == 2
+            [kept] = job_resources(project)
+            assert "connection" not in kept["inputs"] and kept["inputs"]["schema"] == 2
+
+
+def job_resources(project: Project) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in project.state_resources()
+        if r["type"] == "pulumi-python:dynamic/vertex:TrainingJob"
+    ]
+
+
+def provider_of(resource: dict[str, Any]) -> bytes:
+    """The pickled provider the engine keeps with a dynamic resource."""
+    return base64.b64decode(resource["inputs"]["__provider"])

@@ -1,0 +1,120 @@
+"""The job resources' state schema: its migration from schema 1, and the provider settings
+that replaced the per-job ``connection``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
+
+from provider.resources.state import (
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    ProviderSettings,
+    migrate_job,
+    migrate_waiter,
+)
+from provider.resources.training_job import TrainingJobProvider
+from provider.resources.waiter import JobWaiterProvider
+
+IMAGE = "us-docker.pkg.dev/acme/train/trainer:1"
+STACK = {"stack": "dev", "project": "acme", "region": "us-central1", "backend": "vertex"}
+#: A connection as schema 1 kept it in every job's state (this machine's paths).
+OLD_CONNECTION = {
+    "api_endpoint": "",
+    "local_root": "/home/someone/project/.local-jobs",
+    "base_dir": "/home/someone/project",
+    "local_accelerators": "gpu",
+}
+
+
+def checked(config: dict[str, Any]) -> dict[str, Any]:
+    result = TrainingJobProvider().check({}, {"name": "train", "config": config, "stack": STACK})
+    assert not result.failures, [f.reason for f in result.failures]
+    return dict(result.inputs)
+
+
+def schema_1(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Today's checked inputs as a release before schema 2 wrote them."""
+    old = {k: v for k, v in inputs.items() if k != SCHEMA_KEY}
+    return {**old, "connection": OLD_CONNECTION}
+
+
+class TestMigrateJob:
+    """migrate_job: a job's state of any schema -> today's."""
+
+    def test_schema_1_loses_its_connection_and_gains_the_version(self) -> None:
+        """The per-job connection is dropped; the version is recorded; nothing else moves."""
+        today = checked({"image": IMAGE})
+        migrated = migrate_job(schema_1(today))
+        assert "connection" not in migrated
+        assert migrated[SCHEMA_KEY] == SCHEMA_VERSION
+        assert migrated == today
+
+    def test_today_is_left_as_it_is(self) -> None:
+        """Migrating a state of today's schema gives it back unchanged."""
+        today = checked({"image": IMAGE, "wait": "succeeded"})
+        assert migrate_job(today) == today
+        assert migrate_job(migrate_job(schema_1(today))) == today
+
+    def test_outputs_are_kept(self) -> None:
+        """Outputs recorded by schema 1 (state, resource name) survive the migration."""
+        outputs = {"resource_name": "projects/p/locations/l/customJobs/1", "state": "RUNNING"}
+        migrated = migrate_job({**schema_1(checked({"image": IMAGE})), **outputs})
+        assert {k: migrated[k] for k in outputs} == outputs
+
+
+class TestUpgradeDiff:
+    """An upgrade from schema 1 shows no change, so it replaces nothing."""
+
+    def test_schema_1_state_is_no_change(self) -> None:
+        """diff(schema-1 state, today's check of the same config) has no changes."""
+        today = checked({"image": IMAGE})
+        diff = TrainingJobProvider().diff("id", schema_1(today), today)
+        assert not diff.changes and diff.replaces == []
+
+    def test_a_real_change_still_replaces(self) -> None:
+        """A schema-1 state whose request differs is still replaced, naming the key."""
+        old = schema_1(checked({"image": IMAGE}))
+        new = checked({"image": "us-docker.pkg.dev/acme/train/trainer:2"})
+        diff = TrainingJobProvider().diff("id", old, new)
+        assert "request" in diff.replaces and "image" in diff.replaces
+
+    def test_waiter_entries_without_connection_are_no_change(self) -> None:
+        """The waiter's schema-1 entries (with a connection each) equal today's."""
+        entry = {
+            "resource_name": "projects/p/locations/l/customJobs/1",
+            "wait": {"until": "succeeded", "timeout_s": 60},
+            "location": {"backend": "vertex", "project": "p", "region": "l"},
+        }
+        olds = {"jobs": {"train": {**entry, "connection": OLD_CONNECTION}}}
+        assert migrate_waiter(olds) == {"jobs": {"train": entry}}
+        assert not JobWaiterProvider().diff("jobs", olds, {"jobs": {"train": entry}}).changes
+
+
+class TestProviderSettings:
+    """What configure reads: the stack config and the project directory."""
+
+    def test_read_from_the_stack_config(self, tmp_path: Path, monkeypatch: Any) -> None:
+        """apiEndpoint and localAccelerators come from the config; paths from the project."""
+        monkeypatch.chdir(tmp_path)
+        config = Config(
+            {
+                "vertex-training:apiEndpoint": "127.0.0.1:9",
+                "vertex-training:localAccelerators": "cpu",
+                "gcp:project": "acme",
+            },
+            "vertex-training",
+        )
+        provider = TrainingJobProvider()
+        provider.configure(ConfigureRequest(config))
+        assert provider.settings == ProviderSettings("127.0.0.1:9", str(tmp_path), "cpu")
+        assert provider.settings.connection()["local_root"] == str(tmp_path / ".local-jobs")
+
+    def test_no_path_of_this_machine_in_a_jobs_state(self) -> None:
+        """A job's checked inputs hold neither a connection nor the project's path."""
+        inputs = checked({"image": IMAGE})
+        assert "connection" not in inputs
+        assert str(Path.cwd()) not in repr(inputs)
