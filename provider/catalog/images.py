@@ -46,6 +46,8 @@ with the reasoning per row. A runtime version whose image Vertex AI no longer ru
 refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
 
 Registry host by region: ``registry_host`` (the three hosts the page lists for every image).
+A URI is read as a prebuilt image by ``provider.api.image_refs`` (the reference grammar),
+then by its host and path (``PREBUILT_TRAINING_PATHS``, ``PREBUILT_PREDICTION_PATHS``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from provider.api import image_refs
 from provider.catalog._image_rows import ROWS
 
 __all__ = [
@@ -68,6 +71,8 @@ __all__ = [
     "FRAMEWORK_NAMES",
     "GPU",
     "LEGACY_RUNTIMES",
+    "PREBUILT_PREDICTION_PATHS",
+    "PREBUILT_TRAINING_PATHS",
     "SOURCES",
     "TPU",
     "TRAINING_IMAGES",
@@ -81,6 +86,7 @@ __all__ = [
     "catalogue_age_warning",
     "catalogued_image",
     "check_named_image",
+    "is_prediction_image",
     "nearest_available",
     "newest_supported",
     "pick_image",
@@ -699,18 +705,42 @@ def pick_runtime_image(
     return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
 
 
-#: A prebuilt training image URI on any of its hosts, with a tag or a digest, or neither.
-_PREBUILT_URI = re.compile(
-    rf"^(?:(?:{'|'.join(REGISTRY_HOSTS.values())})/vertex-ai|gcr\.io/cloud-aiplatform)"
-    r"/training/(?P<name>[a-z][\w.-]*?)(?::[\w.-]+|@sha256:[0-9a-f]+)?$"
+#: Registry host -> where Google publishes prebuilt training images under it (the
+#: Artifact Registry hosts, and the older gcr.io path).
+PREBUILT_TRAINING_PATHS: Mapping[str, str] = MappingProxyType(
+    {
+        **{host: IMAGE_PATH for host in REGISTRY_HOSTS.values()},
+        "gcr.io": "cloud-aiplatform/training",
+    }
 )
+#: Registry host -> where the prebuilt *prediction* images live: a common mistake for an
+#: executor image.
+PREBUILT_PREDICTION_PATHS: Mapping[str, str] = MappingProxyType(
+    {
+        **{host: "vertex-ai/prediction" for host in REGISTRY_HOSTS.values()},
+        "gcr.io": "cloud-aiplatform/prediction",
+    }
+)
+
+
+def _prebuilt_name(uri: str, paths: Mapping[str, str]) -> str | None:
+    """The last path component of ``uri`` when the rest of it is one of ``paths``."""
+    reference = image_refs.parse(uri.strip())
+    if not isinstance(reference, image_refs.ImageReference) or reference.host is None:
+        return None
+    directory, _, name = reference.path.rpartition("/")
+    return name if paths.get(reference.host) == directory else None
 
 
 def prebuilt_image_name(uri: str) -> str | None:
     """The name under ``<host>/vertex-ai/training/`` of a prebuilt training image URI
     (``tf-cpu.2-17.py310``), without its tag or digest; None for any other image."""
-    match = _PREBUILT_URI.match(uri.strip())
-    return None if match is None else match["name"]
+    return _prebuilt_name(uri, PREBUILT_TRAINING_PATHS)
+
+
+def is_prediction_image(uri: str) -> bool:
+    """Whether ``uri`` is one of Vertex AI's prebuilt prediction images."""
+    return _prebuilt_name(uri, PREBUILT_PREDICTION_PATHS) is not None
 
 
 def catalogued_image(uri: str) -> PrebuiltImage | None:

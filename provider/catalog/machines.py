@@ -163,15 +163,6 @@ DEFAULT_MACHINE = "n1-standard-4"
 #: Google's recommended reduction server machine.
 DEFAULT_REDUCTION_SERVER_MACHINE = "n1-highcpu-16"
 REDUCTION_SERVER_IMAGE = "us-docker.pkg.dev/vertex-ai-restricted/training/reductionserver:latest"
-#: Where prebuilt training images live; PythonPackageSpec.executor_image_uri must be one.
-PREBUILT_TRAINING_IMAGE_PREFIXES: tuple[str, ...] = (
-    "us-docker.pkg.dev/vertex-ai/training/",
-    "europe-docker.pkg.dev/vertex-ai/training/",
-    "asia-docker.pkg.dev/vertex-ai/training/",
-    "gcr.io/cloud-aiplatform/training/",
-)
-#: Prebuilt *prediction* images: a common mistake for an executor image.
-PREBUILT_PREDICTION_IMAGE_MARKER = "/vertex-ai/prediction/"
 #: Deprecated Scheduling.Strategy values and what replaces them.
 DEPRECATED_STRATEGIES: Mapping[str, str] = MappingProxyType(
     {"ON_DEMAND": "STANDARD", "LOW_COST": "SPOT"}

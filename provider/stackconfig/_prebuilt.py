@@ -1,7 +1,10 @@
 """``framework:`` and ``runtime_version:`` -> the prebuilt training image (``catalog.images``)
 for the hardware of the pools that run the program: an issue for an image past its end of
 availability, warnings for one past (or near) its end of support, and a warning on every
-job that uses a catalogue compiled more than six months before ``today``.
+job that uses a catalogue compiled more than six months before ``today``. Every image the
+job names itself (``image``, each pool's ``image``, ``python_package.executor_image``)
+is first parsed as an image reference (``provider.api.image_refs``): one that is not
+is refused with the fix.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
+from provider.api import image_refs
 from provider.catalog import images, machines
 from provider.errors import Issue, RetiredImage
 from provider.stackconfig._config import FrameworkConfig, JobConfig, _PoolConfig
@@ -100,7 +104,8 @@ class _PrebuiltImages:
         return self.config, self.issues, self.warnings
 
     def _named_images(self) -> None:
-        """The images the job names by URI: a catalogued prebuilt image is held to the same
+        """The images the job names by URI: each must parse as an image reference
+        (``provider.api.image_refs``), and a catalogued prebuilt image is held to the same
         dates as one picked by ``framework`` (refused past its end of availability)."""
         config = self.config
         holders: list[tuple[tuple[str, ...], _PoolConfig, _PoolConfig | None]] = [
@@ -118,10 +123,16 @@ class _PrebuiltImages:
                 (("python_package", "executor_image"), package.executor_image if package else None),
             )
             for field, uri in named:
-                image = images.catalogued_image(uri) if uri else None
-                if image is None:
+                if uri is None:
                     continue
                 key = full_key(self.base, (*path, *field))
+                reference = image_refs.parse(uri)
+                if isinstance(reference, image_refs.NotAReference):
+                    self.issues.append(image_refs.image_issue(key, uri, reference))
+                    continue
+                image = images.catalogued_image(uri)
+                if image is None:
+                    continue
                 if self.catalogue_key is None:
                     self.catalogue_key = (key, uri)
                 kind = _pool_hardware(holder, parent)

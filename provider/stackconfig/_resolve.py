@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
 )
 
+from provider.api import image_refs
 from provider.api.labels import RERUN_LABEL
 from provider.catalog import images, machines
 from provider.errors import Issue
@@ -210,10 +211,9 @@ class _JobResolver:
 
     def _image(self, image: str | None) -> str | None:
         """An image with no registry host (``trainer:1``) is in the platform repository."""
-        repository = self.stack.image_repository
-        if image is None or not self.vertex or not repository or "/" in image:
+        if image is None or not self.vertex:
             return image
-        return f"{repository.rstrip('/')}/{image}"
+        return image_refs.in_repository(image, self.stack.image_repository)
 
     # -- pools
 
@@ -376,7 +376,9 @@ class _JobResolver:
                 f"{images.CATALOGUE_URL}",
             )
             ok = False
-        elif machines.PREBUILT_PREDICTION_IMAGE_MARKER in executor:
+        elif isinstance(image_refs.parse(executor), image_refs.NotAReference):
+            ok = False  # not a reference: _prebuilt reported it, with the fix
+        elif images.is_prediction_image(executor):
             self.fail(
                 (*path, "python_package", "executor_image"),
                 executor,
@@ -384,7 +386,7 @@ class _JobResolver:
                 "(.../vertex-ai/training/...)",
             )
             ok = False
-        elif not executor.startswith(machines.PREBUILT_TRAINING_IMAGE_PREFIXES):
+        elif images.prebuilt_image_name(executor) is None:
             self.fail(
                 (*path, "python_package", "executor_image"),
                 executor,

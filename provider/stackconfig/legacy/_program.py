@@ -188,6 +188,8 @@ class ProgramTranslator:
                 # A native pool takes its command only with its own image: name it explicitly.
                 pool["image"] = image or master_image
                 pool["command"] = command
+                if image is None:
+                    self.context.came_from(f"{role}.image", ("masterConfig", "imageUri"))
                 self.context.came_from(
                     f"{role}.command", (*path, "containerCommand"), keep_suffix=True
                 )

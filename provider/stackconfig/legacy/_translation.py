@@ -56,8 +56,13 @@ class Translation:
         return dataclasses.replace(issue, key=best.legacy + suffix)
 
     def rekey_all(self, issues: Iterable[Issue]) -> list[Issue]:
-        """``rekey`` for each issue."""
-        return [self.rekey(issue) for issue in issues]
+        """``rekey`` for each issue; issues that become the same (a pool given the master's
+        ``imageUri``, and the master) are kept once."""
+        unique: list[Issue] = []
+        for issue in map(self.rekey, issues):
+            if issue not in unique:
+                unique.append(issue)
+        return unique
 
 
 def _key(base: str, path: Iterable[str | int]) -> str:
