@@ -202,6 +202,38 @@ class TestLayers:
         assert may_import("provider.review.plan", "provider.stackconfig._job")
 
 
+def documented_modules(text: str) -> list[str]:
+    """The ``provider/`` files the tree in docs/layout.md lists (indentation: 2 a level)."""
+    block = text.split("```\n")[1]
+    found: list[str] = []
+    folders: list[str] = []
+    for line in block.splitlines():
+        name = line.strip().split(" ")[0]
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        folders = folders[:depth]
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+        elif folders and folders[0] == "provider" and name.endswith(".py"):
+            found.append("/".join([*folders, name]))
+    return found
+
+
+class TestLayoutDoc:
+    """docs/layout.md shows the tree as it is."""
+
+    def test_every_module_is_listed_once(self) -> None:
+        """The tree lists exactly the modules of ``find provider -name '*.py'``."""
+        listed = documented_modules((REPO / "docs" / "layout.md").read_text(encoding="utf-8"))
+        present = sorted(path.relative_to(REPO).as_posix() for path in PACKAGE.rglob("*.py"))
+        assert sorted(listed) == present
+        assert len(listed) == len(set(listed))
+
+    def test_the_reader_can_fail(self) -> None:
+        """A nested module is read with its folders; a file outside provider/ is not."""
+        text = "```\nprovider/   p\n  a/   x\n    b.py   y\n  c.py  z\nother.py  w\n```\n"
+        assert documented_modules(text) == ["provider/a/b.py", "provider/c.py"]
+
+
 class TestPrivateNames:
     """Nobody outside a package imports its private modules or private names."""
 

@@ -408,21 +408,6 @@ class TestCliReading:
         assert ours.packages.issues == theirs.packages.issues
 
 
-#: A job resource's inputs reach its provider through Pulumi's RPC, where every number is
-#: a double: the provider's check parses ``2`` as ``2.0``. So whole numbers a job holds come
-#: out of ``pulumi up`` other than ``render``, ``plan`` and the pack show them.
-WHOLE_NUMBERS_AS_FLOATS = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the dynamic provider's check gets whole numbers as floats (protobuf doubles): "
-        "env N: 0x10 and args 0777 are submitted as '16.0' and '511.0' where render shows "
-        "'16' and '511'; a legacy workerCount: 2 fails the check ('must be a whole number "
-        "(got 2.0)') where render accepts it"
-    ),
-)
-FLOAT_STACKS = ("yaml-words", "legacy")
-
-
 class TestProgram:
     """The program's job resources get what the loader read, and check to its requests."""
 
@@ -445,13 +430,7 @@ class TestProgram:
             assert run.error is None
             assert list(run.jobs) == list(run.stack.jobs)
 
-    @pytest.mark.parametrize(
-        "name",
-        [
-            pytest.param(n, marks=WHOLE_NUMBERS_AS_FLOATS) if n in FLOAT_STACKS else n
-            for n in STACKS
-        ],
-    )
+    @pytest.mark.parametrize("name", STACKS)
     def test_resources(
         self,
         name: str,

@@ -57,12 +57,16 @@ from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ConfiguredProvider,
+    JobInputs,
+    JobOutputs,
     ProviderSettings,
     migrate_job,
 )
 
 if TYPE_CHECKING:
-    from provider.backends.base import Backend
+    from provider.backends.base import Backend, JobStatus
+    from provider.errors import Issue
+    from provider.stackconfig import JobSpec
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", SCHEMA_KEY)
@@ -156,7 +160,7 @@ def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str
 
 def labelled_request(request: Mapping[str, Any], stack: str, resource: str) -> dict[str, Any]:
     """The request as submitted: the user's labels plus the provider's three."""
-    body = json.loads(json.dumps(request))
+    body: dict[str, Any] = json.loads(json.dumps(request))
     body["labels"] = {
         **body.get("labels", {}),
         IDENTITY_LABEL: identity_label(stack, resource, request),
@@ -173,7 +177,7 @@ def _job_inputs(
     return {k: v for k, v in props.items() if k not in ENGINE_KEYS and k not in output_keys}
 
 
-def _status_outputs(status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, Any]) -> JobOutputs:
     """The outputs of a job from what its backend reports."""
     from provider.api.bodies import job_spec_of
 
@@ -214,9 +218,11 @@ class TrainingJobProvider(ConfiguredProvider):
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
 
-    def outputs(self, status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+    def outputs(
+        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """The outputs of a job from what its backend reports."""
-        return _status_outputs(status, backend, request)
+        return dict(_status_outputs(status, backend, request))
 
     def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
         return _job_inputs(migrate_job(props), self.output_keys)
@@ -238,27 +244,29 @@ class TrainingJobProvider(ConfiguredProvider):
         unknown = {key for key, value in stack_values.items() if _unknown(value)}
         if unknown - UNKNOWN_PASSED_THROUGH:
             return CheckResult(news, [])
+        # The engine hands a dynamic provider every number as a float; the program (and
+        # render, plan, the policy pack) got whole numbers as ints from the same config.
+        config = whole_numbers(news.get("config") or {})
         stack = stackconfig.StackSettings(
             **{**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
         )
         try:
-            job = stackconfig.parse_job(name, news.get("config") or {}, stack)
+            job = stackconfig.parse_job(name, config, stack)
         except SpecError as exc:
             return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
         failures = [_failure(name, issue) for issue in _preflight(job, self.settings)]
         settings = job.settings()
-        user_keys = {k: v for k, v in (news.get("config") or {}).items() if k not in SETTINGS_KEYS}
-        inputs = {
-            **user_keys,
+        user_keys = {k: v for k, v in config.items() if k not in SETTINGS_KEYS}
+        derived: JobInputs = {
             "name": name,
+            "schema": SCHEMA_VERSION,
             "request": job.request_body(),
             "location": job.location(),
             "stack_name": stack.stack,
             "wait": settings["wait"],
             "adopt": settings["adopt"] or "",
-            SCHEMA_KEY: SCHEMA_VERSION,
         }
-        return CheckResult(inputs, failures)
+        return CheckResult({**user_keys, **derived}, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         olds = migrate_job(olds)
@@ -319,7 +327,7 @@ class TrainingJobProvider(ConfiguredProvider):
         backend.delete(id_)
 
 
-def stop(backend: Any, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
+def stop(backend: Backend, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
     """Cancel a job that has not ended and wait (bounded) until it has."""
     status = backend.get(name)
     if status is None or status.state in states.TERMINAL_STATES:
@@ -337,13 +345,15 @@ def stop(backend: Any, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
     )
 
 
-def _find_submitted(backend: Any, body: Mapping[str, Any]) -> Any:
+def _find_submitted(backend: Backend, body: Mapping[str, Any]) -> JobStatus | None:
     """The job an earlier, interrupted create submitted with the same identity, if any."""
     found = backend.find_by_label(IDENTITY_LABEL, body["labels"][IDENTITY_LABEL])
     return found[0] if found else None
 
 
-def _submit(backend: Any, body: Mapping[str, Any], retry: CreateRetry = CREATE_RETRY) -> Any:
+def _submit(
+    backend: Backend, body: Mapping[str, Any], retry: CreateRetry = CREATE_RETRY
+) -> JobStatus:
     """Submit a job that no job carries the identity label of yet (``create`` looked);
     return it.
 
@@ -388,6 +398,22 @@ def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool
     return run_key_differs(key, olds, news)
 
 
+def whole_numbers(value: Any) -> Any:
+    """``value`` with every whole-number float as an int, at any depth.
+
+    The Pulumi CLI hands the program a config's whole numbers as ints (``1.0`` reads as
+    1); the engine turns every number of a resource's inputs into a float on its way to
+    the provider. Turning whole floats back gives ``check`` the job the program read.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return value
+
+
 def _unknown(value: Any) -> bool:
     """Whether ``value`` is unknown (computed) in a preview.
 
@@ -399,13 +425,13 @@ def _unknown(value: Any) -> bool:
     )
 
 
-def _failure(name: str, issue: Any) -> CheckFailure:
+def _failure(name: str, issue: Issue) -> CheckFailure:
     prefix = f"vertex-training:jobs.{name}."
     prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
     return CheckFailure(prop or "config", str(issue))
 
 
-def _preflight(job: Any, settings: ProviderSettings) -> list[Any]:
+def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:
     """Problems a backend can see before submission (no cloud call)."""
     if job.backend != "local":
         return []

@@ -20,13 +20,16 @@ the stack outputs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from provider.resources.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
 from provider.stackconfig.study import is_tuning_job
+
+if TYPE_CHECKING:
+    from provider.backends.base import Backend, JobStatus
 
 #: Outputs every HyperparameterTuningJob has, besides its inputs.
 TUNING_OUTPUT_KEYS = (*OUTPUT_KEYS, "trials", "best_trial")
@@ -56,7 +59,9 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
             return CheckResult(result.inputs, [failure])
         return result
 
-    def outputs(self, status: Any, backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+    def outputs(
+        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
         outs = {**super().outputs(status, backend, request), **status.trial_outputs()}
         outs["model_directory"] = best_model_directory(outs["output_directory"], outs["best_trial"])
         return outs

@@ -27,7 +27,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import (
@@ -40,6 +40,9 @@ from pulumi.dynamic import (
 from provider.api import states
 from provider.errors import JobEndedError
 from provider.resources.progress import EngineLog, Progress, age_s
+
+if TYPE_CHECKING:
+    from provider.backends.base import Backend, JobStatus
 from provider.resources.state import ConfiguredProvider, ProviderSettings, migrate_waiter
 
 #: Polling. Each job is read again after POLL_FRACTION of the time it has run (since it
@@ -85,7 +88,11 @@ def _reached(state: str, until: str) -> bool:
 
 
 def _problem(
-    name: str, entry: Mapping[str, Any], status: Any, backend: Any, waited_s: float
+    name: str,
+    entry: Mapping[str, Any],
+    status: JobStatus | None,
+    backend: Backend,
+    waited_s: float,
 ) -> str | None:
     """Why the job fails the wait, "" when it reached its policy, or None when it is to be
     read again."""
