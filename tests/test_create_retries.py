@@ -6,6 +6,7 @@ JobService, whose fault injection models both outcomes of each such code
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,6 @@ import pytest
 from provider.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError
 from provider.resources.training_job import (
-    CREATE_ATTEMPTS,
     CREATE_RETRY,
     IDENTITY_LABEL,
     CreateRetry,
@@ -130,12 +130,12 @@ def the_one_job(fake: FakeVertex, kind: Kind, inputs: dict[str, Any], created: A
 class TestCreateRetry:
     """CreateRetry: the bound and the backoff of a create's attempts."""
 
-    def test_defaults_are_the_named_constants(self) -> None:
-        """Five attempts, waiting 2, 4, 8 and 16 s between them."""
-        assert CREATE_RETRY.attempts == CREATE_ATTEMPTS == 5
-        assert CREATE_RETRY.waits_s() == [2.0, 4.0, 8.0, 16.0]
-        assert TrainingJobProvider.create_retry is CREATE_RETRY
-        assert HyperparameterTuningJobProvider.create_retry is CREATE_RETRY
+    def test_the_default_waits_grow_from_the_first(self) -> None:
+        """Between attempts, each wait is the one before times the multiplier, capped."""
+        waits = CREATE_RETRY.waits_s()
+        assert len(waits) == CREATE_RETRY.attempts - 1
+        for before, after in itertools.pairwise(waits):
+            assert after == min(before * CREATE_RETRY.multiplier, CREATE_RETRY.max_s)
 
     def test_waits_stop_growing_at_the_maximum(self) -> None:
         """The backoff grows by its multiplier up to max_s."""

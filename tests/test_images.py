@@ -322,7 +322,8 @@ class TestEndOfSupport:
             refusal.message
         )
         assert "the newest catalogued, 2.17, ended on 2026-07-11" in refusal.message
-        assert "provider/images.py" in refusal.message and images.CATALOGUE_URL in refusal.message
+        assert "provider/catalog/images.py" in refusal.message
+        assert images.CATALOGUE_URL in refusal.message
 
     def test_other_refusals_are_not_retired(self) -> None:
         """Only end-of-availability refusals count as retired images."""

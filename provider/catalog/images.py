@@ -390,8 +390,8 @@ def _none_available(framework: str, kind: str, today: datetime.date, advice: Adv
         return (
             f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
             f"name a prebuilt image Vertex AI still runs ({CATALOGUE_URL}; the catalogue in "
-            f"provider/images.py was compiled {CATALOGUE_DATE}), or a container of your own "
-            "that carries the framework version the trainer needs"
+            f"provider/catalog/images.py was compiled {CATALOGUE_DATE}), or a container of your "
+            "own that carries the framework version the trainer needs"
         )
     how = (
         f"replace runtime_version with framework: {{name: {framework}, version: ...}} "
@@ -402,7 +402,7 @@ def _none_available(framework: str, kind: str, today: datetime.date, advice: Adv
     return (
         f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
         f"{how}, from {CATALOGUE_URL} (and add it to "
-        f"provider/images.py, compiled {CATALOGUE_DATE}), or give image / executor_image "
+        f"provider/catalog/images.py, compiled {CATALOGUE_DATE}), or give image / executor_image "
         "directly"
     )
 
@@ -491,7 +491,7 @@ def catalogue_age_warning(today: datetime.date) -> str | None:
     if today <= _add_months(compiled, CATALOGUE_MAX_AGE_MONTHS):
         return None
     return (
-        f"the catalogue of prebuilt training images (provider/images.py) was compiled on "
+        f"the catalogue of prebuilt training images (provider/catalog/images.py) was compiled on "
         f"{CATALOGUE_DATE}, more than {CATALOGUE_MAX_AGE_MONTHS} months before {today}: "
         f"Google may have published newer versions or moved dates since; check "
         f"{CATALOGUE_URL} and update it"
@@ -625,7 +625,7 @@ def _unknown_version(
                     f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
                     f"name {image.name} follows Google's naming pattern and its end of support "
                     f"and end of availability are unknown; check it at {CATALOGUE_URL} and add "
-                    "it to provider/images.py",
+                    "it to provider/catalog/images.py",
                 ),
             )
     return ImageRefusal(

@@ -53,6 +53,7 @@ from provider.api import states
 from provider.api.bodies import canonical_request, run_key_differs, runs_differently
 from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
+from provider.keys import job_key
 from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -289,7 +290,7 @@ class TrainingJobProvider(ConfiguredProvider):
             status = backend.get(inputs["adopt"])
             if status is None:
                 raise BackendError(
-                    f"vertex-training:jobs.{inputs['name']}.adopt names {inputs['adopt']}, "
+                    f"{job_key(inputs['name'], 'adopt')} names {inputs['adopt']}, "
                     "which does not exist; remove `adopt` to submit a new job"
                 )
         else:
@@ -426,7 +427,7 @@ def _unknown(value: Any) -> bool:
 
 
 def _failure(name: str, issue: Issue) -> CheckFailure:
-    prefix = f"vertex-training:jobs.{name}."
+    prefix = f"{job_key(name)}."
     prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
     return CheckFailure(prop or "config", str(issue))
 
@@ -439,7 +440,7 @@ def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:
 
     return preflight(
         job.request_body(),
-        key_prefix=f"vertex-training:jobs.{job.name}",
+        key_prefix=job_key(job.name),
         base_dir=settings.base_dir,
         accelerators=settings.local_accelerators,
     )

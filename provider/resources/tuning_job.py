@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
+from provider.keys import job_key
 from provider.resources.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
 from provider.stackconfig.study import is_tuning_job
 
@@ -53,7 +54,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
         if not result.failures and isinstance(config, Mapping) and not is_tuning_job(config):
             failure = CheckFailure(
                 "config",
-                f"vertex-training:jobs.{news.get('name')}: a hyperparameter tuning job needs a "
+                f"{job_key(str(news.get('name')))}: a hyperparameter tuning job needs a "
                 "study: block (metrics, parameters, max_trials); see docs/config-shape.md",
             )
             return CheckResult(result.inputs, [failure])

@@ -5,7 +5,7 @@ image that carries one framework at the version its name says, and cloudml-hyper
 pip installs the job's packages, with their dependencies, on top. The local backend
 gives a job's virtualenv the same: ``image_requirements`` turns the executor image into
 pip requirements (``tf-cpu.2-17`` -> ``tensorflow-cpu==2.17.*``), which
-``_local_runner.VirtualenvCache`` installs with the job's packages.
+``_venvs.VirtualenvCache`` installs with the job's packages.
 
 Source: Google Cloud docs, "Prebuilt containers for serverless training"
 (``provider.catalog.images.CATALOGUE_URL``), read on 2026-11-23: the image names,

@@ -4,7 +4,7 @@ dependencies, and the framework of its executor image, as pip installs them on V
 ``VirtualenvCache`` builds one virtualenv per content (interpreter, the image's
 requirements, the packages' files) under ``root/_venvs/<hash>``, from wheels kept in
 ``root/_wheels/``, the wheelhouse every job under ``root`` shares. The supervisor
-(``_local_runner.Supervisor``) asks it for a pool's Python and runs each step it needs.
+(``_runner.Supervisor``) asks it for a pool's Python and runs each step it needs.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class VirtualenvCache:
 
     As on Vertex AI, where pip installs a job's packages with their dependencies on top of
     an executor image that carries the framework and cloudml-hypertune, each virtualenv
-    holds the image's requirements (``_local_images.image_requirements``) and the job's
+    holds the image's requirements (``_images.image_requirements``) and the job's
     packages with their dependencies, and nothing of the provider's environment: it is
     made from this interpreter without system site packages, and filled by the provider's
     own pip (``pip --python <venv python>``, so the virtualenv needs no pip of its own).
