@@ -48,6 +48,23 @@ def vertex_stack(fake: Any, **jobs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def config_cli_env(tmp: Path) -> dict[str, str]:
+    """The environment for `pulumi config` in a throwaway project under ``tmp``: the built
+    CLI, a file backend and a home of its own, the local stack's passphrase (the salt in
+    stacks/Pulumi.local.yaml is for it, scripts/pulumi-env.sh), no network."""
+    (tmp / "state").mkdir(exist_ok=True)
+    return {
+        **os.environ,
+        "PATH": f"{TOOLS_BIN}:{os.environ.get('PATH', '')}",
+        "PULUMI_HOME": str(tmp / "home"),
+        "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}",
+        "PULUMI_CONFIG_PASSPHRASE": "vertex-training-local",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "NO_COLOR": "1",
+    }
+
+
 def tools_missing() -> str | None:
     """Why the engine tests cannot run, or None when they can."""
     if not (TOOLS_BIN / "pulumi").exists():

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextvars
 import io
 import json
-import os
 import runpy
 import shutil
 import subprocess
@@ -51,7 +50,7 @@ from provider.review import plan
 from provider.stackconfig import JobSpec, Stack, load_stack, load_stack_file
 from provider.stackconfig.platform import TENSORBOARD_PENDING
 from provider.stackconfig.study import is_tuning_job
-from tests.engine import REPO, TOOLS_BIN, tools_missing
+from tests.engine import REPO, config_cli_env, tools_missing
 from tests.test_platform import PROJECT, TENSORBOARD_ID, Graph, Mocks, RecordingMonitor
 
 pytestmark = [
@@ -213,19 +212,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> CliProject:
     shutil.copytree(
         REPO / "trainer", root / "trainer", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (tmp / "state").mkdir()
-    env = {
-        **os.environ,
-        "PATH": f"{TOOLS_BIN}:{os.environ.get('PATH', '')}",
-        "PULUMI_HOME": str(tmp / "home"),
-        "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}",
-        # The local stack's salt is for this passphrase (scripts/pulumi-env.sh).
-        "PULUMI_CONFIG_PASSPHRASE": "vertex-training-local",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "NO_COLOR": "1",
-    }
-    cli = CliProject(root, env)
+    cli = CliProject(root, config_cli_env(tmp))
     for stack, text in STACKS.items():
         cli.add(stack, text)
     return cli

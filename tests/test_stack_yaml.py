@@ -8,7 +8,6 @@ of those values once against the real CLI (``pulumi config --json``), and the fi
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import pytest
 from provider.errors import SpecError
 from provider.stackconfig import read_stack_file
 from provider.stackconfig._yaml import StackYAMLError, read_config
-from tests.engine import REPO, TOOLS_BIN, tools_missing
+from tests.engine import REPO, config_cli_env, tools_missing
 
 #: Each case: a value as written in a stack file, and the value the program gets for it.
 #: A top-level scalar reaches the program as text; an object as JSON, which it parses.
@@ -252,18 +251,7 @@ class _Cli:
         (root / "Pulumi.yaml").write_text(
             "name: vertex-training\nruntime: python\nstackConfigDir: stacks\n"
         )
-        (tmp / "state").mkdir()
-        env = {
-            **os.environ,
-            "PATH": f"{TOOLS_BIN}:{os.environ.get('PATH', '')}",
-            "PULUMI_HOME": str(tmp / "home"),
-            "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}",
-            "PULUMI_CONFIG_PASSPHRASE": "vertex-training-local",
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "NO_COLOR": "1",
-        }
-        return cls(root, env)
+        return cls(root, config_cli_env(tmp))
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
