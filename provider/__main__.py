@@ -200,6 +200,7 @@ def convert(
     """
     import yaml
 
+    from provider.catalog import images
     from provider.errors import Issue, RetiredImage
     from provider.stackconfig import JOBS_KEY, StackSettings, legacy, parse_job
 
@@ -222,9 +223,16 @@ def convert(
     if translation.issues:
         raise SpecError(list(translation.issues))
     native = dict(translation.native)
+    filled = _fill_framework_placeholder(native, today)
     if read.labels is not None:
         native["labels"] = read.labels
     warnings = [str(warning) for warning in (*read.warnings, *translation.warnings)]
+    if filled is not None:
+        warnings = [w.replace(f'"{images.VERSION_PLACEHOLDER}"', f'"{filled}"') for w in warnings]
+        warnings.append(
+            f"trainingInput.runtimeVersion: framework.version is {filled}, the nearest TensorFlow "
+            f"version Vertex AI still runs in this project's catalogue ({images.CATALOGUE_URL})"
+        )
     if "region" not in native:
         warnings.append(
             "trainingInput.region: not set (gcloud took it from --region): the job runs in the "
@@ -239,13 +247,40 @@ def convert(
         job = parse_job(job_name, native, stack, today=today)
     except SpecError as exc:
         issues = translation.rekey_all(exc.issues)
-        if not all(isinstance(issue, RetiredImage) for issue in issues):
+        if not all(
+            isinstance(issue, RetiredImage) or issue.value == images.VERSION_PLACEHOLDER
+            for issue in issues
+        ):
             raise SpecError(issues) from None
         # Only the image is past its end of availability: written as is, with the advice.
         warnings.extend(f"{issue}; {RETIRED_IMAGE_NOTE}" for issue in issues)
     else:
         warnings.extend(job.warnings)
     return {JOBS_KEY: {job_name: native}}, warnings
+
+
+def _fill_framework_placeholder(native: dict[str, Any], today: datetime.date | None) -> str | None:
+    """Replace the translation's placeholder framework version (a runtime with no Vertex AI
+    image) with the oldest TensorFlow version Vertex AI still runs for the job's hardware,
+    when the catalogue has one; that version, or None (the placeholder stays)."""
+    from provider.catalog import images, machines
+
+    framework = native.get("framework")
+    if not isinstance(framework, dict) or framework.get("version") != images.VERSION_PLACEHOLDER:
+        return None
+    accelerator = native.get("accelerator")
+    machine = machines.MACHINE_TYPES.get(str(native.get("machine", "")))
+    if machine is not None and machine.tpu:
+        kind = images.TPU
+    elif isinstance(accelerator, dict) or (machine is not None and machine.built_in):
+        kind = images.GPU
+    else:
+        kind = images.CPU
+    target = images.nearest_available("tensorflow", "1.0", kind, today or datetime.date.today())
+    if target is None:
+        return None
+    native["framework"] = {**framework, "version": target.version}
+    return target.version
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from provider.catalog import machines
+from provider.catalog import images, machines
 from provider.errors import Issue, SpecError
 from provider.stackconfig import JobSpec, StackSettings, legacy, parse_job
 from provider.stackconfig.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
@@ -380,10 +380,22 @@ class TestProgram:
         assert keys["python_package"] == {"package_uris": [PACKAGE_URI], "module": "trainer.task"}
         assert (keys["runtime_version"], keys["python_version"]) == ("2.11", "3.7")
 
-    def test_runtime_version_required(self) -> None:
-        """A Python package needs runtimeVersion (a prebuilt image)."""
-        (issue,) = refusals({"packageUris": [PACKAGE_URI], "pythonModule": "trainer.task"})
-        assert issue.key == f"{TI}.runtimeVersion"
+    def test_no_runtime_version_placeholder(self) -> None:
+        """A Python package with no runtimeVersion (AI Platform ran 1.0, which has no Vertex
+        AI image) is written with a TensorFlow framework whose version is a placeholder,
+        and a warning on runtimeVersion that says so."""
+        translation = legacy.translate_training_input(
+            {"packageUris": [PACKAGE_URI], "pythonModule": "trainer.task"},
+            legacy_base=TI,
+            native_base="vertex-training:jobs.old",
+        )
+        assert not translation.issues
+        assert translation.native["framework"] == {
+            "name": "tensorflow",
+            "version": images.VERSION_PLACEHOLDER,
+        }
+        (warning,) = translation.warnings
+        assert warning.key == f"{TI}.runtimeVersion" and "fill in" in warning.message
 
     def test_module_requires_packages(self) -> None:
         """pythonModule without packageUris is refused."""
@@ -441,9 +453,10 @@ class TestProgram:
         assert '"2.10"' in translation.warnings[0].message
 
     def test_runtime_version_rekeyed(self) -> None:
-        """An image refusal names training_input.runtimeVersion."""
+        """An image refusal names training_input.runtimeVersion (1.14's placeholder too)."""
         (issue,) = parse_issues({**PROGRAM, "runtimeVersion": "1.14"})
         assert issue.key == f"{TI}.runtimeVersion"
+        assert "placeholder" in issue.message
 
     def test_runtime_past_end_of_support_warned(self) -> None:
         """Runtime 2.11's image past end of support, still run by Vertex AI: a warning."""
@@ -821,9 +834,16 @@ class TestRekey:
     """Native issues on translated keys come back on the legacy keys."""
 
     def test_accelerator_region(self) -> None:
-        """A V100 in a region without V100s is reported on masterType."""
-        issues = parse_issues({**custom("standard_v100"), "region": "europe-west1"})
-        assert [i.key for i in issues] == [f"{TI}.masterType"]
+        """A V100 in a region whose row lacks V100s is warned about on masterType (the
+        locations page was not re-read: not refused on the catalogue's word alone)."""
+        spec = parse_job(
+            "old",
+            {"training_input": {**custom("standard_v100"), "region": "europe-west1"}},
+            STACK,
+            today=datetime.date(2024, 6, 1),
+        )
+        (warning,) = [w for w in spec.warnings if "NVIDIA_TESLA_V100" in w]
+        assert warning.startswith(f"{TI}.masterType: this project's table")
 
     def test_accelerator_count(self) -> None:
         """A count the machine cannot take is reported on acceleratorConfig.count."""

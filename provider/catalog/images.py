@@ -62,6 +62,7 @@ from typing import Final, Literal
 
 from provider.api import image_refs
 from provider.catalog._image_rows import ROWS
+from provider.catalog._runtime_rows import LEGACY_RUNTIMES, LegacyRuntime
 
 __all__ = [
     "CATALOGUE_DATE",
@@ -76,6 +77,7 @@ __all__ = [
     "SOURCES",
     "TPU",
     "TRAINING_IMAGES",
+    "VERSION_PLACEHOLDER",
     "WARN_BEFORE_END_OF_SUPPORT_DAYS",
     "ImageChoice",
     "ImageRefusal",
@@ -221,58 +223,6 @@ def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
 TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in ROWS)
 
 
-# ------------------------------------------------------------------ legacy runtime versions
-
-
-@dataclass(frozen=True)
-class LegacyRuntime:
-    """An AI Platform Training runtime version and the prebuilt image that replaces it."""
-
-    runtime_version: str
-    #: The TensorFlow version whose Vertex AI image replaces the runtime.
-    tensorflow: str
-    #: Python versions the runtime offered (``pythonVersion``), and its default.
-    pythons: tuple[str, ...]
-    default_python: str
-    reasoning: str
-
-
-_SAME_TF = (
-    "The runtime was TensorFlow {v} with Python 3.7; Vertex AI's TensorFlow {v} Python 3.7 "
-    "image runs the same framework on the same Python."
-)
-
-
-def _same_tf(version: str) -> LegacyRuntime:
-    return LegacyRuntime(version, version, ("3.7",), "3.7", _SAME_TF.format(v=version))
-
-
-#: runtimeVersion -> replacement. Runtime versions before 1.15 have no Vertex AI image.
-LEGACY_RUNTIMES: Mapping[str, LegacyRuntime] = MappingProxyType(
-    {
-        "1.15": LegacyRuntime(
-            "1.15",
-            "1.15",
-            ("2.7", "3.7"),
-            "2.7",
-            "TensorFlow 1.15 with Python 2.7 (the default) or 3.7; Vertex AI's TensorFlow "
-            "1.15 image runs Python 3.7 only, so pythonVersion 2.7 (or none) is refused.",
-        ),
-        **{v: _same_tf(v) for v in ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9")},
-        "2.10": LegacyRuntime(
-            "2.10",
-            "2.11",
-            ("3.7",),
-            "3.7",
-            "Vertex AI never published a TensorFlow 2.10 training image; 2.11 (Python 3.7) "
-            "is the nearest: one minor release later, same Python, and TensorFlow keeps its "
-            "API within 2.x (2.9 would drop what 2.10 added).",
-        ),
-        "2.11": _same_tf("2.11"),
-    }
-)
-
-
 # ------------------------------------------------------------------------------ the lookups
 
 
@@ -365,10 +315,6 @@ def _newest_image(framework: str, version: str, kind: str) -> PrebuiltImage:
         if i.framework == framework and i.version == version and kind in i.kinds
     ]
     return max(rows, key=lambda i: _version_key(i.python))
-
-
-def _listing(versions: Sequence[str]) -> str:
-    return ", ".join(versions) if versions else "none"
 
 
 #: What a refusal advises writing: ``framework.version``, ``framework:`` instead of a legacy
@@ -551,13 +497,18 @@ def pick_image(
 
     ``python`` picks among the images of a version (the newest Python when ``None``).
     """
-    refusal = _check_inputs(framework, version, python)
+    refusal = _check_inputs(framework, version, python, kind=kind, today=today)
     if refusal is not None:
         return refusal
     images = [i for i in TRAINING_IMAGES if i.framework == framework and i.version == version]
     if not images:
-        return _unknown_version(framework, version, python, kind=kind, region=region)
-    image = _select(images, framework, version, python, kind)
+        return _unknown_version(framework, version, python, kind=kind, region=region, today=today)
+    newest = _select(images, framework, version, python=None, kind=kind, today=today)
+    # A retired version is refused on its version first: a Python of it would be refused next.
+    retired = newest if isinstance(newest, ImageRefusal) else _check_dates(newest, kind, today)
+    if isinstance(retired, ImageRefusal):
+        return retired
+    image = _select(images, framework, version, python=python, kind=kind, today=today)
     if isinstance(image, ImageRefusal):
         return image
     dates = _check_dates(image, kind, today)
@@ -566,17 +517,45 @@ def pick_image(
     return ImageChoice(uri=image.uri(region), image=image, warnings=dates)
 
 
-def _check_inputs(framework: str, version: str, python: str | None) -> ImageRefusal | None:
+#: What ``python -m provider convert`` writes as ``framework.version`` when no TensorFlow
+#: version Vertex AI still runs is catalogued: the user fills it in.
+VERSION_PLACEHOLDER: Final = "FILL-IN"
+
+
+def _available_or_none(framework: str, kind: str, today: datetime.date) -> str:
+    """The versions (newest first) Vertex AI still runs, or why there are none and what to do."""
+    available = available_versions(framework, kind, today)
+    if available:
+        return ", ".join(available)
+    return f"none still available on {today}; " + _none_available(
+        framework, kind, today, "framework"
+    )
+
+
+def _check_inputs(
+    framework: str, version: str, python: str | None, *, kind: str, today: datetime.date
+) -> ImageRefusal | None:
     """Refuse a framework, version or Python that is not written as the table writes them."""
     if framework not in FRAMEWORK_NAMES:
         return ImageRefusal(
             "name", f"must be {', '.join(FRAMEWORK_NAMES)} (the frameworks with prebuilt images)"
         )
-    if _VERSION_RE.fullmatch(version) is None:
+    if version == VERSION_PLACEHOLDER:
         return ImageRefusal(
             "version",
-            f'write MAJOR.MINOR, like "{_versions(framework)[0]}" (prebuilt images carry the '
-            "latest patch of a version)",
+            f"a placeholder (written by python -m provider convert): "
+            f"{_none_available(framework, kind, today, 'framework')}",
+        )
+    if _VERSION_RE.fullmatch(version) is None:
+        available = available_versions(framework, kind, today)
+        example = (
+            f'like "{available[0]}"'
+            if available
+            else f"({_none_available(framework, kind, today, 'framework')})"
+        )
+        return ImageRefusal(
+            "version",
+            f"write MAJOR.MINOR, {example}; prebuilt images carry the latest patch of a version",
         )
     if python is not None and not _PYTHON_RE.fullmatch(python):
         return ImageRefusal("python", 'write the Python version as text, like "3.10"')
@@ -584,7 +563,13 @@ def _check_inputs(framework: str, version: str, python: str | None) -> ImageRefu
 
 
 def _select(
-    images: Sequence[PrebuiltImage], framework: str, version: str, python: str | None, kind: str
+    images: Sequence[PrebuiltImage],
+    framework: str,
+    version: str,
+    *,
+    python: str | None,
+    kind: str,
+    today: datetime.date,
 ) -> PrebuiltImage | ImageRefusal:
     """The image among one version's images that serves ``kind`` (and ``python``)."""
     name = FRAMEWORK_NAMES[framework]
@@ -593,14 +578,15 @@ def _select(
         return ImageRefusal(
             "version",
             f"{name} {version} has no {kind.upper()} prebuilt training image; {name} versions "
-            f"with one: {_listing(_versions(framework, kind))}",
+            f"with one that Vertex AI still runs: {_available_or_none(framework, kind, today)}",
         )
     if python is None:
         return max(for_kind, key=lambda i: _version_key(i.python))
     for image in for_kind:
         if image.python == python:
             return image
-    pythons = sorted({i.python for i in for_kind}, key=_version_key, reverse=True)
+    running = [i for i in for_kind if today <= i.end_of_availability] or for_kind
+    pythons = sorted({i.python for i in running}, key=_version_key, reverse=True)
     return ImageRefusal(
         "python",
         f"{name} {version} {kind.upper()} images run Python {' or '.join(pythons)}; "
@@ -609,7 +595,13 @@ def _select(
 
 
 def _unknown_version(
-    framework: str, version: str, python: str | None, *, kind: str, region: str
+    framework: str,
+    version: str,
+    python: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
 ) -> ImageChoice | ImageRefusal:
     """A version with no row: estimated from the pattern if newer than all rows, else refused."""
     name = FRAMEWORK_NAMES[framework]
@@ -630,9 +622,62 @@ def _unknown_version(
             )
     return ImageRefusal(
         "version",
-        f"{name} {version} has no Vertex AI prebuilt training image; catalogued versions: "
-        f"{_listing(known)}",
+        f"{name} {version} has no Vertex AI prebuilt training image; versions Vertex AI still "
+        f"runs: {_available_or_none(framework, kind, today)}",
     )
+
+
+def _runtime_alternatives(kind: str, today: datetime.date) -> str:
+    """Runtime versions whose image Vertex AI still runs, or what to write when none is."""
+    running = [
+        r.runtime_version
+        for r in LEGACY_RUNTIMES.values()
+        if any(
+            i.framework == "tensorflow"
+            and i.version == r.tensorflow
+            and kind in i.kinds
+            and today <= i.end_of_availability
+            for i in TRAINING_IMAGES
+        )
+    ]
+    if running:
+        return f"runtime versions whose image Vertex AI still runs: {', '.join(running)}"
+    versions = available_versions("tensorflow", kind, today)
+    if versions:
+        return (
+            f"no runtime version has a {kind.upper()} image Vertex AI still runs: replace "
+            f'runtime_version with framework: {{name: tensorflow, version: "{versions[0]}"}} '
+            f"(TensorFlow versions with one: {', '.join(versions)})"
+        )
+    return f"no runtime version's image is still available on {today}: " + _none_available(
+        "tensorflow", kind, today, "runtime"
+    )
+
+
+def _runtime_images(
+    runtime_version: str, kind: str, today: datetime.date
+) -> tuple[LegacyRuntime, list[PrebuiltImage]] | ImageRefusal:
+    """A runtime version's row and its TensorFlow ``kind`` images, or why it has none."""
+    runtime = LEGACY_RUNTIMES.get(runtime_version)
+    if runtime is None:
+        return ImageRefusal(
+            "runtime_version",
+            f"AI Platform runtime version {runtime_version} has no Vertex AI prebuilt image; "
+            f"{_runtime_alternatives(kind, today)}",
+        )
+    images = [
+        i
+        for i in TRAINING_IMAGES
+        if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
+    ]
+    if not images:
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to TensorFlow {runtime.tensorflow}, which "
+            f"has no {kind.upper()} prebuilt training image on Vertex AI; "
+            f"{_runtime_alternatives(kind, today)}",
+        )
+    return runtime, images
 
 
 def pick_runtime_image(
@@ -648,43 +693,38 @@ def pick_runtime_image(
     Refusals concern ``runtime_version`` or ``python_version``. The choice always carries
     a warning that the runtime's scikit-learn and XGBoost now have images of their own.
     """
-    runtime = LEGACY_RUNTIMES.get(runtime_version)
-    if runtime is None:
+    found = _runtime_images(runtime_version, kind, today)
+    if isinstance(found, ImageRefusal):
+        return found
+    runtime, images = found
+    # Retired first: a Python suggested for a retired runtime would be refused next.
+    newest = max(images, key=lambda i: _version_key(i.python))
+    retired = _check_dates(newest, kind, today, advice="runtime")
+    if isinstance(retired, ImageRefusal):
         return ImageRefusal(
             "runtime_version",
-            f"AI Platform runtime version {runtime_version} has no Vertex AI prebuilt image; "
-            f"runtime versions with one: {', '.join(LEGACY_RUNTIMES)} (or use framework: "
-            "{name, version} for a current version)",
+            f"runtime version {runtime_version} maps to the {newest.name} image: {retired.message}",
+            retired=retired.retired,
         )
+    offered = sorted({i.python for i in images}, key=_version_key, reverse=True)
     python = python_version or runtime.default_python
     if python not in runtime.pythons:
+        usable = [p for p in runtime.pythons if p in offered]
         return ImageRefusal(
             "python_version",
             f"runtime version {runtime_version} offered Python {' or '.join(runtime.pythons)}, "
-            f"not {python}",
-        )
-    images = [
-        i
-        for i in TRAINING_IMAGES
-        if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
-    ]
-    if not images:
-        return ImageRefusal(
-            "runtime_version",
-            f"runtime version {runtime_version} maps to TensorFlow {runtime.tensorflow}, which "
-            f"has no {kind.upper()} prebuilt training image on Vertex AI; TensorFlow versions "
-            f"with one: {_listing(_versions('tensorflow', kind))} (use framework: {{name: "
-            "tensorflow, version: ...}, or a custom container)",
+            f"not {python}; Vertex AI's image runs Python {' or '.join(usable or offered)}: "
+            "write that",
         )
     by_python = [i for i in images if i.python == python]
     if not by_python:
-        offered = sorted({i.python for i in images}, key=_version_key, reverse=True)
         unset = " (its default when pythonVersion is not set)" if python_version is None else ""
         return ImageRefusal(
             "python_version",
             f"runtime version {runtime_version} ran Python {python}{unset}, and Vertex AI's "
             f"TensorFlow {runtime.tensorflow} {kind.upper()} image runs Python "
-            f"{' or '.join(offered) or 'none'}: choose that Python once the trainer runs on it",
+            f'{" or ".join(offered)}: write python_version: "{offered[0]}" once the trainer '
+            "runs on it",
         )
     image = by_python[0]
     dates = _check_dates(image, kind, today, advice="runtime")

@@ -22,6 +22,37 @@ Sources, as read on 2026-11-21 (``CATALOGUE_DATE``):
 - google-cloud-aiplatform 2.7.0, ``google.cloud.aiplatform.constants.base
   .SUPPORTED_REGIONS``: the regions Vertex AI serves (minus ``global``).
 
+Read on 2026-11-23 (``TPU_SOURCES``; every TPU slice row and every region row added
+then names its source and day):
+
+- Cloud TPU docs, "TPU v5e" and "TPU configurations"
+  (https://cloud.google.com/tpu/docs/v5e,
+  https://cloud.google.com/tpu/docs/supported-tpu-configurations): the v5e slice shapes,
+  1x1 to 16x16, and their chip counts; a v5e TPU VM holds 1, 4 or 8 chips.
+- Cloud TPU docs, "TPU regions and zones" (https://docs.cloud.google.com/tpu/docs/types-zones):
+  v5e zones include us-west1-c.
+- Google's Vertex AI samples (GoogleCloudPlatform/vertex-ai-samples,
+  notebooks/official/training/tpuv5e_llama2_pytorch_finetuning_and_serving.ipynb and
+  tpuv5e_gemma_peft_finetuning_and_serving.ipynb, commit cc0d791): custom jobs on
+  ``ct5lp-hightpu-4t`` with ``tpu_topology`` 2x2, 2x4 or 4x4 on one replica (quota
+  ``aiplatform.googleapis.com/custom_model_training_tpu_v5e``), ``ct5lp-hightpu-1t`` with
+  1x1, both in us-west1.
+
+Not readable on 2026-11-23 with the tools this project is maintained with: the TPU section
+of "Configure compute resources for custom training" (``CONFIGURE_COMPUTE_URL``) and the
+accelerator table of "Vertex AI locations" (``LOCATIONS_URL``). So:
+
+- A v5e slice shape Cloud TPU documents but no Google source shows Vertex AI running on a
+  given machine (``TpuSlice.vertex_confirmed`` False) is accepted with a warning naming the
+  configure-compute page, not refused.
+- ``TRAINING_ACCELERATORS_BY_REGION`` was not re-read: a region whose row lacks an
+  accelerator is warned about, naming the locations page, not refused
+  (``REGION_TABLE_CONFIRMED_ON`` is None). Set it to the day the page is re-read and the
+  rows compared, and the check refuses again.
+- TPU v5p (``ct5p-hightpu-*``) and v6e (``ct6e-standard-*``) machines are not catalogued:
+  no readable Google source shows them in custom training (the aiplatform v1
+  ``AcceleratorType`` of google-cloud-aiplatform 2.7.0 has no v5p or v6e value either).
+
 Availability changes more often than the API: when Google adds a region or a machine,
 update the tables here (and ``CATALOGUE_DATE``); the API itself stays the final judge.
 Regions missing from ``TRAINING_ACCELERATORS_BY_REGION`` are not checked for accelerator
@@ -134,15 +165,111 @@ TPU_PICKED_MACHINES: Mapping[str, Mapping[str, tuple[int, ...]]] = MappingProxyT
     {"cloud-tpu": {"TPU_V2": (8,), "TPU_V3": (8,)}}
 )
 
-#: TPU machines that come with their chips: machine -> (accelerator, chips, single-host
-#: topology). One replica, one pool (see ``spec``), so the topology is the single host's.
-TPU_BUILT_IN_MACHINES: Mapping[str, tuple[str, int, str]] = MappingProxyType(
+#: The day the TPU rows and the region rows below were last read from their sources.
+TPU_READ_ON = "2026-11-23"
+CONFIGURE_COMPUTE_URL = "https://cloud.google.com/vertex-ai/docs/training/configure-compute"
+LOCATIONS_URL = "https://cloud.google.com/vertex-ai/docs/general/locations#accelerators"
+#: Where TPU and region rows come from (keys name them in ``TpuSlice.source``).
+TPU_SOURCES: Mapping[str, str] = MappingProxyType(
     {
-        "ct5lp-hightpu-1t": ("TPU_V5_LITEPOD", 1, "1x1"),
-        "ct5lp-hightpu-4t": ("TPU_V5_LITEPOD", 4, "2x2"),
-        "ct5lp-hightpu-8t": ("TPU_V5_LITEPOD", 8, "2x4"),
-        "ct4p-hightpu-4t": ("TPU_V4_POD", 4, "2x2x1"),
+        "configure-compute": f"Vertex AI, Configure compute resources for custom training "
+        f"({CONFIGURE_COMPUTE_URL}, read 2026-11-21)",
+        "cloud-tpu-v5e": "Cloud TPU, TPU v5e / TPU configurations "
+        "(https://cloud.google.com/tpu/docs/v5e, "
+        "https://cloud.google.com/tpu/docs/supported-tpu-configurations, read 2026-11-23)",
+        "cloud-tpu-zones": "Cloud TPU, TPU regions and zones "
+        "(https://docs.cloud.google.com/tpu/docs/types-zones, read 2026-11-23)",
+        "notebook-llama2-v5e": "GoogleCloudPlatform/vertex-ai-samples "
+        "notebooks/official/training/tpuv5e_llama2_pytorch_finetuning_and_serving.ipynb "
+        "(commit cc0d791, read 2026-11-23)",
+        "notebook-gemma-v5e": "GoogleCloudPlatform/vertex-ai-samples "
+        "notebooks/official/training/tpuv5e_gemma_peft_finetuning_and_serving.ipynb "
+        "(commit cc0d791, read 2026-11-23)",
+        "locations": f"Vertex AI locations, accelerator availability ({LOCATIONS_URL}, "
+        "read 2026-11-21)",
     }
+)
+
+
+@dataclass(frozen=True)
+class TpuSlice:
+    """One TPU topology a machine runs: chips in the slice, VMs (hosts) it spans."""
+
+    topology: str
+    chips: int
+    #: VMs of this machine type the slice spans (more than 1: a multi-host slice, still one
+    #: replica in one worker pool).
+    vms: int
+    #: ``TPU_SOURCES`` keys the row was read from.
+    source: tuple[str, ...]
+    #: False when only Cloud TPU documents the shape, and no Google source shows Vertex AI
+    #: custom training running it on this machine: accepted with a warning.
+    vertex_confirmed: bool = True
+    read_on: str = TPU_READ_ON
+
+
+def _v5e_slices(
+    chips_per_vm: int, confirmed: Mapping[str, tuple[str, ...]]
+) -> tuple[TpuSlice, ...]:
+    """The v5e slice shapes (Cloud TPU) a machine with ``chips_per_vm`` chips can form."""
+    shapes = (
+        ("1x1", 1),
+        ("2x2", 4),
+        ("2x4", 8),
+        ("4x4", 16),
+        ("4x8", 32),
+        ("8x8", 64),
+        ("8x16", 128),
+        ("16x16", 256),
+    )
+    return tuple(
+        TpuSlice(
+            topology,
+            chips,
+            chips // chips_per_vm,
+            ("cloud-tpu-v5e", *confirmed.get(topology, ())),
+            vertex_confirmed=topology in confirmed,
+        )
+        for topology, chips in shapes
+        if chips >= chips_per_vm and chips % chips_per_vm == 0
+    )
+
+
+#: TPU machines that come with their chips: machine -> (accelerator, chips per VM).
+TPU_BUILT_IN_MACHINES: Mapping[str, tuple[str, int]] = MappingProxyType(
+    {
+        "ct5lp-hightpu-1t": ("TPU_V5_LITEPOD", 1),
+        "ct5lp-hightpu-4t": ("TPU_V5_LITEPOD", 4),
+        "ct5lp-hightpu-8t": ("TPU_V5_LITEPOD", 8),
+        "ct4p-hightpu-4t": ("TPU_V4_POD", 4),
+    }
+)
+
+#: The topologies each built-in TPU machine runs, the first its default (a single host).
+#: ct5lp-hightpu-1t and -4t: every v5e shape they divide; ct5lp-hightpu-8t: its single
+#: host only (no source says which VM size larger slices use there); ct4p-hightpu-4t: its
+#: single host (v4 pods are not re-read).
+TPU_SLICES: Mapping[str, tuple[TpuSlice, ...]] = MappingProxyType(
+    {
+        "ct5lp-hightpu-1t": (
+            TpuSlice("1x1", 1, 1, ("configure-compute", "notebook-gemma-v5e", "cloud-tpu-v5e")),
+        ),
+        "ct5lp-hightpu-4t": _v5e_slices(
+            4,
+            {
+                "2x2": ("configure-compute", "notebook-llama2-v5e"),
+                "2x4": ("notebook-llama2-v5e",),
+                "4x4": ("notebook-llama2-v5e",),
+            },
+        ),
+        "ct5lp-hightpu-8t": (TpuSlice("2x4", 8, 1, ("configure-compute", "cloud-tpu-v5e")),),
+        "ct4p-hightpu-4t": (TpuSlice("2x2x1", 4, 1, ("configure-compute",), read_on="2026-11-21"),),
+    }
+)
+
+#: Vertex AI quota a TPU accelerator's training chips count against (per chip).
+TPU_TRAINING_QUOTAS: Mapping[str, str] = MappingProxyType(
+    {"TPU_V5_LITEPOD": "aiplatform.googleapis.com/custom_model_training_tpu_v5e"}
 )
 
 # ----------------------------------------------------------------------------------- disks
@@ -232,7 +359,14 @@ _H100, _H100_MEGA, _H200, _B200 = (
     "NVIDIA_B200",
 )
 
-#: Accelerators offered for training, by region. A region absent here is not checked.
+#: The day ``TRAINING_ACCELERATORS_BY_REGION`` was last compared with the locations page
+#: (``LOCATIONS_URL``); None while it could not be re-read: a region's row then warns about
+#: an accelerator it lacks instead of refusing it.
+REGION_TABLE_CONFIRMED_ON: str | None = None
+
+#: Accelerators offered for training, by region (source: ``TPU_SOURCES["locations"]``,
+#: read 2026-11-21, unless ``REGION_ROW_ADDITIONS`` names another). A region absent here
+#: is not checked.
 TRAINING_ACCELERATORS_BY_REGION: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         "us-central1": frozenset(
@@ -256,7 +390,7 @@ TRAINING_ACCELERATORS_BY_REGION: Mapping[str, frozenset[str]] = MappingProxyType
         "us-east1": frozenset({_P100, _V100, _T4, _A100, _L4, "TPU_V3"}),
         "us-east4": frozenset({_P4, _T4, _A100_80, _L4, _H100, _H100_MEGA, _H200, _B200}),
         "us-east5": frozenset({_H100, _H100_MEGA, "TPU_V4_POD", "TPU_V5_LITEPOD"}),
-        "us-west1": frozenset({_P100, _V100, _T4, _L4, _H100}),
+        "us-west1": frozenset({_P100, _V100, _T4, _L4, _H100, "TPU_V5_LITEPOD"}),
         "us-west2": frozenset({_P4, _T4}),
         "us-west4": frozenset({_P4, _T4}),
         "northamerica-northeast1": frozenset({_P4, _T4}),
@@ -290,6 +424,27 @@ TRAINING_ACCELERATORS_BY_REGION: Mapping[str, frozenset[str]] = MappingProxyType
     }
 )
 
+#: (region, accelerator) entries added after the locations page reading, each with its
+#: ``TPU_SOURCES`` keys and the day read.
+REGION_ROW_ADDITIONS: Mapping[tuple[str, str], tuple[tuple[str, ...], str]] = MappingProxyType(
+    {
+        ("us-west1", "TPU_V5_LITEPOD"): (
+            ("notebook-llama2-v5e", "notebook-gemma-v5e", "cloud-tpu-zones"),
+            TPU_READ_ON,
+        ),
+    }
+)
+
+
+def region_row_source(region: str, accelerator: str) -> str:
+    """Where the table's entry for ``accelerator`` in ``region`` was read, and when."""
+    added = REGION_ROW_ADDITIONS.get((region, accelerator))
+    if added is not None:
+        keys, _ = added
+        return "; ".join(TPU_SOURCES[key] for key in keys)
+    return TPU_SOURCES["locations"]
+
+
 # ----------------------------------------------------------------- the machine type table
 
 
@@ -305,10 +460,19 @@ class MachineType:
     #: The accelerator the machine comes with, filled in when a job names none.
     built_in: tuple[str, int] | None = None
     tpu: bool = False
-    #: TPU topologies this machine runs (the first is the default).
-    tpu_topologies: tuple[str, ...] = ()
+    #: TPU topologies this machine runs (the first is the default), with their rows.
+    tpu_slices: tuple[TpuSlice, ...] = ()
     disk_types: tuple[str, ...] = DISK_TYPES
     default_disk_type: str = DEFAULT_DISK_TYPE
+
+    @property
+    def tpu_topologies(self) -> tuple[str, ...]:
+        """The topologies this machine runs (the first is the default)."""
+        return tuple(s.topology for s in self.tpu_slices)
+
+    def tpu_slice(self, topology: str) -> TpuSlice | None:
+        """This machine's row for ``topology``, or None."""
+        return next((s for s in self.tpu_slices if s.topology == topology), None)
 
 
 def _build_machine_types() -> dict[str, MachineType]:
@@ -347,13 +511,13 @@ def _build_machine_types() -> dict[str, MachineType]:
         )
     for name, picks in TPU_PICKED_MACHINES.items():
         machines[name] = MachineType(name=name, family=name, accelerators=picks, tpu=True)
-    for name, (accelerator, chips, topology) in TPU_BUILT_IN_MACHINES.items():
+    for name, (accelerator, chips) in TPU_BUILT_IN_MACHINES.items():
         machines[name] = MachineType(
             name=name,
             family=name.split("-", 1)[0],
             accelerators={accelerator: (chips,)},
             tpu=True,
-            tpu_topologies=(topology,),
+            tpu_slices=TPU_SLICES[name],
         )
     return machines
 

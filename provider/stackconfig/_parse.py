@@ -97,7 +97,7 @@ def parse_job(
     issues.extend(study_issues)
     if issues or spec is None:
         raise SpecError(translation.rekey_all(dedupe(issues)))
-    warnings = translation.rekey_all([*translation.warnings, *image_warnings])
+    warnings = translation.rekey_all([*translation.warnings, *image_warnings, *resolver.warnings])
     spec = spec.model_copy(update={"warnings": [str(warning) for warning in warnings]})
     if study is not None:
         return TuningJobSpec(**dict(spec), study=study)

@@ -88,6 +88,8 @@ class _JobResolver:
         self.stack = stack
         self.base = f"{JOBS_KEY}.{name}"
         self.issues: list[Issue] = []
+        #: What does not stop the job: shown by render and preview.
+        self.warnings: list[Issue] = []
         self.backend = config.backend or stack.backend
         self.vertex = self.backend == "vertex"
         self.region = self._resolve_region()
@@ -144,6 +146,7 @@ class _JobResolver:
         service_account, base_output_directory, tensorboard = self._platform_defaults()
         self._check_job_settings(service_account, tensorboard)
         wait = config.wait or WaitConfig()
+        self._check_wait(wait)
         if self.issues:
             return None
         return JobSpec(
@@ -173,7 +176,9 @@ class _JobResolver:
             persistent_resource_id=config.persistent_resource_id,
             experiment=config.experiment,
             experiment_run=config.experiment_run,
-            wait=WaitPolicy(until=wait.until, timeout_s=wait.timeout),
+            wait=WaitPolicy(
+                until=wait.until, timeout_s=wait.timeout, start_timeout_s=wait.start_timeout
+            ),
             adopt=config.adopt,
         )
 
@@ -477,16 +482,34 @@ class _JobResolver:
     def _check_region_offers(
         self, path: Sequence[str], accelerator_type: str, where: Sequence[str]
     ) -> bool:
-        """Check (vertex backend) that the job's region offers ``accelerator_type``."""
+        """Check (vertex backend) that the job's region offers ``accelerator_type``.
+
+        While the locations page has not been re-read (``REGION_TABLE_CONFIRMED_ON`` is
+        None) a row that lacks the accelerator is a warning naming the page, not a refusal.
+        """
         offered = machines.TRAINING_ACCELERATORS_BY_REGION.get(self.region)
         if not self.vertex or offered is None or accelerator_type in offered:
             return True
         regions = machines.regions_offering(accelerator_type)
         elsewhere = f"; it is offered in {one_of(regions)}" if regions else ""
+        confirmed = machines.REGION_TABLE_CONFIRMED_ON
+        if confirmed is None:
+            self.warnings.append(
+                Issue(
+                    self.key(*path, *where),
+                    accelerator_type,
+                    f"this project's table of training accelerators by region (last read "
+                    f"2026-11-21) does not list {accelerator_type} in {self.region}"
+                    f"{elsewhere}, and Google's page could not be re-read to confirm it: "
+                    f"check {machines.LOCATIONS_URL} before submitting",
+                )
+            )
+            return True
         self.fail(
             (*path, *where),
             accelerator_type,
-            f"{accelerator_type} is not offered for training in {self.region}{elsewhere}. "
+            f"{accelerator_type} is not offered for training in {self.region}{elsewhere} "
+            f"({machines.LOCATIONS_URL}, read {confirmed}). "
             f"Change region, or use an accelerator {self.region} offers: "
             f"{one_of(sorted(offered))}",
         )
@@ -495,25 +518,45 @@ class _JobResolver:
     def _check_topology(
         self, path: Sequence[str], machine: machines.MachineType, topology: str | None
     ) -> _Checked[str]:
-        """The pool's TPU topology (the machine's own when none is written; None for none)."""
+        """The pool's TPU topology (the machine's own when none is written; None for none).
+
+        A multi-host slice (4x4 on ct5lp-hightpu-4t: 16 chips on 4 VMs) is still one replica
+        in one pool. A shape only Cloud TPU documents for the machine is warned about.
+        """
         if topology is None:
             return _Checked(machine.tpu_topologies[0] if machine.tpu_topologies else None)
         if not machine.tpu_topologies:
+            with_topologies = [n for n, m in machines.MACHINE_TYPES.items() if m.tpu_topologies]
             self.fail(
                 (*path, "tpu_topology"),
                 topology,
                 f"{machine.name} has no TPU topology; tpu_topology applies to TPU machines "
-                "(ct5lp-hightpu-*, ct4p-hightpu-4t): remove it",
+                f"({one_of(with_topologies)}): remove it",
             )
             return _Checked(None, ok=False)
-        if topology not in machine.tpu_topologies:
+        row = machine.tpu_slice(topology)
+        if row is None:
+            shapes = ", ".join(
+                f"{s.topology} ({s.chips} chips{f', {s.vms} VMs' if s.vms > 1 else ''})"
+                for s in machine.tpu_slices
+            )
             self.fail(
                 (*path, "tpu_topology"),
                 topology,
-                f"{machine.name} runs the {one_of(machine.tpu_topologies)} topology on one "
-                f"replica; write tpu_topology: {machine.tpu_topologies[0]}",
+                f"{machine.name} runs the topologies {shapes}, each on one replica; write "
+                f"one of those (tpu_topology: {machine.tpu_topologies[0]} for one VM)",
             )
             return _Checked(None, ok=False)
+        if not row.vertex_confirmed:
+            self.warnings.append(
+                Issue(
+                    self.key(*path, "tpu_topology"),
+                    topology,
+                    f"Cloud TPU documents the {topology} slice ({row.chips} chips, {row.vms} "
+                    f"{machine.name} VMs), but no Google source this project could read shows "
+                    f"Vertex AI custom training running it; check {machines.CONFIGURE_COMPUTE_URL}",
+                )
+            )
         return _Checked(topology)
 
     def _disk(
@@ -597,6 +640,26 @@ class _JobResolver:
             strategy=config.strategy,
             max_wait_duration_s=config.max_wait_duration,
         )
+
+    def _check_wait(self, wait: WaitConfig) -> None:
+        """``wait.start_timeout`` bounds a wait for the job to run: it needs ``until:
+        running`` or ``succeeded``, and is shorter than the whole wait's ``timeout``."""
+        if wait.start_timeout is None:
+            return
+        if wait.until == "submitted":
+            self.fail(
+                ("wait", "start_timeout"),
+                wait.start_timeout,
+                "start_timeout bounds the wait for the job to start running; set "
+                "wait.until to running or succeeded, or remove start_timeout",
+            )
+        elif wait.start_timeout > wait.timeout:
+            self.fail(
+                ("wait", "start_timeout"),
+                wait.start_timeout,
+                f"must not be longer than wait.timeout ({wait.timeout}s), which bounds the "
+                "whole wait; shorten it or lengthen timeout",
+            )
 
     def _check_job_settings(self, service_account: str | None, tensorboard: str | None) -> None:
         config = self.config

@@ -124,7 +124,7 @@ class TranslationContext:
                     f'"{text}"); if {with_zero} was meant, quote it: "{with_zero}"',
                 )
             return text
-        self.refuse(path, value, 'must be a version, like "2.11"')
+        self.refuse(path, value, "must be a version number, MAJOR.MINOR, written as text")
         return None
 
     def duration(self, path: Path, value: Any) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from provider.catalog.images import CATALOGUE_URL, LEGACY_RUNTIMES, VERSION_PLACEHOLDER
 from provider.stackconfig.legacy._context import Path, TranslationContext
 from provider.stackconfig.legacy._tables import (
     POOL_ROLES,
@@ -137,13 +138,6 @@ class ProgramTranslator:
                         master[name],
                         "applies to custom containers (masterConfig.imageUri) only",
                     )
-        if runtime is None:
-            self.context.refuse(
-                ("runtimeVersion",),
-                None,
-                "Vertex AI runs a Python package on a prebuilt image, chosen from "
-                'runtimeVersion: set runtimeVersion (e.g. "2.11")',
-            )
         if package_uris is None or module is None:
             return {}
         program: dict[str, Any] = {
@@ -153,13 +147,40 @@ class ProgramTranslator:
         self.context.came_from("python_package.package_uris", ("packageUris",), keep_suffix=True)
         self.context.came_from("python_package.module", ("pythonModule",))
         self.context.came_from("python_package.executor_image", ("runtimeVersion",))
-        if runtime is not None:
-            program["runtime_version"] = runtime
-            self.context.came_from("runtime_version", ("runtimeVersion",))
+        if runtime is None or runtime not in LEGACY_RUNTIMES:
+            program["framework"] = self._framework_for(runtime, python)
+            self.context.came_from("framework", ("runtimeVersion",))
+            return program
+        program["runtime_version"] = runtime
+        self.context.came_from("runtime_version", ("runtimeVersion",))
         if python is not None:
             program["python_version"] = python
             self.context.came_from("python_version", ("pythonVersion",))
         return program
+
+    def _framework_for(self, runtime: str | None, python: str | None) -> dict[str, Any]:
+        """A runtime with no Vertex AI image (1.0 to 1.14, or none given: AI Platform's
+        default was 1.0): TensorFlow, at a version the user fills in
+        (``images.VERSION_PLACEHOLDER``; ``python -m provider convert`` writes the nearest
+        version Vertex AI still runs instead, when the catalogue has one)."""
+        given = (
+            f"runtime version {runtime}" if runtime else "no runtimeVersion (AI Platform ran 1.0)"
+        )
+        dropped = (
+            f"; pythonVersion {python} is dropped: framework picks the newest Python of the "
+            "version (framework.python picks another)"
+            if python is not None
+            else ""
+        )
+        self.context.warn(
+            ("runtimeVersion",),
+            runtime,
+            f"{given} has no Vertex AI prebuilt image (those start at 1.15): the job is "
+            f'written with framework: {{name: tensorflow, version: "{VERSION_PLACEHOLDER}"}} '
+            f"to fill in with a TensorFlow version Vertex AI still runs ({CATALOGUE_URL}), "
+            f"or replace framework with image: a container of your own{dropped}",
+        )
+        return {"name": "tensorflow", "version": VERSION_PLACEHOLDER}
 
     def _replica_container(
         self, prefix: str, role: str, source: Mapping[str, Any], master_image: str | None
