@@ -62,8 +62,8 @@ policy/.venv/.installed: policy/requirements.txt
 	policy/.venv/bin/python -m pip install --quiet -r policy/requirements.txt
 	touch $@
 
-plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules.
-	$(PY) -m provider plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT))
+plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
+	$(PY) -m provider plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
 
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py

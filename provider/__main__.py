@@ -154,10 +154,16 @@ def _cmd_prices_refresh(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
+    from provider.catalog import cloud_quotas
     from provider.review import plan as review
 
     try:
-        plan = review.plan_stack(Path(args.stack_file), args.base, today=args.today)
+        plan = review.plan_stack(
+            Path(args.stack_file),
+            args.base,
+            today=args.today,
+            quota_reader=cloud_quotas.reader(endpoint=args.quotas_endpoint),
+        )
     except SpecError as exc:
         for issue in exc.issues:
             print(issue, file=sys.stderr)
@@ -390,9 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="what a change to a stack file does to its jobs, for a pull-request reviewer",
         description=(
             "Compare the jobs a stack file defines at a git ref with the working tree, with "
-            "no engine and no cloud call: each job submitted, replaced (with the changed "
-            "keys), updated, deleted or unchanged, its machines, its estimated cost, and the "
-            "stack's rules. Exits 2 when a job is invalid, 1 when a mandatory rule fails."
+            "no engine: each job submitted, replaced (with the changed keys), updated, "
+            "deleted or unchanged, its machines, its estimated cost, the stack's rules, and "
+            "the project's Vertex AI training quotas against what the submitted jobs need "
+            "(the one cloud call, read with Google credentials, bounded in time; without "
+            "them the plan says the quotas could not be checked). Exits 2 when a job is "
+            "invalid, 1 when a mandatory rule fails."
         ),
     )
     plan_parser.add_argument("stack_file", help="stacks/Pulumi.<stack>.yaml")
@@ -403,6 +412,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_date,
         default=None,
         help="judge prebuilt image support and availability as of this date (default: today)",
+    )
+    plan_parser.add_argument(
+        "--quotas-endpoint",
+        default=None,
+        metavar="HOST:PORT",
+        help="read quotas from this Cloud Quotas endpoint (a loopback one: a fake, in plaintext)",
     )
     plan_parser.set_defaults(handler=_cmd_plan)
     prices_parser = subparsers.add_parser(

@@ -5,6 +5,7 @@ The hierarchy::
     VertexTrainingError
     ├── SpecError              a stack config that Vertex AI would refuse
     ├── PricesError            a price snapshot unreadable, or a price refresh that failed
+    ├── QuotasError            the project's quotas could not be read (Cloud Quotas API)
     └── BackendError           a backend call that did not succeed
         ├── TransientError     worth retrying (UNAVAILABLE, DEADLINE_EXCEEDED, ...)
         │   └── UncertainError a create that may or may not have taken effect
@@ -67,6 +68,10 @@ class SpecError(VertexTrainingError):
 
 class PricesError(VertexTrainingError):
     """A price snapshot that cannot be read, or a refresh of it that failed; says the fix."""
+
+
+class QuotasError(VertexTrainingError):
+    """The project's quotas could not be read; the message says why and what to do."""
 
 
 class BackendError(VertexTrainingError):

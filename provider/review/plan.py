@@ -1,13 +1,16 @@
 """What a change to a stack file does to its jobs, for a reviewer: ``python -m provider plan``.
 
 The jobs the stack file defines at a git ref (the pull request's base) are compared with
-the working tree, with no engine and no cloud call, the way the TrainingJob provider's
-diff compares them: a job whose request or location changes is replaced (submitted
+the working tree, with no engine and one cloud call (quotas), the way the TrainingJob
+provider's diff compares them: a job whose request or location changes is replaced (submitted
 again), one whose other keys change (``wait``, ``adopt``) is updated in place, one only in
 the working tree is submitted, one only at the base is deleted (cancelled, then deleted).
 Each job carries its pools' machines and accelerators, its cost estimate
 (``provider.review.cost``), and the stack's rules are evaluated on the result
-(``provider.review.policies``).
+(``provider.review.policies``). The one cloud call: the project's custom-training quotas,
+read through ``quota_reader`` and set against the submitted jobs' needs
+(``provider.review.quota_check``); without credentials the plan says they could not be
+checked.
 
 The base tree is read with ``git archive`` into a temporary folder, so the trainer
 sources at the base decide the base's package URIs: a change to a trainer's code is a
@@ -34,9 +37,11 @@ from provider.errors import Issue, SpecError
 from provider.keys import JOBS_KEY
 
 if TYPE_CHECKING:
+    from provider.catalog.cloud_quotas import Reader
     from provider.catalog.prices import Snapshot
     from provider.review.cost import Estimate
     from provider.review.policies import PoliciesConfig, RuleResult
+    from provider.review.quota_check import QuotaCheck
     from provider.stackconfig import JobSpec, StackSettings
     from provider.stackconfig.platform import Platform
 
@@ -107,6 +112,8 @@ class Plan:
     prices: Snapshot | None = None
     #: Said about the prices: none to be had, or read too long ago.
     prices_note: str | None = None
+    #: The quota check of the jobs this change submits (``check_quotas``).
+    quotas: QuotaCheck | None = None
 
     @property
     def invalid(self) -> bool:
@@ -199,10 +206,12 @@ def plan_stack(
     base: str,
     today: datetime.date | None = None,
     prices_file: Path | None = None,
+    quota_reader: Reader | None = None,
 ) -> Plan:
     """Compare the stack file at ``base`` with the working tree; prebuilt images are judged
     as of ``today`` (default: the real today), costs from ``prices_file`` (default: the
-    project's ``prices/snapshot.json``)."""
+    project's ``prices/snapshot.json``), quotas read with ``quota_reader`` (None: not
+    read, and the plan says so)."""
     from provider.catalog import prices
     from provider.packaging import project_dir_of
     from provider.review import cost, policies
@@ -240,7 +249,12 @@ def plan_stack(
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
         changed = [p.name for p in plans if p.change in SUBMITTING]
         rules = policies.evaluate(head.policies, head.jobs, head.platform, estimates, changed)
-    return Plan(head.stack, base, plans, rules, head.stack_issues, snapshot, prices_note)
+    from provider.review.quota_check import check_quotas
+
+    quota_check = check_quotas(plans, quota_reader, snapshot)
+    return Plan(
+        head.stack, base, plans, rules, head.stack_issues, snapshot, prices_note, quota_check
+    )
 
 
 def _runs_differently(old: JobSpec, new: JobSpec) -> bool:
@@ -346,7 +360,15 @@ def to_markdown(plan: Plan) -> str:
         passed = sorted({r.rule for r in plan.rules if r.passed} - {r.rule for r in failed})
         if passed:
             lines.append(f"- :white_check_mark: every job keeps {', '.join(passed)}")
+    lines += _quota_lines(plan)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _quota_lines(plan: Plan) -> list[str]:
+    """The quota section (``provider.review.quota_check``)."""
+    from provider.review import quota_check
+
+    return quota_check.markdown(plan.quotas) if plan.quotas is not None else []
 
 
 def _breakdown(plan: Plan) -> list[str]:
@@ -392,8 +414,15 @@ def to_json(plan: Plan) -> str:
         "rules": [asdict(r) for r in plan.rules],
         "change_max_usd": total,
         "change_cost_unknown_for": unknown,
+        "quotas": _quotas(plan),
     }
     return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def _quotas(plan: Plan) -> dict[str, Any] | None:
+    from provider.review import quota_check
+
+    return quota_check.to_json(plan.quotas)
 
 
 def _issue(issue: Issue) -> dict[str, Any]:
