@@ -69,11 +69,16 @@ bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
 # The price catalog to read: Google's by default; PRICES_ENDPOINT=127.0.0.1:PORT for the
-# fake one (python -m provider.testing.fake_catalog). PRICES_REGIONS: the regions to keep.
+# fake one (python -m provider.testing.fake_catalog). Machine shapes: Compute Engine's
+# MachineTypes API; PRICES_COMPUTE_ENDPOINT=127.0.0.1:PORT for the fake one
+# (python -m provider.testing.fake_compute); PRICES_PROJECT: the project to list them in
+# (default: GOOGLE_CLOUD_PROJECT or ADC's). PRICES_REGIONS: the regions to keep.
 PRICES_ENDPOINT ?=
+PRICES_COMPUTE_ENDPOINT ?=
+PRICES_PROJECT ?=
 PRICES_REGIONS ?=
-prices: venv  ## Refresh prices/snapshot.json from Google's Cloud Billing Catalog (needs credentials).
-	$(PY) -m provider prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
+prices: venv  ## Refresh prices/snapshot.json: Cloud Billing Catalog prices, Compute Engine machine shapes (needs credentials).
+	$(PY) -m provider prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(if $(PRICES_COMPUTE_ENDPOINT),--compute-endpoint $(PRICES_COMPUTE_ENDPOINT)) $(if $(PRICES_PROJECT),--project $(PRICES_PROJECT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py

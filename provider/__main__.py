@@ -28,7 +28,8 @@ same).
 max_usd, prices_read, breakdown, unknown}`` (``provider.review.cost.to_json``), priced from
 the project's price snapshot (``prices/snapshot.json``).
 
-``prices refresh [--region R ...] [--endpoint HOST:PORT] [--out FILE]`` reads Vertex AI's
+``prices refresh [--region R ...] [--endpoint HOST:PORT] [--compute-endpoint HOST:PORT]
+[--project P] [--out FILE]`` reads the machine types' shapes from Compute Engine, then Vertex AI's
 and Compute Engine's SKUs from Google's Cloud Billing Catalog with application default
 credentials (or the API key in ``CLOUD_BILLING_API_KEY``) and writes the price snapshot
 (``provider.catalog.refresh``), showing its progress on stderr.
@@ -122,11 +123,15 @@ def render(
 def _cmd_prices_refresh(args: argparse.Namespace) -> int:
     import os
 
-    from provider.catalog import prices, refresh
+    from provider.catalog import prices, refresh, shapes
     from provider.errors import PricesError
 
     def progress(service: str, read: int, kept: int) -> None:
-        print(f"{service}: {read:,} SKUs read, {kept:,} kept", file=sys.stderr, flush=True)
+        if service.startswith(shapes.DEFAULT_ENDPOINT):
+            line = f"{service}: {read:,} machine types read, {kept:,} kept"
+        else:
+            line = f"{service}: {read:,} SKUs read, {kept:,} kept"
+        print(line, file=sys.stderr, flush=True)
 
     out = Path(args.out) if args.out else prices.snapshot_path(PROJECT_DIR)
     try:
@@ -135,6 +140,8 @@ def _cmd_prices_refresh(args: argparse.Namespace) -> int:
             endpoint=args.endpoint,
             api_key=os.environ.get(API_KEY_ENV) or None,
             progress=progress,
+            compute_endpoint=args.compute_endpoint,
+            project=args.project,
         )
     except PricesError as exc:
         print(exc, file=sys.stderr)
@@ -142,14 +149,20 @@ def _cmd_prices_refresh(args: argparse.Namespace) -> int:
     prices.save_snapshot(snapshot, out)
     print(
         f"wrote {out}: {len(snapshot.skus):,} SKUs for {len(snapshot.regions)} regions, "
-        f"read {snapshot.read_at.isoformat(timespec='seconds')} from {snapshot.source}"
+        f"read {snapshot.read_at.isoformat(timespec='seconds')} from {snapshot.source}; "
+        f"{len(snapshot.machine_shapes)} machine types from {snapshot.shapes_source}"
     )
-    if args.endpoint and refresh.is_loopback(args.endpoint):
-        print(
-            f"{WARNING_PREFIX}{args.endpoint} is a loopback endpoint (a fake catalog's "
-            "invented prices?): do not commit this snapshot",
-            file=sys.stderr,
-        )
+    fakes = (
+        (args.endpoint, "catalog's invented prices"),
+        (args.compute_endpoint, "compute's invented machine shapes"),
+    )
+    for endpoint, what in fakes:
+        if endpoint and refresh.is_loopback(endpoint):
+            print(
+                f"{WARNING_PREFIX}{endpoint} is a loopback endpoint (a fake {what}?): do not "
+                "commit this snapshot",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -441,6 +454,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     refresh_parser.add_argument(
         "--endpoint", help="HOST:PORT of the catalog (default: Google's; loopback: plaintext)"
+    )
+    refresh_parser.add_argument(
+        "--compute-endpoint",
+        help="HOST:PORT of Compute Engine's MachineTypes API (default: Google's; loopback: HTTP)",
+    )
+    refresh_parser.add_argument(
+        "--project",
+        help="the project machine types are listed in (default: GOOGLE_CLOUD_PROJECT or ADC's)",
     )
     refresh_parser.add_argument("--out", help="the file to write (default: prices/snapshot.json)")
     refresh_parser.set_defaults(handler=_cmd_prices_refresh)

@@ -1,8 +1,12 @@
-"""Price snapshots for tests, from the fake catalog's SKUs (invented prices, never Google's).
+"""Price snapshots for tests, from the fake catalog's SKUs (invented prices, never Google's)
+and the fake MachineTypes API's shapes (invented too).
 
-``fake_snapshot()`` turns ``provider.testing.fake_catalog.default_skus()`` into a
-``provider.catalog.prices.Snapshot`` without a server, for estimate tests that do not
-exercise the refresh itself (tests/test_fake_catalog.py does that through gRPC).
+``fake_snapshot()`` turns ``provider.testing.fake_catalog.default_skus()`` and
+``provider.testing.fake_compute``'s machines into a ``provider.catalog.prices.Snapshot``
+without a server, for estimate tests that do not exercise the refresh itself
+(tests/test_fake_catalog.py and tests/test_fake_compute.py do that through the clients).
+``fake_shape(machine)`` is the fake's shape of a machine, so a test computes its expected
+figure from the vCPUs and GiB the fake serves.
 ``fake_sku(description)`` finds one of those SKUs by its whole description, so a test
 computes its expected figure from the SKU the fake serves.
 """
@@ -11,12 +15,34 @@ from __future__ import annotations
 
 import datetime
 
-from provider.catalog import billing, prices
+from provider.catalog import billing, prices, shapes
+from provider.testing import fake_compute
 from provider.testing.fake_catalog import FakeSku, default_skus
 
 #: When the test snapshot says it was read.
 READ_AT = datetime.datetime(2026, 11, 20, 9, 30, tzinfo=datetime.UTC)
 SOURCE = "127.0.0.1:0 (fake catalog, invented prices)"
+SHAPES_SOURCE = "127.0.0.1:0 (fake compute, invented shapes)"
+#: The zone the test snapshot says each machine was read in.
+SHAPES_ZONE = "us-central1-a"
+
+
+def fake_shape(machine: str) -> prices.MachineShape:
+    """The fake MachineTypes API's (invented) shape of ``machine``, as the snapshot holds it."""
+    fake = fake_compute.shape_of(machine)
+    return prices.MachineShape(
+        machine=machine,
+        guest_cpus=fake.guest_cpus,
+        memory_mb=fake.memory_mb,
+        zone=SHAPES_ZONE,
+        deprecated=fake.deprecated,
+        accelerators=fake.accelerators,
+    )
+
+
+def fake_shapes() -> tuple[prices.MachineShape, ...]:
+    """Every machine the catalogue prices per vCPU and GiB that the fake serves."""
+    return tuple(fake_shape(m) for m in shapes.wanted_machines() if m != fake_compute.LACKING)
 
 
 def to_sku(fake: FakeSku) -> prices.Sku:
@@ -42,7 +68,15 @@ def fake_snapshot(
     """The SKUs an estimate may use among the fake's (``billing.keep``), as a snapshot."""
     kept = billing.keep(to_sku(s) for s in (default_skus() if skus is None else skus))
     regions = tuple(sorted({r for sku in kept for r in sku.regions}))
-    return prices.Snapshot(read_at=read_at, source=SOURCE, regions=regions, skus=tuple(kept))
+    return prices.Snapshot(
+        read_at=read_at,
+        source=SOURCE,
+        regions=regions,
+        skus=tuple(kept),
+        machine_shapes=fake_shapes(),
+        shapes_read_at=read_at,
+        shapes_source=SHAPES_SOURCE,
+    )
 
 
 def fake_sku(description: str, usage_type: str | None = None) -> FakeSku:

@@ -1,8 +1,10 @@
 """provider.review.cost: estimates from a price snapshot, checked against sums done by hand.
 
-The snapshot is the fake catalog's SKUs (tests/prices.py: invented prices, never Google's).
-Each expected figure is computed here from the SKUs the fake serves, found by their whole
-description (``fake_sku``), with the rule docs/cost.md states: vCPUs x core price + GiB x
+The snapshot is the fake catalog's SKUs and the fake MachineTypes API's shapes
+(tests/prices.py: invented prices and shapes, never Google's). Each expected figure is
+computed here from the SKUs the fake serves, found by their whole description
+(``fake_sku``), and the vCPUs and GiB it serves (``fake_shape``: ``guestCpus``, ``memoryMb``
+/ 1024), with the rule docs/cost.md states: vCPUs x core price + GiB x
 memory price + accelerators x accelerator price + disk GiB x disk price / 730, plus the
 management fee under SPOT and FLEX_START.
 """
@@ -19,7 +21,7 @@ from provider.__main__ import render
 from provider.review.cost import Estimate, describe, estimate, to_json
 from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
-from tests.prices import PRICES, fake_sku
+from tests.prices import PRICES, fake_shape, fake_sku
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -78,7 +80,13 @@ class TestEstimate:
             },
             EU,
         )
-        hourly = 8 * N1_CORE_EU + 30 * N1_RAM_EU + 1 * T4_EU + 200 * SSD_EU / MONTH_H
+        shape = fake_shape("n1-standard-8")
+        hourly = (
+            shape.guest_cpus * N1_CORE_EU
+            + shape.memory_mb / 1024 * N1_RAM_EU
+            + 1 * T4_EU
+            + 200 * SSD_EU / MONTH_H
+        )
         assert result.hourly_usd == pytest.approx(hourly)
         assert result.max_usd == pytest.approx(hourly * 6)
         assert result.unknown == ()
@@ -89,9 +97,10 @@ class TestEstimate:
         result = estimate_of(
             {"machine": "e2-standard-4", "scheduling": {"timeout": "30m", "strategy": "SPOT"}}
         )
+        shape = fake_shape("e2-standard-4")
         hourly = (
-            4 * (E2_SPOT_CORE + E2_FEE_CORE)
-            + 16 * (E2_SPOT_RAM + E2_FEE_RAM)
+            shape.guest_cpus * (E2_SPOT_CORE + E2_FEE_CORE)
+            + shape.memory_mb / 1024 * (E2_SPOT_RAM + E2_FEE_RAM)
             + 100 * SSD_COMPUTE_US / MONTH_H
         )
         assert result.hourly_usd == pytest.approx(hourly)

@@ -15,6 +15,7 @@ from google.cloud.billing_v1.types import cloud_catalog as cc
 from provider.catalog import billing, refresh
 from provider.errors import PricesError
 from provider.testing.fake_catalog import COMPUTE, VERTEX, FakeCatalog
+from provider.testing.fake_compute import FakeCompute
 from tests.cli import run_cli
 
 REGIONS = ["us-central1", "europe-west4", "asia-east1"]
@@ -25,6 +26,13 @@ def fake() -> Iterator[FakeCatalog]:
     """A fake catalog serving 50 SKUs a page."""
     with FakeCatalog(max_page_size=50) as catalog:
         yield catalog
+
+
+@pytest.fixture(scope="module")
+def compute() -> Iterator[FakeCompute]:
+    """The fake MachineTypes API a refresh reads shapes from (invented shapes)."""
+    with FakeCompute() as machine_types:
+        yield machine_types
 
 
 class TestFakeCatalog:
@@ -57,9 +65,9 @@ class TestFakeCatalog:
 class TestRefresh:
     """refresh(): both services, every page, only the SKUs estimates use."""
 
-    def test_keeps_only_what_estimates_use(self, fake: FakeCatalog) -> None:
+    def test_keeps_only_what_estimates_use(self, fake: FakeCatalog, compute: FakeCompute) -> None:
         """Decoys (committed use, reserved, on-demand Compute Engine cores) are dropped."""
-        snapshot = refresh.refresh(REGIONS, endpoint=fake.address)
+        snapshot = refresh.refresh(REGIONS, endpoint=fake.address, compute_endpoint=compute.address)
         kept = {
             (s.service, s.usage_type, billing.resource_phrase(s.description)) for s in snapshot.skus
         }
@@ -75,53 +83,81 @@ class TestRefresh:
         )
         assert snapshot.source == fake.address and set(snapshot.regions) == set(REGIONS)
 
-    def test_regions_not_asked_for_are_dropped(self, fake: FakeCatalog) -> None:
+    def test_regions_not_asked_for_are_dropped(
+        self, fake: FakeCatalog, compute: FakeCompute
+    ) -> None:
         """A SKU covering none of the regions asked for is not kept; a multi-region one is."""
-        snapshot = refresh.refresh(["europe-west4"], endpoint=fake.address)
+        snapshot = refresh.refresh(
+            ["europe-west4"], endpoint=fake.address, compute_endpoint=compute.address
+        )
         assert all("europe-west4" in s.regions for s in snapshot.skus)
 
-    def test_a_free_first_tier_is_kept_whole(self, fake: FakeCatalog) -> None:
+    def test_a_free_first_tier_is_kept_whole(self, fake: FakeCatalog, compute: FakeCompute) -> None:
         """Every tier is kept, the free first one included, ascending."""
-        snapshot = refresh.refresh(["us-central1"], endpoint=fake.address)
+        snapshot = refresh.refresh(
+            ["us-central1"], endpoint=fake.address, compute_endpoint=compute.address
+        )
         tiered = [s for s in snapshot.skus if len(s.tiers) > 1]
         assert tiered and all(s.tiers[0].usd == 0 < s.tiers[1].usd for s in tiered)
 
-    def test_transient_errors_are_retried(self, fake: FakeCatalog) -> None:
+    def test_transient_errors_are_retried(self, fake: FakeCatalog, compute: FakeCompute) -> None:
         """Two UNAVAILABLE answers, then the refresh succeeds."""
         fake.fail_next(2)
-        snapshot = refresh.refresh(["us-central1"], endpoint=fake.address)
+        snapshot = refresh.refresh(
+            ["us-central1"], endpoint=fake.address, compute_endpoint=compute.address
+        )
         assert snapshot.skus
         assert len([c for c in fake.calls if c.method == "ListSkus" and c.page_token == ""]) >= 3
 
-    def test_a_permanent_error_says_what_to_do(self, fake: FakeCatalog) -> None:
+    def test_a_permanent_error_says_what_to_do(
+        self, fake: FakeCatalog, compute: FakeCompute
+    ) -> None:
         """PERMISSION_DENIED is not retried: PricesError names the credentials fix."""
         fake.fail_next(1, grpc.StatusCode.PERMISSION_DENIED)
         with pytest.raises(PricesError, match="application-default login"):
-            refresh.refresh(["us-central1"], endpoint=fake.address)
+            refresh.refresh(
+                ["us-central1"], endpoint=fake.address, compute_endpoint=compute.address
+            )
         assert len(fake.calls) == 1
 
-    def test_an_api_key_is_sent_on_every_page(self) -> None:
+    def test_an_api_key_is_sent_on_every_page(self, compute: FakeCompute) -> None:
         """With an API key, every page carries x-goog-api-key; without, UNAUTHENTICATED."""
         with FakeCatalog(max_page_size=100, api_key="k-123") as catalog:
-            refresh.refresh(["us-central1"], endpoint=catalog.address, api_key="k-123")
+            refresh.refresh(
+                ["us-central1"],
+                endpoint=catalog.address,
+                compute_endpoint=compute.address,
+                api_key="k-123",
+            )
             assert all(c.metadata.get("x-goog-api-key") == "k-123" for c in catalog.calls)
             with pytest.raises(PricesError, match="application-default login"):
-                refresh.refresh(["us-central1"], endpoint=catalog.address)
+                refresh.refresh(
+                    ["us-central1"], endpoint=catalog.address, compute_endpoint=compute.address
+                )
 
-    def test_progress_is_told_after_every_page(self, fake: FakeCatalog) -> None:
-        """One progress call a page, with growing counts."""
+    def test_progress_is_told_after_every_page(
+        self, fake: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """One progress call a catalog page (and one a machine types page), counts growing."""
         seen: list[tuple[str, int, int]] = []
-        refresh.refresh(["us-central1"], endpoint=fake.address, progress=lambda *a: seen.append(a))
+        refresh.refresh(
+            ["us-central1"],
+            endpoint=fake.address,
+            compute_endpoint=compute.address,
+            progress=lambda *a: seen.append(a),
+        )
         pages = [c for c in fake.calls if c.method == "ListSkus"]
-        assert len(seen) == len(pages)
+        assert len([s for s in seen if s[0] in (VERTEX, COMPUTE)]) == len(pages)
         assert [n for s, n, _ in seen if s == VERTEX] == sorted(
             n for s, n, _ in seen if s == VERTEX
         )
 
-    def test_an_unknown_region_is_refused(self, fake: FakeCatalog) -> None:
+    def test_an_unknown_region_is_refused(self, fake: FakeCatalog, compute: FakeCompute) -> None:
         """A region Vertex AI does not train in is a PricesError before any call."""
         with pytest.raises(PricesError, match="mars-north1"):
-            refresh.refresh(["mars-north1"], endpoint=fake.address)
+            refresh.refresh(
+                ["mars-north1"], endpoint=fake.address, compute_endpoint=compute.address
+            )
         assert fake.calls == []
 
     def test_without_the_package_the_error_gives_the_pip_command(
@@ -137,7 +173,9 @@ class TestRefresh:
         ):
             refresh.make_client("127.0.0.1:1")
 
-    def test_the_command_writes_the_snapshot(self, fake: FakeCatalog, tmp_path: Path) -> None:
+    def test_the_command_writes_the_snapshot(
+        self, fake: FakeCatalog, compute: FakeCompute, tmp_path: Path
+    ) -> None:
         """`python -m provider prices refresh --endpoint --out` writes a loadable snapshot
         and warns that a loopback snapshot is not for committing."""
         from provider.catalog.prices import load_snapshot
@@ -148,6 +186,8 @@ class TestRefresh:
             "refresh",
             "--endpoint",
             fake.address,
+            "--compute-endpoint",
+            compute.address,
             "--region",
             "us-central1",
             "--out",

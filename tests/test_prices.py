@@ -1,5 +1,5 @@
-"""The price snapshot (provider.catalog.prices), the machine shapes (shapes) and the
-billing rule (billing): what they hold, refuse and select."""
+"""The price snapshot (provider.catalog.prices), the machine shapes it keeps (shapes) and
+the billing rule (billing): what they hold, refuse and select."""
 
 from __future__ import annotations
 
@@ -86,27 +86,51 @@ class TestSnapshot:
             pytest.skip("no snapshot is committed: `make prices` with credentials makes one")
         snapshot = prices.load_snapshot(REPO / prices.SNAPSHOT_PATH)
         assert snapshot.source == "cloudbilling.googleapis.com"
+        assert snapshot.shapes_source == "compute.googleapis.com"
 
 
 class TestShapes:
-    """Every machine type has a shape, with its source."""
+    """Machine shapes: what a refresh asks Compute Engine for, and how the snapshot keeps it."""
 
-    def test_every_machine_has_a_shape(self) -> None:
-        """No machine of the catalogue lacks vCPUs and memory (or is a TPU machine)."""
-        assert set(shapes.SHAPES) == set(machines.MACHINE_TYPES)
-        for shape in shapes.SHAPES.values():
-            assert shape.url.startswith("https://cloud.google.com/"), shape
-            assert shape.tpu or (shape.vcpus > 0 and shape.memory_gib > 0), shape
+    def test_every_machine_but_tpus_is_asked_for(self) -> None:
+        """The machines billed per vCPU and GiB are asked for; TPU machines (chips) are not."""
+        wanted = set(shapes.wanted_machines())
+        tpus = {name for name, m in machines.MACHINE_TYPES.items() if m.tpu}
+        assert wanted == set(machines.MACHINE_TYPES) - tpus
+        assert "cloud-tpu" not in wanted and all(billing.billed_by_chips(t) for t in tpus)
 
-    def test_unverified_rows_say_so(self) -> None:
-        """A row not read on Google's page says "not verified"; a read one quotes it."""
-        for shape in shapes.SHAPES.values():
-            assert shape.verified == shape.how.startswith("read"), shape
-        assert shapes.SHAPES["n1-standard-4"].verified
-        assert (
-            shapes.SHAPES["n1-standard-4"].vcpus,
-            shapes.SHAPES["n1-standard-4"].memory_gib,
-        ) == (4, 15)
+    def test_the_filter_matches_whole_names_only(self) -> None:
+        """``name eq "a|b"``: an RE2 alternation that must match the entire name."""
+        text = shapes.name_filter(["n1-standard-4", "e2-standard-8"])
+        assert text == 'name eq "e2-standard-8|n1-standard-4"'
+        with pytest.raises(ValueError, match="machine type name"):
+            shapes.name_filter(["n1-.*"])
+
+    def test_memory_mb_is_read_as_mib(self) -> None:
+        """memoryMb 3840 is 3.75 GiB (the recorded n1-standard-1 answer: "3.75 GB RAM")."""
+        shape = prices.MachineShape("n1-standard-1", 1, 3840, "us-central1-a")
+        assert shape.memory_gib == 3.75
+
+    def test_shapes_round_trip_with_their_source_and_time(self, tmp_path: Path) -> None:
+        """The snapshot keeps every shape, when and where it was read."""
+        path = tmp_path / "snapshot.json"
+        prices.save_snapshot(PRICES, path)
+        loaded = prices.load_snapshot(path)
+        assert set(loaded.machine_shapes) == set(PRICES.machine_shapes)
+        assert loaded.shapes_read_at == PRICES.shapes_read_at
+        assert loaded.shapes_source == PRICES.shapes_source
+        document = json.loads(path.read_text())
+        entry = document["machine_shapes"]["machines"][0]
+        assert entry["memory_gib"] == entry["memory_mb"] / 1024
+
+    def test_a_bad_shape_is_refused(self, tmp_path: Path) -> None:
+        """A shape with no vCPUs is a PricesError naming the entry and `make prices`."""
+        document = prices.to_json(PRICES)
+        document["machine_shapes"]["machines"][0]["guest_cpus"] = 0
+        path = tmp_path / "snapshot.json"
+        path.write_text(json.dumps(document))
+        with pytest.raises(PricesError, match=r"machine_shapes\.machines\[0\].*make prices"):
+            prices.load_snapshot(path)
 
 
 class TestBilling:
@@ -130,10 +154,22 @@ class TestBilling:
     def test_standard_uses_vertex_skus_and_spot_compute_plus_fee(self) -> None:
         """STANDARD: Vertex AI on-demand only; SPOT: Compute Engine Preemptible + Vertex fees."""
         standard, _ = billing.replica_components(
-            "n1-standard-4", None, 0, disk_type="pd-ssd", disk_gib=100, strategy="STANDARD"
+            "n1-standard-4",
+            None,
+            0,
+            shape=(4, 16),
+            disk_type="pd-ssd",
+            disk_gib=100,
+            strategy="STANDARD",
         )
         spot, _ = billing.replica_components(
-            "n1-standard-4", None, 0, disk_type="pd-ssd", disk_gib=100, strategy="SPOT"
+            "n1-standard-4",
+            None,
+            0,
+            shape=(4, 16),
+            disk_type="pd-ssd",
+            disk_gib=100,
+            strategy="SPOT",
         )
         assert {(c.want.service, c.want.usage_type, c.want.fee) for c in standard} == {
             (billing.VERTEX_SERVICE, "OnDemand", False)

@@ -20,9 +20,14 @@ The rule, and its evidence:
   Compute Engine's Spot or DWS prices plus the custom-training management fee; the fee
   is 0.15 x Compute Engine's price on the bill above). The boot disk is Compute Engine's
   on-demand disk SKU under both.
-- TPUs are billed for their chips (``provider.catalog.shapes``): a Vertex AI SKU under
-  STANDARD; no SPOT or FLEX_START rule (Vertex AI's Spot VMs exclude TPU Pods), so their
-  price there is unknown.
+- TPU machines are billed for their chips (``billed_by_chips``: ``ct5lp-hightpu-4t``, 4
+  TPU v5e chips), the host included in that price, as Vertex AI prices TPU training per
+  accelerator (not verified against a bill): a Vertex AI SKU under STANDARD; no SPOT or
+  FLEX_START rule (Vertex AI's Spot VMs exclude TPU Pods), so their price there is
+  unknown. Their vCPUs and memory are not read: ``cloud-tpu`` is not a Compute Engine
+  machine type at all, and the ``ct5lp-*`` / ``ct4p-*`` hosts' are not billed. Every other
+  machine is billed for the vCPUs and GiB of memory Compute Engine's MachineTypes API
+  gives it (``provider.catalog.shapes``, kept in the snapshot).
 
 SKUs are selected by their service, ``category.usage_type``, ``category.resource_group``,
 ``service_regions`` and the resource their description names, compared whole after
@@ -45,7 +50,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from provider.catalog import machines, shapes
+from provider.catalog import machines
 from provider.catalog.prices import Sku, Snapshot
 
 VERTEX_SERVICE = "services/C7E2-9256-1C43"
@@ -207,35 +212,47 @@ def _wants(kind: Kind, strategy: str, vertex_name: str, compute_name: str) -> li
     ]
 
 
+def billed_by_chips(machine: str) -> bool:
+    """Whether ``machine`` is a TPU machine, billed for its chips, not vCPUs and memory."""
+    machine_type = machines.MACHINE_TYPES.get(machine)
+    return machine_type is not None and machine_type.tpu
+
+
 def replica_components(
     machine: str,
     accelerator: str | None,
     accelerator_count: int,
     *,
+    shape: tuple[float, float] | None,
     disk_type: str,
     disk_gib: float,
     strategy: str,
 ) -> tuple[list[Component], list[str]]:
-    """What one replica is billed for under ``strategy``, and why any part cannot be priced."""
+    """What one replica is billed for under ``strategy``, and why any part cannot be priced.
+
+    ``shape`` is the machine's (vCPUs, GiB of memory), as the snapshot read them; None
+    only for a machine ``billed_by_chips`` (a missing shape is the caller's to report).
+    """
     components: list[Component] = []
     missing: list[str] = []
-    shape = shapes.shape_of(machine)
     family = machines.MACHINE_TYPES[machine].family if machine in machines.MACHINE_TYPES else ""
-    if shape is None:
-        missing.append(f"no shape (vCPUs, memory) for machine type {machine}")
-    elif not shape.tpu:
+    tpu = billed_by_chips(machine)
+    if not tpu:
+        if shape is None:
+            raise ValueError(f"{machine} is billed for vCPUs and memory: its shape is needed")
         if family not in FAMILY_RESOURCES:
             missing.append(f"no billing rule for {machine}'s family ({family})")
         else:
             core, ram = FAMILY_RESOURCES[family]
+            vcpus, memory_gib = shape
             parts: tuple[tuple[Kind, str, float, str], ...] = (
-                ("core", core, shape.vcpus, "vCPU"),
-                ("ram", ram, shape.memory_gib, "GiB"),
+                ("core", core, vcpus, "vCPU"),
+                ("ram", ram, memory_gib, "GiB"),
             )
             for part, name, quantity, what in parts:
                 wants = _wants(part, strategy, name, name)
                 components += [Component(w, quantity, what) for w in wants]
-    if shape is not None and shape.tpu and accelerator is None:
+    if tpu and accelerator is None:
         # A TPU machine that comes with its chips (ct5lp-hightpu-4t: 4) is billed for them.
         chips = machines.TPU_BUILT_IN_MACHINES.get(machine)
         if chips is not None:
@@ -267,7 +284,13 @@ def wanted_keys() -> frozenset[tuple[str, str, str]]:
             for disk in DISK_RESOURCES:
                 for strategy in STRATEGIES:
                     components, _ = replica_components(
-                        machine, accelerator, 1, disk_type=disk, disk_gib=1, strategy=strategy
+                        machine,
+                        accelerator,
+                        1,
+                        shape=None if billed_by_chips(machine) else (1, 1),
+                        disk_type=disk,
+                        disk_gib=1,
+                        strategy=strategy,
                     )
                     keys.update(c.want.key for c in components)
     return frozenset(keys)

@@ -13,6 +13,12 @@ what an estimate needs:
   ``GiBy.h``, ``GiBy.mo``) and its tiers (``start_usage_amount`` and ``unit_price`` as
   USD, from ``google.type.Money``'s units + nanos), and ``effective_time``.
 
+Beside the SKUs, ``machine_shapes``: vCPUs and memory of every machine type the estimates
+price per vCPU and GiB, as Compute Engine's MachineTypes API served them
+(``provider.catalog.shapes``: ``guestCpus``, and ``memoryMb`` in MiB, kept as served and
+read as GiB by dividing by ``MIB_PER_GIB``), with the zone each was read in, when
+(``shapes_read_at``) and from where (``shapes_source``: ``compute.googleapis.com``).
+
 ``read_at`` says when the catalog was read; ``Snapshot.stale_warning`` warns when that is
 more than ``STALE_AFTER_DAYS`` ago. ``load_snapshot`` refuses a file that does not hold
 this shape, with ``PricesError`` naming the file, the entry and the fix; a missing file
@@ -23,15 +29,15 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from provider.errors import PricesError
 
-#: The snapshot's format: bumped when its fields change meaning.
-SNAPSHOT_FORMAT = 1
+#: The snapshot's format: bumped when its fields change meaning (2: machine shapes).
+SNAPSHOT_FORMAT = 2
 #: Where the snapshot lives, relative to the project directory (the one with Pulumi.yaml).
 SNAPSHOT_PATH = Path("prices") / "snapshot.json"
 #: A snapshot read longer ago than this is warned about.
@@ -42,6 +48,8 @@ REFRESH_HINT = (
     "(gcloud auth application-default login) and commit prices/snapshot.json"
 )
 NANOS_PER_UNIT = 1_000_000_000
+#: ``memoryMb`` is MiB (n1-standard-1: 3840 = 3.75 x 1024, "3.75 GB RAM"): MiB per GiB.
+MIB_PER_GIB = 1024
 JSON_INDENT = 1
 
 
@@ -84,8 +92,32 @@ class Sku:
 
 
 @dataclass(frozen=True)
+class MachineShape:
+    """One machine type as Compute Engine's MachineTypes API served it."""
+
+    machine: str
+    #: ``guestCpus``: "the number of virtual CPUs that are available to the instance".
+    guest_cpus: int
+    #: ``memoryMb``: "the amount of physical memory ... defined in MB" (MiB, in fact).
+    memory_mb: int
+    #: The zone it was read in (``zone``), the first by name among the refreshed regions'.
+    zone: str
+    #: ``deprecated.state`` (DEPRECATED, OBSOLETE, DELETED), empty when not deprecated.
+    deprecated: str = ""
+    #: ``isSharedCpu``: a shared-core machine (its guestCpus are a fraction of time).
+    is_shared_cpu: bool = False
+    #: ``accelerators``: (``guestAcceleratorType``, ``guestAcceleratorCount``) pairs.
+    accelerators: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def memory_gib(self) -> float:
+        """GiB of memory, as the catalog's RAM SKUs price it (per GiB hour)."""
+        return self.memory_mb / MIB_PER_GIB
+
+
+@dataclass(frozen=True)
 class Snapshot:
-    """The SKUs read from the catalog, when, and from where."""
+    """The SKUs read from the catalog, when, and from where; the machine shapes beside."""
 
     read_at: datetime.datetime
     #: The catalog's endpoint (``cloudbilling.googleapis.com`` or a test's fake).
@@ -93,6 +125,22 @@ class Snapshot:
     #: The regions refreshed.
     regions: tuple[str, ...]
     skus: tuple[Sku, ...]
+    machine_shapes: tuple[MachineShape, ...] = ()
+    #: When the machine types were read; None when none were.
+    shapes_read_at: datetime.datetime | None = None
+    #: The MachineTypes API's endpoint (``compute.googleapis.com`` or a test's fake).
+    shapes_source: str = ""
+
+    def shape_of(self, machine: str) -> MachineShape | None:
+        """The shape read for ``machine``, or None when the snapshot has none."""
+        return next((s for s in self.machine_shapes if s.machine == machine), None)
+
+    @property
+    def shapes_read_date(self) -> datetime.date | None:
+        """The day the machine types were read (UTC), None when they were not."""
+        if self.shapes_read_at is None:
+            return None
+        return self.shapes_read_at.astimezone(datetime.UTC).date()
 
     @property
     def read_date(self) -> datetime.date:
@@ -146,6 +194,29 @@ def to_json(snapshot: Snapshot) -> dict[str, Any]:
             }
             for sku in sorted(snapshot.skus, key=lambda s: (s.service, s.sku_id))
         ],
+        "machine_shapes": {
+            "read_at": (
+                snapshot.shapes_read_at.astimezone(datetime.UTC).isoformat()
+                if snapshot.shapes_read_at is not None
+                else None
+            ),
+            "source": snapshot.shapes_source,
+            "machines": [
+                {
+                    "machine": shape.machine,
+                    "guest_cpus": shape.guest_cpus,
+                    "memory_mb": shape.memory_mb,
+                    "memory_gib": shape.memory_gib,
+                    "zone": shape.zone,
+                    "deprecated": shape.deprecated,
+                    "is_shared_cpu": shape.is_shared_cpu,
+                    "accelerators": [
+                        {"type": kind, "count": count} for kind, count in shape.accelerators
+                    ],
+                }
+                for shape in sorted(snapshot.machine_shapes, key=lambda s: s.machine)
+            ],
+        },
     }
 
 
@@ -204,11 +275,66 @@ def from_json(document: Any, source: str = "snapshot") -> Snapshot:
     regions = document.get("regions", [])
     if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
         raise bad("regions", "is not a list of region names")
+    shapes, shapes_read_at, shapes_source = _shapes_section(document.get("machine_shapes"), bad)
     return Snapshot(
         read_at=read_at,
         source=str(document.get("source", "")),
         regions=tuple(regions),
         skus=tuple(skus),
+        machine_shapes=shapes,
+        shapes_read_at=shapes_read_at,
+        shapes_source=shapes_source,
+    )
+
+
+def _shapes_section(
+    section: Any, bad: Callable[[str, str], PricesError]
+) -> tuple[tuple[MachineShape, ...], datetime.datetime | None, str]:
+    """The ``machine_shapes`` object: its machines, when and where they were read."""
+    if not isinstance(section, Mapping) or not isinstance(section.get("machines"), list):
+        raise bad("machine_shapes", "is not an object with a list of machines")
+    read_at = None
+    if section.get("read_at") is not None:
+        try:
+            read_at = datetime.datetime.fromisoformat(_text(section, "read_at"))
+        except (TypeError, ValueError):
+            raise bad("machine_shapes.read_at", "is not an ISO 8601 time") from None
+        if read_at.tzinfo is None:
+            raise bad("machine_shapes.read_at", "has no time zone")
+    shapes = []
+    for index, entry in enumerate(section["machines"]):
+        try:
+            shapes.append(_shape(entry))
+        except (TypeError, ValueError, KeyError) as exc:
+            where = f"machine_shapes.machines[{index}]"
+            raise bad(where, f"is not a machine shape ({exc})") from None
+    return tuple(shapes), read_at, str(section.get("source", ""))
+
+
+def _count(entry: Mapping[str, Any], key: str) -> int:
+    value = entry[key]
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{key} must be a positive whole number, got {value!r}")
+    return value
+
+
+def _shape(entry: Any) -> MachineShape:
+    if not isinstance(entry, Mapping):
+        raise TypeError("not an object")
+    accelerators = entry.get("accelerators", [])
+    if not isinstance(accelerators, list):
+        raise TypeError("accelerators must be a list")
+    shared = entry.get("is_shared_cpu", False)
+    if not isinstance(shared, bool):
+        raise TypeError(f"is_shared_cpu must be true or false, got {shared!r}")
+    return MachineShape(
+        machine=_text(entry, "machine"),
+        guest_cpus=_count(entry, "guest_cpus"),
+        memory_mb=_count(entry, "memory_mb"),
+        zone=_text(entry, "zone"),
+        deprecated=str(entry.get("deprecated", "")),
+        is_shared_cpu=shared,
+        accelerators=tuple((_text(a, "type"), _count(a, "count")) for a in accelerators),
     )
 
 

@@ -1,4 +1,5 @@
-"""Read prices from Google's Cloud Billing Catalog into a snapshot: ``refresh``.
+"""Read prices from Google's Cloud Billing Catalog, and machine shapes from Compute
+Engine, into a snapshot: ``refresh``.
 
 ``refresh`` lists every SKU of Vertex AI's and Compute Engine's services
 (``CloudCatalog.ListSkus``, ``google/cloud/billing/v1/cloud_catalog.proto``; the pager
@@ -19,6 +20,10 @@ a few hundred kept; ``progress`` is told after every page.
   host TLS. ``client`` replaces the client altogether.
 - Transient errors (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED) are
   retried with backoff, page by page; other errors become ``PricesError`` with the fix.
+- Before the SKUs, the vCPUs and memory of the catalogue's machine types are read from
+  Compute Engine's MachineTypes API (``provider.catalog.shapes``) in a ``project``, the
+  same way: ``compute_endpoint`` (a loopback one is ``provider.testing.fake_compute``),
+  ``compute_client``, the same credentials, API key and retries.
 """
 
 from __future__ import annotations
@@ -27,27 +32,30 @@ import datetime
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from provider.catalog import billing, machines
-from provider.catalog.prices import Sku, Snapshot, Tier, usd
+from provider.catalog import billing, machines, shapes
+from provider.catalog._google import (
+    API_KEY_HEADER,
+    RETRY_DEADLINE_S,
+    credentials_advice,
+    is_loopback,
+    transient_retry,
+)
+from provider.catalog.prices import MachineShape, Sku, Snapshot, Tier, usd
 from provider.errors import PricesError
 
 if TYPE_CHECKING:
     from google.cloud.billing_v1 import CloudCatalogClient
+    from google.cloud.compute_v1 import MachineTypesClient
+
+__all__ = ["DEFAULT_ENDPOINT", "Progress", "is_loopback", "make_client", "refresh"]
 
 #: The catalog's own host (the proto's ``default_host``).
 DEFAULT_ENDPOINT = "cloudbilling.googleapis.com"
 #: SKUs asked for a page (the proto's default; a server may send fewer).
 PAGE_SIZE = 5000
 CURRENCY = "USD"
-#: Retry of transient errors: first wait, longest wait, multiplier, and total deadline.
-RETRY_INITIAL_S = 0.5
-RETRY_MAX_S = 10.0
-RETRY_MULTIPLIER = 2.0
-RETRY_DEADLINE_S = 120.0
 #: Per-call timeout of one page.
 PAGE_TIMEOUT_S = 60.0
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
-API_KEY_HEADER = "x-goog-api-key"
 INSTALL_HINT = ".venv/bin/python -m pip install google-cloud-billing==1.21.0"
 
 #: Told after each page: (service, SKUs read so far, SKUs kept so far).
@@ -63,11 +71,6 @@ def _billing() -> Any:
             f"reading prices needs google-cloud-billing, which is not installed: {INSTALL_HINT}"
         ) from None
     return billing_v1
-
-
-def is_loopback(endpoint: str) -> bool:
-    host = endpoint.rsplit(":", 1)[0] if endpoint.count(":") == 1 else endpoint
-    return host in LOOPBACK_HOSTS or endpoint.startswith("[::1]")
 
 
 def make_client(endpoint: str | None = None, api_key: str | None = None) -> CloudCatalogClient:
@@ -90,33 +93,8 @@ def make_client(endpoint: str | None = None, api_key: str | None = None) -> Clou
     try:
         client = billing_v1.CloudCatalogClient(client_options=options or None)
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
-        raise PricesError(_credentials_advice(exc)) from exc
+        raise PricesError(credentials_advice(exc)) from exc
     return client
-
-
-def _credentials_advice(exc: BaseException) -> str:
-    return (
-        f"cannot read Google's price catalog ({type(exc).__name__}: {exc}): sign in with "
-        "`gcloud auth application-default login`, or set CLOUD_BILLING_API_KEY to an API "
-        "key of a project with the Cloud Billing API enabled"
-    )
-
-
-def _retry() -> Any:
-    from google.api_core import exceptions, retry
-
-    return retry.Retry(
-        predicate=retry.if_exception_type(
-            exceptions.ServiceUnavailable,
-            exceptions.DeadlineExceeded,
-            exceptions.InternalServerError,
-            exceptions.ResourceExhausted,
-        ),
-        initial=RETRY_INITIAL_S,
-        maximum=RETRY_MAX_S,
-        multiplier=RETRY_MULTIPLIER,
-        timeout=RETRY_DEADLINE_S,
-    )
 
 
 def _sku(pb: Any, service: str) -> Sku | None:
@@ -157,11 +135,16 @@ def refresh(
     api_key: str | None = None,
     progress: Progress | None = None,
     now: Callable[[], datetime.datetime] | None = None,
+    compute_client: MachineTypesClient | None = None,
+    compute_endpoint: str | None = None,
+    project: str | None = None,
 ) -> Snapshot:
-    """Read both services' SKUs and keep those estimates use in ``regions``.
+    """Read the machine types' shapes and both services' SKUs; keep those estimates use
+    in ``regions``.
 
     ``regions`` defaults to every region Vertex AI trains in
-    (``provider.catalog.machines.TRAINING_REGIONS``).
+    (``provider.catalog.machines.TRAINING_REGIONS``). ``project`` is the one machine
+    types are listed in (``shapes.project_for``).
     """
     from google.api_core import exceptions
 
@@ -172,9 +155,18 @@ def refresh(
             f"--region {', '.join(unknown)}: not a region Vertex AI trains in "
             f"(provider/catalog/machines.py TRAINING_REGIONS)"
         )
+    clock = now or (lambda: datetime.datetime.now(datetime.UTC))
+    machine_shapes = _read_shapes(
+        wanted_regions,
+        client=compute_client,
+        endpoint=compute_endpoint,
+        api_key=api_key,
+        project=project,
+        progress=progress,
+    )
+    shapes_read_at = clock()
     catalog = client if client is not None else make_client(endpoint, api_key)
-    loopback_key = api_key if endpoint and is_loopback(endpoint) and client is None else None
-    metadata = [(API_KEY_HEADER, loopback_key)] if loopback_key else []
+    metadata = _key_metadata(api_key, endpoint, client)
     kept: list[Sku] = []
     for service in billing.SERVICES:
         try:
@@ -186,9 +178,65 @@ def refresh(
                 f"{service}: the price catalog kept failing for {RETRY_DEADLINE_S:g}s "
                 f"({exc.cause}); try again later"
             ) from exc
-    clock = now or (lambda: datetime.datetime.now(datetime.UTC))
-    source = endpoint or DEFAULT_ENDPOINT
-    return Snapshot(read_at=clock(), source=source, regions=wanted_regions, skus=tuple(kept))
+    return Snapshot(
+        read_at=clock(),
+        source=endpoint or DEFAULT_ENDPOINT,
+        regions=wanted_regions,
+        skus=tuple(kept),
+        machine_shapes=machine_shapes,
+        shapes_read_at=shapes_read_at,
+        shapes_source=compute_endpoint or shapes.DEFAULT_ENDPOINT,
+    )
+
+
+def _key_metadata(api_key: str | None, endpoint: str | None, client: Any) -> list[tuple[str, str]]:
+    """The API key as a header, for a loopback endpoint this module's client talks to."""
+    loopback_key = api_key if endpoint and is_loopback(endpoint) and client is None else None
+    return [(API_KEY_HEADER, loopback_key)] if loopback_key else []
+
+
+def _read_shapes(
+    regions: tuple[str, ...],
+    *,
+    client: Any,
+    endpoint: str | None,
+    api_key: str | None,
+    project: str | None,
+    progress: Progress | None,
+) -> tuple[MachineShape, ...]:
+    """The machine types' shapes in ``regions`` (``shapes.read_shapes``)."""
+    from google.api_core import exceptions
+
+    where = f"{shapes.DEFAULT_ENDPOINT} machineTypes"
+    compute = client if client is not None else shapes.make_client(endpoint, api_key)
+    try:
+        found, unreachable = shapes.read_shapes(
+            compute,
+            shapes.project_for(project, endpoint),
+            regions,
+            metadata=_key_metadata(api_key, endpoint, client),
+            retry=transient_retry(),
+            timeout=PAGE_TIMEOUT_S,
+            progress=progress,
+        )
+    except exceptions.GoogleAPICallError as exc:
+        # Over HTTP the message is "GET <url>: <Google's message>": the URL is left out.
+        said = str(exc.message).split(": ", 1)[-1] if exc.response is not None else exc.message
+        refused = (exceptions.Forbidden, exceptions.Unauthorized)  # 403, 401 (and gRPC's kin)
+        if isinstance(exc, refused):
+            raise PricesError(
+                f"{where}: {said}: {credentials_advice(exc, 'machine types')} (the identity "
+                "must be allowed compute.machineTypes.list, as in roles/compute.viewer)"
+            ) from exc
+        raise PricesError(f"{where}: Compute Engine answered {exc.code} {said}") from exc
+    except exceptions.RetryError as exc:
+        raise PricesError(
+            f"{where}: Compute Engine kept failing for {RETRY_DEADLINE_S:g}s "
+            f"({exc.cause}); try again later"
+        ) from exc
+    if unreachable and progress is not None:
+        progress(f"{where} (unreachable: {', '.join(unreachable)})", 0, len(found))
+    return found
 
 
 def _read_service(
@@ -200,7 +248,7 @@ def _read_service(
 ) -> list[Sku]:
     pager = catalog.list_skus(
         request={"parent": service, "currency_code": CURRENCY, "page_size": PAGE_SIZE},
-        retry=_retry(),
+        retry=transient_retry(),
         timeout=PAGE_TIMEOUT_S,
         metadata=metadata,
     )
@@ -219,7 +267,7 @@ def _call_advice(service: str, exc: Any) -> str:
     from google.api_core import exceptions
 
     if isinstance(exc, (exceptions.PermissionDenied, exceptions.Unauthenticated)):
-        return f"{service}: {exc.message}: {_credentials_advice(exc)}"
+        return f"{service}: {exc.message}: {credentials_advice(exc)}"
     return (
         f"{service}: the price catalog answered {exc.code.name if exc.code else ''} {exc.message}"
     )

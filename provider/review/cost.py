@@ -4,7 +4,9 @@
   accelerators x accelerator price + boot disk GiB x disk price / 730)``, plus the
   management fee on each of those where the strategy pays it: which SKUs price which
   part, under which ``scheduling.strategy`` (STANDARD when unset), is
-  ``provider.catalog.billing``'s rule; vCPUs and GiB are ``provider.catalog.shapes``'.
+  ``provider.catalog.billing``'s rule; vCPUs and GiB are the snapshot's, as Compute
+  Engine's MachineTypes API gave them at refresh (``guestCpus``; ``memoryMb`` / 1024,
+  ``provider.catalog.shapes``). A TPU machine is billed for its chips instead.
   Every pool counts the same way, a reduction server included.
 - A SKU with tiers is priced at the tier covering the job's most usage of it (a free
   first tier prices a small usage at nothing; a larger one at the paid tier).
@@ -13,8 +15,9 @@
   for a tuning job (each trial may run to the timeout). A tuning job runs up to
   ``parallel_trials`` trials at once: ``Estimate.peak_usd_per_hour``.
 - A SKU missing from the snapshot makes the rate and the total unknown (``None``) with
-  the SKU it needs and how to refresh; no snapshot at all says how to make one. Never
-  zero. A local-backend job costs nothing on Google Cloud.
+  the SKU it needs and how to refresh; so does a machine type whose shape the snapshot
+  lacks, naming it; no snapshot at all says how to make one. Never zero. A local-backend
+  job costs nothing on Google Cloud.
 
 Each estimate carries its ``Line``s, one per SKU and pool (quantity x unit price, SKU ID),
 so a reviewer can check the sum. Storage, network and image builds are not counted
@@ -110,6 +113,24 @@ def _missing(want: billing.Want, region: str, snapshot: Snapshot) -> str:
     )
 
 
+def _missing_shape(machine: str, region: str, snapshot: Snapshot) -> str:
+    read = snapshot.shapes_read_date
+    if read is None:
+        return (
+            f"no vCPUs and memory for machine type {machine}: the snapshot holds no "
+            f"machine types: refresh prices (make prices)"
+        )
+    where = f"the machine types read {read.isoformat()} from {snapshot.shapes_source}"
+    if region not in snapshot.regions:
+        fix = (
+            f"refresh prices with {region} among the regions "
+            f'(make prices PRICES_REGIONS="{region} ...")'
+        )
+    else:
+        fix = "no zone of the regions refreshed offered it then: refresh prices (make prices)"
+    return f"no vCPUs and memory for machine type {machine} in {where}: {fix}"
+
+
 def pool_cost(
     pool: WorkerPool,
     region: str,
@@ -132,10 +153,17 @@ def pool_cost(
 
     if index is None:
         return result(None, (NO_SNAPSHOT,), ())
+    shape = None
+    if not billing.billed_by_chips(pool.machine):
+        read = index.snapshot.shape_of(pool.machine)
+        if read is None:
+            return result(None, (_missing_shape(pool.machine, region, index.snapshot),), ())
+        shape = (float(read.guest_cpus), read.memory_gib)
     components, unknown = billing.replica_components(
         pool.machine,
         accelerator,
         count,
+        shape=shape,
         disk_type=pool.disk.type,
         disk_gib=pool.disk.size_gb,
         strategy=strategy,

@@ -1,0 +1,183 @@
+"""The fake MachineTypes API through the real google-cloud-compute client (REST on
+loopback), and a refresh (provider.catalog.refresh) against it and the fake catalog: the
+shapes in the snapshot, pages, a transient 503, and estimates from those shapes.
+
+The fake's shapes are invented (provider.testing.fake_compute.shape_of); every expected
+figure here is computed from that rule, never from Google's machine tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from http import HTTPStatus
+from pathlib import Path
+
+import pytest
+
+from provider.catalog import prices, refresh, shapes
+from provider.errors import PricesError
+from provider.review.cost import describe, estimate
+from provider.stackconfig import StackSettings, parse_job
+from provider.testing.fake_catalog import FakeCatalog
+from provider.testing.fake_compute import LACKING, FakeCompute, shape_of
+from tests.cli import run_cli
+from tests.prices import fake_sku
+
+EU = StackSettings(stack="prod", project="my-project", region="europe-west4")
+IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
+VERTEX_ON = "Vertex AI: Training/Pipelines on"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Iterator[FakeCatalog]:
+    """The fake catalog (invented prices), 500 SKUs a page."""
+    with FakeCatalog() as fake:
+        yield fake
+
+
+@pytest.fixture
+def compute() -> Iterator[FakeCompute]:
+    """A fake MachineTypes API serving 100 machine types a page."""
+    with FakeCompute(max_page_size=100) as fake:
+        yield fake
+
+
+def read(catalog: FakeCatalog, compute: FakeCompute, regions: list[str]) -> prices.Snapshot:
+    return refresh.refresh(regions, endpoint=catalog.address, compute_endpoint=compute.address)
+
+
+class TestFakeCompute:
+    """The fake answers the real client as the compute v1 reference says."""
+
+    def test_aggregated_list_pages_through_every_zone(self, compute: FakeCompute) -> None:
+        """The pager follows nextPageToken; items are keyed zones/<zone>; maxResults is sent."""
+        client = shapes.make_client(compute.address)
+        pager = client.aggregated_list(
+            request={"project": "p", "filter": 'name eq "n1-standard-4"', "max_results": 5}
+        )
+        zones = {zone for zone, scoped in pager if scoped.machine_types}
+        assert zones == {f"zones/{z}" for z in compute.machines["n1-standard-4"][1]}
+        paths = {c.path for c in compute.calls}
+        assert paths == {"/compute/v1/projects/p/aggregated/machineTypes"}
+        assert all(c.query["maxResults"] == "5" for c in compute.calls)
+        assert len(compute.calls) > 1 and "pageToken" in compute.calls[-1].query
+
+    def test_an_unsupported_filter_is_a_bad_request(self, compute: FakeCompute) -> None:
+        """A filter the fake cannot read is 400, as google.api_core maps it."""
+        from google.api_core import exceptions
+
+        client = shapes.make_client(compute.address)
+        with pytest.raises(exceptions.BadRequest):
+            list(client.aggregated_list(request={"project": "p", "filter": "guestCpus > 4"}))
+
+    def test_the_shape_rule_is_the_served_one(self, compute: FakeCompute) -> None:
+        """guestCpus and memoryMb come back as shape_of says (memoryMb in MiB)."""
+        client = shapes.make_client(compute.address)
+        pager = client.aggregated_list(
+            request={"project": "p", "filter": 'name eq "a2-highgpu-2g"'}
+        )
+        served = [m for _, scoped in pager for m in scoped.machine_types]
+        assert served and {(m.guest_cpus, m.memory_mb) for m in served} == {
+            (shape_of("a2-highgpu-2g").guest_cpus, shape_of("a2-highgpu-2g").memory_mb)
+        }
+        assert served[0].accelerators[0].guest_accelerator_count == 2
+
+
+class TestRefreshShapes:
+    """refresh(): the catalogue's machine shapes, read through both fakes, in the snapshot."""
+
+    def test_every_served_machine_is_in_the_snapshot(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """Every wanted machine but the one the fake lacks, with its shape, zone and source."""
+        snapshot = read(catalog, compute, ["us-central1", "europe-west4"])
+        read_names = {s.machine for s in snapshot.machine_shapes}
+        assert read_names == set(shapes.wanted_machines()) - {LACKING}
+        n1 = snapshot.shape_of("n1-standard-8")
+        assert n1 is not None and n1.zone == "europe-west4-a"
+        assert (n1.guest_cpus, n1.memory_mb) == (
+            shape_of("n1-standard-8").guest_cpus,
+            shape_of("n1-standard-8").memory_mb,
+        )
+        deprecated = snapshot.shape_of("n1-highcpu-96")
+        assert deprecated is not None and deprecated.deprecated == "DEPRECATED"
+        assert snapshot.shapes_source == compute.address
+        assert snapshot.shapes_read_at is not None
+        assert all(" eq " in c.query["filter"] for c in compute.calls)
+
+    def test_pages_are_followed_and_a_503_retried(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """Two 503s, then every page: the shapes are all there."""
+        compute.fail_next(2)
+        snapshot = read(catalog, compute, ["us-central1"])
+        first_pages = [c for c in compute.calls if "pageToken" not in c.query]
+        assert len(first_pages) == 3 and len(compute.calls) > 3
+        assert len(snapshot.machine_shapes) == len(shapes.wanted_machines()) - 1
+
+    def test_a_machine_of_other_zones_only_is_left_out(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """a3-ultragpu-8g is served in us-central1-a only: a europe-west4 refresh lacks it."""
+        assert read(catalog, compute, ["europe-west4"]).shape_of("a3-ultragpu-8g") is None
+        assert read(catalog, compute, ["us-central1"]).shape_of("a3-ultragpu-8g") is not None
+
+    def test_a_permanent_error_says_what_to_do(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """403 is not retried: PricesError names the credentials and the permission."""
+        compute.fail_next(1, HTTPStatus.FORBIDDEN)
+        with pytest.raises(PricesError, match=r"compute\.machineTypes\.list"):
+            read(catalog, compute, ["us-central1"])
+        assert len(compute.calls) == 1
+
+    def test_the_command_writes_shapes_and_warns(
+        self, catalog: FakeCatalog, compute: FakeCompute, tmp_path: Path
+    ) -> None:
+        """`prices refresh --compute-endpoint` writes the shapes and says not to commit them."""
+        out = tmp_path / "snapshot.json"
+        result = run_cli(
+            "prices",
+            "refresh",
+            "--endpoint",
+            catalog.address,
+            "--compute-endpoint",
+            compute.address,
+            "--region",
+            "europe-west4",
+            "--out",
+            str(out),
+        )
+        assert result.returncode == 0, result.stderr
+        assert "machine types read" in result.stderr
+        assert "invented machine shapes" in result.stderr
+        assert prices.load_snapshot(out).machine_shapes
+
+
+class TestEstimateFromReadShapes:
+    """The estimate prices the shapes the refresh read, and names a machine it lacks."""
+
+    def test_an_estimate_uses_the_read_shape(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """n1-standard-8 in europe-west4: the fake's vCPUs and GiB x the fake's prices."""
+        snapshot = read(catalog, compute, ["europe-west4"])
+        job = parse_job("mnist", {"image": IMAGE, "machine": "n1-standard-8"}, EU)
+        result = estimate(job, snapshot)
+        core = fake_sku(f"{VERTEX_ON} N1 Predefined Instance Core in Netherlands").usd()
+        ram = fake_sku(f"{VERTEX_ON} N1 Predefined Instance RAM running in Netherlands").usd()
+        ssd = fake_sku(f"{VERTEX_ON} SSD backed PD Capacity in Netherlands").usd()
+        shape = shape_of("n1-standard-8")
+        expected = shape.guest_cpus * core + shape.memory_mb / 1024 * ram + 100 * ssd / 730
+        assert result.hourly_usd == pytest.approx(expected)
+
+    def test_a_machine_the_snapshot_lacks_is_unknown_naming_it(
+        self, catalog: FakeCatalog, compute: FakeCompute
+    ) -> None:
+        """a4-highgpu-8g, which the fake serves nowhere: unknown, the machine and fix named."""
+        snapshot = read(catalog, compute, ["europe-west4"])
+        job = parse_job("big", {"image": IMAGE, "machine": LACKING}, EU)
+        result = estimate(job, snapshot)
+        assert result.hourly_usd is None and result.max_usd is None
+        (why,) = result.unknown
+        assert LACKING in why and "make prices" in why and compute.address in why
+        assert "$0" not in describe(result)
