@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from provider.api.scheduling import PoolShape
+
 #: Trial states, named as in google.cloud.aiplatform.v1.Trial.State.
 TRIAL_ACTIVE = "ACTIVE"
 TRIAL_SUCCEEDED = "SUCCEEDED"
@@ -83,6 +85,8 @@ class JobStatus:
     display_name: str = ""
     #: The job's error message when it failed or was cancelled, else "".
     error: str = ""
+    #: The error's google.rpc.Status code (0 when there is no error, or none was given).
+    error_code: int = 0
     #: RFC 3339 timestamps, "" when not reached yet.
     create_time: str = ""
     start_time: str = ""
@@ -97,6 +101,10 @@ class JobStatus:
     goal: str = ""
     #: A tuning job's maxTrialCount; 0 for a custom job.
     max_trials: int = 0
+    #: The job's worker pools as they use quota (a tuning job's: one trial's), and its
+    #: scheduling strategy ("" for the default, STANDARD).
+    pools: tuple[PoolShape, ...] = ()
+    strategy: str = ""
 
     @property
     def job_id(self) -> str:
@@ -145,3 +153,9 @@ class Backend(Protocol):
 
     def logs_url(self, name: str) -> str:
         """A URL (or local path) of the job's logs."""
+
+    def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
+        """The last ``lines`` lines of a replica's log ("workerpool0-0"), oldest first, up
+        to the job's ``end_time`` (RFC 3339, "" when unknown).
+        Raises ``BackendError`` when the log cannot be read; the caller reports that and
+        goes on."""

@@ -38,15 +38,16 @@ never submitted twice.
 
 from __future__ import annotations
 
-import ipaddress
 import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from provider.api.bodies import is_tuning_body
+from provider.api.scheduling import PoolShape, shape_of_spec
 from provider.backends.base import JobStatus, Trial
+from provider.backends.cloud_logs import is_loopback as _is_loopback
 from provider.errors import PermanentError, TransientError, UncertainError
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from google.auth.credentials import Credentials
     from google.cloud.aiplatform_v1 import JobServiceClient
     from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
+    from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
     from google.protobuf.message import Message
 
 #: Regional endpoint of the Vertex AI API.
@@ -147,7 +149,8 @@ class VertexBackend:
     patching); otherwise one is made on first use against ``api_endpoint``, by default
     ``{region}-aiplatform.googleapis.com``. A loopback ``api_endpoint`` (127.x, ::1,
     localhost) gets a plain-text channel and no credentials: that is how a stack reaches
-    ``python -m provider.testing.fake_vertex``.
+    ``python -m provider.testing.fake_vertex``. ``logging_client`` and
+    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``).
     """
 
     def __init__(
@@ -160,10 +163,18 @@ class VertexBackend:
         credentials: Credentials | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         polling: RetryPolicy = DELETE_POLLING,
+        logging_client: LoggingServiceV2Client | None = None,
+        logging_endpoint: str | None = None,
     ) -> None:
         self.project = project
         self.region = region
         self.api_endpoint = api_endpoint
+        #: Where Cloud Logging is reached: ``logging_endpoint``, else a loopback
+        #: ``api_endpoint`` (the fake serves both), else Google's.
+        self.logging_endpoint = logging_endpoint or (
+            api_endpoint if api_endpoint and _is_loopback(api_endpoint) else None
+        )
+        self._logging_client = logging_client
         self.retry = retry
         self.polling = polling
         self._client = client
@@ -296,6 +307,19 @@ class VertexBackend:
         query = _LOGS_QUERY.format(job_id=parts["job_id"])
         return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])
 
+    def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
+        """The replica's last ``lines`` log lines, from Cloud Logging (``cloud_logs``)."""
+        from provider.backends.cloud_logs import CloudLogs
+
+        parts = _parse_job_name(name)
+        logs = CloudLogs(
+            parts["project"],
+            client=self._logging_client,
+            api_endpoint=self.logging_endpoint,
+            credentials=self._credentials,
+        )
+        return logs.tail(parts["job_id"], replica, lines, end_time)
+
     # -- internals -----------------------------------------------------------------------
 
     def _job_client(self) -> JobServiceClient:
@@ -417,11 +441,15 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
 
     tuning = message.DESCRIPTOR.name == "HyperparameterTuningJob"
     metric_id, goal = _primary_metric(message.study_spec) if tuning else ("", "")
+    pools, strategy = _shape(message.trial_job_spec if tuning else message.job_spec)
     return JobStatus(
         name=message.name,
         state=job.state.name.removeprefix(_STATE_PREFIX),
         display_name=message.display_name,
         error=message.error.message if message.HasField("error") else "",
+        error_code=message.error.code if message.HasField("error") else 0,
+        pools=pools,
+        strategy=strategy,
         create_time=rfc3339("create_time"),
         start_time=rfc3339("start_time"),
         end_time=rfc3339("end_time"),
@@ -432,6 +460,13 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
         goal=goal,
         max_trials=message.max_trial_count if tuning else 0,
     )
+
+
+def _shape(spec: _RawMessage) -> tuple[tuple[PoolShape, ...], str]:
+    """A CustomJobSpec's pools and strategy, as they use quota."""
+    from google.protobuf import json_format
+
+    return shape_of_spec(json_format.MessageToDict(spec))
 
 
 def _primary_metric(study_spec: _RawMessage) -> tuple[str, str]:
@@ -532,14 +567,3 @@ def _quoted(value: str) -> str:
     """A string literal for an AIP-160 filter."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
-
-
-def _is_loopback(endpoint: str) -> bool:
-    """True for HOST[:PORT] endpoints on this machine: localhost, 127.0.0.0/8, [::1]."""
-    host = urlsplit(f"//{endpoint}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

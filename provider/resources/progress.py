@@ -133,9 +133,17 @@ class Progress:
         self._shown_states = ""
         self._shown_at = -math.inf
 
-    def waiting(self, statuses: Mapping[str, JobStatus | None], now: float, mono: float) -> None:
-        """The jobs still waited for, as of ``now`` (wall clock) and ``mono`` (monotonic)."""
-        line, changed = status_line(statuses, now), status_line(statuses, None)
+    def waiting(
+        self,
+        statuses: Mapping[str, JobStatus | None],
+        now: float,
+        mono: float,
+        reasons: Mapping[str, str] | None = None,
+    ) -> None:
+        """The jobs still waited for, as of ``now`` (wall clock) and ``mono`` (monotonic),
+        with why some are not running yet (``reasons``, by job name)."""
+        line = status_line(statuses, now, reasons)
+        changed = status_line(statuses, None, reasons)
         if line == self._shown:
             return
         if changed == self._shown_states and mono - self._shown_at < STATUS_REFRESH_S:
@@ -194,23 +202,34 @@ def _trial_text(status: JobStatus) -> str:
     return text
 
 
-def job_text(name: str, status: JobStatus | None, now: float | None) -> str:
+def job_text(name: str, status: JobStatus | None, now: float | None, reason: str = "") -> str:
     """One job in the waiter's status line: ``example: RUNNING 42m`` or, for a tuning job,
     ``sweep: RUNNING 5m, 3/8 trials done, 2 running, best accuracy 0.91``; without the
-    elapsed time when ``now`` is None."""
+    elapsed time when ``now`` is None; ``example: QUEUED 5m (queued for quota: ...)``
+    with a ``reason`` it is not running yet."""
     if status is None:
         return f"{name}: not found"
     age = None if now is None else age_s(status, now)
     text = f"{name}: {status.state}" + (f" {duration_text(age)}" if age is not None else "")
     if status.metric_id:
         text += f", {_trial_text(status)}"
+    if reason:
+        text += f" ({reason})"
     return text
 
 
-def status_line(statuses: Mapping[str, JobStatus | None], now: float | None) -> str:
+def status_line(
+    statuses: Mapping[str, JobStatus | None],
+    now: float | None,
+    reasons: Mapping[str, str] | None = None,
+) -> str:
     """The waiter's row while it waits: every job still waited for, by name (without
-    elapsed times when ``now`` is None)."""
-    return "; ".join(job_text(name, statuses[name], now) for name in sorted(statuses))
+    elapsed times when ``now`` is None), each with why it is not running yet when there
+    is a reason."""
+    reasons = reasons or {}
+    return "; ".join(
+        job_text(name, statuses[name], now, reasons.get(name, "")) for name in sorted(statuses)
+    )
 
 
 def lasting_line(name: str, status: JobStatus, console_url: str, logs_url: str) -> str:

@@ -18,7 +18,10 @@ job look changed (which would replace it):
   may list study parameters in the stack config's order (``canonical_request`` orders
   them as today's requests are built); the key ``request_labels`` may be present and
   is dropped.
-- schema 2: as described by the types below.
+- schema 2: as described by the types below. Outputs added since (``failure``, the
+  waiter's ``reasons``) and the optional ``wait.start_timeout_s`` need no new version:
+  a state without them reads as a job that has none (an output is written again by
+  every read and update, and the providers read absent keys with ``.get``).
 
 The provider classes that earlier releases pickled into the state moved modules with
 schema 2; ``provider._moved`` lets the old names load.
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from pulumi.dynamic import ConfigureRequest, ResourceProvider
 
@@ -59,6 +62,9 @@ class WaitPolicy(TypedDict):
 
     until: str
     timeout_s: int
+    #: Seconds the job may take to start running; absent when only ``timeout_s`` bounds
+    #: the wait.
+    start_timeout_s: NotRequired[int]
 
 
 class JobInputs(TypedDict):
@@ -91,6 +97,9 @@ class JobOutputs(TypedDict):
     logs_url: str
     output_directory: str
     model_directory: str
+    #: A FAILED job's error, classified (``provider.api.failures.Failure.to_output``:
+    #: class, code, message, fix, replica); {} for any other state.
+    failure: dict[str, Any]
 
 
 class WaitEntry(TypedDict):

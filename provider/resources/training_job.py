@@ -121,6 +121,7 @@ OUTPUT_KEYS = (
     "logs_url",
     "output_directory",
     "model_directory",
+    "failure",
 )
 
 
@@ -198,7 +199,17 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
         "logs_url": backend.logs_url(status.name),
         "output_directory": base,
         "model_directory": f"{base}/model" if base else "",
+        "failure": _failure_output(status),
     }
+
+
+def _failure_output(status: JobStatus) -> dict[str, Any]:
+    """A failed job's error, classified (``provider.api.failures``); {} for any other."""
+    if status.state != states.FAILED:
+        return {}
+    from provider.api.failures import classify
+
+    return classify(status.error_code, status.error).to_output()
 
 
 def _connect(props: Mapping[str, Any], settings: ProviderSettings) -> Backend:
@@ -460,6 +471,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     logs_url: pulumi.Output[str]
     output_directory: pulumi.Output[str]
     model_directory: pulumi.Output[str]
+    failure: pulumi.Output[dict[str, Any]]
     wait: pulumi.Output[dict[str, Any]]
     location: pulumi.Output[dict[str, Any]]
 

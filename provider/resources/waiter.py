@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,11 @@ from pulumi.dynamic import (
 )
 
 from provider.api import states
-from provider.errors import JobEndedError
-from provider.resources.progress import EngineLog, Progress, age_s
+from provider.api.failures import Failure, classify
+from provider.api.scheduling import PoolShape, waiting_reason
+from provider.errors import BackendError, JobEndedError
+from provider.keys import job_key
+from provider.resources.progress import EngineLog, Progress, age_s, epoch_s
 
 if TYPE_CHECKING:
     from provider.backends.base import Backend, JobStatus
@@ -71,6 +74,10 @@ URN_INPUT = "progress_urn"
 
 #: Wait policies, from the stack config's `wait` key.
 SUBMITTED, RUNNING, SUCCEEDED = "submitted", "running", "succeeded"
+
+#: How many of the failing replica's last log lines a failure shows: enough for a Python
+#: traceback's end, short enough for a terminal.
+FAILURE_LOG_LINES = 20
 
 
 def poll_interval_s(age: float | None) -> float:
@@ -106,8 +113,25 @@ def _problem(
     if status.state not in states.FAILED_STATES and _reached(status.state, until):
         return ""
     if status.state in states.TERMINAL_STATES:
+        failure = failure_of(status)
+        # A failed job's message alone: the local backend appends its log, which the
+        # failure shows apart (``failure_text``).
+        error = failure.summary if failure is not None else status.error
         return (
-            f"job {name} ({job}) ended {status.state}: {status.error or 'no error given'}"
+            f"job {name} ({job}) ended {status.state}: {error or 'no error given'}"
+            f"\n  logs: {backend.logs_url(job)}"
+        )
+    start_timeout_s = entry["wait"].get("start_timeout_s")
+    if (
+        start_timeout_s
+        and status.state not in states.STARTED_STATES
+        and waited_s >= start_timeout_s
+    ):
+        return (
+            f"job {name} ({job}) is still {status.state} after {start_timeout_s}s, the "
+            f"{job_key(name, 'wait', 'start_timeout')} it may take to start running; it stays "
+            f"submitted and in the stack, and the next `pulumi up` waits for it again "
+            f"(cancel it with `pulumi destroy`, or raise start_timeout)"
             f"\n  logs: {backend.logs_url(job)}"
         )
     if waited_s >= timeout_s:
@@ -119,10 +143,101 @@ def _problem(
     return None
 
 
+def failure_of(status: JobStatus) -> Failure | None:
+    """The classified error of a job that ended FAILED, else None."""
+    if status.state != states.FAILED:
+        return None
+    return classify(status.error_code, status.error)
+
+
+def failure_text(failure: Failure, log_lines: list[str] | str) -> str:
+    """What a `pulumi up` failure says of a failed job, after its first line: the class
+    and the fix, then the failing replica's last log lines (or why they could not be
+    read)."""
+    text = f"\n  class: {failure.kind}\n  fix: {failure.fix}"
+    if isinstance(log_lines, str):
+        return text + f"\n  {log_lines}"
+    if log_lines:
+        body = "\n".join(f"    {line}" for line in log_lines)
+        text += f"\n  last {len(log_lines)} lines of {failure.replica}'s log:\n{body}"
+    return text
+
+
+def replica_log(
+    backend: Backend, job: str, failure: Failure, end_time: str, lines: int = FAILURE_LOG_LINES
+) -> list[str] | str:
+    """The failing replica's last ``lines`` log lines, or a sentence saying why they
+    could not be read: reading a log never fails a wait."""
+    if not failure.replica:
+        return []
+    try:
+        return backend.log_tail(job, failure.replica, lines, end_time)
+    except BackendError as exc:
+        return f"logs could not be read: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a log is a courtesy: nothing may fail the update
+        return f"logs could not be read: {type(exc).__name__}: {exc}"
+
+
+def not_running_reason(
+    entry: Mapping[str, Any], status: JobStatus, now: float, pending_since: float | None
+) -> str:
+    """Why a QUEUED or PENDING job is not running yet, once it has been so long enough
+    (``provider.api.scheduling``), else "". A QUEUED job's time counts from its
+    creation; a PENDING one's from when the waiter first saw it PENDING."""
+    location = entry["location"]
+    if status.state == states.QUEUED:
+        created = epoch_s(status.create_time)
+        if location.get("backend") != "vertex" or created is None:
+            return ""
+        quotas, page = quota_texts(status.pools, status.strategy, location.get("project") or "")
+        return waiting_reason(
+            status.state, now - created, location.get("region") or "", quotas, page
+        )
+    if status.state == states.PENDING and pending_since is not None:
+        return waiting_reason(status.state, now - pending_since, "", [], "")
+    return ""
+
+
+def quota_texts(pools: Sequence[PoolShape], strategy: str, project: str) -> tuple[list[str], str]:
+    """The custom-training quotas a job's pools consume under ``strategy``, each with the
+    amount when the machine's vCPUs are known ("custom_model_training_cpus (4)"), and the
+    console page of the first (``provider.catalog.quotas``: the names and their sources)."""
+    from provider.catalog import quotas
+
+    amounts: dict[str, float] = {}
+    named: dict[str, Any] = {}
+    unknown: set[str] = set()
+    for pool in pools:
+        if not pool.machine_type or pool.replica_count <= 0:
+            continue
+        family = pool.machine_type.partition("-")[0]
+        if not pool.machine_type.startswith("ct"):  # TPU machines hold their TPU quota only
+            cpu = quotas.cpu_quota(family, strategy or quotas.STANDARD)
+            named[cpu.name] = cpu
+            vcpus = quotas.catalogue_vcpus(pool.machine_type)
+            if vcpus is None:
+                unknown.add(cpu.name)
+            else:
+                amounts[cpu.name] = amounts.get(cpu.name, 0.0) + vcpus[0] * pool.replica_count
+        accelerator = quotas.accelerator_quota(pool.accelerator_type, strategy or quotas.STANDARD)
+        if accelerator is not None and pool.accelerator_count:
+            named[accelerator.name] = accelerator
+            amounts[accelerator.name] = (
+                amounts.get(accelerator.name, 0.0) + pool.accelerator_count * pool.replica_count
+            )
+    texts = [
+        name if name in unknown or name not in amounts else f"{name} ({amounts[name]:g})"
+        for name in named
+    ]
+    page = quotas.quota_page(project, next(iter(named.values()))) if named else ""
+    return texts, page
+
+
 def wait_for(
     entries: Mapping[str, Mapping[str, Any]],
     seen: dict[str, Any] | None = None,
     *,
+    report: dict[str, dict[str, Any]] | None = None,
     settings: ProviderSettings | None = None,
     log: EngineLog | None = None,
     clock: Callable[[], float] = time.time,
@@ -136,7 +251,10 @@ def wait_for(
     this machine reaches the backends (default: the current directory's project, no
     endpoint override). Raises JobEndedError
     naming every job that failed or timed out, after all others were waited for.
-    ``seen``, when given, receives each polled job's last ``JobStatus``. ``log`` shows the
+    ``seen``, when given, receives each polled job's last ``JobStatus``; ``report``
+    receives ``reasons`` (why a job was not running yet, the last one given) and
+    ``failures`` (a failed job's class, message, fix and last log lines), by job name.
+    A job not running after its ``start_timeout_s`` fails the wait. ``log`` shows the
     progress on the waiter's row (``provider.resources.progress``): a status line while jobs are
     waited for, a lasting line for each job as it leaves the wait. A job is read only
     when its next read is due (``poll_interval_s``). ``clock`` (wall time, compared with
@@ -153,6 +271,7 @@ def wait_for(
     final: dict[str, str] = {}
     problems: list[str] = []
     backends: dict[str, Any] = {}
+    why = _Why(report if report is not None else {})
     while pending:
         for name, entry in sorted(pending.items()):
             if due[name] > monotonic():
@@ -164,25 +283,84 @@ def wait_for(
             status = latest[name] = backend.get(job)
             if seen is not None and status is not None:
                 seen[name] = status
+            why.observe(name, entry, status, clock())
             problem = _problem(name, entry, status, backend, monotonic() - start)
+            if problem and status is not None:
+                problem += why.failed(name, backend, status)
             if problem is None:
-                # Read again when due, and no later than when the timeout runs out.
+                # Read again when due, and no later than when a timeout runs out.
                 interval = poll_interval_s(age_s(status, clock()))
-                due[name] = min(monotonic() + interval, start + entry["wait"]["timeout_s"])
+                due[name] = min(monotonic() + interval, start + _timeout_s(entry, status))
                 continue
             if problem:
                 problems.append(problem)
             else:
                 final[name] = status.state
             del pending[name], latest[name], due[name]
+            why.left(name)
             if status is not None:
                 progress.ended(name, status, backend.console_url(job), backend.logs_url(job))
-        progress.waiting(latest, clock(), monotonic())
+        progress.waiting(latest, clock(), monotonic(), why.reasons)
         if pending:
             sleep(max(0.0, min(due.values()) - monotonic()))
     if problems:
         raise JobEndedError("\n".join(problems))
     return final
+
+
+def _timeout_s(entry: Mapping[str, Any], status: JobStatus | None) -> float:
+    """How long the wait for this job may last from its start, as of ``status``: its
+    ``start_timeout_s`` while it has not started running, else its ``timeout_s``."""
+    wait = entry["wait"]
+    start_timeout_s = wait.get("start_timeout_s")
+    if start_timeout_s and status is not None and status.state not in states.STARTED_STATES:
+        return float(min(start_timeout_s, wait["timeout_s"]))
+    return float(wait["timeout_s"])
+
+
+class _Why:
+    """Why jobs are not running yet, and why they failed: kept for the status line and
+    given to ``report`` (``reasons``, ``failures``)."""
+
+    def __init__(self, report: dict[str, dict[str, Any]]) -> None:
+        self.reasons: dict[str, str] = {}
+        self._pending_since: dict[str, float] = {}
+        self._report = report
+        report.setdefault("reasons", {})
+        report.setdefault("failures", {})
+
+    def observe(
+        self, name: str, entry: Mapping[str, Any], status: JobStatus | None, now: float
+    ) -> None:
+        """A job was read at ``now``."""
+        if status is not None and status.state == states.PENDING:
+            self._pending_since.setdefault(name, now)
+        reason = (
+            ""
+            if status is None
+            else not_running_reason(entry, status, now, self._pending_since.get(name))
+        )
+        if reason:
+            self.reasons[name] = self._report["reasons"][name] = reason
+        else:
+            self.reasons.pop(name, None)
+
+    def failed(self, name: str, backend: Backend, status: JobStatus) -> str:
+        """What a failure adds for a job that ended FAILED ("" for any other problem):
+        its class, fix and the failing replica's last log lines."""
+        failure = failure_of(status)
+        if failure is None:
+            return ""
+        lines = replica_log(backend, status.name, failure, status.end_time)
+        self._report["failures"][name] = {
+            **failure.to_output(),
+            "log": lines if isinstance(lines, list) else [lines],
+        }
+        return failure_text(failure, lines)
+
+    def left(self, name: str) -> None:
+        """A job left the wait."""
+        self.reasons.pop(name, None)
 
 
 def _trials(seen: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,16 +375,18 @@ def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]
 
 def _wait(
     entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
-) -> tuple[dict[str, str], dict[str, Any]]:
+) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
     """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
-    return the states reached and the tuning jobs' trials."""
+    return the states reached, the tuning jobs' trials, and why jobs waited (``reasons``
+    by job name)."""
     seen: dict[str, Any] = {}
+    report: dict[str, dict[str, Any]] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
     try:
-        reached = wait_for(entries, seen, settings=settings, log=log)
+        reached = wait_for(entries, seen, report=report, settings=settings, log=log)
     finally:
         log.close()
-    return reached, _trials(seen)
+    return reached, _trials(seen), report.get("reasons", {})
 
 
 class JobWaiterProvider(ConfiguredProvider):
@@ -218,21 +398,32 @@ class JobWaiterProvider(ConfiguredProvider):
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        reached, trials = _wait(jobs, props, self.settings)
-        outs = {"jobs": jobs, "states": reached, "trials": trials, URN_INPUT: props.get(URN_INPUT)}
+        reached, trials, reasons = _wait(jobs, props, self.settings)
+        outs = {
+            "jobs": jobs,
+            "states": reached,
+            "trials": trials,
+            "reasons": reasons,
+            URN_INPUT: props.get(URN_INPUT),
+        }
         return CreateResult("jobs", outs)
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
         jobs = news.get("jobs") or {}
         olds = migrate_waiter(olds)
-        reached, seen_trials = _wait(_changed(olds, news), news, self.settings)
+        changed = _changed(olds, news)
+        reached, seen_trials, reasons = _wait(changed, news, self.settings)
         previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
         trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
+        kept = {
+            n: r for n, r in (olds.get("reasons") or {}).items() if n in jobs and n not in changed
+        }
         return UpdateResult(
             {
                 "jobs": jobs,
                 "states": {**previous, **reached},
                 "trials": {**trials, **seen_trials},
+                "reasons": {**kept, **reasons},
                 URN_INPUT: news.get(URN_INPUT),
             }
         )
@@ -244,6 +435,7 @@ class JobWaiterProvider(ConfiguredProvider):
                 "jobs": props.get("jobs") or {},
                 "states": props.get("states"),
                 "trials": props.get("trials"),
+                "reasons": props.get("reasons"),
                 URN_INPUT: props.get(URN_INPUT),
             },
         )
@@ -254,6 +446,8 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
 
     states: pulumi.Output[dict[str, str]]
     trials: pulumi.Output[dict[str, Any]]
+    #: Why a job was not running yet, the last reason the wait gave (job name -> text).
+    reasons: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
@@ -271,5 +465,11 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         urn = pulumi.resource.create_urn(
             name, f"pulumi-python:{self._resource_type_name}", opts.parent if opts else None
         )
-        props = {"jobs": dict(jobs), "states": None, "trials": None, URN_INPUT: urn}
+        props = {
+            "jobs": dict(jobs),
+            "states": None,
+            "trials": None,
+            "reasons": None,
+            URN_INPUT: urn,
+        }
         super().__init__(JobWaiterProvider(), name, props, opts)

@@ -158,10 +158,13 @@ class SchedulingConfig(_ConfigModel):
 
 
 class WaitConfig(_ConfigModel):
-    """``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h}``."""
+    """``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``."""
 
     until: Annotated[WaitUntil, BeforeValidator(_choice(WAIT_UNTIL))] = "submitted"
     timeout: PositiveDuration = DEFAULT_WAIT_TIMEOUT_S
+    #: How long the job may take to start running (QUEUED and PENDING); none by default:
+    #: only ``timeout`` bounds the wait.
+    start_timeout: PositiveDuration | None = None
 
 
 class JobConfig(_PoolConfig):

@@ -56,6 +56,9 @@ class WaitPolicy(_SpecModel):
 
     until: WaitUntil = "submitted"
     timeout_s: int = Field(DEFAULT_WAIT_TIMEOUT_S, gt=0)
+    #: Fails the wait when the job has not started running this long after it was
+    #: submitted; None: only ``timeout_s`` bounds the wait.
+    start_timeout_s: int | None = Field(None, gt=0)
 
 
 class Accelerator(_SpecModel):
@@ -269,5 +272,10 @@ class JobSpec(_SpecModel):
         return {"request": self.request_body(), "location": self.location()}
 
     def settings(self) -> dict[str, Any]:
-        """Provider-side settings (wait policy, adopted job) as plain data."""
-        return self.model_dump(mode="json", include=set(_SETTINGS_FIELDS))
+        """Provider-side settings (wait policy, adopted job) as plain data. A wait with no
+        ``start_timeout_s`` leaves the key out, so that the settings of a job written
+        before it existed read the same (and its waiter does not wait for it again)."""
+        settings = self.model_dump(mode="json", include=set(_SETTINGS_FIELDS))
+        if settings["wait"].get("start_timeout_s") is None:
+            settings["wait"].pop("start_timeout_s", None)
+        return settings

@@ -57,6 +57,24 @@ SCRIPTABLE_OUTCOMES = (
 
 _JOB_STATE_PREFIX = "JOB_STATE_"
 
+#: A stockout, in the words Vertex AI uses (github.com/openreview/openreview-expertise
+#: issue 401: "Resources are insufficient in region: us-central1"; the job fails before
+#: it runs). The code is not recorded publicly; RESOURCE_EXHAUSTED is code.proto's
+#: "Some resource has been exhausted".
+STOCKOUT_MESSAGE = "Resources are insufficient in region: {region}."
+STOCKOUT_CODE = code_pb2.RESOURCE_EXHAUSTED
+#: A Spot VM reclaimed ("Spot VMs ... can be preempted at any time",
+#: https://cloud.google.com/vertex-ai/docs/training/use-spot-vms). The fake's own words:
+#: no message of Vertex AI's for it is recorded publicly.
+PREEMPTED_MESSAGE = "The job was preempted: Compute Engine reclaimed its Spot VMs."
+PREEMPTED_CODE = code_pb2.UNAVAILABLE
+#: A FLEX_START job whose max_wait_duration ran out before its resources were found
+#: (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws: "the maximum
+#: duration the job waits for the requested resources"). The fake's own words.
+FLEX_EXPIRED_MESSAGE = (
+    "The job could not get its resources within its max_wait_duration of {seconds}s."
+)
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -103,9 +121,27 @@ def display_name_is(display_name: str) -> Callable[[custom_job_types.CustomJob],
     return lambda job: job.display_name == display_name
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How the scheduling model ends a job instead of its script: FAILED with ``code``
+    and ``message``, ``after_s`` seconds after its creation when ``before_run`` (a
+    stockout, an expired FLEX_START wait), else after it started running (a preemption)."""
+
+    after_s: float
+    code: int
+    message: str
+    before_run: bool
+
+
 @dataclass
 class JobRecord:
-    """A job as created, and the times that decide its state when read."""
+    """A job as created, and the times that decide its state when read.
+
+    ``admitted_at`` is when the scheduling model (``Scheduling``) let a job that waited
+    for quota leave QUEUED (None: not yet; ``created_at + queued_s`` for a job no quota
+    holds back; ``held_back`` while it waits). ``ending`` overrides the script's
+    outcome: a stockout, a preemption, an expired FLEX_START wait.
+    """
 
     job: VertexMessage
     number: int
@@ -116,18 +152,40 @@ class JobRecord:
     cancelled_at: float | None = None
     delete_operation: str | None = None
     deleted_at: float | None = None
+    admitted_at: float | None = None
+    held_back: bool = False
+    ending: Ending | None = None
 
     def phases(self) -> list[tuple[float, str]]:
         """(start time, state) pairs in order; the job is in the last one started."""
         start = self.created_at
         planned = [(start, states.QUEUED)]
-        for duration, state in (
-            (self.script.queued_s, states.PENDING),
-            (self.script.pending_s, states.RUNNING),
-            (self.script.run_s, self.script.outcome),
-        ):
-            start += duration
-            planned.append((start, state))
+        if self.held_back and self.admitted_at is None:
+            return self._cancelled(planned)
+        if self.ending is not None and self.ending.before_run:
+            # It ends before it runs: a stockout, or a FLEX_START wait that ran out.
+            if self.ending.after_s > self.script.queued_s:
+                planned.append((self.created_at + self.script.queued_s, states.PENDING))
+            return self._cancelled(
+                [*planned, (self.created_at + self.ending.after_s, states.FAILED)]
+            )
+        start = self.admitted_at if self.admitted_at is not None else start + self.script.queued_s
+        planned.append((start, states.PENDING))
+        start += self.script.pending_s
+        planned.append((start, states.RUNNING))
+        if self.ending is not None:
+            planned.append((start + self.ending.after_s, states.FAILED))
+        else:
+            planned.append((start + self.script.run_s, self.script.outcome))
+        return self._cancelled(planned)
+
+    def error(self) -> tuple[int, str]:
+        """The code and message of the job's FAILED state."""
+        if self.ending is not None:
+            return self.ending.code, self.ending.message
+        return self.script.error_code, self.script.error_message
+
+    def _cancelled(self, planned: list[tuple[float, str]]) -> list[tuple[float, str]]:
         if self.cancel_at is None or self.cancelled_at is None:
             return planned
         before = [(at, state) for at, state in planned if at <= self.cancel_at]
@@ -140,7 +198,10 @@ class JobRecord:
     @property
     def running_at(self) -> float:
         """When the job enters RUNNING (its trials' times count from here)."""
-        return self.created_at + self.script.queued_s + self.script.pending_s
+        admitted = self.admitted_at
+        if admitted is None:
+            admitted = self.created_at + self.script.queued_s
+        return admitted + self.script.pending_s
 
     def render_kind_fields(self, job: VertexMessage, state: str, now: float) -> None:
         """Set the output fields only this kind of job has on ``job``, the job as read
@@ -169,6 +230,8 @@ class JobStore:
         self.jobs: dict[str, JobRecord] = {}
         self.operations = Operations(clock)
         self.clock = clock
+        #: Called with each new custom job's record (the scheduling model's hook).
+        self.on_create: Callable[[JobRecord], None] | None = None
         self._cancel_s = cancel_s
         self._delete_s = delete_s
         # Server-chosen numeric IDs, increasing, unique across restarts of the fake.
@@ -202,6 +265,8 @@ class JobStore:
         job.create_time.CopyFrom(timestamp(now))
         script = self.script_for(custom_job_types.CustomJob.wrap(job))
         record = JobRecord(job=job, number=number, created_at=now, script=script)
+        if self.on_create is not None:
+            self.on_create(record)
         self.jobs[job.name] = record
         return self.render(record, now)
 
@@ -348,11 +413,8 @@ class JobStore:
         # error: "Only populated when job's state is JOB_STATE_FAILED or
         # JOB_STATE_CANCELLED."
         if state == states.FAILED:
-            job.error.CopyFrom(
-                status_pb2.Status(
-                    code=record.script.error_code, message=record.script.error_message
-                )
-            )
+            code, message = record.error()
+            job.error.CopyFrom(status_pb2.Status(code=code, message=message))
         elif state == states.CANCELLED:
             message = CANCELLED_MESSAGE if record.kind is CUSTOM else TUNING_CANCELLED_MESSAGE
             job.error.CopyFrom(status_pb2.Status(code=code_pb2.CANCELLED, message=message))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from types import TracebackType
 from typing import NamedTuple
@@ -45,6 +45,8 @@ from provider.testing._jobs import (
     JobStore,
     display_name_is,
 )
+from provider.testing._logs import LogLine, log_lines
+from provider.testing._scheduling import Scheduling
 from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, TuningJobs
 
 JOB_SERVICE = "google.cloud.aiplatform.v1.JobService"
@@ -84,6 +86,8 @@ class FakeVertex:
         trial_metric: TrialMetric | None = None,
         port: int = 0,
         clock: Callable[[], float] = time.time,
+        quotas: Mapping[str, Mapping[str, float]] | None = None,
+        serve_logging: bool = False,
     ) -> None:
         self._store = JobStore(
             default_script=JobScript(
@@ -93,7 +97,10 @@ class FakeVertex:
             delete_s=delete_s,
             clock=clock,
         )
+        self._scheduling = Scheduling(quotas)
+        self._store.on_create = self._scheduling.created
         self._tuning = TuningJobs(self._store, trial_s=trial_s, trial_metric=trial_metric)
+        self._serve_logging = serve_logging
         self._port = port
         self._clock = clock
         self._lock = threading.Lock()
@@ -110,6 +117,10 @@ class FakeVertex:
             return self
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=_GRPC_WORKERS))
         server.add_generic_rpc_handlers(self._generic_handlers())
+        if self._serve_logging:
+            from provider.testing.fake_logging import logging_handlers
+
+            server.add_generic_rpc_handlers(logging_handlers(self))
         port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
         server.start()
         self._server = server
@@ -167,6 +178,36 @@ class FakeVertex:
         with self._lock:
             self._store.scripts.append(scripted)
 
+    def stockout(self, region: str, *, times: int = 1) -> None:
+        """Fail the next ``times`` jobs created in ``region`` before they run, with
+        Vertex AI's "Resources are insufficient in region" (``_scheduling``)."""
+        with self._lock:
+            self._scheduling.stockouts[region] = self._scheduling.stockouts.get(region, 0) + times
+
+    def preempt_spot(self, after_s: float, *, times: int = 1) -> None:
+        """Preempt the next ``times`` SPOT jobs ``after_s`` seconds into running."""
+        with self._lock:
+            self._scheduling.preemptions.extend([after_s] * times)
+
+    def flex_start_capacity_after(self, seconds: float) -> None:
+        """FLEX_START jobs get their resources ``seconds`` after submission; one whose
+        max_wait_duration is shorter fails when it runs out."""
+        with self._lock:
+            self._scheduling.flex_capacity_after_s = seconds
+
+    def set_quota(self, region: str, **limits: float) -> None:
+        """The region's custom-training quota: ``cpus=8``, ``NVIDIA_TESLA_T4=1``; jobs
+        that would exceed it stay QUEUED until it fits."""
+        with self._lock:
+            self._scheduling.quotas[region] = dict(limits)
+
+    def log_entries(self) -> list[LogLine]:
+        """The log lines the fake's jobs have written by now (invented; ``_logs``)."""
+        with self._lock:
+            now = self._clock()
+            self._tick(now)
+            return log_lines(self._store.jobs.values(), now)
+
     def stall_next(self, method: str, seconds: float) -> None:
         """Carry out the next call of ``method`` at once but answer it ``seconds`` later,
         as when the server acted and the reply is slow to arrive: a client killed in
@@ -214,7 +255,7 @@ class FakeVertex:
         sees them."""
         with self._lock:
             now = self._clock()
-            self._store.forget_deleted(now)
+            self._tick(now)
             return {
                 name: custom_job_types.CustomJob.wrap(self._store.render(record, now))
                 for name, record in self._store.jobs.items()
@@ -226,7 +267,7 @@ class FakeVertex:
         """The hyperparameter tuning jobs that exist now, by resource name, with trials."""
         with self._lock:
             now = self._clock()
-            self._store.forget_deleted(now)
+            self._tick(now)
             return {
                 name: tuning_job_types.HyperparameterTuningJob.wrap(self._store.render(record, now))
                 for name, record in self._store.jobs.items()
@@ -319,7 +360,7 @@ class FakeVertex:
         def serve(request: Message, context: grpc.ServicerContext) -> Message:
             with self._lock:
                 self._calls.append(Call(method, request))
-                self._store.forget_deleted(self._clock())
+                self._tick(self._clock())
                 fault, stall_s = self._faults.take(method)
                 try:
                     if fault is not None and not fault.take_effect:
@@ -333,6 +374,11 @@ class FakeVertex:
             return response
 
         return serve
+
+    def _tick(self, now: float) -> None:
+        """Bring the jobs to ``now``: deleted ones gone, queued ones admitted. Lock held."""
+        self._store.forget_deleted(now)
+        self._scheduling.admit(self._store.jobs.values(), now)
 
 
 def _serialize(message: Message) -> bytes:

@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 
 from provider.api import states
 from provider.api.bodies import is_tuning_body, job_spec_key, job_spec_of
+from provider.api.scheduling import shape_of_spec
 from provider.backends.base import JobStatus, Trial
 from provider.backends.local._containers import container_engine
 from provider.backends.local._images import UNMAPPED_IMAGE, image_requirements
@@ -267,6 +268,15 @@ class LocalBackend:
             return record.supervisor_log.as_uri()
         return record.log_path(_PRIMARY_REPLICA).as_uri()
 
+    def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
+        """The last ``lines`` lines of the replica's log file (``logs/<replica>.log``)."""
+        path = self._record(name).log_path(replica)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise BackendError(f"{path}: {exc.strerror or exc}") from exc
+        return text.rstrip("\n").splitlines()[-lines:] if lines > 0 else []
+
     def output_directory(self, name: str) -> str:
         """The job's base output directory, as an absolute path; kept when it is deleted.
 
@@ -305,11 +315,15 @@ class LocalBackend:
     @staticmethod
     def _status(record: JobRecord, job: dict[str, Any], state: dict[str, Any]) -> JobStatus:
         metrics = (job.get("studySpec") or {}).get("metrics") or [{}]
+        pools, strategy = shape_of_spec(job.get("trialJobSpec") or job.get("jobSpec") or {})
         return JobStatus(
             name=job.get("name") or record.name,
             state=state["state"],
             display_name=job.get("displayName", ""),
             error=state.get("error", ""),
+            error_code=_error_code(state),
+            pools=pools,
+            strategy=strategy,
             create_time=state.get("createTime", ""),
             start_time=state.get("startTime", ""),
             end_time=state.get("endTime", ""),
@@ -382,6 +396,15 @@ def _local_problems(body: dict[str, Any], base_dir: Path) -> list[tuple[str, obj
     if output and local_path(output, base_dir) is None:
         problems.append(("base_output_directory", output, REMOTE_OUTPUT))
     return problems
+
+
+def _error_code(state: dict[str, Any]) -> int:
+    """The google.rpc code a local job's error would carry on Vertex AI: CANCELLED (1)
+    for a cancelled job, INVALID_ARGUMENT (3, as Vertex AI gives a replica's non-zero
+    exit) for a failed one, 0 otherwise."""
+    if state.get("state") == states.CANCELLED:
+        return 1
+    return 3 if state.get("state") == states.FAILED and state.get("error") else 0
 
 
 def _trial(data: dict[str, Any]) -> Trial:
