@@ -15,9 +15,10 @@ from provider.api.failures import classify
 from provider.api.scheduling import PENDING_REASON_AFTER_S, QUEUED_REASON_AFTER_S
 from provider.backends.cloud_logs import CloudLogs
 from provider.backends.vertex import VertexBackend
-from provider.errors import BackendError, JobEndedError
+from provider.errors import BackendError, JobEndedError, SpecError
 from provider.resources.state import ProviderSettings
 from provider.resources.waiter import wait_for
+from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
 from provider.testing.fake_logging import FakeLogging
 
@@ -377,3 +378,37 @@ class TestFakeScheduling:
         assert fake.jobs[name].state.name == "JOB_STATE_PENDING"
         clock.advance(11)
         assert fake.jobs[name].state.name == "JOB_STATE_SUCCEEDED"
+
+
+class TestStartTimeoutKey:
+    """`wait.start_timeout` in the stack config: parsed, defaulted, refused where meaningless."""
+
+    STACK = StackSettings(stack="dev", project="p", region=REGION)
+
+    def test_parsed_and_left_out_when_absent(self) -> None:
+        """1h reads as 3600 s; a wait without it keeps the settings earlier releases wrote."""
+        job = parse_job(
+            "a", {"image": IMAGE, "wait": {"until": "succeeded", "start_timeout": "1h"}}, self.STACK
+        )
+        assert job.settings()["wait"]["start_timeout_s"] == 3600
+        assert (
+            "start_timeout_s"
+            not in parse_job("a", {"image": IMAGE, "wait": "succeeded"}, self.STACK).settings()[
+                "wait"
+            ]
+        )
+
+    @pytest.mark.parametrize(
+        ("wait", "says"),
+        [
+            ({"start_timeout": "1h"}, "set wait.until to running or succeeded"),
+            (
+                {"until": "running", "timeout": "1h", "start_timeout": "2h"},
+                "must not be longer than wait.timeout",
+            ),
+        ],
+    )
+    def test_refused_naming_the_key(self, wait: dict[str, Any], says: str) -> None:
+        """With `until: submitted`, or longer than the whole wait, it is refused on its key."""
+        with pytest.raises(SpecError, match=rf"jobs\.a\.wait\.start_timeout: .*{says}"):
+            parse_job("a", {"image": IMAGE, "wait": wait}, self.STACK)
