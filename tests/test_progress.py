@@ -189,7 +189,7 @@ class TestWaiterProgress:
         short, long = submit(fake, "short", 3.0), submit(fake, "long", 8.0)
         log = EngineLog(engine.address, URN)
         entries = {"short": entry(fake, short), "long": entry(fake, long)}
-        assert run(entries, clock, log=log) == {"short": "SUCCEEDED", "long": "SUCCEEDED"}
+        assert run(entries, clock, fake, log=log) == {"short": "SUCCEEDED", "long": "SUCCEEDED"}
 
         assert {r.urn for r in engine.requests} == {URN}
         assert all(r.severity == engine_pb2.INFO for r in engine.requests)
@@ -215,7 +215,7 @@ class TestWaiterProgress:
         fake.script("doomed", run_s=1.0, outcome="FAILED")
         name = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(body("doomed"))
         with pytest.raises(JobEndedError):
-            run({"doomed": entry(fake, name.name)}, clock, log=EngineLog(engine.address, URN))
+            run({"doomed": entry(fake, name.name)}, clock, fake, log=EngineLog(engine.address, URN))
         assert [line.split(" after ")[0] for line in engine.lasting()] == ["doomed: FAILED"]
 
 
@@ -230,7 +230,7 @@ class TestUnreachableEngine:
         entries = {n: entry(fake, job) for n, job in names.items()}
         log = EngineLog(f"127.0.0.1:{closed_port()}", URN)
         started = time.monotonic()
-        with_log = run(entries, clock, log=log)
+        with_log = run(entries, clock, fake, log=log)
         elapsed = time.monotonic() - started
         assert not log.enabled
         reads_with = len(fake.calls)
@@ -238,7 +238,7 @@ class TestUnreachableEngine:
         names = {n: submit(fake, n, s) for n, s in (("a", 3.0), ("b", 30.0))}
         entries = {n: entry(fake, job) for n, job in names.items()}
         before = len(fake.calls)
-        assert run(entries, clock) == with_log == {"a": "SUCCEEDED", "b": "SUCCEEDED"}
+        assert run(entries, clock, fake) == with_log == {"a": "SUCCEEDED", "b": "SUCCEEDED"}
         assert len(fake.calls) - before == reads_with - 2  # the two submissions
         assert elapsed < LOG_TIMEOUT_S + 2.0
 
