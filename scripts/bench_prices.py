@@ -1,7 +1,8 @@
 """Benchmark: a price refresh against a fake catalog of 50,000 SKUs (`make bench-prices`).
 
-The fake catalog (invented prices) runs in a subprocess, so the figures are the refresh's
-own: wall time, and this process's peak memory (ru_maxrss) after it. Target on the
+The fake catalog (invented prices) and the fake Compute Engine MachineTypes API (invented
+shapes) run in subprocesses, so the figures are the refresh's own: wall time, and this
+process's peak memory (ru_maxrss) after it. Target on the
 project's 2-core machine: under 60 s and 300 MB (docs/testing.md records the figures).
 """
 
@@ -42,9 +43,16 @@ def main() -> int:
         stdout=subprocess.PIPE,
         text=True,
     )
+    compute = subprocess.Popen(
+        [sys.executable, "-m", "provider.testing.fake_compute", "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        assert server.stdout is not None
+        assert server.stdout is not None and compute.stdout is not None
         address = server.stdout.readline().strip()
+        compute_address = compute.stdout.readline().strip()
         started = time.perf_counter()
         pages = 0
 
@@ -52,11 +60,17 @@ def main() -> int:
             nonlocal pages
             pages += 1
 
-        snapshot = refresh.refresh(endpoint=address, progress=progress)
+        snapshot = refresh.refresh(
+            endpoint=address,
+            progress=progress,
+            compute_endpoint=compute_address,
+            project="bench-project",
+        )
         elapsed = time.perf_counter() - started
     finally:
-        server.terminate()
-        server.wait(timeout=START_TIMEOUT_S)
+        for process in (server, compute):
+            process.terminate()
+            process.wait(timeout=START_TIMEOUT_S)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"refresh of {SKUS:,}+ SKUs in {pages} pages: {elapsed:.1f} s, peak memory "
