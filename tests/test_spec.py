@@ -1380,3 +1380,70 @@ class TestMappingOrder:
         rendered = render(str(stack_file))
         assert rendered, f"{stack_file} defines no job"
         assert render(str(reordered)) == rendered
+
+
+class TestRetry:
+    """``retry:``: retryable classes, bounded attempts, regions that offer the job."""
+
+    def test_attempts_take_own_region_and_strategy_first(self) -> None:
+        """Attempt k runs in the k-th region and strategy of the job's own plus the lists."""
+        job = parse_job(
+            "mnist",
+            with_image(
+                retry={
+                    "when": ["capacity", "preemption"],
+                    "attempts": 3,
+                    "regions": ["us-east1", "europe-west4"],
+                    "strategies": ["SPOT"],
+                }
+            ),
+            STACK,
+        )
+        assert job.settings()["retry"] == {
+            "when": ["capacity", "preemption"],
+            "attempts": [
+                {"region": "us-central1", "strategy": "STANDARD"},
+                {"region": "us-east1", "strategy": "SPOT"},
+                {"region": "europe-west4", "strategy": "SPOT"},
+            ],
+        }
+
+    def test_no_retry_leaves_settings_as_before(self) -> None:
+        """A job without retry keeps the settings of earlier releases (no retry key)."""
+        assert "retry" not in parse_job("mnist", with_image(), STACK).settings()
+
+    def test_user_code_is_never_retried(self) -> None:
+        """user_code in when is refused, naming the retryable classes."""
+        (issue,) = issues_of(with_image(retry={"when": ["user_code"]}))
+        assert issue.key == f"{PREFIX}.retry.when[0]"
+        assert "not retried" in issue.message and "capacity" in issue.message
+
+    def test_unknown_class_suggests(self) -> None:
+        """A misspelt class gets a did-you-mean."""
+        (issue,) = issues_of(with_image(retry={"when": ["capacty"]}))
+        assert "Did you mean capacity" in issue.message
+
+    def test_attempts_are_bounded(self) -> None:
+        """More attempts than MAX_RETRY_ATTEMPTS is refused with the bound."""
+        (issue,) = issues_of(with_image(retry={"when": ["capacity"], "attempts": 9}))
+        assert issue.key == f"{PREFIX}.retry.attempts"
+        assert "2 to 5" in issue.message
+
+    def test_region_must_run_training(self) -> None:
+        """A retry region that is no training region is refused."""
+        (issue,) = issues_of(with_image(retry={"when": ["capacity"], "regions": ["mars-1"]}))
+        assert issue.key == f"{PREFIX}.retry.regions[0]"
+        assert "remove it from retry.regions" in issue.message
+
+    def test_region_without_the_accelerator_warns_while_rows_unconfirmed(self) -> None:
+        """A region the catalogue lists without the accelerator warns (rows not re-read)."""
+        job = parse_job(
+            "mnist",
+            with_image(
+                machine="a3-highgpu-8g",
+                accelerator={"type": "NVIDIA_H100_80GB", "count": 8},
+                retry={"when": ["capacity"], "regions": ["us-west2"]},
+            ),
+            STACK,
+        )
+        assert any("retry.regions[0]" in w and "us-west2" in w for w in job.warnings)

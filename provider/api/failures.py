@@ -58,6 +58,11 @@ USER_CODE = "user_code"
 INFRASTRUCTURE = "infrastructure"
 UNKNOWN = "unknown"
 CLASSES = (CAPACITY, QUOTA, PREEMPTION, IMAGE, PERMISSION, USER_CODE, INFRASTRUCTURE, UNKNOWN)
+#: The classes a job's ``retry.when`` may name: failures that are not the job's own, so
+#: that submitting the same job again (elsewhere, or under another strategy) may succeed.
+#: Quota is per region: another region may have it. Never user_code, image or permission
+#: (the same job fails the same way again), nor unknown.
+RETRYABLE = (CAPACITY, QUOTA, PREEMPTION, INFRASTRUCTURE)
 
 #: google/rpc/code.proto codes the classifier reads.
 CODE_INVALID_ARGUMENT = 3

@@ -18,7 +18,9 @@ from pydantic import (
 from provider.catalog import images, machines
 from provider.stackconfig._constants import (
     BACKENDS,
+    DEFAULT_RETRY_ATTEMPTS,
     DEFAULT_WAIT_TIMEOUT_S,
+    MAX_RETRY_ATTEMPTS,
     STRATEGIES,
     WAIT_UNTIL,
     Backend,
@@ -41,6 +43,7 @@ from provider.stackconfig._rules import (
     PersistentResourceId,
     PositiveDuration,
     PythonModule,
+    RetryClass,
     SecretValue,
     ServiceAccount,
     TextList,
@@ -167,6 +170,32 @@ class WaitConfig(_ConfigModel):
     start_timeout: PositiveDuration | None = None
 
 
+class RetryConfig(_ConfigModel):
+    """``retry: {when: [capacity, preemption], attempts: 3, regions: [...], strategies: [...]}``:
+    submit the job again when it fails for a reason that is not its own. Attempt k runs in
+    the k-th region and under the k-th strategy of the job's own followed by these lists
+    (the last one again when a list is shorter than ``attempts``)."""
+
+    when: list[RetryClass] = Field(min_length=1)
+    attempts: int = Field(DEFAULT_RETRY_ATTEMPTS, ge=2, le=MAX_RETRY_ATTEMPTS)
+    regions: list[NonEmptyText] = []
+    strategies: list[
+        Annotated[Strategy, BeforeValidator(_choice(STRATEGIES, machines.DEPRECATED_STRATEGIES))]
+    ] = []
+
+    @field_validator("attempts", mode="before")
+    @classmethod
+    def _bounded_attempts(cls, value: Any) -> Any:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if whole and not 2 <= value <= MAX_RETRY_ATTEMPTS:
+            raise invalid(
+                f"counts every submission, the first included: write 2 to "
+                f"{MAX_RETRY_ATTEMPTS} (each attempt may be billed in full), or remove "
+                "retry to submit the job once"
+            )
+        return value
+
+
 class JobConfig(_PoolConfig):
     """One entry of ``vertex-training:jobs``, as written."""
 
@@ -193,6 +222,7 @@ class JobConfig(_PoolConfig):
     experiment_run: ContextName | None = None
     wait: Annotated[WaitConfig | None, BeforeValidator(_wait_before)] = None
     adopt: NonEmptyText | None = None
+    retry: RetryConfig | None = None
     #: Any label value; changing it submits the job again with nothing else changed.
     rerun: Annotated[str, BeforeValidator(_rerun_before)] | None = None
     #: Makes the job a hyperparameter tuning job; validated by ``provider.study``.

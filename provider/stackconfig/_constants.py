@@ -46,6 +46,11 @@ SECONDS_PER_HOUR = 3600
 SECONDS_PER_DAY = 86_400
 DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
 
+#: ``retry.attempts``: submissions of a job in all, its first included. The most a job may
+#: ask for: each attempt may be billed in full (the cost estimate counts them all).
+MAX_RETRY_ATTEMPTS = 5
+DEFAULT_RETRY_ATTEMPTS = 2
+
 #: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
 SECRET_PLACEHOLDER = "[secret]"
 MAX_DISPLAY_NAME_CHARS = 128

@@ -61,6 +61,22 @@ class WaitPolicy(_SpecModel):
     start_timeout_s: int | None = Field(None, gt=0)
 
 
+class RetryAttempt(_SpecModel):
+    """Where one attempt of a job runs and under which scheduling strategy."""
+
+    region: str
+    strategy: Strategy
+
+
+class RetryPolicy(_SpecModel):
+    """When a failed job is submitted again, and where each attempt runs: ``attempts[0]``
+    is the job's own region and strategy (provider-side: a change never resubmits the
+    job)."""
+
+    when: list[str]
+    attempts: list[RetryAttempt]
+
+
 class Accelerator(_SpecModel):
     """Accelerators attached to each replica of a pool."""
 
@@ -85,7 +101,7 @@ class PythonPackage(_SpecModel):
 
 EnvValue = Annotated[str | SecretValue, Field(union_mode="left_to_right")]
 #: JobSpec fields that only the provider uses (changing them never resubmits a job).
-_SETTINGS_FIELDS = frozenset({"wait", "adopt"})
+_SETTINGS_FIELDS = frozenset({"wait", "adopt", "retry"})
 
 
 def _env_list(env: Mapping[str, str | SecretValue]) -> list[dict[str, str]]:
@@ -209,6 +225,7 @@ class JobSpec(_SpecModel):
     # Provider-side settings.
     wait: WaitPolicy = WaitPolicy()
     adopt: str | None = None
+    retry: RetryPolicy | None = None
     #: What preview should tell the user (each message names its stack config key): settings
     #: translated with a caveat, prebuilt images near their end of support. Never part of
     #: ``settings()``: a new warning never resubmits a job.
@@ -278,4 +295,6 @@ class JobSpec(_SpecModel):
         settings = self.model_dump(mode="json", include=set(_SETTINGS_FIELDS))
         if settings["wait"].get("start_timeout_s") is None:
             settings["wait"].pop("start_timeout_s", None)
+        if settings.get("retry") is None:
+            settings.pop("retry", None)
         return settings

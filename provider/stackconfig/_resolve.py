@@ -58,6 +58,8 @@ from provider.stackconfig._job import (
     Disk,
     JobSpec,
     PythonPackage,
+    RetryAttempt,
+    RetryPolicy,
     Scheduling,
     StackSettings,
     WaitPolicy,
@@ -147,6 +149,7 @@ class _JobResolver:
         self._check_job_settings(service_account, tensorboard)
         wait = config.wait or WaitConfig()
         self._check_wait(wait)
+        retry = self._resolve_retry(pools, scheduling) if config.retry is not None else None
         if self.issues:
             return None
         return JobSpec(
@@ -180,6 +183,7 @@ class _JobResolver:
                 until=wait.until, timeout_s=wait.timeout, start_timeout_s=wait.start_timeout
             ),
             adopt=config.adopt,
+            retry=retry,
         )
 
     def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
@@ -479,15 +483,73 @@ class _JobResolver:
                 return _Checked(None, ok=False)
         return _Checked(None)
 
+    def _resolve_retry(
+        self, pools: Sequence[WorkerPool | None], scheduling: Scheduling
+    ) -> RetryPolicy | None:
+        """``retry:``: each listed region runs Vertex AI training and offers every
+        accelerator the job's pools use (the catalogue, as for the job's own region);
+        attempt k takes the k-th region and strategy of the job's own followed by the
+        lists, the last one again once a list runs out."""
+        config = self.config.retry
+        assert config is not None
+        if self.vertex:
+            for index, region in enumerate(config.regions):
+                self._check_retry_region(index, region, pools)
+        regions = [self.region, *config.regions]
+        strategies = [scheduling.strategy or "STANDARD", *config.strategies]
+        return RetryPolicy(
+            when=list(dict.fromkeys(config.when)),
+            attempts=[
+                RetryAttempt(
+                    region=regions[min(k, len(regions) - 1)],
+                    strategy=strategies[min(k, len(strategies) - 1)],
+                )
+                for k in range(config.attempts)
+            ],
+        )
+
+    def _check_retry_region(
+        self, index: int, region: str, pools: Sequence[WorkerPool | None]
+    ) -> None:
+        """One of ``retry.regions``: a training region offering the job's accelerators."""
+        path = ("retry", "regions", index)
+        if region not in machines.TRAINING_REGIONS:
+            hint = did_you_mean(region, machines.TRAINING_REGIONS)
+            self.fail(
+                path,
+                region,
+                f"Vertex AI custom training does not run in {region}.{hint} Write a training "
+                "region such as us-central1 or europe-west4, or remove it from retry.regions",
+            )
+            return
+        needed: dict[str, None] = {}
+        for pool in pools:
+            if pool is None:
+                continue
+            if pool.accelerator is not None:
+                needed[pool.accelerator.type] = None
+            machine = machines.MACHINE_TYPES.get(pool.machine)
+            if machine is not None and machine.tpu:  # the machine is its TPU
+                needed.update(dict.fromkeys(machine.accelerators))
+        for accelerator_type in needed:
+            self._check_region_offers(path, accelerator_type, (), region=region)
+
     def _check_region_offers(
-        self, path: Sequence[str], accelerator_type: str, where: Sequence[str]
+        self,
+        path: Sequence[str | int],
+        accelerator_type: str,
+        where: Sequence[str],
+        *,
+        region: str | None = None,
     ) -> bool:
-        """Check (vertex backend) that the job's region offers ``accelerator_type``.
+        """Check (vertex backend) that the job's region (or ``region``, a retry region)
+        offers ``accelerator_type``.
 
         While the locations page has not been re-read (``REGION_TABLE_CONFIRMED_ON`` is
         None) a row that lacks the accelerator is a warning naming the page, not a refusal.
         """
-        offered = machines.TRAINING_ACCELERATORS_BY_REGION.get(self.region)
+        region = region or self.region
+        offered = machines.TRAINING_ACCELERATORS_BY_REGION.get(region)
         if not self.vertex or offered is None or accelerator_type in offered:
             return True
         regions = machines.regions_offering(accelerator_type)
@@ -499,7 +561,7 @@ class _JobResolver:
                     self.key(*path, *where),
                     accelerator_type,
                     f"this project's table of training accelerators by region (last read "
-                    f"2026-11-21) does not list {accelerator_type} in {self.region}"
+                    f"2026-11-21) does not list {accelerator_type} in {region}"
                     f"{elsewhere}, and Google's page could not be re-read to confirm it: "
                     f"check {machines.LOCATIONS_URL} before submitting",
                 )
@@ -508,9 +570,9 @@ class _JobResolver:
         self.fail(
             (*path, *where),
             accelerator_type,
-            f"{accelerator_type} is not offered for training in {self.region}{elsewhere} "
+            f"{accelerator_type} is not offered for training in {region}{elsewhere} "
             f"({machines.LOCATIONS_URL}, read {confirmed}). "
-            f"Change region, or use an accelerator {self.region} offers: "
+            f"Change region, or use an accelerator {region} offers: "
             f"{one_of(sorted(offered))}",
         )
         return False

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
 )
 
+from provider.api import failures
 from provider.api.labels import (
     MAX_LABEL_CHARS,
     MAX_LABELS,
@@ -339,6 +340,23 @@ def _wait_before(value: Any) -> Any:
             raise invalid(f"must be {one_of(WAIT_UNTIL)}" + (f".{hint}" if hint else ""))
         return {"until": value}
     return value
+
+
+def _retry_class(value: Any) -> Any:
+    """An entry of ``retry.when``: a failure class that is not the job's own
+    (``provider.api.failures.RETRYABLE``)."""
+    if isinstance(value, str) and value in failures.RETRYABLE:
+        return value
+    if isinstance(value, str) and value in failures.CLASSES:
+        raise invalid(
+            f"{value} failures are not retried: the same job fails the same way again. "
+            f"Fix the job instead, and list only {one_of(failures.RETRYABLE)}"
+        )
+    hint = did_you_mean(value, failures.RETRYABLE) if isinstance(value, str) else ""
+    raise invalid(f"must be {one_of(failures.RETRYABLE)}" + (f".{hint}" if hint else ""))
+
+
+RetryClass = Annotated[str, BeforeValidator(_retry_class)]
 
 
 NonEmptyText = Annotated[str, AfterValidator(_non_empty)]
