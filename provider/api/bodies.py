@@ -11,6 +11,7 @@ replaced. The job resources' ``diff`` and ``python -m provider plan`` both apply
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,3 +77,36 @@ def runs_differently(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether a job with inputs ``news`` runs differently from one with ``olds`` (each
     holding ``request`` and ``location``): the job is then replaced."""
     return any(run_key_differs(key, olds, news) for key in RUN_KEYS)
+
+
+#: Scheduling strategies, as the REST body names them; STANDARD is the API's default.
+STANDARD_STRATEGY = "STANDARD"
+FLEX_START_STRATEGY = "FLEX_START"
+
+
+def strategy_of(body: Mapping[str, Any]) -> str:
+    """The body's scheduling strategy (STANDARD when it names none)."""
+    scheduling = job_spec_of(body).get("scheduling") or {}
+    return str(scheduling.get("strategy") or STANDARD_STRATEGY)
+
+
+def with_strategy(body: Mapping[str, Any], strategy: str) -> dict[str, Any]:
+    """A copy of ``body`` that runs under ``strategy``: STANDARD leaves the field out (the
+    API's default), and ``maxWaitDuration`` stays only with FLEX_START, the one strategy
+    it applies to."""
+    copy: dict[str, Any] = json.loads(json.dumps(body))
+    key = job_spec_key(copy)
+    spec = dict(copy.get(key) or {})
+    scheduling = dict(spec.get("scheduling") or {})
+    if strategy == STANDARD_STRATEGY:
+        scheduling.pop("strategy", None)
+    else:
+        scheduling["strategy"] = strategy
+    if strategy != FLEX_START_STRATEGY:
+        scheduling.pop("maxWaitDuration", None)
+    if scheduling:
+        spec["scheduling"] = scheduling
+    else:
+        spec.pop("scheduling", None)
+    copy[key] = spec
+    return copy

@@ -18,10 +18,12 @@ job look changed (which would replace it):
   may list study parameters in the stack config's order (``canonical_request`` orders
   them as today's requests are built); the key ``request_labels`` may be present and
   is dropped.
-- schema 2: as described by the types below. Outputs added since (``failure``, the
-  waiter's ``reasons``) and the optional ``wait.start_timeout_s`` need no new version:
-  a state without them reads as a job that has none (an output is written again by
-  every read and update, and the providers read absent keys with ``.get``).
+- schema 2: as described by the types below. Outputs added since (``failure``,
+  ``attempts``, the waiter's ``reasons`` and ``attempts``) and the optional inputs
+  ``wait.start_timeout_s`` and ``retry`` need no new version: a state without them
+  reads as a job that has none (an output is written again by every read and update,
+  the providers read absent keys with ``.get``, and ``check`` leaves ``retry`` out of a
+  job that has none, so a job written before it existed shows no change).
 
 The provider classes that earlier releases pickled into the state moved modules with
 schema 2; ``provider._moved`` lets the old names load.
@@ -67,6 +69,21 @@ class WaitPolicy(TypedDict):
     start_timeout_s: NotRequired[int]
 
 
+class RetryAttempt(TypedDict):
+    """Where one attempt of a job runs."""
+
+    region: str
+    strategy: str
+
+
+class RetryPolicy(TypedDict):
+    """A job's ``retry``: the failure classes that submit it again, and every attempt
+    (the first is the job's own region and strategy)."""
+
+    when: list[str]
+    attempts: list[RetryAttempt]
+
+
 class JobInputs(TypedDict):
     """What ``check`` derives from a job's config (the job's own keys sit beside these,
     as written)."""
@@ -80,6 +97,8 @@ class JobInputs(TypedDict):
     wait: WaitPolicy
     #: The resource name of a job to adopt instead of submitting one, or "".
     adopt: str
+    #: Absent for a job that is submitted once.
+    retry: NotRequired[RetryPolicy]
 
 
 class JobOutputs(TypedDict):
@@ -100,6 +119,9 @@ class JobOutputs(TypedDict):
     #: A FAILED job's error, classified (``provider.api.failures.Failure.to_output``:
     #: class, code, message, fix, replica); {} for any other state.
     failure: dict[str, Any]
+    #: Every attempt of a job with ``retry`` (attempt, region, strategy, state,
+    #: class, resource_name), oldest first; [] for any other job.
+    attempts: list[dict[str, Any]]
 
 
 class WaitEntry(TypedDict):
@@ -108,6 +130,12 @@ class WaitEntry(TypedDict):
     resource_name: str
     wait: WaitPolicy
     location: Location
+    #: Only for a job with ``retry``: what the waiter needs to submit its next attempt
+    #: (the job's checked inputs of the same names).
+    retry: NotRequired[RetryPolicy]
+    request: NotRequired[dict[str, Any]]
+    stack_name: NotRequired[str]
+    name: NotRequired[str]
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
@@ -50,7 +50,13 @@ from pulumi.dynamic import (
 )
 
 from provider.api import states
-from provider.api.bodies import canonical_request, run_key_differs, runs_differently
+from provider.api.bodies import (
+    canonical_request,
+    run_key_differs,
+    runs_differently,
+    strategy_of,
+    with_strategy,
+)
 from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
 from provider.keys import job_key
@@ -70,9 +76,9 @@ if TYPE_CHECKING:
     from provider.stackconfig import JobSpec
 
 #: Inputs that never change what runs: changing them updates the resource in place.
-PROVIDER_SIDE_KEYS = ("wait", "adopt", SCHEMA_KEY)
+PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
 #: The stack config keys of a job that hold provider-side settings.
-SETTINGS_KEYS = ("wait", "adopt")
+SETTINGS_KEYS = ("wait", "adopt", "retry")
 #: ``RUN_KEYS`` (``provider.api.bodies``) say what runs and where. When one changes the
 #: job is replaced, and the replacement lists every changed key (the user's config keys
 #: among them); a change to config keys that leaves these alone (say, writing out a
@@ -106,6 +112,10 @@ CREATE_BACKOFF_MAX_S = 30.0
 #: deleting the old resource must not delete the job the new one now tracks. Module
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
+#: Attempts that a create in this process submitted. The delete of a resource that a
+#: retry replaced (``diff``: same labels) finds them by label, and leaves them to the
+#: resource that now tracks them; the delete of that resource itself deletes them.
+_SUBMITTED: set[str] = set()
 
 #: Outputs every TrainingJob has, besides its inputs.
 OUTPUT_KEYS = (
@@ -122,6 +132,7 @@ OUTPUT_KEYS = (
     "output_directory",
     "model_directory",
     "failure",
+    "attempts",
 )
 
 
@@ -151,21 +162,27 @@ class CreateRetry:
 CREATE_RETRY = CreateRetry()
 
 
-def identity_label(stack: str, resource: str, request: Mapping[str, Any]) -> str:
+def identity_label(stack: str, resource: str, request: Mapping[str, Any], attempt: int = 1) -> str:
     """The value of IDENTITY_LABEL: a hash of the stack, resource name and request (in
-    its canonical form, so that the same job always gets the same label)."""
-    canonical = json.dumps(
-        [stack, resource, canonical_request(request)], sort_keys=True, separators=(",", ":")
-    )
+    its canonical form, so that the same job always gets the same label), and of the
+    attempt number from the second attempt of a job with ``retry`` on (the first
+    attempt's label is the one every earlier release gave the job)."""
+    parts: list[Any] = [stack, resource, canonical_request(request)]
+    if attempt > 1:
+        parts.append(attempt)
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
 
 
-def labelled_request(request: Mapping[str, Any], stack: str, resource: str) -> dict[str, Any]:
-    """The request as submitted: the user's labels plus the provider's three."""
+def labelled_request(
+    request: Mapping[str, Any], stack: str, resource: str, attempt: int = 1
+) -> dict[str, Any]:
+    """The request as submitted (as attempt ``attempt``): the user's labels plus the
+    provider's three."""
     body: dict[str, Any] = json.loads(json.dumps(request))
     body["labels"] = {
         **body.get("labels", {}),
-        IDENTITY_LABEL: identity_label(stack, resource, request),
+        IDENTITY_LABEL: identity_label(stack, resource, request, attempt),
         STACK_LABEL: label_value(stack),
         RESOURCE_LABEL: label_value(resource),
     }
@@ -200,6 +217,8 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
         "output_directory": base,
         "model_directory": f"{base}/model" if base else "",
         "failure": _failure_output(status),
+        # A job with retry: its provider lists the attempts (``attempt_outputs``).
+        "attempts": [],
     }
 
 
@@ -212,10 +231,10 @@ def _failure_output(status: JobStatus) -> dict[str, Any]:
     return classify(status.error_code, status.error).to_output()
 
 
-def _connect(props: Mapping[str, Any], settings: ProviderSettings) -> Backend:
+def _connect(location: Mapping[str, Any], settings: ProviderSettings) -> Backend:
     from provider.backends import connect
 
-    return connect(props["location"], settings.connection())
+    return connect(location, settings.connection())
 
 
 class TrainingJobProvider(ConfiguredProvider):
@@ -278,6 +297,8 @@ class TrainingJobProvider(ConfiguredProvider):
             "wait": settings["wait"],
             "adopt": settings["adopt"] or "",
         }
+        if "retry" in settings:
+            derived["retry"] = settings["retry"]
         return CheckResult({**user_keys, **derived}, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
@@ -286,6 +307,14 @@ class TrainingJobProvider(ConfiguredProvider):
         changed = sorted(k for k in keys if _differs(k, olds, news))
         replaced = runs_differently(olds, news)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
+        if not replaces and retries_on_next_up(olds, news):
+            # The recorded job (as the last read, update or `pulumi refresh` saw it)
+            # failed in a way its `retry` names and attempts are left. The engine calls
+            # create only for a new or replaced resource, so the resubmission is reported
+            # as a replacement caused by `retry`: create then finds the failed attempt by
+            # its label and submits the next one (``Attempts.advance``), and the delete of
+            # the replaced state leaves alone the attempts the new one lists.
+            replaces, changed = ["retry"], sorted({*changed, "retry"})
         return DiffResult(
             changes=bool(changed),
             replaces=replaces,
@@ -295,48 +324,232 @@ class TrainingJobProvider(ConfiguredProvider):
 
     def create(self, props: Any) -> CreateResult:
         inputs = self._inputs(props)
-        backend = _connect(inputs, self.settings)
-        body = labelled_request(inputs["request"], inputs["stack_name"], inputs["name"])
         if inputs.get("adopt"):
+            backend = _connect(inputs["location"], self.settings)
             status = backend.get(inputs["adopt"])
             if status is None:
                 raise BackendError(
                     f"{job_key(inputs['name'], 'adopt')} names {inputs['adopt']}, "
                     "which does not exist; remove `adopt` to submit a new job"
                 )
+            attempts: list[Attempt] = []
         else:
-            status = _find_submitted(backend, body)
-            if status is None:
-                status = _submit(backend, body, self.create_retry)
-            else:
-                _TAKEN_OVER.add(status.name)
-        outs = {**inputs, **self.outputs(status, backend, inputs["request"])}
+            job = Attempts(inputs, self.settings)
+            tracked, attempts = job.advance(self.create_retry)
+            assert tracked.status is not None
+            status, backend = tracked.status, job.backend(tracked)
+            # Every attempt this resource lists is its own from now on: the delete of a
+            # resource it replaces (same labels) must leave them alone; the one it
+            # submitted is noted apart, so that deleting this very resource deletes it.
+            for attempt in attempts:
+                assert attempt.status is not None
+                (_SUBMITTED if attempt.submitted else _TAKEN_OVER).add(attempt.status.name)
+        outs = {
+            **inputs,
+            **self.outputs(status, backend, inputs["request"]),
+            "attempts": attempt_outputs(attempts, inputs),
+        }
         return CreateResult(status.name, outs)
+
+    def _follow(
+        self, id_: str, inputs: Mapping[str, Any]
+    ) -> tuple[JobStatus | None, Backend, list[Attempt]]:
+        """The job the resource tracks: for a job with ``retry``, its current attempt
+        (``Attempts.current``: the waiter or an earlier run may have moved on from
+        ``id_``), else ``id_`` itself."""
+        if inputs.get("retry") and not inputs.get("adopt"):
+            job = Attempts(inputs, self.settings)
+            found = job.find()
+            current = Attempts.current(found)
+            if current is not None:
+                return current.status, job.backend(current), found
+        backend = _connect(inputs["location"], self.settings)
+        return backend.get(id_), backend, []
 
     def read(self, id_: str, props: Any) -> ReadResult:
         inputs = self._inputs(props)
-        backend = _connect(inputs, self.settings)
-        status = backend.get(id_)
+        status, backend, attempts = self._follow(id_, inputs)
         if status is None:
             return ReadResult("", {})
-        return ReadResult(id_, {**inputs, **self.outputs(status, backend, inputs["request"])})
+        outs = {
+            **inputs,
+            **self.outputs(status, backend, inputs["request"]),
+            "attempts": attempt_outputs(attempts, inputs),
+        }
+        return ReadResult(status.name, outs)
 
     def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
         inputs = self._inputs(news)
-        backend = _connect(inputs, self.settings)
-        status = backend.get(id_)
+        status, backend, attempts = self._follow(id_, inputs)
         if status is None:
             raise BackendError(
                 f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
             )
-        return UpdateResult({**inputs, **self.outputs(status, backend, inputs["request"])})
+        return UpdateResult(
+            {
+                **inputs,
+                **self.outputs(status, backend, inputs["request"]),
+                "attempts": attempt_outputs(attempts, inputs),
+            }
+        )
 
     def delete(self, id_: str, props: Any) -> None:
-        if not id_ or id_ in _TAKEN_OVER:
+        if not id_:
             return
-        backend = _connect(self._inputs(props), self.settings)
-        stop(backend, id_)
-        backend.delete(id_)
+        inputs = self._inputs(props)
+        doomed: dict[str, Backend] = {}
+        if id_ not in _TAKEN_OVER:
+            doomed[id_] = _connect(inputs["location"], self.settings)
+        if inputs.get("retry") and not inputs.get("adopt"):
+            # Every attempt, wherever it ran: one the waiter submitted after the one this
+            # state records included, so none is left behind.
+            job = Attempts(inputs, self.settings)
+            for attempt in job.find():
+                assert attempt.status is not None
+                name = attempt.status.name
+                if name != id_ and name not in _TAKEN_OVER | _SUBMITTED:
+                    doomed[name] = job.backend(attempt)
+        for name, where in doomed.items():
+            stop(where, name)
+            where.delete(name)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One submission of a job: its number (1 for the first), where it runs, under which
+    strategy, the request as submitted (its own identity label), and the job found or
+    submitted for it (None while there is none)."""
+
+    number: int
+    region: str
+    strategy: str
+    location: Mapping[str, Any]
+    body: Mapping[str, Any]
+    status: JobStatus | None = None
+    #: Whether this process submitted it (``Attempts.advance``), rather than found it.
+    submitted: bool = False
+
+    def output(self) -> dict[str, Any]:
+        """The attempt as an entry of the job's ``attempts`` output."""
+        status = self.status
+        failure = _failure_output(status) if status is not None else {}
+        return {
+            "attempt": self.number,
+            "region": self.region,
+            "strategy": self.strategy,
+            "state": status.state if status is not None else "",
+            "class": failure.get("class", ""),
+            "resource_name": status.name if status is not None else "",
+        }
+
+
+class Attempts:
+    """The attempts of one job (its checked inputs): one when it has no ``retry``, else
+    one per entry of ``retry.attempts``, each in its region under its strategy with its
+    own identity label.
+
+    The labels are the record: ``find`` looks every attempt up, so whatever ran before (a
+    killed engine, an earlier `pulumi up`) is seen, and ``advance`` never submits an
+    attempt while another is alive, nor the same attempt twice.
+    """
+
+    def __init__(self, inputs: Mapping[str, Any], settings: ProviderSettings) -> None:
+        self.inputs = inputs
+        self.settings = settings
+        self.retry: Mapping[str, Any] = inputs.get("retry") or {}
+        self._backends: dict[str, Backend] = {}
+
+    def plan(self) -> list[Attempt]:
+        """Every attempt the job may make, without statuses."""
+        request, location = self.inputs["request"], self.inputs["location"]
+        stack, name = self.inputs["stack_name"], self.inputs["name"]
+        own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
+        planned = list(self.retry.get("attempts") or []) or [own]
+        attempts = []
+        for number, where in enumerate(planned, start=1):
+            # The first attempt is the job as configured: its request and label unchanged.
+            body = request if number == 1 else with_strategy(request, where["strategy"])
+            attempts.append(
+                Attempt(
+                    number=number,
+                    region=where["region"],
+                    strategy=where["strategy"],
+                    location=location if number == 1 else {**location, "region": where["region"]},
+                    body=labelled_request(body, stack, name, number),
+                )
+            )
+        return attempts
+
+    def backend(self, attempt: Attempt) -> Backend:
+        """The backend of ``attempt``'s location (one per location)."""
+        key = json.dumps(attempt.location, sort_keys=True)
+        if key not in self._backends:
+            self._backends[key] = _connect(attempt.location, self.settings)
+        return self._backends[key]
+
+    def find(self) -> list[Attempt]:
+        """The attempts that exist, by label, in order."""
+        found = []
+        for attempt in self.plan():
+            status = _find_submitted(self.backend(attempt), attempt.body)
+            if status is not None:
+                found.append(replace(attempt, status=status))
+        return found
+
+    def retries(self, status: JobStatus) -> bool:
+        """Whether ``status`` ended in a failure ``retry.when`` names."""
+        failure = _failure_output(status)
+        return bool(failure) and failure.get("class") in (self.retry.get("when") or ())
+
+    def next_after(self, last: Attempt) -> Attempt | None:
+        """The attempt to submit after ``last`` ended, or None: ``last`` did not fail in a
+        way ``retry.when`` names, or it was the last attempt."""
+        plan = self.plan()
+        if last.status is None or not self.retries(last.status) or last.number >= len(plan):
+            return None
+        return plan[last.number]
+
+    @staticmethod
+    def current(found: list[Attempt]) -> Attempt | None:
+        """The attempt the job's resource tracks: the live one, else the latest."""
+        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
+        return alive[-1] if alive else (found[-1] if found else None)
+
+    def advance(self, retry: CreateRetry = CREATE_RETRY) -> tuple[Attempt, list[Attempt]]:
+        """The attempt to track now, and every attempt there is: a live attempt is
+        adopted (an older live one, which only a crash between two submissions could
+        leave, is cancelled: one attempt alive at a time); else, after an attempt that
+        failed in a way ``retry.when`` names, the next one is submitted; else the latest
+        attempt is kept; with none at all, the first is submitted."""
+        found = self.find()
+        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
+        for older in alive[:-1]:
+            assert older.status is not None
+            stop(self.backend(older), older.status.name)
+        if alive:
+            return alive[-1], found
+        following = self.next_after(found[-1]) if found else self.plan()[0]
+        if following is None:
+            return found[-1], found
+        status = _submit(self.backend(following), following.body, retry)
+        submitted = replace(following, status=status, submitted=True)
+        return submitted, [*found, submitted]
+
+
+def attempt_outputs(attempts: list[Attempt], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``attempts`` output: every attempt of a job with ``retry`` on; [] without."""
+    return [a.output() for a in attempts] if inputs.get("retry") else []
+
+
+def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether a job's recorded state is a failure its ``retry`` names with attempts
+    left: then the next `pulumi up` submits its next attempt (``diff``)."""
+    retry = news.get("retry") or {}
+    if not retry or olds.get("state") != states.FAILED:
+        return False
+    kind = (olds.get("failure") or {}).get("class")
+    used = max((int(a.get("attempt", 1)) for a in olds.get("attempts") or []), default=1)
+    return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
 
 
 def stop(backend: Backend, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
