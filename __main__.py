@@ -23,6 +23,7 @@ from provider.program.platform import (
     upload_packages,
 )
 from provider.program.settings import jobs_are_secret, program_stack
+from provider.resources.training_job import waiter_entry
 from provider.resources.waiter import JobWaiter
 
 project_dir = Path.cwd()
@@ -53,11 +54,7 @@ jobs = {
 waiter = JobWaiter(
     "wait-for-jobs",
     {
-        name: {
-            "resource_name": job.resource_name,
-            "wait": job.wait,
-            "location": job.location,
-        }
+        name: waiter_entry(name, job, retry="retry" in stack.jobs[name].config)
         for name, job in jobs.items()
     },
 )

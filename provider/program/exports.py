@@ -54,8 +54,14 @@ def latest_trials(
 
 def job_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, Any]:
     """The stack outputs of one job: what its resource and the waiter last saw of it."""
+    attempts = pulumi.Output.all(job.attempts, waiter.attempts).apply(
+        lambda pair: latest_attempts(pair[0], pair[1], name)
+    )
     return {
-        "resource_name": job.resource_name,
+        "resource_name": pulumi.Output.all(job.resource_name, attempts).apply(
+            lambda pair: pair[1][-1]["resource_name"] if pair[1] else pair[0]
+        ),
+        "attempts": attempts,
         "job_id": job.job_id,
         "state": pulumi.Output.all(job.state, waiter.states).apply(
             lambda pair: latest_state(pair[0], pair[1], name)
@@ -84,6 +90,21 @@ def tuning_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, 
             lambda a: best_model_directory(a[0], a[1]["best_trial"])
         ),
     }
+
+
+def latest_attempts(
+    recorded: list[dict[str, Any]] | None, waited: Mapping[str, Any] | None, name: str
+) -> list[dict[str, Any]]:
+    """The newer of the attempts the job's resource recorded and those the waiter last
+    saw (the waiter submits attempts after the resource's create): the list that reached
+    the later attempt, the waiter's when both did (its states are newer)."""
+    seen = list((waited or {}).get(name) or [])
+    mine = list(recorded or [])
+    return seen if seen and _last_attempt(seen) >= _last_attempt(mine) else mine
+
+
+def _last_attempt(attempts: list[dict[str, Any]]) -> int:
+    return int(attempts[-1]["attempt"]) if attempts else 0
 
 
 def latest_state(job_state: str, waited: Mapping[str, str] | None, name: str) -> str:

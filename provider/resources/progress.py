@@ -151,6 +151,11 @@ class Progress:
         self.log.status(line)
         self._shown, self._shown_states, self._shown_at = line, changed, mono
 
+    def note(self, message: str) -> None:
+        """A lasting line about a job that stays waited for (an attempt that ended, the
+        next one submitted)."""
+        self.log.lasting(message)
+
     def ended(self, name: str, status: JobStatus, console_url: str, logs_url: str) -> None:
         """A job left the wait: it ended, reached its policy or timed out."""
         self.log.lasting(lasting_line(name, status, console_url, logs_url))

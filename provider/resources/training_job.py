@@ -112,10 +112,6 @@ CREATE_BACKOFF_MAX_S = 30.0
 #: deleting the old resource must not delete the job the new one now tracks. Module
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
-#: Attempts that a create in this process submitted. The delete of a resource that a
-#: retry replaced (``diff``: same labels) finds them by label, and leaves them to the
-#: resource that now tracks them; the delete of that resource itself deletes them.
-_SUBMITTED: set[str] = set()
 
 #: Outputs every TrainingJob has, besides its inputs.
 OUTPUT_KEYS = (
@@ -338,12 +334,10 @@ class TrainingJobProvider(ConfiguredProvider):
             tracked, attempts = job.advance(self.create_retry)
             assert tracked.status is not None
             status, backend = tracked.status, job.backend(tracked)
-            # Every attempt this resource lists is its own from now on: the delete of a
-            # resource it replaces (same labels) must leave them alone; the one it
-            # submitted is noted apart, so that deleting this very resource deletes it.
-            for attempt in attempts:
-                assert attempt.status is not None
-                (_SUBMITTED if attempt.submitted else _TAKEN_OVER).add(attempt.status.name)
+            # Every attempt found (not submitted) is taken over: the delete of the
+            # resource this one replaces (same labels: its job is among them) must leave
+            # them, and the attempt submitted after them, to this one.
+            _TAKEN_OVER.update(a.status.name for a in attempts if a.status and not a.submitted)
         outs = {
             **inputs,
             **self.outputs(status, backend, inputs["request"]),
@@ -394,21 +388,19 @@ class TrainingJobProvider(ConfiguredProvider):
         )
 
     def delete(self, id_: str, props: Any) -> None:
-        if not id_:
+        if not id_ or id_ in _TAKEN_OVER:
             return
         inputs = self._inputs(props)
         doomed: dict[str, Backend] = {}
-        if id_ not in _TAKEN_OVER:
-            doomed[id_] = _connect(inputs["location"], self.settings)
         if inputs.get("retry") and not inputs.get("adopt"):
-            # Every attempt, wherever it ran: one the waiter submitted after the one this
-            # state records included, so none is left behind.
+            # Every attempt, each in its region: one the waiter submitted after the one
+            # this state records included, so none is left behind.
             job = Attempts(inputs, self.settings)
             for attempt in job.find():
                 assert attempt.status is not None
-                name = attempt.status.name
-                if name != id_ and name not in _TAKEN_OVER | _SUBMITTED:
-                    doomed[name] = job.backend(attempt)
+                doomed[attempt.status.name] = job.backend(attempt)
+        if id_ not in doomed:
+            doomed[id_] = _connect(inputs["location"], self.settings)
         for name, where in doomed.items():
             stop(where, name)
             where.delete(name)
@@ -685,6 +677,10 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     output_directory: pulumi.Output[str]
     model_directory: pulumi.Output[str]
     failure: pulumi.Output[dict[str, Any]]
+    attempts: pulumi.Output[list[dict[str, Any]]]
+    request: pulumi.Output[dict[str, Any]]
+    stack_name: pulumi.Output[str]
+    retry: pulumi.Output[dict[str, Any]]
     wait: pulumi.Output[dict[str, Any]]
     location: pulumi.Output[dict[str, Any]]
 
@@ -710,6 +706,10 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             "stack": dict(stack),
             "wait": None,
             "location": None,
+            # Read by the waiter of a job with retry (``waiter_entry``).
+            "request": None,
+            "stack_name": None,
+            "retry": None,
             **{key: None for key in self.job_provider_class.output_keys},
         }
         if secret:
@@ -720,6 +720,23 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
                 opts, pulumi.ResourceOptions(additional_secret_outputs=keys)
             )
         super().__init__(self.job_provider_class(), name, props, opts)
+
+
+def waiter_entry(name: str, job: TrainingJob, retry: bool) -> dict[str, Any]:
+    """What the waiter needs of ``job`` (a ``WaitEntry``): where it is and how long to wait;
+    for a job with ``retry`` (as its config says), also what submitting its next attempt
+    takes. Jobs without keep the entry of earlier releases, so the waiter does not wait
+    for them again after an upgrade."""
+    entry: dict[str, Any] = {
+        "resource_name": job.resource_name,
+        "wait": job.wait,
+        "location": job.location,
+    }
+    if retry:
+        entry.update(
+            {"retry": job.retry, "request": job.request, "stack_name": job.stack_name, "name": name}
+        )
+    return entry
 
 
 def secret_keys(config: Mapping[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -260,52 +261,72 @@ def wait_for(
     when its next read is due (``poll_interval_s``). ``clock`` (wall time, compared with
     the server's timestamps), ``monotonic`` and ``sleep`` are injectable for tests.
     """
-    from provider.backends import connect
-
-    connection = (settings or ProviderSettings(base_dir=str(Path.cwd()))).connection()
+    settings = settings or ProviderSettings(base_dir=str(Path.cwd()))
+    connection = settings.connection()
     progress = Progress(log or EngineLog(None, ""))
     start = monotonic()
     pending = {name: e for name, e in entries.items() if e["wait"]["until"] != SUBMITTED}
     due = dict.fromkeys(pending, start)
+    # When each job's current attempt began to be waited for: a resubmitted attempt gets
+    # the wait's timeouts afresh.
+    starts = dict.fromkeys(pending, start)
+    retries = _Retries(entries, settings, progress, report if report is not None else {})
     latest: dict[str, Any] = {}
     final: dict[str, str] = {}
     problems: list[str] = []
-    backends: dict[str, Any] = {}
+    backends: dict[str, Backend] = {}
     why = _Why(report if report is not None else {})
     while pending:
         for name, entry in sorted(pending.items()):
             if due[name] > monotonic():
                 continue
-            key = json.dumps(entry["location"], sort_keys=True)
-            if key not in backends:
-                backends[key] = connect(entry["location"], connection)
-            backend, job = backends[key], entry["resource_name"]
+            backend, job = _backend(backends, entry, connection), entry["resource_name"]
             status = latest[name] = backend.get(job)
             if seen is not None and status is not None:
                 seen[name] = status
             why.observe(name, entry, status, clock())
-            problem = _problem(name, entry, status, backend, monotonic() - start)
+            problem = _problem(name, entry, status, backend, monotonic() - starts[name])
+            moved = retries.after_failure(name, status) if problem else None
+            if moved is not None:
+                # Its next attempt (or a live one an earlier run submitted): wait for that
+                # one instead, from now.
+                pending[name], latest[name] = moved
+                due[name] = starts[name] = monotonic()
+                why.left(name)
+                continue
             if problem and status is not None:
                 problem += why.failed(name, backend, status)
             if problem is None:
+                assert status is not None  # a job that is gone is a problem
                 # Read again when due, and no later than when a timeout runs out.
                 interval = poll_interval_s(age_s(status, clock()))
-                due[name] = min(monotonic() + interval, start + _timeout_s(entry, status))
+                due[name] = min(monotonic() + interval, starts[name] + _timeout_s(entry, status))
                 continue
             if problem:
                 problems.append(problem)
-            else:
+            elif status is not None:
                 final[name] = status.state
             del pending[name], latest[name], due[name]
             why.left(name)
             if status is not None:
+                retries.ended(name, status)
                 progress.ended(name, status, backend.console_url(job), backend.logs_url(job))
-        progress.waiting(latest, clock(), monotonic(), why.reasons)
+        progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
         if pending:
             sleep(max(0.0, min(due.values()) - monotonic()))
     if problems:
         raise JobEndedError("\n".join(problems))
     return final
+
+
+def _backend(backends: dict[str, Backend], entry: Mapping[str, Any], connection: Any) -> Backend:
+    """The backend of ``entry``'s location, connected once per location."""
+    from provider.backends import connect
+
+    key = json.dumps(entry["location"], sort_keys=True)
+    if key not in backends:
+        backends[key] = connect(entry["location"], connection)
+    return backends[key]
 
 
 def _timeout_s(entry: Mapping[str, Any], status: JobStatus | None) -> float:
@@ -316,6 +337,108 @@ def _timeout_s(entry: Mapping[str, Any], status: JobStatus | None) -> float:
     if start_timeout_s and status is not None and status.state not in states.STARTED_STATES:
         return float(min(start_timeout_s, wait["timeout_s"]))
     return float(wait["timeout_s"])
+
+
+class _Retries:
+    """The attempts of the jobs with ``retry`` (``provider.resources.training_job.Attempts``):
+    submits a job's next attempt after a failure its ``retry.when`` names, says so on the
+    status line and in a lasting line, and gives ``report`` each such job's ``attempts``
+    (as its resource's ``attempts`` output lists them)."""
+
+    def __init__(
+        self,
+        entries: Mapping[str, Mapping[str, Any]],
+        settings: ProviderSettings,
+        progress: Progress,
+        report: dict[str, Any],
+    ) -> None:
+        self._jobs = {
+            name: _job_inputs(name, entry) for name, entry in entries.items() if entry.get("retry")
+        }
+        self._settings = settings
+        self._progress = progress
+        self._attempts: dict[str, list[Any]] = {}
+        self._report: dict[str, Any] = report.setdefault("attempts", {})
+
+    def after_failure(
+        self, name: str, status: JobStatus | None
+    ) -> tuple[dict[str, Any], JobStatus] | None:
+        """The entry to wait for instead of the job ``status`` says FAILED, and its status:
+        its next attempt, submitted now, or a live attempt an earlier run left; None when the job
+        did not fail, has no retry, the failure is not one it names, or its attempts ran
+        out."""
+        from provider.resources.training_job import Attempts
+
+        inputs = self._jobs.get(name)
+        if inputs is None or status is None or status.state != states.FAILED:
+            return None
+        job = Attempts(inputs, self._settings)
+        tracked, attempts = job.advance()
+        self._attempts[name] = attempts
+        self._report[name] = [a.output() for a in attempts]
+        if tracked.status is None or tracked.status.name == status.name:
+            return None
+        failed = next((a for a in attempts if a.status and a.status.name == status.name), None)
+        total = len(job.plan())
+        if failed is not None:
+            failure = failure_of(status)
+            kind = f", {failure.kind}: {failure.summary}" if failure is not None else ""
+            self._progress.note(
+                f"{name}: attempt {failed.number}/{total} in {failed.region} ({failed.strategy}) "
+                f"ended FAILED{kind}"
+            )
+        verb = "submitted" if tracked.submitted else "found running"
+        self._progress.note(
+            f"{name}: attempt {tracked.number}/{total} {verb} in {tracked.region} "
+            f"({tracked.strategy}): {tracked.status.name}"
+        )
+        entry = {
+            **inputs,
+            "wait": dict(inputs["wait"]),
+            "resource_name": tracked.status.name,
+            "location": dict(tracked.location),
+        }
+        return entry, tracked.status
+
+    def ended(self, name: str, status: JobStatus) -> None:
+        """A job left the wait: its current attempt's last state goes in the report."""
+        attempts = self._attempts.get(name)
+        if not attempts:
+            return
+        last = attempts[-1]
+        if last.status is not None and last.status.name == status.name:
+            attempts[-1] = replace(last, status=status)
+        self._report[name] = [a.output() for a in attempts]
+
+    def with_attempts(self, reasons: Mapping[str, str]) -> dict[str, str]:
+        """The status line's reasons, with the attempt of each job past its first:
+        ``attempt 2/3 in us-east1 (STANDARD), after capacity in us-central1``."""
+        texts = dict(reasons)
+        for name, attempts in self._attempts.items():
+            if len(attempts) < 2:
+                continue
+            current, earlier = attempts[-1], attempts[:-1]
+            after = ", ".join(
+                f"{a.output()['class'] or a.output()['state']} in {a.region}" for a in earlier
+            )
+            text = (
+                f"attempt {current.number}/{len(self._jobs[name]['retry']['attempts'])} in "
+                f"{current.region} ({current.strategy}), after {after}"
+            )
+            texts[name] = f"{text}; {texts[name]}" if texts.get(name) else text
+        return texts
+
+
+def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``Attempts`` needs of a job, from its waiter entry (``WaitEntry``)."""
+    return {
+        "name": entry.get("name") or name,
+        "request": entry["request"],
+        "location": entry["location"],
+        "stack_name": entry["stack_name"],
+        "retry": entry["retry"],
+        "wait": entry["wait"],
+    }
 
 
 class _Why:
@@ -375,10 +498,10 @@ def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]
 
 def _wait(
     entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
-) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, str], dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
-    return the states reached, the tuning jobs' trials, and why jobs waited (``reasons``
-    by job name)."""
+    return the states reached, the tuning jobs' trials, why jobs waited (``reasons``
+    by job name) and the attempts of jobs with ``retry``."""
     seen: dict[str, Any] = {}
     report: dict[str, dict[str, Any]] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
@@ -386,7 +509,7 @@ def _wait(
         reached = wait_for(entries, seen, report=report, settings=settings, log=log)
     finally:
         log.close()
-    return reached, _trials(seen), report.get("reasons", {})
+    return reached, _trials(seen), report.get("reasons", {}), report.get("attempts", {})
 
 
 class JobWaiterProvider(ConfiguredProvider):
@@ -398,12 +521,13 @@ class JobWaiterProvider(ConfiguredProvider):
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        reached, trials, reasons = _wait(jobs, props, self.settings)
+        reached, trials, reasons, attempts = _wait(jobs, props, self.settings)
         outs = {
             "jobs": jobs,
             "states": reached,
             "trials": trials,
             "reasons": reasons,
+            "attempts": attempts,
             URN_INPUT: props.get(URN_INPUT),
         }
         return CreateResult("jobs", outs)
@@ -412,7 +536,7 @@ class JobWaiterProvider(ConfiguredProvider):
         jobs = news.get("jobs") or {}
         olds = migrate_waiter(olds)
         changed = _changed(olds, news)
-        reached, seen_trials, reasons = _wait(changed, news, self.settings)
+        reached, seen_trials, reasons, attempts = _wait(changed, news, self.settings)
         previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
         trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
         kept = {
@@ -424,6 +548,14 @@ class JobWaiterProvider(ConfiguredProvider):
                 "states": {**previous, **reached},
                 "trials": {**trials, **seen_trials},
                 "reasons": {**kept, **reasons},
+                "attempts": {
+                    **{
+                        n: a
+                        for n, a in (olds.get("attempts") or {}).items()
+                        if n in jobs and n not in changed
+                    },
+                    **attempts,
+                },
                 URN_INPUT: news.get(URN_INPUT),
             }
         )
@@ -436,6 +568,7 @@ class JobWaiterProvider(ConfiguredProvider):
                 "states": props.get("states"),
                 "trials": props.get("trials"),
                 "reasons": props.get("reasons"),
+                "attempts": props.get("attempts"),
                 URN_INPUT: props.get(URN_INPUT),
             },
         )
@@ -448,6 +581,9 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
     trials: pulumi.Output[dict[str, Any]]
     #: Why a job was not running yet, the last reason the wait gave (job name -> text).
     reasons: pulumi.Output[dict[str, str]]
+    #: The attempts of each job with ``retry`` that the wait saw (job name -> list, as
+    #: the job's ``attempts`` output lists them).
+    attempts: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
@@ -470,6 +606,7 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
             "states": None,
             "trials": None,
             "reasons": None,
+            "attempts": None,
             URN_INPUT: urn,
         }
         super().__init__(JobWaiterProvider(), name, props, opts)
