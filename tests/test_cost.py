@@ -193,6 +193,27 @@ class TestProperties:
         assert standard is not None and spot.hourly_usd is not None
         assert spot.hourly_usd < standard
 
+    def test_retry_counts_every_attempt_at_the_dearest_strategy(self) -> None:
+        """A SPOT job retried under STANDARD: attempts x the STANDARD rate, the dearer."""
+        spot = {**self.RAW, "scheduling": {"timeout": "4h", "strategy": "SPOT"}}
+        standard = estimate_of(self.RAW)
+        retried = estimate_of(
+            {**spot, "retry": {"when": ["preemption"], "attempts": 3, "strategies": ["STANDARD"]}}
+        )
+        assert standard.max_usd is not None and retried.max_usd is not None
+        assert retried.hourly_usd == pytest.approx(standard.hourly_usd)
+        assert retried.max_usd == pytest.approx(3 * standard.max_usd)
+        assert retried.attempts == 3 and retried.priced_as == "us-central1 STANDARD"
+        assert "x 3 attempts, each priced as us-central1 STANDARD" in describe(retried)
+
+    def test_retry_in_an_unpriced_region_is_unknown(self) -> None:
+        """An attempt's region the snapshot does not price makes the worst case unknown."""
+        retried = estimate_of(
+            {**self.RAW, "retry": {"when": ["capacity"], "regions": ["europe-west2"]}}
+        )
+        assert estimate_of(self.RAW).max_usd is not None
+        assert retried.max_usd is None and any("europe-west2" in w for w in retried.unknown)
+
     def test_a_tuning_job_is_trials_times_a_trial(self) -> None:
         """max_trials trials each up to the timeout; parallel trials shown as a peak rate."""
         study = {

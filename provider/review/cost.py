@@ -14,6 +14,11 @@
   times ``scheduling.timeout`` (or Vertex AI's default of 7 days), times ``max_trials``
   for a tuning job (each trial may run to the timeout). A tuning job runs up to
   ``parallel_trials`` trials at once: ``Estimate.peak_usd_per_hour``.
+- A job with ``retry`` may run ``attempts`` times, each in its region under its strategy:
+  its rate is the dearest attempt's (``Estimate.priced_as`` says which region and
+  strategy), and the most it can cost is that rate x hours x trials x attempts, the
+  worst case. Every attempt's region and strategy must be priced: one that is not makes
+  the estimate unknown.
 - A SKU missing from the snapshot makes the rate and the total unknown (``None``) with
   the SKU it needs and how to refresh; so does a machine type whose shape the snapshot
   lacks, naming it; no snapshot at all says how to make one. Never zero. A local-backend
@@ -94,6 +99,11 @@ class Estimate:
     parallel_trials: int = 1
     #: The day the snapshot's prices were read (ISO 8601), None without a snapshot.
     prices_read: str | None = None
+    #: Submissions counted: ``retry.attempts`` (1 without retry).
+    attempts: int = 1
+    #: The region and strategy the rate is of, for a job with retry (the dearest
+    #: attempt's); "" without.
+    priced_as: str = ""
 
     @property
     def lines(self) -> tuple[Line, ...]:
@@ -222,24 +232,49 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
             0.0, hours, timeout_is_default, trials, 0.0, strategy, free, (), True, parallel, read
         )
     index = PriceIndex(prices) if prices is not None else None
-    pools = tuple(
-        pool_cost(pool, job.region, strategy, index, usage_hours=hours * trials)
-        for pool in pools_in_use
-    )
-    unknown = tuple(dict.fromkeys(why for pool in pools for why in pool.unknown))
-    hourly = None if unknown else sum(pool.hourly_usd or 0.0 for pool in pools)
+    usage_hours = hours * trials
+    retry = job.retry.attempts if job.retry is not None else []
+    where = list(dict.fromkeys((a.region, a.strategy) for a in retry))
+    attempts = len(retry) or 1
+    priced = [
+        _priced(pools_in_use, region, strategy, index, usage_hours)
+        for region, strategy in (where or [(job.region, strategy)])
+    ]
+    unknown = tuple(dict.fromkeys(why for _, _, whys in priced for why in whys))
+    dearest = max(range(len(priced)), key=lambda i: priced[i][1] or 0.0)
+    pools, rate, _ = priced[dearest]
+    hourly = None if unknown else rate
     return Estimate(
         hourly_usd=hourly,
         hours=hours,
         timeout_is_default=timeout_is_default,
         trials=trials,
-        max_usd=None if hourly is None else hourly * hours * trials,
-        strategy=strategy,
+        max_usd=None if hourly is None else hourly * hours * trials * attempts,
+        strategy=where[dearest][1] if where else strategy,
         pools=pools,
         unknown=unknown,
         parallel_trials=parallel,
         prices_read=read,
+        attempts=attempts,
+        priced_as=f"{where[dearest][0]} {where[dearest][1]}" if where else "",
     )
+
+
+def _priced(
+    pools_in_use: list[WorkerPool],
+    region: str,
+    strategy: str,
+    index: PriceIndex | None,
+    usage_hours: float,
+) -> tuple[tuple[PoolCost, ...], float | None, tuple[str, ...]]:
+    """The job's pools priced in ``region`` under ``strategy``: each pool's cost, the
+    hourly rate (None when a price is unknown) and why any is unknown."""
+    pools = tuple(
+        pool_cost(pool, region, strategy, index, usage_hours=usage_hours) for pool in pools_in_use
+    )
+    unknown = tuple(dict.fromkeys(why for pool in pools for why in pool.unknown))
+    hourly = None if unknown else sum(pool.hourly_usd or 0.0 for pool in pools)
+    return pools, hourly, unknown
 
 
 def _usd(value: float) -> str:
@@ -263,6 +298,8 @@ def describe(estimate: Estimate) -> str:
         timeout = f"{_duration(estimate.hours)} timeout"
     if estimate.trials != 1:
         timeout += f" x {estimate.trials} trials"
+    if estimate.attempts != 1:
+        timeout += f" x {estimate.attempts} attempts, each priced as {estimate.priced_as}"
     strategy = "" if estimate.strategy == DEFAULT_STRATEGY else f" {estimate.strategy}"
     if estimate.hourly_usd is None or estimate.max_usd is None:
         return f"unknown: {'; '.join(estimate.unknown)} ({timeout})"
@@ -292,6 +329,8 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
         "hours": estimate.hours,
         "trials": estimate.trials,
         "parallel_trials": estimate.parallel_trials,
+        "attempts": estimate.attempts,
+        "priced_as": estimate.priced_as,
         "unknown": list(estimate.unknown),
         "breakdown": [
             {
