@@ -18,6 +18,7 @@ from provider.program.exports import latest_state
 from provider.resources.training_job import (
     IDENTITY_LABEL,
     TrainingJobProvider,
+    identity_label,
     labelled_request,
 )
 from provider.resources.waiter import JobWaiterProvider, wait_for
@@ -356,3 +357,76 @@ class TestSerializedProvider:
         assert first == serialize_provider(TrainingJobProvider())
         assert len(first) < 200
         assert serialize_provider(JobWaiterProvider()) == serialize_provider(JobWaiterProvider())
+
+
+RETRY = {"when": ["capacity"], "attempts": 3, "regions": ["us-east1", "europe-west4"]}
+
+
+class TestRetryAttempts:
+    """A job with ``retry``: attempts with their own labels, one alive at a time."""
+
+    def test_attempt_one_keeps_the_label_of_earlier_releases(self) -> None:
+        """Attempt 1's identity label is the job's usual one; later attempts differ."""
+        request = {"displayName": "x", "jobSpec": {}}
+        first = identity_label("s", "r", request)
+        assert identity_label("s", "r", request, 1) == first
+        assert (
+            len({first, identity_label("s", "r", request, 2), identity_label("s", "r", request, 3)})
+            == 3
+        )
+
+    def test_no_attempt_is_submitted_while_one_is_alive(self) -> None:
+        """A create that finds a live attempt adopts it instead of submitting."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=float("inf")) as fake:
+            inputs = checked(fake, {"image": IMAGE, "retry": RETRY})
+            provider = configured(TrainingJobProvider(), fake)
+            first = provider.create(inputs)
+            again = provider.create(inputs)
+            assert again.id == first.id
+            assert [c.method for c in fake.calls].count("CreateCustomJob") == 1
+
+    def test_after_a_stockout_the_next_attempt_runs_in_the_next_region(self) -> None:
+        """A create after attempt 1 failed for capacity submits attempt 2 in us-east1, and
+        delete removes both."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=0.2) as fake:
+            fake.stockout("us-central1")
+            inputs = checked(fake, {"image": IMAGE, "retry": RETRY})
+            provider = configured(TrainingJobProvider(), fake)
+            first = provider.create(inputs)
+            wait_until_done(first.id, fake)
+            second = provider.create(inputs)
+            assert "/locations/us-east1/" in second.id
+            assert [(a["attempt"], a["class"]) for a in second.outs["attempts"]] == [
+                (1, "capacity"),
+                (2, ""),
+            ]
+            read = provider.read(first.id, {**first.outs, **inputs})
+            assert read.id == second.id
+            provider.delete(second.id, second.outs)
+            assert fake.jobs == {}
+
+    def test_diff_replaces_a_recorded_retryable_failure_with_attempts_left(self) -> None:
+        """A recorded capacity failure with attempts left is a replacement caused by retry;
+        a user_code failure, or no attempts left, is no change."""
+        provider = TrainingJobProvider()
+        news = {"name": "train", "schema": 2, "retry": {"when": ["capacity"], "attempts": [{}, {}]}}
+        failed = {**news, "state": "FAILED", "failure": {"class": "capacity"}}
+        assert provider.diff("id", failed, news).replaces == ["retry"]
+        user = {**failed, "failure": {"class": "user_code"}}
+        assert not provider.diff("id", user, news).changes
+        spent = {**failed, "attempts": [{"attempt": 1}, {"attempt": 2}]}
+        assert not provider.diff("id", spent, news).changes
+
+
+def wait_until_done(name: str, fake: FakeVertex, timeout_s: float = 10.0) -> None:
+    """Poll the fake until job ``name`` ended."""
+    import time
+
+    backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = backend.get(name)
+        if status is not None and status.state in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name} did not end")
