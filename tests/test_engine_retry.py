@@ -150,6 +150,35 @@ class TestRetries:
             project.run("destroy", "--yes").check()
             assert fake.jobs == {}
 
+    def test_a_job_not_waited_for_is_resubmitted_by_the_next_up(self, project: Project) -> None:
+        """`wait: submitted`: the first `pulumi up` submits and returns; once the job has
+        failed for capacity, `pulumi up --refresh` replaces it with its next attempt, and
+        the failed attempt stays listed (and is deleted with the job)."""
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as fake:
+            fake.stockout("us-central1")
+            project.write_stack(vertex_stack(fake, train=retried_job("train", wait="submitted")))
+            project.up().check()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not any(
+                job.state == 5
+                for job in fake.jobs.values()  # JOB_STATE_FAILED
+            ):
+                time.sleep(0.1)
+
+            result = project.run("up", "--yes", "--skip-preview", "--refresh").check()
+            assert "replaced" in result.output, result.output
+            state = project.jobs_in_state()["train"]
+            assert "/locations/us-east1/" in state["id"]
+            assert (state["attempts"][0]["attempt"], state["attempts"][0]["state"]) == (
+                1,
+                "FAILED",
+            )
+            assert [c.method for c in fake.calls].count("CreateCustomJob") == 2
+            assert len(fake.jobs) == 2
+
+            project.run("destroy", "--yes").check()
+            assert fake.jobs == {}
+
 
 class TestWhyNotRunning:
     """Why a job waits, or failed, as `pulumi up` shows it."""
