@@ -79,6 +79,8 @@ class TestRetries:
             job = project.outputs()["jobs"]["train"]
             assert job["state"] == "SUCCEEDED"
             assert "/locations/europe-west4/" in job["resource_name"]
+            assert job["job_id"] == job["resource_name"].rsplit("/", 1)[1]
+            assert "/locations/europe-west4/" in job["console_url"]
             assert [(a["region"], a["state"], a["class"]) for a in job["attempts"]] == [
                 ("us-central1", "FAILED", "capacity"),
                 ("us-east1", "FAILED", "capacity"),

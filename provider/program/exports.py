@@ -58,17 +58,12 @@ def job_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, Any
         lambda pair: latest_attempts(pair[0], pair[1], name)
     )
     return {
-        "resource_name": pulumi.Output.all(job.resource_name, attempts).apply(
-            lambda pair: pair[1][-1]["resource_name"] if pair[1] else pair[0]
-        ),
+        **{key: _of_last_attempt(getattr(job, key), attempts, key) for key in ATTEMPT_KEYS},
         "attempts": attempts,
-        "job_id": job.job_id,
         "state": pulumi.Output.all(job.state, waiter.states).apply(
             lambda pair: latest_state(pair[0], pair[1], name)
         ),
         "error": job.error,
-        "console_url": job.console_url,
-        "logs_url": job.logs_url,
         "output_directory": job.output_directory,
         "model_directory": job.model_directory,
         **tuning_exports(name, job, waiter),
@@ -90,6 +85,23 @@ def tuning_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, 
             lambda a: best_model_directory(a[0], a[1]["best_trial"])
         ),
     }
+
+
+#: A job's outputs that name the job it runs as: for a job with ``retry``, its last
+#: attempt's (the waiter may have submitted it after the job's resource recorded one).
+ATTEMPT_KEYS = ("resource_name", "job_id", "console_url", "logs_url")
+
+
+def last_attempts(attempts: list[dict[str, Any]], key: str) -> str:
+    """``key`` of the last of ``attempts``; "" when there are none (or it lacks it)."""
+    return str(attempts[-1].get(key) or "") if attempts else ""
+
+
+def _of_last_attempt(recorded: Any, attempts: Any, key: str) -> Any:
+    """The output ``key``: the last attempt's when the job has attempts, else ``recorded``."""
+    return pulumi.Output.all(recorded, attempts).apply(
+        lambda pair: last_attempts(pair[1], key) or pair[0]
+    )
 
 
 def latest_attempts(

@@ -420,6 +420,9 @@ class Attempt:
     status: JobStatus | None = None
     #: Whether this process submitted it (``Attempts.advance``), rather than found it.
     submitted: bool = False
+    #: Its console and logs pages (its backend's), once there is a job.
+    console_url: str = ""
+    logs_url: str = ""
 
     def output(self) -> dict[str, Any]:
         """The attempt as an entry of the job's ``attempts`` output."""
@@ -432,6 +435,9 @@ class Attempt:
             "state": status.state if status is not None else "",
             "class": failure.get("class", ""),
             "resource_name": status.name if status is not None else "",
+            "job_id": status.job_id if status is not None else "",
+            "console_url": self.console_url,
+            "logs_url": self.logs_url,
         }
 
 
@@ -485,8 +491,19 @@ class Attempts:
         for attempt in self.plan():
             status = _find_submitted(self.backend(attempt), attempt.body)
             if status is not None:
-                found.append(replace(attempt, status=status))
+                found.append(self._with(attempt, status))
         return found
+
+    def _with(self, attempt: Attempt, status: JobStatus, *, submitted: bool = False) -> Attempt:
+        """``attempt`` with its job and that job's pages."""
+        backend = self.backend(attempt)
+        return replace(
+            attempt,
+            status=status,
+            submitted=submitted,
+            console_url=backend.console_url(status.name),
+            logs_url=backend.logs_url(status.name),
+        )
 
     def retries(self, status: JobStatus) -> bool:
         """Whether ``status`` ended in a failure ``retry.when`` names."""
@@ -524,7 +541,7 @@ class Attempts:
         if following is None:
             return found[-1], found
         status = _submit(self.backend(following), following.body, retry)
-        submitted = replace(following, status=status, submitted=True)
+        submitted = self._with(following, status, submitted=True)
         return submitted, [*found, submitted]
 
 
