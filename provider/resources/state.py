@@ -119,8 +119,8 @@ class JobOutputs(TypedDict):
     #: A FAILED job's error, classified (``provider.api.failures.Failure.to_output``:
     #: class, code, message, fix, replica); {} for any other state.
     failure: dict[str, Any]
-    #: Every attempt of a job with ``retry`` (attempt, region, strategy, state,
-    #: class, resource_name), oldest first; [] for any other job.
+    #: Every attempt of a job with ``retry`` (attempt, region, strategy, state, class,
+    #: resource_name, job_id, console_url, logs_url), oldest first; [] for any other job.
     attempts: list[dict[str, Any]]
 
 
