@@ -1447,3 +1447,22 @@ class TestRetry:
             STACK,
         )
         assert any("retry.regions[0]" in w and "us-west2" in w for w in job.warnings)
+
+
+class TestRetryRegionalKeys:
+    """Keys bound to the job's region keep its attempts there."""
+
+    def test_a_kms_key_keeps_attempts_in_the_jobs_region(self) -> None:
+        """kms_key with a retry region elsewhere is refused, naming both."""
+        key = "projects/p/locations/us-central1/keyRings/r/cryptoKeys/k"
+        (issue,) = issues_of(
+            with_image(kms_key=key, retry={"when": ["capacity"], "regions": ["us-east1"]})
+        )
+        assert issue.key == f"{PREFIX}.retry.regions"
+        assert "kms_key" in issue.message and "us-east1" in issue.message
+
+    def test_retrying_in_the_same_region_keeps_the_key(self) -> None:
+        """kms_key with attempts in the job's own region is fine."""
+        key = "projects/p/locations/us-central1/keyRings/r/cryptoKeys/k"
+        job = parse_job("mnist", with_image(kms_key=key, retry={"when": ["capacity"]}), STACK)
+        assert job.retry is not None

@@ -495,6 +495,7 @@ class _JobResolver:
         if self.vertex:
             for index, region in enumerate(config.regions):
                 self._check_retry_region(index, region, pools)
+            self._check_regional_keys(config.regions)
         regions = [self.region, *config.regions]
         strategies = [scheduling.strategy or "STANDARD", *config.strategies]
         return RetryPolicy(
@@ -507,6 +508,29 @@ class _JobResolver:
                 for k in range(config.attempts)
             ],
         )
+
+    def _check_regional_keys(self, regions: Sequence[str]) -> None:
+        """Keys that name a resource of the job's own region (a KMS key, a TensorBoard, a
+        persistent resource, an experiment) cannot follow an attempt to another region."""
+        elsewhere = sorted({r for r in regions if r != self.region})
+        if not elsewhere:
+            return
+        config = self.config
+        regional = {
+            "kms_key": config.kms_key,
+            "tensorboard": config.tensorboard if isinstance(config.tensorboard, str) else None,
+            "persistent_resource_id": config.persistent_resource_id,
+            "experiment": config.experiment,
+        }
+        for key, value in regional.items():
+            if value:
+                self.fail(
+                    ("retry", "regions"),
+                    elsewhere,
+                    f"{key} names a resource in {self.region}, which an attempt in "
+                    f"{one_of(elsewhere)} cannot use; retry in {self.region} only (leave "
+                    f"regions out) or remove {key}",
+                )
 
     def _check_retry_region(
         self, index: int, region: str, pools: Sequence[WorkerPool | None]
