@@ -151,6 +151,28 @@ class TestBilling:
         )
         assert on_demand in spot and on_demand != spot
 
+    def test_a_multi_host_tpu_slice_is_billed_for_every_chip_and_host(self) -> None:
+        """4x4 on ct5lp-hightpu-4t (4 chips a host): 16 chips and 4 hosts' disks, where 2x2
+        is one host's 4 chips and one disk."""
+
+        def billed(topology: str | None) -> dict[str, float]:
+            components, missing = billing.replica_components(
+                "ct5lp-hightpu-4t",
+                None,
+                0,
+                shape=None,
+                disk_type="pd-ssd",
+                disk_gib=100,
+                strategy="STANDARD",
+                tpu_topology=topology,
+            )
+            assert missing == []
+            return {c.what: c.quantity for c in components}
+
+        assert billed("2x2") == billed(None) == {"TPU_V5_LITEPOD": 4, "GiB disk": 100}
+        assert billed("4x4") == {"TPU_V5_LITEPOD": 16, "GiB disk": 400}
+        assert machines.topology_chips("2x2x1") == 4 and machines.topology_chips("4xa") == 0
+
     def test_standard_uses_vertex_skus_and_spot_compute_plus_fee(self) -> None:
         """STANDARD: Vertex AI on-demand only; SPOT: Compute Engine Preemptible + Vertex fees."""
         standard, _ = billing.replica_components(

@@ -56,6 +56,13 @@ class TestJobNeeds:
         [need] = needs.needs
         assert len(need.reasons) == 2 and "3 x n1-standard-4" in need.reasons[1]
 
+    def test_a_tpu_slice_holds_every_chip_of_its_topology(self) -> None:
+        """ct5lp-hightpu-4t (4 chips built in) at 4x4 holds 16 v5e chips; at 2x2, 4."""
+        metric = "aiplatform.googleapis.com/custom_model_training_tpu_v5e"
+        for topology, chips in (("4x4", 16), ("2x2", 4)):
+            pool = WorkerPool(role="primary", machine="ct5lp-hightpu-4t", tpu_topology=topology)
+            assert amounts(quotas.job_needs(training_job(pool))) == {metric: chips}
+
     def test_accelerators_count_per_replica(self) -> None:
         """2 replicas with 2 T4s each hold 4 of the T4 quota, beside their vCPUs."""
         job = training_job(

@@ -227,11 +227,15 @@ def replica_components(
     disk_type: str,
     disk_gib: float,
     strategy: str,
+    tpu_topology: str | None = None,
 ) -> tuple[list[Component], list[str]]:
     """What one replica is billed for under ``strategy``, and why any part cannot be priced.
 
     ``shape`` is the machine's (vCPUs, GiB of memory), as the snapshot read them; None
     only for a machine ``billed_by_chips`` (a missing shape is the caller's to report).
+    A replica of a TPU machine with its chips built in that runs a ``tpu_topology`` larger
+    than one machine (a multi-host slice: ``4x4`` on ``ct5lp-hightpu-4t`` is 16 chips on 4
+    hosts) is billed for every chip of the slice and every host's boot disk.
     """
     components: list[Component] = []
     missing: list[str] = []
@@ -254,9 +258,11 @@ def replica_components(
                 components += [Component(w, quantity, what) for w in wants]
     if tpu and accelerator is None:
         # A TPU machine that comes with its chips (ct5lp-hightpu-4t: 4) is billed for them.
-        chips = machines.TPU_BUILT_IN_MACHINES.get(machine)
-        if chips is not None:
-            accelerator, accelerator_count = chips[0], chips[1]
+        built_in = machines.TPU_BUILT_IN_MACHINES.get(machine)
+        chips = machines.tpu_chips(machine, tpu_topology)
+        if built_in is not None and chips is not None:
+            accelerator, accelerator_count = chips
+            disk_gib *= accelerator_count // built_in[1]  # one boot disk a host
     if accelerator is not None and accelerator_count:
         vertex_name, compute_name = ACCELERATOR_RESOURCES.get(accelerator, ("", ""))
         kind: Kind = "tpu" if accelerator in machines.TPU_ACCELERATORS else "gpu"

@@ -245,6 +245,30 @@ TPU_BUILT_IN_MACHINES: Mapping[str, tuple[str, int]] = MappingProxyType(
     }
 )
 
+
+def topology_chips(topology: str | None) -> int:
+    """The TPU chips of a topology (``4x4``: 16; ``2x2x1``: 4); 0 for none or a malformed one."""
+    if not topology:
+        return 0
+    chips = 1
+    for side in topology.lower().split("x"):
+        if not side.isdigit():
+            return 0
+        chips *= int(side)
+    return chips
+
+
+def tpu_chips(machine: str, topology: str | None) -> tuple[str, int] | None:
+    """The TPU chips one replica of a machine with its chips built in holds: the machine's
+    own, or the whole slice's when its topology spans several machines (``4x4`` on
+    ``ct5lp-hightpu-4t``: 16). None for any other machine."""
+    built_in = TPU_BUILT_IN_MACHINES.get(machine)
+    if built_in is None:
+        return None
+    accelerator, chips = built_in
+    return accelerator, max(chips, topology_chips(topology))
+
+
 #: The topologies each built-in TPU machine runs, the first its default (a single host).
 #: ct5lp-hightpu-1t and -4t: every v5e shape they divide; ct5lp-hightpu-8t: its single
 #: host only (no source says which VM size larger slices use there); ct4p-hightpu-4t: its

@@ -178,6 +178,8 @@ class _Pool(Protocol):
     def machine(self) -> str: ...
     @property
     def accelerator(self) -> _Accelerator | None: ...
+    @property
+    def tpu_topology(self) -> str | None: ...
 
 
 class _Scheduling(Protocol):
@@ -301,17 +303,22 @@ def job_needs(
                     f"{pool.role}: {pool.replicas} x {pool.machine}{times} "
                     f"({vcpus:g} vCPUs each: {source})",
                 )
+        chips = machines.tpu_chips(pool.machine, pool.tpu_topology)
         if pool.accelerator is not None:
-            quota = accelerator_quota(pool.accelerator.type, strategy)
-            if quota is None:
-                unknown.append(f"{pool.role}: no quota known for {pool.accelerator.type}")
-                continue
-            add(
-                quota,
-                replicas * pool.accelerator.count,
-                f"{pool.role}: {pool.replicas} x {pool.accelerator.count} "
-                f"{pool.accelerator.type}{times}",
-            )
+            accelerator, count = pool.accelerator.type, pool.accelerator.count
+        elif chips is not None:
+            accelerator, count = chips  # built into the machine, a whole slice's
+        else:
+            continue
+        quota = accelerator_quota(accelerator, strategy)
+        if quota is None:
+            unknown.append(f"{pool.role}: no quota known for {accelerator}")
+            continue
+        add(
+            quota,
+            replicas * count,
+            f"{pool.role}: {pool.replicas} x {count} {accelerator}{times}",
+        )
     needs = tuple(Need(quotas[n], amounts[n], tuple(reasons[n])) for n in sorted(quotas))
     return JobNeeds(job.name, job.region, strategy, needs, tuple(unknown))
 

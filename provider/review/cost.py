@@ -177,6 +177,7 @@ def pool_cost(
         disk_type=pool.disk.type,
         disk_gib=pool.disk.size_gb,
         strategy=strategy,
+        tpu_topology=pool.tpu_topology,
     )
     lines: list[Line] = []
     for component in components:
