@@ -415,7 +415,7 @@ class TestProgram:
             assert run.jobs == {}
         else:
             assert run.error is None
-            assert list(run.jobs) == list(run.stack.jobs)
+            assert sorted(run.jobs) == sorted(run.stack.jobs)
 
     @pytest.mark.parametrize("name", STACKS)
     def test_resources(

@@ -58,13 +58,12 @@ from provider.stackconfig._job import (
     Disk,
     JobSpec,
     PythonPackage,
-    RetryAttempt,
-    RetryPolicy,
     Scheduling,
     StackSettings,
     WaitPolicy,
     WorkerPool,
 )
+from provider.stackconfig._retry import RetryRules
 
 _T = TypeVar("_T")
 
@@ -78,7 +77,7 @@ class _Checked(Generic[_T]):
     ok: bool = True
 
 
-class _JobResolver:
+class _JobResolver(RetryRules):
     """Applies defaults, pool inheritance and the rules that relate several keys."""
 
     def __init__(
@@ -482,81 +481,6 @@ class _JobResolver:
             if not self._check_region_offers(path, accelerator_type, ("machine",)):
                 return _Checked(None, ok=False)
         return _Checked(None)
-
-    def _resolve_retry(
-        self, pools: Sequence[WorkerPool | None], scheduling: Scheduling
-    ) -> RetryPolicy | None:
-        """``retry:``: each listed region runs Vertex AI training and offers every
-        accelerator the job's pools use (the catalogue, as for the job's own region);
-        attempt k takes the k-th region and strategy of the job's own followed by the
-        lists, the last one again once a list runs out."""
-        config = self.config.retry
-        assert config is not None
-        if self.vertex:
-            for index, region in enumerate(config.regions):
-                self._check_retry_region(index, region, pools)
-            self._check_regional_keys(config.regions)
-        regions = [self.region, *config.regions]
-        strategies = [scheduling.strategy or "STANDARD", *config.strategies]
-        return RetryPolicy(
-            when=list(dict.fromkeys(config.when)),
-            attempts=[
-                RetryAttempt(
-                    region=regions[min(k, len(regions) - 1)],
-                    strategy=strategies[min(k, len(strategies) - 1)],
-                )
-                for k in range(config.attempts)
-            ],
-        )
-
-    def _check_regional_keys(self, regions: Sequence[str]) -> None:
-        """Keys that name a resource of the job's own region (a KMS key, a TensorBoard, a
-        persistent resource, an experiment) cannot follow an attempt to another region."""
-        elsewhere = sorted({r for r in regions if r != self.region})
-        if not elsewhere:
-            return
-        config = self.config
-        regional = {
-            "kms_key": config.kms_key,
-            "tensorboard": config.tensorboard if isinstance(config.tensorboard, str) else None,
-            "persistent_resource_id": config.persistent_resource_id,
-            "experiment": config.experiment,
-        }
-        for key, value in regional.items():
-            if value:
-                self.fail(
-                    ("retry", "regions"),
-                    elsewhere,
-                    f"{key} names a resource in {self.region}, which an attempt in "
-                    f"{one_of(elsewhere)} cannot use; retry in {self.region} only (leave "
-                    f"regions out) or remove {key}",
-                )
-
-    def _check_retry_region(
-        self, index: int, region: str, pools: Sequence[WorkerPool | None]
-    ) -> None:
-        """One of ``retry.regions``: a training region offering the job's accelerators."""
-        path = ("retry", "regions", index)
-        if region not in machines.TRAINING_REGIONS:
-            hint = did_you_mean(region, machines.TRAINING_REGIONS)
-            self.fail(
-                path,
-                region,
-                f"Vertex AI custom training does not run in {region}.{hint} Write a training "
-                "region such as us-central1 or europe-west4, or remove it from retry.regions",
-            )
-            return
-        needed: dict[str, None] = {}
-        for pool in pools:
-            if pool is None:
-                continue
-            if pool.accelerator is not None:
-                needed[pool.accelerator.type] = None
-            machine = machines.MACHINE_TYPES.get(pool.machine)
-            if machine is not None and machine.tpu:  # the machine is its TPU
-                needed.update(dict.fromkeys(machine.accelerators))
-        for accelerator_type in needed:
-            self._check_region_offers(path, accelerator_type, (), region=region)
 
     def _check_region_offers(
         self,
