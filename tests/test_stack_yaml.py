@@ -219,6 +219,18 @@ class TestReadStackFile:
         job = config["vertex-training:jobs"]["a"]
         assert job == {"args": ["--flag", "on"], "env": {"DEBUG": "yes", "MODE": "off"}}
 
+    def test_a_key_without_namespace_gets_the_projects(self, tmp_path: Path) -> None:
+        """In a project, `backend: local` reads as <project name>:backend, as the CLI gives
+        it to the program."""
+        (tmp_path / "stacks").mkdir()
+        path = tmp_path / "stacks" / "Pulumi.dev.yaml"
+        path.write_text("config:\n  backend: local\n  gcp:region: us-central1\n")
+        (tmp_path / "Pulumi.yaml").write_text("name: other-project\nruntime: python\n")
+        assert read_stack_file(path)[1] == {
+            "other-project:backend": "local",
+            "gcp:region": "us-central1",
+        }
+
     def test_refused_file_is_an_issue(self, tmp_path: Path) -> None:
         """A file the CLI refuses is a SpecError naming the file and the reason."""
         path = tmp_path / "Pulumi.dev.yaml"

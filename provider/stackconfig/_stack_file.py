@@ -17,7 +17,9 @@ _STACK_FILE_RE = re.compile(r"Pulumi\.(?P<stack>[^/]+)\.ya?ml")
 def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     """The stack name and config keys of ``stacks/Pulumi.<stack>.yaml`` (unvalidated), each
     key with the value the Pulumi program gets for it (``_yaml.read_config``: YAML 1.2 as
-    the CLI reads it, so ``yes`` stays ``"yes"``)."""
+    the CLI reads it, so ``yes`` stays ``"yes"``). A key written without a namespace gets
+    the project's name, as the CLI gives it (the project: the nearest Pulumi.yaml above
+    the file)."""
     import yaml  # only this entry point reads YAML
 
     from provider.stackconfig._yaml import StackYAMLError, read_config
@@ -27,7 +29,7 @@ def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     if match is None:
         raise SpecError([Issue(str(file), file.name, "stack files are named Pulumi.<stack>.yaml")])
     try:
-        config = read_config(file.read_text(encoding="utf-8"), str(file))
+        config = read_config(file.read_text(encoding="utf-8"), str(file), _project_name(file))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -38,3 +40,18 @@ def read_stack_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     except StackYAMLError as exc:
         raise SpecError([Issue(str(file), None, f"is not read by Pulumi: {exc}")]) from None
     return match["stack"], config
+
+
+def _project_name(stack_file: Path) -> str | None:
+    """The ``name:`` of the Pulumi project the stack file belongs to, or None."""
+    import yaml
+
+    from provider.packaging import project_dir_of
+
+    project_file = project_dir_of(stack_file) / "Pulumi.yaml"
+    try:
+        project = yaml.safe_load(project_file.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    name = project.get("name") if isinstance(project, dict) else None
+    return name if isinstance(name, str) and name else None
