@@ -16,11 +16,10 @@ from provider.api.scheduling import PENDING_REASON_AFTER_S, QUEUED_REASON_AFTER_
 from provider.backends.cloud_logs import CloudLogs
 from provider.backends.vertex import VertexBackend
 from provider.errors import BackendError, JobEndedError, SpecError
-from provider.resources.state import ProviderSettings
-from provider.resources.waiter import wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
 from provider.testing.fake_logging import FakeLogging
+from tests.test_waiter import run
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -73,15 +72,6 @@ def fake(clock: ManualClock) -> Iterator[FakeVertex]:
 
 def backend(fake: FakeVertex, region: str = REGION) -> VertexBackend:
     return VertexBackend(PROJECT, region, api_endpoint=fake.address)
-
-
-def run(
-    entries: dict[str, Any], clock: ManualClock, fake: FakeVertex, **kwargs: Any
-) -> dict[str, str]:
-    settings = ProviderSettings(api_endpoint=fake.address)
-    return wait_for(
-        entries, settings=settings, clock=clock, monotonic=clock, sleep=clock.advance, **kwargs
-    )
 
 
 class TestClassify:

@@ -19,12 +19,12 @@ report ("logs could not be read: ...") and go on.
 from __future__ import annotations
 
 import ipaddress
-import re
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from provider.api.times import epoch_s
 from provider.errors import BackendError
 
 if TYPE_CHECKING:
@@ -41,8 +41,6 @@ LOG_WINDOW_S = 24 * 3600.0
 LOG_GRACE_S = 300.0
 #: One ListLogEntries call's deadline, in seconds: a failure report does not wait longer.
 LOG_TIMEOUT_S = 10.0
-#: RFC 3339 fractional seconds beyond the microseconds ``datetime`` keeps.
-_EXTRA_DIGITS = re.compile(r"(\.\d{6})\d+")
 #: The most lines asked for (ListLogEntriesRequest.page_size allows 1000).
 MAX_LINES = 1000
 
@@ -77,7 +75,7 @@ class CloudLogs:
     def tail(self, job_id: str, replica: str, lines: int, end_time: str = "") -> list[str]:
         """The last ``lines`` lines (oldest first) the replica logged up to the job's
         ``end_time`` (RFC 3339; now when ""). BackendError when they cannot be read."""
-        until_s = _epoch(end_time) or (self._now if self._now is not None else time.time())
+        until_s = epoch_s(end_time) or (self._now if self._now is not None else time.time())
         since = _rfc3339(until_s - LOG_WINDOW_S)
         until = _rfc3339(until_s + LOG_GRACE_S)
         try:
@@ -141,17 +139,6 @@ def _text(entry: object) -> str:
     if payload:
         return str(dict(payload).get("message", dict(payload))).rstrip("\n")
     return ""
-
-
-def _epoch(text: str) -> float | None:
-    """An RFC 3339 time (nanoseconds allowed) as epoch seconds; None when empty or bad."""
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(_EXTRA_DIGITS.sub(r"\1", text.replace("Z", "+00:00")))
-    except ValueError:
-        return None
-    return moment.timestamp()
 
 
 def _rfc3339(seconds: float) -> str:

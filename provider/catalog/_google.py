@@ -36,9 +36,10 @@ def credentials_advice(exc: BaseException, what: str = "price catalog") -> str:
     )
 
 
-def transient_retry() -> Any:
+def transient_retry(deadline_s: float = RETRY_DEADLINE_S, max_s: float = RETRY_MAX_S) -> Any:
     """The retry of UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL and RESOURCE_EXHAUSTED (over
-    HTTP: 503, 504, 500 and 429), with backoff, up to ``RETRY_DEADLINE_S``."""
+    HTTP: 503, 504, 500 and 429), with backoff up to ``max_s`` a wait, for ``deadline_s``
+    in all."""
     from google.api_core import exceptions, retry
 
     return retry.Retry(
@@ -49,7 +50,7 @@ def transient_retry() -> Any:
             exceptions.ResourceExhausted,
         ),
         initial=RETRY_INITIAL_S,
-        maximum=RETRY_MAX_S,
+        maximum=max_s,
         multiplier=RETRY_MULTIPLIER,
-        timeout=RETRY_DEADLINE_S,
+        timeout=deadline_s,
     )

@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from provider.catalog._google import is_loopback, transient_retry
 from provider.catalog.quotas import SERVICE, Limit, Limits
-from provider.catalog.refresh import is_loopback
 from provider.errors import QuotasError
 
 if TYPE_CHECKING:
@@ -42,10 +42,8 @@ DEFAULT_ENDPOINT = "cloudquotas.googleapis.com"
 PAGE_SIZE = 500
 #: Per-call timeout of one page (the service config's is 60 s; a plan waits less).
 PAGE_TIMEOUT_S = 10.0
-#: Retry of transient errors: first wait, longest wait, multiplier.
-RETRY_INITIAL_S = 0.5
+#: The longest wait between two tries (shorter than the catalog reads': plan waits on it).
 RETRY_MAX_S = 5.0
-RETRY_MULTIPLIER = 2.0
 #: The whole read, every page and retry included, ends within this.
 DEADLINE_S = 30.0
 #: The dimension that names a region (resources.proto: "region", "zone", ...).
@@ -97,23 +95,6 @@ def service_parent(project: str) -> str:
     return f"{location}/services/{SERVICE}"
 
 
-def _retry(deadline_s: float) -> Any:
-    from google.api_core import exceptions, retry
-
-    return retry.Retry(
-        predicate=retry.if_exception_type(
-            exceptions.ServiceUnavailable,
-            exceptions.DeadlineExceeded,
-            exceptions.InternalServerError,
-            exceptions.ResourceExhausted,
-        ),
-        initial=RETRY_INITIAL_S,
-        maximum=RETRY_MAX_S,
-        multiplier=RETRY_MULTIPLIER,
-        timeout=deadline_s,
-    )
-
-
 def read_limits(
     project: str,
     metrics: Iterable[str],
@@ -137,7 +118,7 @@ def read_limits(
     try:
         pager = quotas.list_quota_infos(
             request={"parent": service_parent(project), "page_size": PAGE_SIZE},
-            retry=_retry(deadline_s),
+            retry=transient_retry(deadline_s, RETRY_MAX_S),
             timeout=PAGE_TIMEOUT_S,
         )
         for page in pager.pages:

@@ -26,10 +26,10 @@ import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from provider.api import states
+from provider.api.times import epoch_s
 from provider.backends.base import TRIAL_ACTIVE, TRIAL_INFEASIBLE, TRIAL_SUCCEEDED, JobStatus
 
 #: Each Log call's deadline, in seconds: the engine is a local process and answers in
@@ -43,8 +43,6 @@ STATUS_REFRESH_S = 10.0
 
 #: An engine address as the CLI passes it to a plugin: host:port (IPv6 in brackets).
 _ADDRESS = re.compile(r"^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$")
-#: RFC 3339 fractional seconds beyond the microseconds ``datetime`` keeps.
-_EXTRA_DIGITS = re.compile(r"(\.\d{6})\d+")
 
 
 def engine_address(argv: Sequence[str] | None = None) -> str | None:
@@ -162,18 +160,6 @@ class Progress:
 
 
 # -- the lines --------------------------------------------------------------------------
-
-
-def epoch_s(text: str) -> float | None:
-    """An RFC 3339 timestamp (as backends give them, nanoseconds allowed) as seconds since
-    the epoch; None when empty or unreadable."""
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(_EXTRA_DIGITS.sub(r"\1", text.replace("Z", "+00:00")))
-    except ValueError:
-        return None
-    return moment.timestamp()
 
 
 def age_s(status: JobStatus, now: float) -> float | None:

@@ -41,9 +41,10 @@ from pulumi.dynamic import (
 from provider.api import states
 from provider.api.failures import Failure, classify
 from provider.api.scheduling import PoolShape, waiting_reason
+from provider.api.times import epoch_s
 from provider.errors import BackendError, JobEndedError
 from provider.keys import job_key
-from provider.resources.progress import EngineLog, Progress, age_s, epoch_s
+from provider.resources.progress import EngineLog, Progress, age_s
 
 if TYPE_CHECKING:
     from provider.backends.base import Backend, JobStatus

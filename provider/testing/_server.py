@@ -17,8 +17,6 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent import futures
-from types import TracebackType
 from typing import NamedTuple
 
 import grpc
@@ -46,12 +44,12 @@ from provider.testing._jobs import (
     display_name_is,
 )
 from provider.testing._logs import LogLine, log_lines
+from provider.testing._loopback import GrpcLoopbackServer
 from provider.testing._scheduling import Scheduling
 from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, TuningJobs
 
 JOB_SERVICE = "google.cloud.aiplatform.v1.JobService"
 OPERATIONS_SERVICE = "google.longrunning.Operations"
-LOOPBACK_HOST = "127.0.0.1"
 
 _GRPC_WORKERS = 8
 
@@ -63,7 +61,7 @@ class Call(NamedTuple):
     request: Message
 
 
-class FakeVertex:
+class FakeVertex(GrpcLoopbackServer):
     """A fake JobService on 127.0.0.1, for the real client; a context manager.
 
     ``FakeVertex(queued_s=..., pending_s=..., run_s=...)`` sets every job's phase
@@ -101,48 +99,22 @@ class FakeVertex:
         self._store.on_create = self._scheduling.created
         self._tuning = TuningJobs(self._store, trial_s=trial_s, trial_metric=trial_metric)
         self._serve_logging = serve_logging
-        self._port = port
+        super().__init__(port, workers=_GRPC_WORKERS)
         self._clock = clock
         self._lock = threading.Lock()
         self._faults = Faults()
         self._calls: list[Call] = []
-        self._server: grpc.Server | None = None
-        self.address = ""
 
     # -- lifecycle -------------------------------------------------------------------
 
-    def start(self) -> FakeVertex:
-        """Start serving; ``address`` is then ``127.0.0.1:PORT``."""
-        if self._server is not None:
-            return self
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=_GRPC_WORKERS))
-        server.add_generic_rpc_handlers(self._generic_handlers())
+    def _handlers(self) -> Sequence[grpc.GenericRpcHandler]:
+        """The JobService, and Cloud Logging when asked to serve it."""
+        handlers = list(self._generic_handlers())
         if self._serve_logging:
             from provider.testing.fake_logging import logging_handlers
 
-            server.add_generic_rpc_handlers(logging_handlers(self))
-        port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
-        server.start()
-        self._server = server
-        self.address = f"{LOOPBACK_HOST}:{port}"
-        return self
-
-    def stop(self) -> None:
-        """Stop serving at once; calls in flight are cancelled."""
-        if self._server is not None:
-            self._server.stop(grace=None).wait()
-            self._server = None
-
-    def __enter__(self) -> FakeVertex:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+            handlers += logging_handlers(self)
+        return handlers
 
     # -- test controls ---------------------------------------------------------------
 

@@ -54,22 +54,20 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import signal
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent import futures
 from dataclasses import dataclass, field
-from types import FrameType, TracebackType
 from typing import Any, NamedTuple
 
 import grpc
 from google.cloud.billing_v1.types import cloud_catalog as cc
 
+from provider.testing._loopback import GrpcLoopbackServer, serve_until_stopped
+
 __all__ = ["COMPUTE", "VERTEX", "Call", "FakeCatalog", "FakeSku", "default_skus", "main"]
 
 CATALOG_SERVICE = "google.cloud.billing.v1.CloudCatalog"
-LOOPBACK_HOST = "127.0.0.1"
 VERTEX = "services/C7E2-9256-1C43"
 COMPUTE = "services/6F81-5844-456A"
 #: Services served: ID -> display name (renamed in 2026: clients look services up by ID).
@@ -522,7 +520,7 @@ class Call(NamedTuple):
     metadata: dict[str, str]
 
 
-class FakeCatalog:
+class FakeCatalog(GrpcLoopbackServer):
     """A fake CloudCatalog on 127.0.0.1, for the real client; a context manager.
 
     ``skus`` replaces the default SKUs; ``filler`` adds that many unused ones (the
@@ -547,40 +545,13 @@ class FakeCatalog:
         self._by_service[COMPUTE] += filler_skus(filler)
         self._max_page_size = max_page_size
         self._api_key = api_key
-        self._port = port
+        super().__init__(port, workers=_GRPC_WORKERS)
         self._lock = threading.Lock()
         self._failures: list[grpc.StatusCode] = []
         self._calls: list[Call] = []
-        self._server: grpc.Server | None = None
-        self.address = ""
 
-    def start(self) -> FakeCatalog:
-        """Start serving; ``address`` is then ``127.0.0.1:PORT``."""
-        if self._server is None:
-            server = grpc.server(futures.ThreadPoolExecutor(max_workers=_GRPC_WORKERS))
-            server.add_generic_rpc_handlers((self._handler(),))
-            port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
-            server.start()
-            self._server = server
-            self.address = f"{LOOPBACK_HOST}:{port}"
-        return self
-
-    def stop(self) -> None:
-        """Stop serving at once."""
-        if self._server is not None:
-            self._server.stop(grace=None).wait()
-            self._server = None
-
-    def __enter__(self) -> FakeCatalog:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def _handlers(self) -> Sequence[grpc.GenericRpcHandler]:
+        return (self._handler(),)
 
     @property
     def calls(self) -> list[Call]:
@@ -681,19 +652,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--unavailable", type=int, default=0, help="fail the first N calls with UNAVAILABLE"
     )
     args = parser.parse_args(argv)
-    stopped = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     fake = FakeCatalog(filler=args.filler, max_page_size=args.max_page_size, port=args.port)
     fake.fail_next(args.unavailable)
-    with fake:
-        print(fake.address, flush=True)
-        stopped.wait()
-    return 0
+    return serve_until_stopped(fake)
 
 
 if __name__ == "__main__":

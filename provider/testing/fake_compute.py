@@ -54,7 +54,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
 import sys
 import threading
 import urllib.parse
@@ -63,8 +62,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType, MappingProxyType, TracebackType
-from typing import Any, NamedTuple
+from types import MappingProxyType
+from typing import Any, NamedTuple, Self
+
+from provider.testing._loopback import LOOPBACK_HOST, LoopbackServer, serve_until_stopped
 
 __all__ = [
     "LACKING",
@@ -77,7 +78,6 @@ __all__ = [
     "shape_of",
 ]
 
-LOOPBACK_HOST = "127.0.0.1"
 API_KEY_HEADER = "x-goog-api-key"
 #: ``maxResults``: the API's largest and default page (compute.py).
 API_MAX_RESULTS = 500
@@ -255,7 +255,7 @@ _STATUS_WORDS: Mapping[int, str] = MappingProxyType(
 )
 
 
-class FakeCompute:
+class FakeCompute(LoopbackServer):
     """A fake MachineTypes API on 127.0.0.1, for the real REST client; a context manager.
 
     ``max_page_size`` caps a page below ``maxResults``; ``unreachable`` names zones that
@@ -283,7 +283,7 @@ class FakeCompute:
         self._thread: threading.Thread | None = None
         self.address = ""
 
-    def start(self) -> FakeCompute:
+    def start(self) -> Self:
         """Start serving; ``address`` is then ``127.0.0.1:PORT``."""
         if self._server is None:
             fake = self
@@ -309,17 +309,6 @@ class FakeCompute:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-
-    def __enter__(self) -> FakeCompute:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def calls(self) -> list[Call]:
@@ -500,19 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--unavailable", type=int, default=0, help="fail the first N requests with 503"
     )
     args = parser.parse_args(argv)
-    stopped = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     fake = FakeCompute(max_page_size=args.max_page_size, port=args.port)
     fake.fail_next(args.unavailable)
-    with fake:
-        print(fake.address, flush=True)
-        stopped.wait()
-    return 0
+    return serve_until_stopped(fake)
 
 
 if __name__ == "__main__":

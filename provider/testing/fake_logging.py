@@ -20,11 +20,8 @@ does for what it does not serve. ``resource_names`` must name one project
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from datetime import datetime
-from types import TracebackType
 from typing import Protocol
 
 import grpc
@@ -35,6 +32,7 @@ from google.protobuf.message import Message
 from provider.testing._clock import timestamp
 from provider.testing._faults import VertexMessage
 from provider.testing._logs import LogLine
+from provider.testing._loopback import GrpcLoopbackServer
 
 
 class LogSource(Protocol):
@@ -44,7 +42,6 @@ class LogSource(Protocol):
 
 
 LOGGING_SERVICE = "google.logging.v2.LoggingServiceV2"
-LOOPBACK_HOST = "127.0.0.1"
 MAX_PAGE_SIZE = 1000
 _COMPARISON = re.compile(r'^\s*([\w.]+)\s*(>=|<=|=)\s*"([^"]*)"\s*$')
 _EXTRA_DIGITS = re.compile(r"(\.\d{6})\d+")
@@ -134,40 +131,13 @@ def _serialize(message: Message) -> bytes:
     return message.SerializeToString()
 
 
-class FakeLogging:
+class FakeLogging(GrpcLoopbackServer):
     """The fake Cloud Logging on a loopback port of its own, serving ``fake``'s jobs'
     logs; a context manager. ``address`` is ``127.0.0.1:PORT`` once started."""
 
     def __init__(self, fake: LogSource, port: int = 0) -> None:
+        super().__init__(port)
         self._fake = fake
-        self._port = port
-        self._server: grpc.Server | None = None
-        self._lock = threading.Lock()
-        self.address = ""
 
-    def start(self) -> FakeLogging:
-        with self._lock:
-            if self._server is None:
-                server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-                server.add_generic_rpc_handlers(logging_handlers(self._fake))
-                port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
-                server.start()
-                self._server, self.address = server, f"{LOOPBACK_HOST}:{port}"
-        return self
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._server is not None:
-                self._server.stop(grace=None).wait()
-                self._server = None
-
-    def __enter__(self) -> FakeLogging:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def _handlers(self) -> Sequence[grpc.GenericRpcHandler]:
+        return logging_handlers(self._fake)

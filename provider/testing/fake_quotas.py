@@ -43,24 +43,22 @@ prints the address (``127.0.0.1:PORT``) on its first line and serves until stopp
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent import futures
 from dataclasses import dataclass, field
-from types import FrameType, TracebackType
 from typing import Any, NamedTuple
 
 import grpc
 from google.cloud.cloudquotas_v1.types import cloudquotas as cq
 from google.cloud.cloudquotas_v1.types import resources
 
+from provider.testing._loopback import GrpcLoopbackServer, serve_until_stopped
+
 __all__ = ["DEFAULT_QUOTAS", "Call", "FakeQuota", "FakeQuotas", "main"]
 
 QUOTAS_SERVICE = "google.api.cloudquotas.v1.CloudQuotas"
 SERVICE = "aiplatform.googleapis.com"
-LOOPBACK_HOST = "127.0.0.1"
 #: The page size when a request names none (invented: the proto leaves it to the server).
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_MAX_PAGE_SIZE = 10
@@ -164,7 +162,7 @@ class Call(NamedTuple):
     page_size: int
 
 
-class FakeQuotas:
+class FakeQuotas(GrpcLoopbackServer):
     """A fake CloudQuotas on 127.0.0.1, for the real client; a context manager.
 
     ``quotas`` replaces the default quotas; ``filler`` adds that many rate quotas;
@@ -185,40 +183,13 @@ class FakeQuotas:
         self.quotas += filler(filler_count)
         self._max_page_size = max_page_size
         self._projects = None if projects is None else frozenset(projects)
-        self._port = port
+        super().__init__(port, workers=_GRPC_WORKERS)
         self._lock = threading.Lock()
         self._failures: list[grpc.StatusCode] = []
         self._calls: list[Call] = []
-        self._server: grpc.Server | None = None
-        self.address = ""
 
-    def start(self) -> FakeQuotas:
-        """Start serving; ``address`` is then ``127.0.0.1:PORT``."""
-        if self._server is None:
-            server = grpc.server(futures.ThreadPoolExecutor(max_workers=_GRPC_WORKERS))
-            server.add_generic_rpc_handlers((self._handler(),))
-            port = server.add_insecure_port(f"{LOOPBACK_HOST}:{self._port}")
-            server.start()
-            self._server = server
-            self.address = f"{LOOPBACK_HOST}:{port}"
-        return self
-
-    def stop(self) -> None:
-        """Stop serving at once."""
-        if self._server is not None:
-            self._server.stop(grace=None).wait()
-            self._server = None
-
-    def __enter__(self) -> FakeQuotas:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def _handlers(self) -> Sequence[grpc.GenericRpcHandler]:
+        return (self._handler(),)
 
     @property
     def calls(self) -> list[Call]:
@@ -349,21 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="set a value: METRIC=REGION:VALUE (REGION * for the default), repeatable",
     )
     args = parser.parse_args(argv)
-    stopped = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     fake = FakeQuotas(max_page_size=args.max_page_size, port=args.port)
     for metric, region, value in args.limit:
         fake.set_limit(metric, region, value)
     fake.fail_next(args.unavailable)
-    with fake:
-        print(fake.address, flush=True)
-        stopped.wait()
-    return 0
+    return serve_until_stopped(fake)
 
 
 if __name__ == "__main__":

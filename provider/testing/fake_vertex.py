@@ -45,11 +45,8 @@ prints the address (``127.0.0.1:PORT``) on its first line and serves until kille
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 
 from provider.testing._clock import ManualClock
 from provider.testing._jobs import (
@@ -58,6 +55,7 @@ from provider.testing._jobs import (
     DEFAULT_RUN_S,
     SCRIPTABLE_OUTCOMES,
 )
+from provider.testing._loopback import serve_until_stopped
 from provider.testing._server import Call, FakeVertex
 from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, default_trial_metric
 
@@ -107,13 +105,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="give jobs with this display name this outcome (and run time); repeatable",
     )
     args = parser.parse_args(argv)
-    stopped = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     fake = FakeVertex(
         queued_s=args.queued_seconds,
         pending_s=args.pending_seconds,
@@ -123,10 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for display_name, outcome, run_s in args.script:
         fake.script(display_name, outcome=outcome, run_s=run_s)
-    with fake:
-        print(fake.address, flush=True)
-        stopped.wait()
-    return 0
+    return serve_until_stopped(fake)
 
 
 if __name__ == "__main__":
