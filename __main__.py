@@ -3,7 +3,7 @@
 stack config (read once by ``provider.stackconfig.load_stack``: settings, platform,
 packages, jobs) -> platform (APIs, bucket, repository, service account, IAM) -> trainer
 packages (built, uploaded) -> jobs (after the platform's APIs and grants) -> one waiter
--> exports.
+(for the jobs that wait to be running or succeeded) -> exports (one Output per job).
 
 Every job's config is handed to its resource as written (with its package directories
 resolved to package URIs); the resource's provider checks it at `pulumi preview`, so each
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pulumi
 
-from provider.program.exports import job_exports, job_resource
+from provider.program.exports import job_resource, jobs_exports
 from provider.program.platform import (
     TrainingPlatform,
     job_dependencies,
@@ -23,7 +23,7 @@ from provider.program.platform import (
     upload_packages,
 )
 from provider.program.settings import jobs_are_secret, program_stack
-from provider.resources.training_job import waiter_entry
+from provider.resources.training_job import waiter_input
 from provider.resources.waiter import JobWaiter
 
 project_dir = Path.cwd()
@@ -40,11 +40,12 @@ component = (
 )
 package_objects = upload_packages(stack.packages.uploads, stack.platform, component, project_dir)
 
+settings = job_stack_settings(stack.settings.model_dump(), component)
 jobs = {
     name: job_resource(
         name,
         loaded.config,
-        job_stack_settings(stack.settings.model_dump(), component),
+        settings,
         job_dependencies(component, package_objects, stack.packages.job_uploads.get(name, [])),
         secret=jobs_are_secret(),
     )
@@ -54,12 +55,14 @@ jobs = {
 waiter = JobWaiter(
     "wait-for-jobs",
     {
-        name: waiter_entry(name, job, retry="retry" in stack.jobs[name].config)
+        name: waiter_input(job, until)
         for name, job in jobs.items()
+        if (until := stack.waits_until(name)) != "submitted"
     },
+    settings,
 )
 
 for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
-pulumi.export("jobs", {name: job_exports(name, job, waiter) for name, job in jobs.items()})
+pulumi.export("jobs", jobs_exports(jobs, waiter))
 pulumi.export("waited", waiter.states)

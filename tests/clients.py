@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,18 +32,49 @@ def job_service_client(address: str) -> Iterator[Any]:
         channel.close()
 
 
-def configured(provider: P, fake: Any = None, base_dir: Path | None = None) -> P:
+def configured(
+    provider: P,
+    fake: Any = None,
+    base_dir: Path | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> P:
     """``provider`` configured as the provider host configures it: from a stack config
     whose ``vertex-training:apiEndpoint`` is ``fake``'s address (a FakeVertex, an address,
-    or None for none), in the project directory ``base_dir`` (default: the repository)."""
+    or None for none), plus ``config``'s keys (each as the engine hands it: objects as
+    JSON text), in the project directory ``base_dir`` (default: the repository)."""
     from pulumi.dynamic import ConfigureRequest
     from pulumi.dynamic.config import Config
 
     address = fake if isinstance(fake, str) else getattr(fake, "address", "")
-    config = Config({API_ENDPOINT_KEY: address} if address else {}, "vertex-training")
+    keys = {API_ENDPOINT_KEY: address} if address else {}
+    keys.update(
+        {
+            key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in (config or {}).items()
+        }
+    )
     with contextlib.chdir(base_dir or REPO):
-        provider.configure(ConfigureRequest(config))
+        provider.configure(ConfigureRequest(Config(keys, "vertex-training")))
     return provider
+
+
+def waiter_for(fake: Any, jobs: Mapping[str, Any], stack: str = "test") -> Any:
+    """A JobWaiterProvider configured as the provider host configures it for a stack of
+    ``jobs`` (stack config of each, by name) on Vertex AI in test-project, us-central1,
+    reached at ``fake``."""
+    from provider.resources.waiter import JobWaiterProvider
+
+    config = {
+        "gcp:project": "test-project",
+        "gcp:region": "us-central1",
+        "vertex-training:jobs": dict(jobs),
+    }
+    return configured(JobWaiterProvider(), fake, config=config)
+
+
+def waited(resource_name: str, until: str = "succeeded") -> dict[str, str]:
+    """A job's entry in the waiter's ``jobs`` input (``provider.resources.state.Waited``)."""
+    return {"resource_name": resource_name, "until": until}
 
 
 def reaching(fake: Any) -> ProviderSettings:

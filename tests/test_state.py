@@ -3,12 +3,15 @@ that replaced the per-job ``connection``."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 
+from provider.api.bodies import canonical_request
 from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -16,7 +19,7 @@ from provider.resources.state import (
     migrate_job,
     migrate_waiter,
 )
-from provider.resources.training_job import TrainingJobProvider
+from provider.resources.training_job import TrainingJobProvider, identity_label
 from provider.resources.waiter import JobWaiterProvider
 
 IMAGE = "us-docker.pkg.dev/acme/train/trainer:1"
@@ -82,16 +85,51 @@ class TestUpgradeDiff:
         diff = TrainingJobProvider().diff("id", old, new)
         assert "request" in diff.replaces and "image" in diff.replaces
 
-    def test_waiter_entries_without_connection_are_no_change(self) -> None:
-        """The waiter's schema-1 entries (with a connection each) equal today's."""
+    def test_waiter_entries_of_earlier_releases_are_no_change(self) -> None:
+        """The waiter's entries of earlier releases (a whole WaitEntry each, with a
+        connection in schema 1) read as today's: the resource name and ``until``; an entry
+        of a job waited for ``submitted`` is dropped (today's program gives it none)."""
         entry = {
             "resource_name": "projects/p/locations/l/customJobs/1",
             "wait": {"until": "succeeded", "timeout_s": 60},
             "location": {"backend": "vertex", "project": "p", "region": "l"},
         }
-        olds = {"jobs": {"train": {**entry, "connection": OLD_CONNECTION}}}
-        assert migrate_waiter(olds) == {"jobs": {"train": entry}}
-        assert not JobWaiterProvider().diff("jobs", olds, {"jobs": {"train": entry}}).changes
+        quick = {**entry, "resource_name": "projects/p/locations/l/customJobs/2"}
+        quick["wait"] = {"until": "submitted", "timeout_s": 60}
+        today = {"train": {"resource_name": entry["resource_name"], "until": "succeeded"}}
+        for olds in (
+            {"jobs": {"train": {**entry, "connection": OLD_CONNECTION}, "quick": quick}},
+            {"jobs": {"train": entry, "quick": quick}},
+        ):
+            assert migrate_waiter(olds) == {"jobs": today}
+            assert not JobWaiterProvider().diff("jobs", olds, {"jobs": today}).changes
+        assert migrate_waiter({"jobs": today}) == {"jobs": today}
+
+
+class TestIdentityLabel:
+    """The identity label every job carries is the one earlier releases gave it."""
+
+    def test_a_request_hashes_as_the_engine_hands_it(self) -> None:
+        """``create`` gets the request through the engine (every number a float); the
+        waiter builds it from the stack config (whole numbers as ints): both hash as the
+        label was always computed, from the engine's form."""
+        with_ints = {
+            "displayName": "train",
+            "jobSpec": {"workerPoolSpecs": [{"diskSpec": {"bootDiskSizeGb": 100}}]},
+        }
+        with_floats = {
+            "displayName": "train",
+            "jobSpec": {"workerPoolSpecs": [{"diskSpec": {"bootDiskSizeGb": 100.0}}]},
+        }
+        earlier = hashlib.sha256(
+            json.dumps(
+                ["test", "train", canonical_request(with_floats)],
+                sort_keys=True,
+                separators=(",", ":"),
+            ).encode()
+        ).hexdigest()[:40]
+        assert identity_label("test", "train", with_ints) == earlier
+        assert identity_label("test", "train", with_floats) == earlier
 
 
 class TestProviderSettings:

@@ -23,7 +23,7 @@ from provider.resources.training_job import (
 )
 from provider.resources.waiter import JobWaiterProvider, wait_for
 from provider.testing.fake_vertex import FakeVertex
-from tests.clients import configured, reaching
+from tests.clients import configured, reaching, waited, waiter_for
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
@@ -191,13 +191,35 @@ class TestCreate:
         assert creates(fake) == 1
 
     def test_replacing_a_job_with_itself_keeps_it(self, fake: FakeVertex) -> None:
-        """A forced replace of an unchanged job takes the job over; the delete keeps it."""
+        """A forced replace of an unchanged job takes the job over; the delete keeps it.
+        (Each update has a provider host of its own: a provider configured anew.)"""
+        old = configured(TrainingJobProvider(), fake).create(checked(fake, {"image": IMAGE}))
         provider = configured(TrainingJobProvider(), fake)
-        old = provider.create(checked(fake, {"image": IMAGE}))
         new = provider.create(checked(fake, {"image": IMAGE}))
         provider.delete(old.id, old.outs)
         assert new.id == old.id
         assert list(fake.jobs) == [old.id]
+
+    def test_an_update_lists_the_stack_once(self, fake: FakeVertex) -> None:
+        """The creates of one update look their labels up in one listing of the stack's
+        jobs (a list call per kind of job), and still adopt a job an interrupted run
+        submitted before the update began."""
+        earlier_inputs = checked(fake, {"image": IMAGE}, name="b")
+        earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
+            labelled_request(earlier_inputs["request"], "test", "b")
+        )
+        provider = configured(TrainingJobProvider(), fake)
+        before = len(fake.calls)
+        results = {
+            name: provider.create(checked(fake, {"image": IMAGE}, name=name))
+            for name in ("a", "b", "c", "d")
+        }
+        methods = [call.method for call in fake.calls[before:]]
+        assert methods.count("ListCustomJobs") == 1
+        assert methods.count("ListHyperparameterTuningJobs") == 1
+        assert methods.count("CreateCustomJob") == 3
+        assert results["b"].id == earlier.name
+        assert len(fake.jobs) == 4
 
     def test_a_create_that_timed_out_after_acting_is_adopted(self, fake: FakeVertex) -> None:
         """DEADLINE_EXCEEDED after the server created the job leaves exactly one job."""
@@ -319,13 +341,20 @@ class TestWaiter:
         assert len(fake.calls) == before
 
     def test_update_waits_only_for_new_or_changed_jobs(self, fake: FakeVertex) -> None:
-        """An update polls the jobs whose entries changed, keeping the others' states."""
+        """An update polls the jobs whose entries changed, keeping the others' states; it
+        reads each job's wait policy and location from the stack config."""
         old_entry = self.submit(fake, "old")
         new_entry = self.submit(fake, "new")
-        olds = {"jobs": {"old": old_entry}, "states": {"old": "SUCCEEDED"}}
-        news = {"jobs": {"old": old_entry, "new": new_entry}}
+        jobs = {name: {"image": IMAGE, "display_name": name} for name in ("old", "new")}
+        waiter = waiter_for(
+            fake, {name: {**job, "wait": "succeeded"} for name, job in jobs.items()}
+        )
+        old = waited(old_entry["resource_name"])
+        olds = {"jobs": {"old": old}, "states": {"old": "SUCCEEDED"}}
+        stack = registered(fake, {})["stack"]
+        news = {"jobs": {"old": old, "new": waited(new_entry["resource_name"])}, "stack": stack}
         before = len(fake.calls)
-        result = configured(JobWaiterProvider(), fake).update("jobs", olds, news)
+        result = waiter.update("jobs", olds, news)
         assert result.outs["states"] == {"old": "SUCCEEDED", "new": "SUCCEEDED"}
         polled = {call.request.name for call in fake.calls[before:]}
         assert polled == {new_entry["resource_name"]}

@@ -24,11 +24,11 @@ from provider.backends.vertex import RetryPolicy, VertexBackend
 from provider.program.exports import latest_trials
 from provider.resources.training_job import IDENTITY_LABEL, labelled_request
 from provider.resources.tuning_job import HyperparameterTuningJob, HyperparameterTuningJobProvider
-from provider.resources.waiter import JobWaiterProvider, wait_for
+from provider.resources.waiter import wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
 from provider.testing.fake_vertex import default_trial_metric
-from tests.clients import configured, job_service_client, reaching
+from tests.clients import configured, job_service_client, reaching, waited, waiter_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -562,14 +562,15 @@ class TestTuningJobProvider:
     def test_waiter_keeps_the_trials_it_saw(self, fake: FakeVertex) -> None:
         """The waiter's outputs carry each tuning job's trials and best trial."""
         created = tuning(fake).create(checked(fake, tuning_config()))
-        result = configured(JobWaiterProvider(), fake).create(
-            {"jobs": {"sweep": waiter_entry(created)}}
+        waiter = waiter_for(fake, {"sweep": tuning_config(wait="succeeded")})
+        result = waiter.create(
+            {"jobs": {"sweep": waited(created.id)}, "stack": registered(fake, {})["stack"]}
         )
         assert result.outs["states"] == {"sweep": "SUCCEEDED"}
-        waited = result.outs["trials"]["sweep"]
-        assert len(waited["trials"]) == 5 and waited["best_trial"]["state"] == "SUCCEEDED"
+        seen = result.outs["trials"]["sweep"]
+        assert len(seen["trials"]) == 5 and seen["best_trial"]["state"] == "SUCCEEDED"
         latest = latest_trials([], None, "QUEUED", result.outs["trials"], "sweep")
-        assert latest == waited
+        assert latest == seen
         assert latest_trials([{"id": "1"}], None, "SUCCEEDED", result.outs["trials"], "sweep")[
             "trials"
         ] == [{"id": "1"}]

@@ -52,39 +52,59 @@ def latest_trials(
     return {"trials": trials or [], "best_trial": best}
 
 
-def job_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, Any]:
-    """The stack outputs of one job: what its resource and the waiter last saw of it."""
-    attempts = pulumi.Output.all(job.attempts, waiter.attempts).apply(
-        lambda pair: latest_attempts(pair[0], pair[1], name)
-    )
-    return {
-        **{key: _of_last_attempt(getattr(job, key), attempts, key) for key in ATTEMPT_KEYS},
+def jobs_exports(
+    jobs: Mapping[str, TrainingJob], waiter: JobWaiter
+) -> pulumi.Output[dict[str, Any]]:
+    """The ``jobs`` stack output: each job's view (``job_view``), by name.
+
+    One Output for the whole stack, gathered from every job's outputs at once: the
+    SDK waits on each pending Output every time one resolves, so one Output per job
+    would cost the program time that grows with the square of the number of jobs.
+    """
+    keys = {name: job.job_provider_class.program_outputs for name, job in jobs.items()}
+    values = [getattr(job, key) for name, job in jobs.items() for key in keys[name]]
+    seen = [waiter.states, waiter.attempts, waiter.trials]
+
+    def views(resolved: list[Any]) -> dict[str, Any]:
+        states, attempts, trials = resolved[-3:]
+        waited = {"states": states, "attempts": attempts, "trials": trials}
+        position, result = 0, {}
+        for name in jobs:
+            count = len(keys[name])
+            recorded = dict(zip(keys[name], resolved[position : position + count], strict=True))
+            result[name] = job_view(name, recorded, waited)
+            position += count
+        return result
+
+    return pulumi.Output.all(*values, *seen).apply(views)
+
+
+def job_view(name: str, recorded: Mapping[str, Any], seen: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's stack outputs from the outputs its resource ``recorded`` (its provider's
+    ``program_outputs``) and what the waiter has ``seen`` (its ``states``, ``attempts`` and
+    ``trials`` outputs): the newer of each."""
+    attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
+    state = latest_state(recorded.get("state") or "", seen.get("states"), name)
+    output_directory = str(recorded.get("output_directory") or "")
+    view: dict[str, Any] = {
+        **{key: last_attempts(attempts, key) or recorded.get(key) or "" for key in ATTEMPT_KEYS},
         "attempts": attempts,
-        "state": pulumi.Output.all(job.state, waiter.states).apply(
-            lambda pair: latest_state(pair[0], pair[1], name)
-        ),
-        "error": job.error,
-        "output_directory": job.output_directory,
-        "model_directory": job.model_directory,
-        **tuning_exports(name, job, waiter),
+        "state": state,
+        "error": recorded.get("error") or "",
+        "output_directory": output_directory,
+        "model_directory": recorded.get("model_directory") or "",
     }
-
-
-def tuning_exports(name: str, job: TrainingJob, waiter: JobWaiter) -> dict[str, Any]:
-    """The stack outputs a tuning job adds to a training job's ({} for a training job):
-    ``trials``, ``best_trial``, and the best trial's ``model_directory``."""
-    if not isinstance(job, HyperparameterTuningJob):
-        return {}
-    latest = pulumi.Output.all(job.trials, job.best_trial, job.state, waiter.trials).apply(
-        lambda a: latest_trials(a[0], a[1], a[2], a[3], name)
-    )
-    return {
-        "trials": latest.apply(lambda t: t["trials"]),
-        "best_trial": latest.apply(lambda t: t["best_trial"]),
-        "model_directory": pulumi.Output.all(job.output_directory, latest).apply(
-            lambda a: best_model_directory(a[0], a[1]["best_trial"])
-        ),
-    }
+    if "trials" in recorded:  # a tuning job
+        trials = latest_trials(
+            recorded.get("trials"),
+            recorded.get("best_trial"),
+            recorded.get("state") or "",
+            seen.get("trials"),
+            name,
+        )
+        view.update(trials)
+        view["model_directory"] = best_model_directory(output_directory, trials["best_trial"])
+    return view
 
 
 #: A job's outputs that name the job it runs as: for a job with ``retry``, its last
@@ -95,13 +115,6 @@ ATTEMPT_KEYS = ("resource_name", "job_id", "console_url", "logs_url")
 def last_attempts(attempts: list[dict[str, Any]], key: str) -> str:
     """``key`` of the last of ``attempts``; "" when there are none (or it lacks it)."""
     return str(attempts[-1].get(key) or "") if attempts else ""
-
-
-def _of_last_attempt(recorded: Any, attempts: Any, key: str) -> Any:
-    """The output ``key``: the last attempt's when the job has attempts, else ``recorded``."""
-    return pulumi.Output.all(recorded, attempts).apply(
-        lambda pair: last_attempts(pair[1], key) or pair[0]
-    )
 
 
 def latest_attempts(

@@ -10,8 +10,6 @@ stack config key (a job's own keys are checked by its resource, as CheckFailures
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,16 +18,8 @@ import pulumi
 import pulumi.runtime.config
 
 from provider.errors import Issue
-from provider.keys import (
-    JOBS_KEY,
-    NAMESPACES,
-    PLATFORM_KEY,
-    POLICIES_KEY,
-)
-from provider.stackconfig import Stack, load_stack
-
-#: Keys whose value is an object (Pulumi hands the program objects as JSON text).
-OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY)
+from provider.keys import JOBS_KEY, NAMESPACES
+from provider.stackconfig import Stack, engine_value, load_stack
 
 
 def program_stack(project_dir: Path) -> Stack:
@@ -76,16 +66,12 @@ def _stack_keys() -> dict[str, Any]:
 
 
 def _value(key: str) -> Any:
-    """A key's value, objects parsed; the empty defaults Pulumi.yaml declares read as unset.
+    """A key's value as the loader takes it (``engine_value``: objects parsed).
 
     Read without ``pulumi.Config`` so that a secret key gives its plain value without a
     warning: the program decides where it goes, and keeps it secret there.
     """
-    value = pulumi.runtime.config.get_config(key)
-    if key in OBJECT_KEYS and isinstance(value, str):
-        with contextlib.suppress(json.JSONDecodeError):  # not JSON: reported with its key
-            value = json.loads(value)
-    return value or None
+    return engine_value(key, pulumi.runtime.config.get_config(key))
 
 
 def _stop(issues: list[Issue]) -> pulumi.RunError:

@@ -3,8 +3,10 @@ one migration from what earlier releases wrote.
 
 A job resource's state is its checked inputs (``JobInputs``: the job's own config keys,
 flattened so that ``pulumi preview --diff`` names each one, plus what ``check`` derives)
-and the outputs its backend reports (``JobOutputs``). The waiter keeps one
-``WaitEntry`` per waited-for job.
+and the outputs its backend reports (``JobOutputs``). The waiter keeps one ``Waited`` per
+job it waits for: the job's resource name and the state it waits for, nothing else (what
+``wait_for`` needs of the job, a ``WaitEntry``, is read from the stack config at the
+time of waiting).
 
 ``SCHEMA_VERSION`` is recorded in every job's inputs. Every state the providers read
 (``read``, ``diff``, ``update``, ``delete``: the engine hands back what an earlier run
@@ -18,6 +20,10 @@ job look changed (which would replace it):
   may list study parameters in the stack config's order (``canonical_request`` orders
   them as today's requests are built); the key ``request_labels`` may be present and
   is dropped.
+- the waiter's entries of releases up to 1467019 (a ``WaitEntry`` each: resource name,
+  wait policy, location, and a job with ``retry``'s request; one for every job, even
+  those with ``wait: submitted``) read as today's ``Waited``: the resource name and
+  ``until``, jobs waited for ``submitted`` left out, so an upgrade waits for no job again.
 - schema 2: as described by the types below. Outputs added since (``failure``,
   ``attempts``, the waiter's ``reasons`` and ``attempts``) and the optional inputs
   ``wait.start_timeout_s`` and ``retry`` need no new version: a state without them
@@ -124,8 +130,16 @@ class JobOutputs(TypedDict):
     attempts: list[dict[str, Any]]
 
 
+class Waited(TypedDict):
+    """One job in the waiter's inputs: the submission it waits for, and until what."""
+
+    resource_name: str
+    #: ``running`` or ``succeeded`` (a job waited for ``submitted`` has no entry).
+    until: str
+
+
 class WaitEntry(TypedDict):
-    """One waited-for job in the waiter's inputs."""
+    """What ``wait_for`` needs of one job (``waiter.wait_entries`` reads it)."""
 
     resource_name: str
     wait: WaitPolicy
@@ -191,17 +205,27 @@ def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:
-    """The waiter's state in today's schema: each entry without the schema-1 ``connection``."""
+    """The waiter's state in today's shape: each entry a ``Waited`` (an entry of an
+    earlier release, a whole ``WaitEntry``, keeps its resource name and ``until``; one
+    for a job waited for ``submitted`` is dropped)."""
     migrated = dict(props)
     jobs = migrated.get("jobs")
     if isinstance(jobs, Mapping):
         migrated["jobs"] = {
-            name: {k: v for k, v in entry.items() if k not in DROPPED_KEYS}
-            if isinstance(entry, Mapping)
-            else entry
-            for name, entry in jobs.items()
+            name: waited for name, entry in jobs.items() if (waited := _waited(entry)) is not None
         }
     return migrated
+
+
+def _waited(entry: Any) -> Any:
+    """An entry of the waiter's ``jobs`` as a ``Waited``; None for one that waits for
+    nothing (``submitted``)."""
+    if not isinstance(entry, Mapping) or "wait" not in entry:
+        return entry  # today's shape (or not an entry at all: left for the diff to see)
+    until = (entry.get("wait") or {}).get("until")
+    if until == "submitted":
+        return None
+    return {"resource_name": entry.get("resource_name"), "until": until}
 
 
 class ConfiguredProvider(ResourceProvider):

@@ -43,6 +43,7 @@ import pulumi
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
+    ConfigureRequest,
     CreateResult,
     DiffResult,
     ReadResult,
@@ -60,6 +61,7 @@ from provider.api.bodies import (
 from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
 from provider.keys import job_key
+from provider.resources.listing import StackListing
 from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -113,6 +115,20 @@ CREATE_BACKOFF_MAX_S = 30.0
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
 
+#: The outputs the Pulumi program reads of a TrainingJob (``provider.program.exports``):
+#: the job's stack outputs, and the resource name the waiter waits on.
+PROGRAM_OUTPUTS = (
+    "resource_name",
+    "job_id",
+    "state",
+    "error",
+    "console_url",
+    "logs_url",
+    "output_directory",
+    "model_directory",
+    "attempts",
+)
+
 #: Outputs every TrainingJob has, besides its inputs.
 OUTPUT_KEYS = (
     "resource_name",
@@ -163,11 +179,27 @@ def identity_label(stack: str, resource: str, request: Mapping[str, Any], attemp
     its canonical form, so that the same job always gets the same label), and of the
     attempt number from the second attempt of a job with ``retry`` on (the first
     attempt's label is the one every earlier release gave the job)."""
-    parts: list[Any] = [stack, resource, canonical_request(request)]
+    parts: list[Any] = [stack, resource, engine_numbers(canonical_request(request))]
     if attempt > 1:
         parts.append(attempt)
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
+
+
+def engine_numbers(value: Any) -> Any:
+    """``value`` with every number a float, as the engine hands a provider its inputs.
+
+    The identity label hashes the request as ``create`` receives it, through the engine
+    (``bootDiskSizeGb: 100.0``); a request built in this process (the waiter reads a
+    job's from the stack config) hashes the same once its numbers are floats too.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {key: engine_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [engine_numbers(item) for item in value]
+    return value
 
 
 def labelled_request(
@@ -241,9 +273,17 @@ class TrainingJobProvider(ConfiguredProvider):
 
     #: The outputs of this kind of job, besides its inputs.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
+    #: Those the program reads (a placeholder each among the resource's properties).
+    program_outputs: tuple[str, ...] = PROGRAM_OUTPUTS
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
+
+    def configure(self, req: ConfigureRequest) -> None:
+        """Read the settings, and start this update's listing of the stack's jobs
+        (``provider.resources.listing``)."""
+        super().configure(req)
+        self._listing = StackListing()
 
     def outputs(
         self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
@@ -330,7 +370,11 @@ class TrainingJobProvider(ConfiguredProvider):
                 )
             attempts: list[Attempt] = []
         else:
-            job = Attempts(inputs, self.settings)
+            # A job without retry looks its label up in the stack's listing (one list
+            # call per location for the whole update); the attempts of one with retry
+            # are looked up afresh (the waiter may have submitted some).
+            listing = None if inputs.get("retry") else getattr(self, "_listing", None)
+            job = Attempts(inputs, self.settings, listing)
             tracked, attempts = job.advance(self.create_retry)
             assert tracked.status is not None
             status, backend = tracked.status, job.backend(tracked)
@@ -451,11 +495,19 @@ class Attempts:
     attempt while another is alive, nor the same attempt twice.
     """
 
-    def __init__(self, inputs: Mapping[str, Any], settings: ProviderSettings) -> None:
+    def __init__(
+        self,
+        inputs: Mapping[str, Any],
+        settings: ProviderSettings,
+        listing: StackListing | None = None,
+    ) -> None:
+        """``listing``: where ``find`` looks the labels up (``provider.resources.listing``:
+        the stack's jobs listed once for the whole update); by default, one lookup each."""
         self.inputs = inputs
         self.settings = settings
         self.retry: Mapping[str, Any] = inputs.get("retry") or {}
         self._backends: dict[str, Backend] = {}
+        self._listing = listing
 
     def plan(self) -> list[Attempt]:
         """Every attempt the job may make, without statuses."""
@@ -489,10 +541,17 @@ class Attempts:
         """The attempts that exist, by label, in order."""
         found = []
         for attempt in self.plan():
-            status = _find_submitted(self.backend(attempt), attempt.body)
+            status = self._look_up(attempt)
             if status is not None:
                 found.append(self._with(attempt, status))
         return found
+
+    def _look_up(self, attempt: Attempt) -> JobStatus | None:
+        backend = self.backend(attempt)
+        if self._listing is None:
+            return _find_submitted(backend, attempt.body)
+        identity = attempt.body["labels"][IDENTITY_LABEL]
+        return self._listing.find(backend, attempt.location, self.inputs["stack_name"], identity)
 
     def _with(self, attempt: Attempt, status: JobStatus, *, submitted: bool = False) -> Attempt:
         """``attempt`` with its job and that job's pages."""
@@ -685,21 +744,18 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     #: The provider of this kind of job (a subclass may name another).
     job_provider_class: type[TrainingJobProvider] = TrainingJobProvider
 
-    resource_name: pulumi.Output[str]
-    job_id: pulumi.Output[str]
-    state: pulumi.Output[str]
-    error: pulumi.Output[str]
-    console_url: pulumi.Output[str]
-    logs_url: pulumi.Output[str]
-    output_directory: pulumi.Output[str]
-    model_directory: pulumi.Output[str]
-    failure: pulumi.Output[dict[str, Any]]
-    attempts: pulumi.Output[list[dict[str, Any]]]
-    request: pulumi.Output[dict[str, Any]]
-    stack_name: pulumi.Output[str]
-    retry: pulumi.Output[dict[str, Any]]
-    wait: pulumi.Output[dict[str, Any]]
-    location: pulumi.Output[dict[str, Any]]
+    if TYPE_CHECKING:
+        # Declared for type checkers only: the SDK reads a resource class's annotations
+        # again for every instance (``typing.get_type_hints``), a cost per job.
+        resource_name: pulumi.Output[str]
+        job_id: pulumi.Output[str]
+        state: pulumi.Output[str]
+        error: pulumi.Output[str]
+        console_url: pulumi.Output[str]
+        logs_url: pulumi.Output[str]
+        output_directory: pulumi.Output[str]
+        model_directory: pulumi.Output[str]
+        attempts: pulumi.Output[list[dict[str, Any]]]
 
     def __init__(
         self,
@@ -721,13 +777,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             "name": name,
             "config": dict(config),
             "stack": dict(stack),
-            "wait": None,
-            "location": None,
-            # Read by the waiter of a job with retry (``waiter_entry``).
-            "request": None,
-            "stack_name": None,
-            "retry": None,
-            **{key: None for key in self.job_provider_class.output_keys},
+            # The outputs the program reads (each placeholder is an Output to resolve).
+            **{key: None for key in self.job_provider_class.program_outputs},
         }
         if secret:
             keys = secret_keys(config)
@@ -739,21 +790,11 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         super().__init__(self.job_provider_class(), name, props, opts)
 
 
-def waiter_entry(name: str, job: TrainingJob, retry: bool) -> dict[str, Any]:
-    """What the waiter needs of ``job`` (a ``WaitEntry``): where it is and how long to wait;
-    for a job with ``retry`` (as its config says), also what submitting its next attempt
-    takes. Jobs without keep the entry of earlier releases, so the waiter does not wait
-    for them again after an upgrade."""
-    entry: dict[str, Any] = {
-        "resource_name": job.resource_name,
-        "wait": job.wait,
-        "location": job.location,
-    }
-    if retry:
-        entry.update(
-            {"retry": job.retry, "request": job.request, "stack_name": job.stack_name, "name": name}
-        )
-    return entry
+def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
+    """The waiter's input for ``job``: the submission to wait for, and ``until`` which
+    state (``running`` or ``succeeded``). Nothing else of the job: the waiter reads its
+    timeouts, location and retries from the stack config (``waiter.wait_entries``)."""
+    return {"resource_name": job.resource_name, "until": until}
 
 
 def secret_keys(config: Mapping[str, Any]) -> list[str]:

@@ -26,7 +26,12 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from provider.keys import job_key
-from provider.resources.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
+from provider.resources.training_job import (
+    OUTPUT_KEYS,
+    PROGRAM_OUTPUTS,
+    TrainingJob,
+    TrainingJobProvider,
+)
 from provider.stackconfig.study import is_tuning_job
 
 if TYPE_CHECKING:
@@ -47,6 +52,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
 
     output_keys = TUNING_OUTPUT_KEYS
+    program_outputs = (*PROGRAM_OUTPUTS, "trials", "best_trial")
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         result = super().check(olds, news)
@@ -73,5 +79,6 @@ class HyperparameterTuningJob(TrainingJob, module="vertex", name="Hyperparameter
 
     job_provider_class = HyperparameterTuningJobProvider
 
-    trials: pulumi.Output[list[dict[str, Any]]]
-    best_trial: pulumi.Output[dict[str, Any]]
+    if TYPE_CHECKING:  # for type checkers only, as TrainingJob's
+        trials: pulumi.Output[list[dict[str, Any]]]
+        best_trial: pulumi.Output[dict[str, Any]]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import (
+    ConfigureRequest,
     CreateResult,
     DiffResult,
     ReadResult,
@@ -497,6 +498,57 @@ def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]
     return {n: e for n, e in (news.get("jobs") or {}).items() if old_jobs.get(n) != e}
 
 
+def wait_entries(
+    waited: Mapping[str, Mapping[str, Any]],
+    stack: Mapping[str, Any],
+    keys: Mapping[str, Any],
+    project_dir: Path,
+) -> dict[str, dict[str, Any]]:
+    """What ``wait_for`` needs of each waited-for job (a ``WaitEntry``), from the
+    waiter's input (``waited``: job name -> the ``resource_name`` it waits for and
+    ``until``) and the stack config.
+
+    The waiter records no other copy of a job: its wait policy, location and (for a job
+    with ``retry``) what submitting its next attempt takes are read here from the stack
+    config the engine handed the provider (``keys``) by the loader the program used,
+    and each job is parsed as its resource's ``check`` parsed it, against the stack
+    settings the jobs were given (``stack``): the same request, so the same labels.
+    """
+    if not waited:
+        return {}
+    from provider import stackconfig
+    from provider.resources.training_job import whole_numbers
+
+    settings = stackconfig.StackSettings(**stack)
+    loaded = stackconfig.load_stack(keys, settings.stack, project_dir=project_dir)
+    entries: dict[str, dict[str, Any]] = {}
+    for name, waits in waited.items():
+        job = loaded.jobs.get(name)
+        if job is None:
+            raise BackendError(
+                f"{job_key(name)} is not in the stack config the provider was given; "
+                "run `pulumi up` again"
+            )
+        spec = stackconfig.parse_job(name, whole_numbers(job.config), settings)
+        policy = spec.settings()
+        entry: dict[str, Any] = {
+            "resource_name": waits["resource_name"],
+            "wait": {**policy["wait"], "until": waits["until"]},
+            "location": spec.location(),
+        }
+        if "retry" in policy:
+            entry.update(
+                {
+                    "name": name,
+                    "retry": policy["retry"],
+                    "request": spec.request_body(),
+                    "stack_name": settings.stack,
+                }
+            )
+        entries[name] = entry
+    return entries
+
+
 def _wait(
     entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
 ) -> tuple[dict[str, str], dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -516,13 +568,25 @@ def _wait(
 class JobWaiterProvider(ConfiguredProvider):
     """Waits in create and update, for the jobs that are new or changed."""
 
+    def configure(self, req: ConfigureRequest) -> None:
+        """Read how this machine reaches the backends, and the stack config the jobs'
+        wait policies are read from (``wait_entries``)."""
+        super().configure(req)
+        from provider import stackconfig
+
+        self._keys = stackconfig.engine_keys(req.config.get)
+
+    def _entries(self, waited: Mapping[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
+        keys: Mapping[str, Any] = getattr(self, "_keys", {})
+        return wait_entries(waited, props.get("stack") or {}, keys, Path(self.settings.base_dir))
+
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         olds = migrate_waiter(olds)
         return DiffResult(changes=olds.get("jobs") != news.get("jobs"), replaces=[])
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        reached, trials, reasons, attempts = _wait(jobs, props, self.settings)
+        reached, trials, reasons, attempts = _wait(self._entries(jobs, props), props, self.settings)
         outs = {
             "jobs": jobs,
             "states": reached,
@@ -537,7 +601,9 @@ class JobWaiterProvider(ConfiguredProvider):
         jobs = news.get("jobs") or {}
         olds = migrate_waiter(olds)
         changed = _changed(olds, news)
-        reached, seen_trials, reasons, attempts = _wait(changed, news, self.settings)
+        reached, seen_trials, reasons, attempts = _wait(
+            self._entries(changed, news), news, self.settings
+        )
         previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
         trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
         kept = {
@@ -590,8 +656,13 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         self,
         name: str,
         jobs: Mapping[str, Any],
+        stack: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """``jobs``: the jobs to wait for, by name: the ``resource_name`` of the submission
+        and ``until`` (``running`` or ``succeeded``; ``waiter_input``); ``stack``: the
+        stack settings the jobs were given (the waiter reads the rest of each job from
+        the stack config, ``wait_entries``)."""
         # The provider's create and update get the resource's properties, not its URN,
         # and progress messages must name it. So the waiter is given its own URN as an
         # input, computed here by the SDK's `create_urn` from the same name, type and
@@ -604,6 +675,7 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         )
         props = {
             "jobs": dict(jobs),
+            "stack": dict(stack),
             "states": None,
             "trials": None,
             "reasons": None,

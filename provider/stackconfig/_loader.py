@@ -15,20 +15,56 @@ reported at once.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from provider.errors import Issue, SpecError
+from provider.keys import (
+    CONFIG_NAMESPACE,
+    GCP_PROJECT_KEY,
+    GCP_REGION_KEY,
+    PLATFORM_KEY,
+    POLICIES_KEY,
+    STACK_CONFIG_KEYS,
+)
 from provider.packaging import PackagePlan, plan_packages, project_dir_of
 from provider.stackconfig._constants import JOBS_KEY
 from provider.stackconfig._job import JobSpec, StackSettings
 from provider.stackconfig._parse import dedupe, parse_job, stack_settings
 from provider.stackconfig._stack_file import read_stack_file
 from provider.stackconfig.platform import Platform
+
+#: Keys whose value is an object: the engine hands them to the program and to the
+#: providers as JSON text.
+OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY)
+#: The keys a stack is read from (``load_stack`` reads no other).
+STACK_KEYS = (
+    GCP_PROJECT_KEY,
+    GCP_REGION_KEY,
+    *(f"{CONFIG_NAMESPACE}:{key}" for key in STACK_CONFIG_KEYS),
+)
+
+
+def engine_value(key: str, value: Any) -> Any:
+    """A key's value as the engine hands it (objects as JSON text), as ``load_stack``
+    takes it: objects parsed, the empty defaults Pulumi.yaml declares read as unset."""
+    if key in OBJECT_KEYS and isinstance(value, str):
+        with contextlib.suppress(json.JSONDecodeError):  # not JSON: reported with its key
+            value = json.loads(value)
+    return value or None
+
+
+def engine_keys(get: Callable[[str], Any]) -> dict[str, Any]:
+    """The stack's keys, as ``load_stack`` takes them, from a provider's ``configure``
+    (``get`` reads a key as the engine handed it, ``pulumi.dynamic.Config.get``)."""
+    values = {key: engine_value(key, get(key)) for key in STACK_KEYS}
+    return {key: value for key, value in values.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -68,6 +104,12 @@ class Stack:
     def resolved(self) -> dict[str, JobSpec]:
         """The jobs that resolved, by name."""
         return {name: job.job for name, job in self.jobs.items() if job.job is not None}
+
+    def waits_until(self, name: str) -> str:
+        """The state ``pulumi up`` waits for job ``name`` to reach (its ``wait.until``);
+        ``submitted`` for a job with mistakes, whose resource's check stops the update."""
+        job = self.jobs[name].job
+        return job.wait.until if job is not None else "submitted"
 
     def all_issues(self) -> list[Issue]:
         """Every mistake of the stack, stack-wide first, each once."""
