@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import pytest
 
+from provider.backends.pacing import PacingPolicy
 from provider.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError
 from provider.resources.training_job import (
@@ -52,6 +53,8 @@ UNCERTAIN = [
 FAST_CREATE = CreateRetry(attempts=3, initial_s=0.01, multiplier=2.0, max_s=0.05)
 #: The backend's own retries (the label look-up's), as short.
 FAST_RETRY = RetryPolicy(initial_s=0.01, max_s=0.05, multiplier=2.0, deadline_s=2.0)
+#: Calls refused for quota made again within FAST_RETRY's longest wait (0.05 s).
+FAST_PACING = PacingPolicy(window_s=1.0, min_rate_per_s=20.0, lift_after_s=2.0)
 
 
 class FastTrainingJobProvider(TrainingJobProvider):
@@ -259,7 +262,9 @@ class TestUncertainFailures:
 
 @pytest.fixture
 def backend(fake: FakeVertex) -> VertexBackend:
-    return VertexBackend(PROJECT, REGION, api_endpoint=fake.address, retry=FAST_RETRY)
+    return VertexBackend(
+        PROJECT, REGION, api_endpoint=fake.address, retry=FAST_RETRY, pacing=FAST_PACING
+    )
 
 
 class TestQuotaRefusals:

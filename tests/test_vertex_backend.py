@@ -14,6 +14,7 @@ import pytest
 
 from provider.api import states
 from provider.backends.base import JobStatus
+from provider.backends.pacing import PacingPolicy
 from provider.backends.vertex import RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError
 from provider.testing import FakeVertex
@@ -24,6 +25,8 @@ PROJECT, REGION = "test-project", "us-central1"
 #: Retries and polls short enough for tests, same shape as production.
 FAST_RETRY = RetryPolicy(initial_s=0.01, max_s=0.05, multiplier=2.0, deadline_s=2.0)
 FAST_POLLING = RetryPolicy(initial_s=0.01, max_s=0.05, multiplier=1.5, deadline_s=5.0)
+#: Calls refused for quota made again within FAST_RETRY's longest wait (0.05 s).
+FAST_PACING = PacingPolicy(window_s=1.0, min_rate_per_s=20.0, lift_after_s=2.0)
 WAIT_S = 5.0
 #: Modules a no-change preview must not pay for.
 CLIENT_LIBRARIES = (
@@ -61,7 +64,12 @@ def fake() -> Iterator[FakeVertex]:
 @pytest.fixture
 def backend(fake: FakeVertex) -> VertexBackend:
     return VertexBackend(
-        PROJECT, REGION, api_endpoint=fake.address, retry=FAST_RETRY, polling=FAST_POLLING
+        PROJECT,
+        REGION,
+        api_endpoint=fake.address,
+        retry=FAST_RETRY,
+        polling=FAST_POLLING,
+        pacing=FAST_PACING,
     )
 
 
@@ -149,7 +157,7 @@ class TestSubmit:
         assert list(fake.jobs) == [status.name]
 
     def test_resource_exhausted_is_retried(self, fake: FakeVertex, backend: VertexBackend) -> None:
-        """RESOURCE_EXHAUSTED (quota) on create is retried with backoff."""
+        """RESOURCE_EXHAUSTED (quota) on create is made again, in its next paced turn."""
         fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED)
         assert backend.submit(body()).state == states.QUEUED
         assert calls_to(fake, "CreateCustomJob") == 2
@@ -175,7 +183,7 @@ class TestSubmit:
         assert len(backend.find_by_label("identity", "abc")) == 1
 
     def test_retries_exhausted_is_transient(self, fake: FakeVertex, backend: VertexBackend) -> None:
-        """A transient error that outlasts the retry deadline raises TransientError."""
+        """Quota refusals with nothing admitted for the retry deadline raise TransientError."""
         fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=10_000)
         with pytest.raises(TransientError, match="Injected RESOURCE_EXHAUSTED"):
             backend.submit(body())

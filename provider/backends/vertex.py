@@ -14,13 +14,23 @@ not pay for ``google.cloud.aiplatform_v1`` (about 2 s). The client is made on fi
 use.
 
 Errors. Every call but CreateCustomJob (see below) retries UNAVAILABLE,
-DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL and UNKNOWN with exponential backoff
-(``RetryPolicy``): they are reads, or cancels and deletes that can be made twice; the
-label lookup (``find_by_label``: ListCustomJobs, ListHyperparameterTuningJobs) is one of
-them. ``_invoke`` is the one place that turns ``google.api_core`` exceptions into
-``provider.errors``: retries exhausted, or a transient error not retried, ->
+DEADLINE_EXCEEDED, INTERNAL and UNKNOWN with exponential backoff (``RetryPolicy``): they
+are reads, or cancels and deletes that can be made twice; the label lookup
+(``find_by_label``: ListCustomJobs, ListHyperparameterTuningJobs) is one of them.
+``_invoke`` is the one place that makes calls and turns ``google.api_core`` exceptions
+into ``provider.errors``: retries exhausted, or a transient error not retried, ->
 ``TransientError``; anything else (INVALID_ARGUMENT, PERMISSION_DENIED, NOT_FOUND,
 FAILED_PRECONDITION, ...) -> ``PermanentError`` with the API's message.
+
+Request quotas. RESOURCE_EXHAUSTED is a quota refusal: nothing was done. Every call, the
+creates included, waits for its turn from the process's pacer of its quota
+(``provider.backends.pacing``: job submissions for the creates, resource management for
+the rest), and a refused call tells the pacer, which slows every thread of the process
+down together, and waits its turn again. Waiting never counts against the retry
+deadline: a refused call is made again for as long as the pacer's calls keep being
+admitted, and fails (``TransientError``) only when its quota has admitted none of them
+for the retry deadline (``RETRY_DEADLINE_S``). The polls of a delete's long-running
+operation are not paced: they retry RESOURCE_EXHAUSTED with backoff, as before.
 
 CreateCustomJob is not idempotent: Vertex has no request ID or caller-chosen job ID for
 it. google/rpc/code.proto says DEADLINE_EXCEEDED "may be returned even if the operation
@@ -29,11 +39,11 @@ system have been broken") and UNKNOWN ("errors raised by APIs that do not return
 error information") no promise either way, and warns of UNAVAILABLE that "it is not
 always safe to retry non-idempotent operations" (a connection lost after the request was
 sent): after any of the four (``UNCERTAIN_CODES``) the job may or may not exist. So
-``submit`` retries only RESOURCE_EXHAUSTED (a quota refusal: nothing was done), and
-raises ``UncertainError`` (naming the code) at once for the other four. The caller
-(``provider.resources.training_job``) retries those itself, bounded, looking the job's identity
-label up before every attempt, so that a job an earlier attempt created is adopted and
-never submitted twice.
+``submit`` makes again only a call refused for quota (RESOURCE_EXHAUSTED: nothing was
+done; paced as above), and raises ``UncertainError`` (naming the code) at once for the
+other four. The caller (``provider.resources.training_job``) retries those itself,
+bounded, looking the job's identity label up before every attempt, so that a job an
+earlier attempt created is adopted and never submitted twice.
 """
 
 from __future__ import annotations
@@ -48,6 +58,15 @@ from provider.api.bodies import is_tuning_body
 from provider.api.scheduling import PoolShape, shape_of_spec
 from provider.backends.base import JobStatus, Trial
 from provider.backends.cloud_logs import is_loopback as _is_loopback
+from provider.backends.pacing import (
+    CRUD,
+    DEFAULT_PACING,
+    QUOTAS_PAGE,
+    SUBMIT,
+    PacerKey,
+    PacingPolicy,
+    pacer_for,
+)
 from provider.errors import PermanentError, TransientError, UncertainError
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
@@ -56,6 +75,7 @@ from provider.errors import PermanentError, TransientError, UncertainError
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.(api_core|auth)\.")
 
 if TYPE_CHECKING:
+    from google.api_core.exceptions import GoogleAPICallError
     from google.api_core.retry import Retry
     from google.auth.credentials import Credentials
     from google.cloud.aiplatform_v1 import JobServiceClient
@@ -70,7 +90,8 @@ ENDPOINT_TEMPLATE = "{region}-aiplatform.googleapis.com"
 RETRY_INITIAL_S = 1.0
 RETRY_MAX_S = 30.0
 RETRY_MULTIPLIER = 2.0
-#: Give up retrying one call after this long.
+#: Give up retrying one call after this long; and give up a call refused for quota when
+#: the quota has admitted none of the process's calls for this long (``_invoke``).
 RETRY_DEADLINE_S = 300.0
 #: Deadline of a single RPC attempt.
 RPC_TIMEOUT_S = 60.0
@@ -87,9 +108,13 @@ TRANSIENT_CODES = frozenset(
 #: The transient errors after which a create may or may not have created the job
 #: (google/rpc/code.proto): ``submit`` raises them as ``UncertainError``.
 UNCERTAIN_CODES = frozenset({"DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN", "UNAVAILABLE"})
-#: The transient errors after which CreateCustomJob certainly did not create a job: the
-#: backend retries these itself.
-CREATE_RETRY_CODES = frozenset({"RESOURCE_EXHAUSTED"})
+#: A quota refusal (google/rpc/code.proto: "Some resource has been exhausted, perhaps a
+#: per-user quota"): nothing was done. Every call, CreateCustomJob included, is made again
+#: after it, paced (``provider.backends.pacing``), never with the backoff of the others.
+QUOTA_CODE = "RESOURCE_EXHAUSTED"
+#: The transient errors after which CreateCustomJob certainly did not create a job, other
+#: than quota: none. (A create refused for quota is made again by the pacing loop.)
+CREATE_RETRY_CODES: frozenset[str] = frozenset()
 
 _STATE_PREFIX = "JOB_STATE_"
 _CONSOLE_URL = (
@@ -150,7 +175,10 @@ class VertexBackend:
     ``{region}-aiplatform.googleapis.com``. A loopback ``api_endpoint`` (127.x, ::1,
     localhost) gets a plain-text channel and no credentials: that is how a stack reaches
     ``python -m provider.testing.fake_vertex``. ``logging_client`` and
-    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``).
+    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``). ``retry`` is the
+    backoff of transient errors, ``polling`` that of a delete's operation, ``pacing``
+    how calls refused for quota slow down (shared with every backend of the process
+    that has the same endpoint, project, region and pacing).
     """
 
     def __init__(
@@ -163,6 +191,7 @@ class VertexBackend:
         credentials: Credentials | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         polling: RetryPolicy = DELETE_POLLING,
+        pacing: PacingPolicy = DEFAULT_PACING,
         logging_client: LoggingServiceV2Client | None = None,
         logging_endpoint: str | None = None,
     ) -> None:
@@ -177,6 +206,7 @@ class VertexBackend:
         self._logging_client = logging_client
         self.retry = retry
         self.polling = polling
+        self.pacing = pacing
         self._client = client
         self._credentials = credentials
 
@@ -201,6 +231,7 @@ class VertexBackend:
                     retry=retry,
                     timeout=RPC_TIMEOUT_S,
                 ),
+                quota=SUBMIT,
                 retry_codes=CREATE_RETRY_CODES,
                 uncertain=UNCERTAIN_CODES,
             )
@@ -210,6 +241,7 @@ class VertexBackend:
                 lambda retry: client.create_custom_job(
                     parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
                 ),
+                quota=SUBMIT,
                 retry_codes=CREATE_RETRY_CODES,
                 uncertain=UNCERTAIN_CODES,
             )
@@ -280,10 +312,11 @@ class VertexBackend:
             from google.api_core.future.polling import POLLING_PREDICATE
 
             operation = method(name=name, retry=retry, timeout=RPC_TIMEOUT_S)
-            # ``retry`` covers each GetOperation poll; ``polling`` spaces the polls out.
+            # This retry covers each GetOperation poll, quota refusals included (a refused
+            # poll is no reason to delete again); ``polling`` spaces the polls out.
             operation.result(
                 timeout=self.polling.deadline_s,
-                retry=retry,
+                retry=self.retry.build(lambda exc: _code_name(exc) in TRANSIENT_CODES),
                 polling=self.polling.build(POLLING_PREDICATE),
             )
 
@@ -348,11 +381,16 @@ class VertexBackend:
             credentials=self._credentials, client_options={"api_endpoint": endpoint}
         )
 
+    def _pacer_key(self, quota: str) -> PacerKey:
+        endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+        return PacerKey(endpoint, self.project, self.region, quota)
+
     @overload
     def _invoke(
         self,
         call: Callable[[Retry], _T],
         *,
+        quota: str = ...,
         retry_codes: Collection[str] = ...,
         uncertain: Collection[str] = ...,
     ) -> _T: ...
@@ -362,6 +400,7 @@ class VertexBackend:
         self,
         call: Callable[[Retry], _T],
         *,
+        quota: str = ...,
         retry_codes: Collection[str] = ...,
         uncertain: Collection[str] = ...,
         tolerate: Collection[str],
@@ -371,35 +410,68 @@ class VertexBackend:
         self,
         call: Callable[[Retry], _T],
         *,
+        quota: str = CRUD,
         retry_codes: Collection[str] = TRANSIENT_CODES,
         uncertain: Collection[str] = (),
         tolerate: Collection[str] = (),
     ) -> _T | None:
-        """Run ``call(retry)``, retrying the errors whose code is in ``retry_codes``;
-        return None if it fails with a code in ``tolerate``; raise ``UncertainError`` if
-        it fails with a code in ``uncertain``. The one place where Google API errors
+        """Run ``call(retry)`` in its turn from the pacer of request quota ``quota``
+        (``SUBMIT`` or ``CRUD``), retrying with backoff the errors whose code is in
+        ``retry_codes``; return None if it fails with a code in ``tolerate``; raise
+        ``UncertainError`` if it fails with a code in ``uncertain``. A call refused for
+        quota is made again in its next turn, until the quota has admitted none of the
+        pacer's calls for ``retry.deadline_s``. The one place where Google API errors
         become provider errors.
         """
         from google.api_core import exceptions
 
-        try:
-            return call(self.retry.build(lambda exc: _code_name(exc) in retry_codes))
-        except exceptions.RetryError as exc:
-            cause = exc.cause
-            last = cause.message if isinstance(cause, exceptions.GoogleAPICallError) else cause
-            raise TransientError(f"{exc.message} while retrying; last error: {last}") from exc
-        except exceptions.GoogleAPICallError as exc:
-            code = _code_name(exc)
-            if code in tolerate:
-                return None
-            if code in uncertain:
-                raise UncertainError(f"{code}: {exc.message}", code) from exc
-            if code in TRANSIENT_CODES:
-                raise TransientError(exc.message) from exc
-            raise PermanentError(exc.message) from exc
-        except TimeoutError as exc:
-            # A long-running operation that did not finish in time.
-            raise TransientError(str(exc)) from exc
+        pacer = pacer_for(self._pacer_key(quota), self.pacing)
+        backoff = self.retry.build(
+            lambda exc: _code_name(exc) in retry_codes and _code_name(exc) != QUOTA_CODE
+        )
+        while True:
+            turn = pacer.wait_turn()
+            try:
+                result = call(backoff)
+            except exceptions.GoogleAPICallError as exc:
+                if _code_name(exc) != QUOTA_CODE:
+                    pacer.admitted(turn)
+                    _raise_unless_tolerated(exc, tolerate=tolerate, uncertain=uncertain)
+                    return None
+                stalled_s = pacer.refused(turn, exc.message)
+                if stalled_s >= self.retry.deadline_s:
+                    raise TransientError(
+                        f"Vertex AI admitted none of this process's calls against "
+                        f"{pacer.key.describe()} for {stalled_s:.0f}s (RESOURCE_EXHAUSTED; "
+                        f"last error: {exc.message}): other clients of the project may hold "
+                        f"the quota, or it is 0; see {QUOTAS_PAGE.format(project=self.project)}"
+                    ) from exc
+                continue
+            except exceptions.RetryError as exc:
+                pacer.admitted(turn)
+                cause = exc.cause
+                last = cause.message if isinstance(cause, exceptions.GoogleAPICallError) else cause
+                raise TransientError(f"{exc.message} while retrying; last error: {last}") from exc
+            except TimeoutError as exc:
+                # A long-running operation that did not finish in time.
+                pacer.admitted(turn)
+                raise TransientError(str(exc)) from exc
+            pacer.admitted(turn)
+            return result
+
+
+def _raise_unless_tolerated(
+    exc: GoogleAPICallError, *, tolerate: Collection[str], uncertain: Collection[str]
+) -> None:
+    """Raise the provider error for ``exc``, unless its code is in ``tolerate``."""
+    code = _code_name(exc)
+    if code in tolerate:
+        return
+    if code in uncertain:
+        raise UncertainError(f"{code}: {exc.message}", code) from exc
+    if code in TRANSIENT_CODES:
+        raise TransientError(exc.message) from exc
+    raise PermanentError(exc.message) from exc
 
 
 def _custom_job_from_json(body: dict[str, Any]) -> CustomJob:

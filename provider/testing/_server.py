@@ -2,13 +2,14 @@
 
 It maps each served method of ``google.cloud.aiplatform.v1.JobService`` and
 ``google.longrunning.Operations`` to its handler (``_jobs``, ``_tuning``, ``_operations``),
-records every call, answers the faults a test injected (``_faults``), and turns an
-``RpcError`` into the call's status; it holds the one lock under which every handler runs.
-It offers the test controls (``script``, ``fail_next``, ``stall_next``) and views
-(``calls``, ``jobs``, ``tuning_jobs``).
+records every call, refuses those over a request quota (``_request_quotas``), answers the
+faults a test injected (``_faults``), and turns an ``RpcError`` into the call's status; it
+holds the one lock under which every handler runs. It offers the test controls
+(``script``, ``fail_next``, ``stall_next``) and views (``calls``, ``refused``,
+``quota_windows``, ``jobs``, ``tuning_jobs``).
 
-It depends on ``_faults``, ``_jobs`` and ``_tuning`` (and through them on the other
-parts); of the fake, only ``fake_vertex`` depends on it.
+It depends on ``_faults``, ``_request_quotas``, ``_jobs`` and ``_tuning`` (and through
+them on the other parts); of the fake, only ``fake_vertex`` depends on it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from provider.testing._jobs import (
 )
 from provider.testing._logs import LogLine, log_lines
 from provider.testing._loopback import GrpcLoopbackServer
+from provider.testing._request_quotas import DEFAULT_WINDOW_S, QuotaWindow, RequestQuotas
 from provider.testing._scheduling import Scheduling
 from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, TuningJobs
 
@@ -70,6 +72,11 @@ class FakeVertex(GrpcLoopbackServer):
     happened. Tuning jobs run trials of ``trial_s`` seconds whose metric is
     ``trial_metric`` (default: ``default_trial_metric``); ``script`` sets their queued
     and pending times, never their outcome (that comes from the trials).
+    ``request_quotas`` (``{"submit": 60, "crud": 600}``: calls per ``request_window_s``
+    and per project and region) refuses calls over them with RESOURCE_EXHAUSTED, as
+    Vertex AI's request quotas do (``_request_quotas``); ``refused`` and
+    ``quota_windows`` show what was refused. ``quotas`` is another thing: the
+    custom-training quotas that keep jobs QUEUED (``set_quota``).
     """
 
     def __init__(
@@ -85,6 +92,8 @@ class FakeVertex(GrpcLoopbackServer):
         port: int = 0,
         clock: Callable[[], float] = time.time,
         quotas: Mapping[str, Mapping[str, float]] | None = None,
+        request_quotas: Mapping[str, int] | None = None,
+        request_window_s: float = DEFAULT_WINDOW_S,
         serve_logging: bool = False,
     ) -> None:
         self._store = JobStore(
@@ -103,7 +112,9 @@ class FakeVertex(GrpcLoopbackServer):
         self._clock = clock
         self._lock = threading.Lock()
         self._faults = Faults()
+        self._request_quotas = RequestQuotas(request_quotas, request_window_s)
         self._calls: list[Call] = []
+        self._refused: list[Call] = []
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -222,6 +233,20 @@ class FakeVertex(GrpcLoopbackServer):
             return list(self._calls)
 
     @property
+    def refused(self) -> list[Call]:
+        """The calls refused for a request quota (RESOURCE_EXHAUSTED), oldest first; they
+        are in ``calls`` too. Injected faults are not among them."""
+        with self._lock:
+            return list(self._refused)
+
+    @property
+    def quota_windows(self) -> list[QuotaWindow]:
+        """Each request quota window in which a call came: its quota ("submit" or
+        "crud"), project, region and start, and the calls it admitted and refused."""
+        with self._lock:
+            return self._request_quotas.windows()
+
+    @property
     def jobs(self) -> dict[str, custom_job_types.CustomJob]:
         """The custom jobs that exist now (not deleted), by resource name, as a client
         sees them."""
@@ -327,12 +352,19 @@ class FakeVertex(GrpcLoopbackServer):
     def _serve(
         self, method: str, handler: Callable[[VertexMessage], Message]
     ) -> Callable[[Message, grpc.ServicerContext], Message]:
-        """Wrap a handler: record the call, inject faults, turn RpcError into a status."""
+        """Wrap a handler: record the call, refuse it over a request quota, inject faults,
+        turn RpcError into a status."""
 
         def serve(request: Message, context: grpc.ServicerContext) -> Message:
             with self._lock:
                 self._calls.append(Call(method, request))
-                self._tick(self._clock())
+                now = self._clock()
+                self._tick(now)
+                # A call over quota is refused before anything, injected faults included.
+                refusal = self._request_quotas.refusal(method, request, now)
+                if refusal is not None:
+                    self._refused.append(Call(method, request))
+                    context.abort(refusal.code, refusal.message)
                 fault, stall_s = self._faults.take(method)
                 try:
                     if fault is not None and not fault.take_effect:

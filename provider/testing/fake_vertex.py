@@ -26,6 +26,7 @@ depends only on those listed before it:
 
 - ``_clock``: ``ManualClock``, and clock readings as protobuf Timestamps.
 - ``_faults``: ``RpcError`` and the faults a test injects (``fail_next``, ``stall_next``).
+- ``_request_quotas``: Vertex AI's request quotas (calls per minute per kind), when asked.
 - ``_filters``: the list methods' filter (AIP-160) and pagination (AIP-158).
 - ``_validation``: the rules a created CustomJob or HyperparameterTuningJob must keep.
 - ``_operations``: the long-running delete operations, and ``GetOperation``.
@@ -38,6 +39,9 @@ This module re-exports the names tests use, and is the command line. Run from an
 process (a Pulumi engine test points a stack at it)::
 
     python -m provider.testing.fake_vertex --port 0 --run-seconds 2 --trial-seconds 0.5
+
+(``--request-quota submit=60 --request-quota crud=600`` adds Vertex AI's default request
+quotas.)
 
 prints the address (``127.0.0.1:PORT``) on its first line and serves until killed.
 """
@@ -56,6 +60,7 @@ from provider.testing._jobs import (
     SCRIPTABLE_OUTCOMES,
 )
 from provider.testing._loopback import serve_until_stopped
+from provider.testing._request_quotas import CRUD, DEFAULT_WINDOW_S, SUBMIT
 from provider.testing._server import Call, FakeVertex
 from provider.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, default_trial_metric
 
@@ -74,6 +79,16 @@ def _parse_script(text: str) -> tuple[str, str, float | None]:
     if outcome not in SCRIPTABLE_OUTCOMES:
         raise argparse.ArgumentTypeError(f"outcome must be one of {SCRIPTABLE_OUTCOMES}")
     return display_name, outcome, float(seconds) if seconds else None
+
+
+def _parse_request_quota(text: str) -> tuple[str, int]:
+    """KIND=CALLS -> (kind, calls per window)."""
+    kind, sep, calls = text.partition("=")
+    if kind not in (SUBMIT, CRUD) or not sep or not calls.isdecimal():
+        raise argparse.ArgumentTypeError(
+            f"expected KIND=CALLS, KIND one of {SUBMIT}, {CRUD} (submit=60), got {text!r}"
+        )
+    return kind, int(calls)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +119,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DISPLAY_NAME=OUTCOME[@SECONDS]",
         help="give jobs with this display name this outcome (and run time); repeatable",
     )
+    parser.add_argument(
+        "--request-quota",
+        type=_parse_request_quota,
+        action="append",
+        default=[],
+        metavar="KIND=CALLS",
+        help="refuse calls of KIND (submit, crud) past CALLS per window; repeatable",
+    )
+    parser.add_argument(
+        "--request-window-seconds",
+        type=float,
+        default=DEFAULT_WINDOW_S,
+        help="the request quotas' window",
+    )
     args = parser.parse_args(argv)
     fake = FakeVertex(
         queued_s=args.queued_seconds,
@@ -111,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_s=args.run_seconds,
         trial_s=args.trial_seconds,
         port=args.port,
+        request_quotas=dict(args.request_quota),
+        request_window_s=args.request_window_seconds,
     )
     for display_name, outcome, run_s in args.script:
         fake.script(display_name, outcome=outcome, run_s=run_s)
