@@ -68,6 +68,9 @@ plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, cos
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
+bench-scale: tools  ## Preview and first up of 50, 200, 400 jobs against as many no-op dynamic resources.
+	$(PULUMI) $(PY) scripts/bench_scale.py
+
 # The price catalog to read: Google's by default; PRICES_ENDPOINT=127.0.0.1:PORT for the
 # fake one (python -m provider.testing.fake_catalog). Machine shapes: Compute Engine's
 # MachineTypes API; PRICES_COMPUTE_ENDPOINT=127.0.0.1:PORT for the fake one
@@ -83,4 +86,4 @@ prices: venv  ## Refresh prices/snapshot.json: Cloud Billing Catalog prices, Com
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench prices bench-prices
+.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench bench-scale prices bench-prices

@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 
 from provider.api import states
+from provider.resources.state import job_id_of, model_directory_of
 from provider.resources.training_job import TrainingJob
 from provider.resources.tuning_job import HyperparameterTuningJob, best_model_directory
 from provider.resources.waiter import JobWaiter
@@ -61,8 +62,12 @@ def jobs_exports(
     SDK waits on each pending Output every time one resolves, so one Output per job
     would cost the program time that grows with the square of the number of jobs.
     """
-    keys = {name: job.job_provider_class.program_outputs for name, job in jobs.items()}
-    values = [getattr(job, key) for name, job in jobs.items() for key in keys[name]]
+    keys = {name: ("resource_name", *job.read_outputs) for name, job in jobs.items()}
+    values = [
+        job.id if key == "resource_name" else getattr(job, key)
+        for name, job in jobs.items()
+        for key in keys[name]
+    ]
     seen = [waiter.states, waiter.attempts, waiter.trials]
 
     def views(resolved: list[Any]) -> dict[str, Any]:
@@ -80,19 +85,24 @@ def jobs_exports(
 
 
 def job_view(name: str, recorded: Mapping[str, Any], seen: Mapping[str, Any]) -> dict[str, Any]:
-    """A job's stack outputs from the outputs its resource ``recorded`` (its provider's
-    ``program_outputs``) and what the waiter has ``seen`` (its ``states``, ``attempts`` and
-    ``trials`` outputs): the newer of each."""
+    """A job's stack outputs from the outputs its resource ``recorded`` (its ID as
+    ``resource_name``, and its ``read_outputs``) and what the waiter has ``seen`` (its
+    ``states``, ``attempts`` and ``trials`` outputs): the newer of each."""
     attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
     state = latest_state(recorded.get("state") or "", seen.get("states"), name)
     output_directory = str(recorded.get("output_directory") or "")
+    derived = {
+        **recorded,
+        "job_id": job_id_of(str(recorded.get("resource_name") or "")),
+        "model_directory": model_directory_of(output_directory),
+    }
     view: dict[str, Any] = {
-        **{key: last_attempts(attempts, key) or recorded.get(key) or "" for key in ATTEMPT_KEYS},
+        **{key: last_attempts(attempts, key) or derived.get(key) or "" for key in ATTEMPT_KEYS},
         "attempts": attempts,
         "state": state,
         "error": recorded.get("error") or "",
         "output_directory": output_directory,
-        "model_directory": recorded.get("model_directory") or "",
+        "model_directory": derived["model_directory"],
     }
     if "trials" in recorded:  # a tuning job
         trials = latest_trials(

@@ -218,8 +218,9 @@ class TrainingPlatform(pulumi.ComponentResource):
 def job_stack_settings(
     settings: Mapping[str, Any], platform: TrainingPlatform | None
 ) -> dict[str, Any]:
-    """The stack settings a TrainingJob gets, with the platform TensorBoard's real name."""
-    merged = dict(settings)
+    """The stack settings a TrainingJob gets, with the platform TensorBoard's real name;
+    unset ones left out (the engine drops nulls, and every job carries this dict)."""
+    merged = {key: value for key, value in settings.items() if value is not None}
     if platform is not None and platform.tensorboard is not None:
         merged["tensorboard"] = platform.tensorboard_name
     return merged

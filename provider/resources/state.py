@@ -138,6 +138,17 @@ class Waited(TypedDict):
     until: str
 
 
+def model_directory_of(output_directory: str) -> str:
+    """A custom job's ``model_directory`` output: where Vertex AI tells the trainer to
+    save its model (``AIP_MODEL_DIR``) under the job's output directory."""
+    return f"{output_directory}/model" if output_directory else ""
+
+
+def job_id_of(resource_name: str) -> str:
+    """A job's ``job_id`` output: its resource name's last segment."""
+    return resource_name.rsplit("/", 1)[-1] if resource_name else ""
+
+
 class WaitEntry(TypedDict):
     """What ``wait_for`` needs of one job (``waiter.wait_entries`` reads it)."""
 

@@ -70,6 +70,7 @@ from provider.resources.state import (
     JobOutputs,
     ProviderSettings,
     migrate_job,
+    model_directory_of,
 )
 
 if TYPE_CHECKING:
@@ -114,20 +115,6 @@ CREATE_BACKOFF_MAX_S = 30.0
 #: deleting the old resource must not delete the job the new one now tracks. Module
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
-
-#: The outputs the Pulumi program reads of a TrainingJob (``provider.program.exports``):
-#: the job's stack outputs, and the resource name the waiter waits on.
-PROGRAM_OUTPUTS = (
-    "resource_name",
-    "job_id",
-    "state",
-    "error",
-    "console_url",
-    "logs_url",
-    "output_directory",
-    "model_directory",
-    "attempts",
-)
 
 #: Outputs every TrainingJob has, besides its inputs.
 OUTPUT_KEYS = (
@@ -243,7 +230,7 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
         "console_url": backend.console_url(status.name),
         "logs_url": backend.logs_url(status.name),
         "output_directory": base,
-        "model_directory": f"{base}/model" if base else "",
+        "model_directory": model_directory_of(base),
         "failure": _failure_output(status),
         # A job with retry: its provider lists the attempts (``attempt_outputs``).
         "attempts": [],
@@ -273,8 +260,6 @@ class TrainingJobProvider(ConfiguredProvider):
 
     #: The outputs of this kind of job, besides its inputs.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
-    #: Those the program reads (a placeholder each among the resource's properties).
-    program_outputs: tuple[str, ...] = PROGRAM_OUTPUTS
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
@@ -744,17 +729,26 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     #: The provider of this kind of job (a subclass may name another).
     job_provider_class: type[TrainingJobProvider] = TrainingJobProvider
 
+    #: The outputs the program reads of every job of this kind, for its stack outputs
+    #: (``provider.program.exports``, which derives the others: the resource name is the
+    #: ID); a job with ``retry`` adds ``attempts``. Each is a property placeholder, an
+    #: Output the program resolves: a cost per job.
+    exported: ClassVar[tuple[str, ...]] = (
+        "state",
+        "error",
+        "console_url",
+        "logs_url",
+        "output_directory",
+    )
+
     if TYPE_CHECKING:
         # Declared for type checkers only: the SDK reads a resource class's annotations
         # again for every instance (``typing.get_type_hints``), a cost per job.
-        resource_name: pulumi.Output[str]
-        job_id: pulumi.Output[str]
         state: pulumi.Output[str]
         error: pulumi.Output[str]
         console_url: pulumi.Output[str]
         logs_url: pulumi.Output[str]
         output_directory: pulumi.Output[str]
-        model_directory: pulumi.Output[str]
         attempts: pulumi.Output[list[dict[str, Any]]]
 
     def __init__(
@@ -773,12 +767,14 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         config is passed as a secret, and so are placeholders for every input ``check``
         derives from it (the request, and the config keys it copies for diffs).
         """
+        retry = ("attempts",) if "retry" in config else ()
+        #: The outputs this job's stack outputs read.
+        self.read_outputs: tuple[str, ...] = (*self.exported, *retry)
         props: dict[str, Any] = {
             "name": name,
             "config": dict(config),
             "stack": dict(stack),
-            # The outputs the program reads (each placeholder is an Output to resolve).
-            **{key: None for key in self.job_provider_class.program_outputs},
+            **dict.fromkeys(self.read_outputs),
         }
         if secret:
             keys = secret_keys(config)
@@ -794,7 +790,7 @@ def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
     """The waiter's input for ``job``: the submission to wait for, and ``until`` which
     state (``running`` or ``succeeded``). Nothing else of the job: the waiter reads its
     timeouts, location and retries from the stack config (``waiter.wait_entries``)."""
-    return {"resource_name": job.resource_name, "until": until}
+    return {"resource_name": job.id, "until": until}
 
 
 def secret_keys(config: Mapping[str, Any]) -> list[str]:

@@ -26,12 +26,7 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from provider.keys import job_key
-from provider.resources.training_job import (
-    OUTPUT_KEYS,
-    PROGRAM_OUTPUTS,
-    TrainingJob,
-    TrainingJobProvider,
-)
+from provider.resources.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
 from provider.stackconfig.study import is_tuning_job
 
 if TYPE_CHECKING:
@@ -52,7 +47,6 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
 
     output_keys = TUNING_OUTPUT_KEYS
-    program_outputs = (*PROGRAM_OUTPUTS, "trials", "best_trial")
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         result = super().check(olds, news)
@@ -78,6 +72,7 @@ class HyperparameterTuningJob(TrainingJob, module="vertex", name="Hyperparameter
     """A hyperparameter tuning job declared in the stack config (a job with ``study:``)."""
 
     job_provider_class = HyperparameterTuningJobProvider
+    exported = (*TrainingJob.exported, "trials", "best_trial")
 
     if TYPE_CHECKING:  # for type checkers only, as TrainingJob's
         trials: pulumi.Output[list[dict[str, Any]]]
