@@ -3,6 +3,7 @@ waiter sends to a fake Engine gRPC server on loopback, or does not send when it 
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -24,9 +25,11 @@ from provider.resources.progress import (
     STATUS_REFRESH_S,
     EngineLog,
     Progress,
+    backend_notices,
     duration_text,
     engine_address,
     lasting_line,
+    resource_urn,
     status_line,
 )
 from provider.testing import FakeVertex, ManualClock
@@ -217,6 +220,45 @@ class TestWaiterProgress:
         with pytest.raises(JobEndedError):
             run({"doomed": entry(fake, name.name)}, clock, fake, log=EngineLog(engine.address, URN))
         assert [line.split(" after ")[0] for line in engine.lasting()] == ["doomed: FAILED"]
+
+
+class TestBackendNotices:
+    """The backends' warnings (a quota that paces calls) reach the engine under the
+    resource the thread works for, and only while it does."""
+
+    def test_a_warning_is_kept_under_the_bound_resource(self, engine: FakeEngine) -> None:
+        job = resource_urn("test", "TrainingJob", "train")
+        assert (
+            job
+            == "urn:pulumi:test::vertex-training::pulumi-python:dynamic/vertex:TrainingJob::train"
+        )
+        pacing = logging.getLogger("provider.backends.pacing")
+        log = EngineLog(engine.address, job)
+        with backend_notices(log):
+            pacing.warning("Vertex AI refused a call for quota")
+            pacing.info("pace changed")  # below WARNING: not shown
+        pacing.warning("after the block: nobody's")
+        log.close()
+        assert engine.lasting() == ["Vertex AI refused a call for quota"]
+        assert [r.urn for r in engine.requests] == [job]
+
+    def test_each_thread_keeps_its_own_resource(self, engine: FakeEngine) -> None:
+        pacing = logging.getLogger("provider.backends.pacing")
+        logs = {name: EngineLog(engine.address, name) for name in ("a", "b")}
+
+        def warn(name: str) -> None:
+            with backend_notices(logs[name]):
+                pacing.warning(f"for {name}")
+
+        threads = [threading.Thread(target=warn, args=(name,)) for name in logs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted((r.urn, r.message) for r in engine.requests) == [
+            ("a", "for a"),
+            ("b", "for b"),
+        ]
 
 
 class TestUnreachableEngine:

@@ -13,6 +13,11 @@ a message belongs to:
   the resource at the end, and the non-interactive display (CI logs) prints it. The
   waiter sends one per job that ends: final state, duration, console and logs links.
 
+The backends tell the user what slows them down through Python's ``logging`` (a Vertex
+AI request quota that paces every call: ``provider.backends.pacing``); the host shows no
+log. ``backend_notices`` sends those warnings, while a create or a wait runs, under the
+resource the thread works for: the job being created, or the waiter.
+
 ``EngineLog`` connects lazily, gives each ``Log`` call ``LOG_TIMEOUT_S``, and turns every
 failure into silence: after the first failed call it sends nothing more, so an engine it
 cannot reach costs a wait at most one timeout, and never fails it. The line formats are
@@ -22,15 +27,18 @@ plain functions (``status_line``, ``lasting_line``) so that tests read them dire
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import re
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from provider.api import states
 from provider.api.times import epoch_s
 from provider.backends.base import TRIAL_ACTIVE, TRIAL_INFEASIBLE, TRIAL_SUCCEEDED, JobStatus
+from provider.keys import CONFIG_NAMESPACE
 
 #: Each Log call's deadline, in seconds: the engine is a local process and answers in
 #: about a millisecond; a call this slow means it is gone.
@@ -40,6 +48,9 @@ LOG_TIMEOUT_S = 0.5
 #: elapsed times only) at most this often, in seconds: the non-interactive display prints
 #: every status it is sent, one CI log line each.
 STATUS_REFRESH_S = 10.0
+
+#: The logger under which the backends warn the user (``provider.backends.pacing``).
+BACKENDS_LOGGER = "provider.backends"
 
 #: An engine address as the CLI passes it to a plugin: host:port (IPv6 in brackets).
 _ADDRESS = re.compile(r"^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$")
@@ -118,6 +129,44 @@ class EngineLog:
         except Exception:  # noqa: BLE001 - progress is best effort: any failure means silence
             self._broken = True
             self.close()
+
+
+def resource_urn(stack: str, type_name: str, name: str) -> str:
+    """The URN of this project's dynamic resource ``name`` of type ``type_name``
+    (``TrainingJob``, ``HyperparameterTuningJob``), at the root of ``stack``."""
+    type_token = f"pulumi-python:dynamic/vertex:{type_name}"
+    return f"urn:pulumi:{stack}::{CONFIG_NAMESPACE}::{type_token}::{name}"
+
+
+#: The log each thread's backend warnings go to (``backend_notices``).
+_BOUND = threading.local()
+_INSTALL_LOCK = threading.Lock()
+
+
+class _ToEngine(logging.Handler):
+    """Sends a backend's warning to the log bound to the thread that logged it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log: EngineLog | None = getattr(_BOUND, "log", None)
+        if log is not None:
+            log.lasting(record.getMessage())
+
+
+@contextlib.contextmanager
+def backend_notices(log: EngineLog) -> Iterator[None]:
+    """While the block runs in this thread, the backends' warnings (``BACKENDS_LOGGER``)
+    are kept under ``log``'s resource (a lasting line each)."""
+    logger = logging.getLogger(BACKENDS_LOGGER)
+    with _INSTALL_LOCK:
+        if not any(isinstance(h, _ToEngine) for h in logger.handlers):
+            handler = _ToEngine(logging.WARNING)
+            logger.addHandler(handler)
+    previous = getattr(_BOUND, "log", None)
+    _BOUND.log = log
+    try:
+        yield
+    finally:
+        _BOUND.log = previous
 
 
 class Progress:

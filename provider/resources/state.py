@@ -239,6 +239,38 @@ def _waited(entry: Any) -> Any:
     return {"resource_name": entry.get("resource_name"), "until": until}
 
 
+def whole_numbers(value: Any) -> Any:
+    """``value`` with every whole-number float as an int, at any depth.
+
+    The Pulumi CLI hands the program a config's whole numbers as ints (``1.0`` reads as
+    1); the engine turns every number of a resource's inputs into a float on its way to
+    the provider. Turning whole floats back gives ``check`` the job the program read.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return value
+
+
+def engine_numbers(value: Any) -> Any:
+    """``value`` with every number a float, as the engine hands a provider its inputs.
+
+    The identity label hashes the request as ``create`` receives it, through the engine
+    (``bootDiskSizeGb: 100.0``); a request built in this process (the waiter reads a
+    job's from the stack config) hashes the same once its numbers are floats too.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {key: engine_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [engine_numbers(item) for item in value]
+    return value
+
+
 class ConfiguredProvider(ResourceProvider):
     """A dynamic provider that reads ``ProviderSettings`` in ``configure``.
 

@@ -32,6 +32,7 @@ after loading it, from the stack config; it is never stored per job.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -62,6 +63,7 @@ from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, lab
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
 from provider.keys import job_key
 from provider.resources.listing import StackListing
+from provider.resources.progress import EngineLog, backend_notices, resource_urn
 from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -69,8 +71,10 @@ from provider.resources.state import (
     JobInputs,
     JobOutputs,
     ProviderSettings,
+    engine_numbers,
     migrate_job,
     model_directory_of,
+    whole_numbers,
 )
 
 if TYPE_CHECKING:
@@ -173,22 +177,6 @@ def identity_label(stack: str, resource: str, request: Mapping[str, Any], attemp
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
 
 
-def engine_numbers(value: Any) -> Any:
-    """``value`` with every number a float, as the engine hands a provider its inputs.
-
-    The identity label hashes the request as ``create`` receives it, through the engine
-    (``bootDiskSizeGb: 100.0``); a request built in this process (the waiter reads a
-    job's from the stack config) hashes the same once its numbers are floats too.
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, Mapping):
-        return {key: engine_numbers(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [engine_numbers(item) for item in value]
-    return value
-
-
 def labelled_request(
     request: Mapping[str, Any], stack: str, resource: str, attempt: int = 1
 ) -> dict[str, Any]:
@@ -258,8 +246,9 @@ class TrainingJobProvider(ConfiguredProvider):
     Subclasses (provider.resources.tuning_job) add outputs through ``output_keys`` and ``outputs``.
     """
 
-    #: The outputs of this kind of job, besides its inputs.
+    #: The outputs of this kind of job, besides its inputs, and its resource's type.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
+    resource_type: ClassVar[str] = "TrainingJob"
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
@@ -325,7 +314,7 @@ class TrainingJobProvider(ConfiguredProvider):
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         olds = migrate_job(olds)
         keys = set(self._inputs(news)) | set(self._inputs(olds))
-        changed = sorted(k for k in keys if _differs(k, olds, news))
+        changed = sorted(k for k in keys if run_key_differs(k, olds, news))
         replaced = runs_differently(olds, news)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
         if not replaces and retries_on_next_up(olds, news):
@@ -345,6 +334,14 @@ class TrainingJobProvider(ConfiguredProvider):
 
     def create(self, props: Any) -> CreateResult:
         inputs = self._inputs(props)
+        # What slows a submission down (a request quota) is shown on the job's row.
+        log = EngineLog.from_process(
+            resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
+        )
+        with contextlib.closing(log), backend_notices(log):
+            return self._create(inputs)
+
+    def _create(self, inputs: Mapping[str, Any]) -> CreateResult:
         if inputs.get("adopt"):
             backend = _connect(inputs["location"], self.settings)
             status = backend.get(inputs["adopt"])
@@ -669,27 +666,6 @@ def _submit(
         f"submitting the job {failed}; no job carries the label {label}, so none was "
         "created and running `pulumi up` again is safe"
     ) from failure
-
-
-def _differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether input ``key`` changed (requests compared as the replace rule compares them)."""
-    return run_key_differs(key, olds, news)
-
-
-def whole_numbers(value: Any) -> Any:
-    """``value`` with every whole-number float as an int, at any depth.
-
-    The Pulumi CLI hands the program a config's whole numbers as ints (``1.0`` reads as
-    1); the engine turns every number of a resource's inputs into a float on its way to
-    the provider. Turning whole floats back gives ``check`` the job the program read.
-    """
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {key: whole_numbers(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [whole_numbers(item) for item in value]
-    return value
 
 
 def _unknown(value: Any) -> bool:

@@ -47,6 +47,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
 
     output_keys = TUNING_OUTPUT_KEYS
+    resource_type = "HyperparameterTuningJob"
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         result = super().check(olds, news)

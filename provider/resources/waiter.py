@@ -45,11 +45,16 @@ from provider.api.scheduling import PoolShape, waiting_reason
 from provider.api.times import epoch_s
 from provider.errors import BackendError, JobEndedError
 from provider.keys import job_key
-from provider.resources.progress import EngineLog, Progress, age_s
+from provider.resources.progress import EngineLog, Progress, age_s, backend_notices
 
 if TYPE_CHECKING:
     from provider.backends.base import Backend, JobStatus
-from provider.resources.state import ConfiguredProvider, ProviderSettings, migrate_waiter
+from provider.resources.state import (
+    ConfiguredProvider,
+    ProviderSettings,
+    migrate_waiter,
+    whole_numbers,
+)
 
 #: Polling. Each job is read again after POLL_FRACTION of the time it has run (since it
 #: started RUNNING; before that, since it was created), never sooner than POLL_MIN_S
@@ -517,7 +522,6 @@ def wait_entries(
     if not waited:
         return {}
     from provider import stackconfig
-    from provider.resources.training_job import whole_numbers
 
     settings = stackconfig.StackSettings(**stack)
     loaded = stackconfig.load_stack(keys, settings.stack, project_dir=project_dir)
@@ -559,7 +563,8 @@ def _wait(
     report: dict[str, dict[str, Any]] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
     try:
-        reached = wait_for(entries, seen, report=report, settings=settings, log=log)
+        with backend_notices(log):
+            reached = wait_for(entries, seen, report=report, settings=settings, log=log)
     finally:
         log.close()
     return reached, _trials(seen), report.get("reasons", {}), report.get("attempts", {})
