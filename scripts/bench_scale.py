@@ -25,7 +25,6 @@ import json
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from provider.testing.fake_vertex import FakeVertex
-from tests.engine import VENV, Project
+from tests.engine import Project
 
 SIZES = (50, 200, 400)
 ROUNDS = 3
@@ -142,16 +141,7 @@ def this_project(jobs: int, figures: Figures) -> None:
 def baseline(jobs: int, figures: Figures) -> None:
     with tempfile.TemporaryDirectory() as name, FakeVertex() as fake:
         tmp = Path(name)
-        project = Project.create(tmp)
-        (project.root / "Pulumi.yaml").write_text(
-            textwrap.dedent(f"""
-            name: bench-baseline
-            runtime: {{name: python, options: {{virtualenv: {VENV}}}}}
-            stackConfigDir: stacks
-            """)
-        )
-        (project.root / "__main__.py").write_text(BASELINE_PROGRAM)
-        (project.root / "noop.py").write_text(BASELINE_PROVIDER)
+        project = Project.of_program(tmp, BASELINE_PROGRAM, {"noop.py": BASELINE_PROVIDER})
         config = stack_config(jobs, fake)
         project.write_stack({"vertex-training:jobs": config["vertex-training:jobs"]})
         round_of(project, tmp, figures, fake)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from provider.testing.fake_vertex import FakeVertex
-from tests.engine import VENV, Project
+from tests.engine import Project
 
 JOBS = 12
 LONGEST_S = 20.0
@@ -120,17 +119,7 @@ def baseline(jobs: int, longest_s: float) -> tuple[float, float]:
         names = durations(jobs, longest_s)
         for name, seconds in names.items():
             fake.script(name, run_s=seconds)
-        project = Project.create(Path(tmp))
-        root = project.root
-        (root / "Pulumi.yaml").write_text(
-            textwrap.dedent(f"""
-            name: bench-baseline
-            runtime: {{name: python, options: {{virtualenv: {VENV}}}}}
-            stackConfigDir: stacks
-        """)
-        )
-        (root / "__main__.py").write_text(BASELINE_PROGRAM)
-        (root / "naive.py").write_text(BASELINE_PROVIDER)
+        project = Project.of_program(Path(tmp), BASELINE_PROGRAM, {"naive.py": BASELINE_PROVIDER})
         config: dict[str, Any] = {
             "vertex-training:names": list(names),
             "vertex-training:image": IMAGE,

@@ -129,6 +129,27 @@ class Project:
         }
         return cls(root=root, stack=stack, env=env)
 
+    @classmethod
+    def of_program(cls, tmp: Path, program: str, modules: dict[str, str]) -> Project:
+        """A project of another Python program (``program``: its __main__.py; ``modules``:
+        its other modules, by file name), run by the same CLI, virtualenv and backend as
+        this one's: the benchmarks' baselines."""
+        project = cls.create(tmp)
+        (project.root / "Pulumi.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "name": "bench-baseline",
+                    "runtime": {"name": "python", "options": {"virtualenv": str(VENV)}},
+                    "stackConfigDir": "stacks",
+                },
+                sort_keys=False,
+            )
+        )
+        (project.root / "__main__.py").write_text(program)
+        for name, text in modules.items():
+            (project.root / name).write_text(text)
+        return project
+
     def write_stack(self, config: dict[str, Any]) -> None:
         """Write stacks/Pulumi.<stack>.yaml with these config keys."""
         path = self.root / "stacks" / f"Pulumi.{self.stack}.yaml"

@@ -32,6 +32,7 @@ from provider.backends.vertex import RETRY_DEADLINE_S, RetryPolicy, VertexBacken
 from provider.errors import BackendError
 from provider.testing import FakeVertex, ManualClock
 from tests.clients import job_service_client
+from tests.test_vertex_backend import body
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,22 +41,6 @@ PARENT = f"projects/{PROJECT}/locations/{REGION}"
 KEY = PacerKey("vertex.example:443", PROJECT, REGION, SUBMIT)
 #: The production policy's shape: a 60 s window, at least 1 call per 2 s.
 POLICY = PacingPolicy(window_s=60.0, min_rate_per_s=0.5, regain_calls=20, lift_after_s=120.0)
-
-
-def body(display_name: str) -> dict[str, Any]:
-    """A CustomJob request body in REST JSON form."""
-    return {
-        "displayName": display_name,
-        "jobSpec": {
-            "workerPoolSpecs": [
-                {
-                    "machineSpec": {"machineType": "n1-standard-4"},
-                    "replicaCount": "1",
-                    "containerSpec": {"imageUri": "gcr.io/p/i"},
-                }
-            ]
-        },
-    }
 
 
 class FakeTime:
