@@ -3,7 +3,7 @@
 stack config (read once by ``provider.stackconfig.load_stack``: settings, platform,
 packages, jobs) -> platform (APIs, bucket, repository, service account, IAM) -> trainer
 packages (built, uploaded) -> jobs (after the platform's APIs and grants) -> one waiter
-(for the jobs that wait to be running or succeeded) -> exports (one Output per job).
+(for the jobs that wait to be running or succeeded) -> exports (one Output for all jobs).
 
 Every job's config is handed to its resource as written (with its package directories
 resolved to package URIs); the resource's provider checks it at `pulumi preview`, so each
