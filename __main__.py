@@ -65,4 +65,3 @@ waiter = JobWaiter(
 for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
 pulumi.export("jobs", jobs_exports(jobs, waiter))
-pulumi.export("waited", waiter.states)
