@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 import pytest
@@ -14,14 +14,14 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError, PermanentError
-from provider.program.exports import latest_state
+from provider.program.exports import job_view, latest_state
 from provider.resources.training_job import (
     IDENTITY_LABEL,
     TrainingJobProvider,
     identity_label,
     labelled_request,
 )
-from provider.resources.waiter import JobWaiterProvider, wait_for
+from provider.resources.waiter import JobWaiterProvider, wait_entries, wait_for
 from provider.testing.fake_vertex import FakeVertex
 from tests.clients import configured, reaching, waited, waiter_for
 
@@ -360,6 +360,35 @@ class TestWaiter:
         assert polled == {new_entry["resource_name"]}
 
 
+class TestWaitEntries:
+    """What the waiter reads of a job from the stack config is what its check derived."""
+
+    def test_a_job_with_retry_reads_as_its_check_derived_it(self, fake: FakeVertex) -> None:
+        """Wait policy, location, request, retry and stack name: the same request, so the
+        attempts the waiter looks up carry the labels the resource's create gave them."""
+        config = {
+            "image": IMAGE,
+            "env": {"EPOCHS": 16},
+            "wait": {"until": "succeeded", "timeout": "2h", "start_timeout": "10m"},
+            "retry": {"when": ["capacity"], "attempts": 2, "regions": ["us-east1"]},
+        }
+        inputs = checked(fake, config)
+        keys = {
+            "gcp:project": "test-project",
+            "gcp:region": "us-central1",
+            "vertex-training:jobs": {"train": config},
+        }
+        stack = registered(fake, {})["stack"]
+        entries = wait_entries({"train": waited("projects/x")}, stack, keys, Path.cwd())
+        entry = entries["train"]
+        assert entry["resource_name"] == "projects/x"
+        for key in ("wait", "location", "request", "retry", "stack_name", "name"):
+            assert entry[key] == inputs[key], key
+        assert labelled_request(entry["request"], "test", "train", 2) == labelled_request(
+            inputs["request"], "test", "train", 2
+        )
+
+
 class TestLatestState:
     """The state exported for a job: the newer of the resource's and the waiter's."""
 
@@ -375,6 +404,49 @@ class TestLatestState:
     def test_latest_state(self, job_state: str, waited: dict | None, expected: str) -> None:
         """A terminal state wins; otherwise what the waiter saw last."""
         assert latest_state(job_state, waited, "a") == expected
+
+
+class TestJobView:
+    """A job's stack outputs, from the outputs the program reads of its resource and what
+    the waiter saw."""
+
+    RECORDED: ClassVar[dict[str, Any]] = {
+        "resource_name": "projects/p/locations/us-central1/customJobs/42",
+        "state": "QUEUED",
+        "error": "",
+        "console_url": "https://console/42",
+        "logs_url": "https://logs/42",
+        "output_directory": "gs://bucket/out",
+    }
+
+    def test_derived_keys_and_the_waiters_newer_state(self) -> None:
+        """The job ID and model directory are derived; the waiter's state is newer."""
+        view = job_view("a", self.RECORDED, {"states": {"a": "SUCCEEDED"}})
+        assert view == {
+            "resource_name": "projects/p/locations/us-central1/customJobs/42",
+            "job_id": "42",
+            "console_url": "https://console/42",
+            "logs_url": "https://logs/42",
+            "attempts": [],
+            "state": "SUCCEEDED",
+            "error": "",
+            "output_directory": "gs://bucket/out",
+            "model_directory": "gs://bucket/out/model",
+        }
+
+    def test_the_last_attempt_names_the_job(self) -> None:
+        """With retry, the job the outputs name is the waiter's last attempt."""
+        second = {
+            "attempt": 2,
+            "resource_name": "projects/p/locations/us-east1/customJobs/43",
+            "job_id": "43",
+            "console_url": "https://console/43",
+            "logs_url": "https://logs/43",
+        }
+        recorded = {**self.RECORDED, "attempts": [{"attempt": 1, "job_id": "42"}]}
+        view = job_view("a", recorded, {"attempts": {"a": [{"attempt": 1}, second]}})
+        assert view["attempts"][-1] == second
+        assert (view["job_id"], view["console_url"]) == ("43", "https://console/43")
 
 
 class TestSerializedProvider:
