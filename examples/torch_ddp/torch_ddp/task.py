@@ -98,6 +98,10 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(model_dir, "result.json"), "w", encoding="utf-8") as out:
             json.dump(result, out)
     print("RESULT " + json.dumps(result), flush=True)
+    # Tear the group down only once every rank is done with it: a rank that leaves while
+    # another still saves can make the other's teardown abort the process (C++
+    # "terminate called without an active exception"), which restarts the replica.
+    dist.barrier()
     dist.destroy_process_group()
 
 
