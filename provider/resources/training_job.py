@@ -14,8 +14,9 @@ Lifecycle, as the engine drives it:
   Waiting is done for all jobs together by ``provider.resources.waiter.JobWaiter``, so a stack of
   many jobs is not held in batches by the provider host's four threads. Each job carries
   a label derived from its stack, resource name and request; a create looks for that
-  label first, so a rerun after an interrupted ``pulumi up`` adopts the job it had
-  already submitted instead of submitting it twice. A submission that fails in a way
+  label first (in one listing of the stack's jobs per update, ``resources.listing``), so
+  a rerun after an interrupted ``pulumi up`` adopts the job it had already submitted
+  instead of submitting it twice. A submission that fails in a way
   that may or may not have created the job (INTERNAL, DEADLINE_EXCEEDED, UNKNOWN,
   UNAVAILABLE: the backend raises ``UncertainError``) is tried again, at most
   ``CREATE_ATTEMPTS`` times in all with backoff (``CreateRetry``), each attempt preceded
