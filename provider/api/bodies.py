@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 #: The key of the CustomJobSpec in each kind of request body.
 JOB_SPEC_KEY = "jobSpec"
@@ -79,9 +79,11 @@ def runs_differently(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     return any(run_key_differs(key, olds, news) for key in RUN_KEYS)
 
 
-#: Scheduling strategies, as the REST body names them; STANDARD is the API's default.
-STANDARD_STRATEGY = "STANDARD"
-FLEX_START_STRATEGY = "FLEX_START"
+#: Scheduling strategies, as the REST body names them (aiplatform v1
+#: ``Scheduling.Strategy``); STANDARD is the API's default.
+STANDARD_STRATEGY: Final = "STANDARD"
+SPOT_STRATEGY: Final = "SPOT"
+FLEX_START_STRATEGY: Final = "FLEX_START"
 
 
 def strategy_of(body: Mapping[str, Any]) -> str:

@@ -73,6 +73,11 @@ def _id_order(trial_id: str) -> int:
     return int(trial_id) if trial_id.isdigit() else 0
 
 
+def job_id_of(resource_name: str) -> str:
+    """A job's ID: its resource name's last segment ("" for no name)."""
+    return resource_name.rsplit("/", 1)[-1] if resource_name else ""
+
+
 @dataclass(frozen=True)
 class JobStatus:
     """What a backend knows of one job."""
@@ -109,7 +114,7 @@ class JobStatus:
     @property
     def job_id(self) -> str:
         """The last segment of the resource name."""
-        return self.name.rsplit("/", 1)[-1]
+        return job_id_of(self.name)
 
     @property
     def best_trial(self) -> Trial | None:

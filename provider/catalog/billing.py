@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from provider.api.bodies import FLEX_START_STRATEGY, SPOT_STRATEGY, STANDARD_STRATEGY
 from provider.catalog import machines
 from provider.catalog.prices import Sku, Snapshot
 
@@ -59,7 +60,7 @@ COMPUTE_SERVICE = "services/6F81-5844-456A"
 SERVICES: tuple[str, ...] = (VERTEX_SERVICE, COMPUTE_SERVICE)
 
 ON_DEMAND, PREEMPTIBLE = "OnDemand", "Preemptible"
-STANDARD, SPOT, FLEX_START = "STANDARD", "SPOT", "FLEX_START"
+STANDARD, SPOT, FLEX_START = STANDARD_STRATEGY, SPOT_STRATEGY, FLEX_START_STRATEGY
 #: Scheduling strategies priced (aiplatform v1 ``Scheduling.Strategy``).
 STRATEGIES: tuple[str, ...] = (STANDARD, SPOT, FLEX_START)
 #: The strategy of a job whose ``scheduling.strategy`` is unset.

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from provider.api.bodies import SPOT_STRATEGY, STANDARD_STRATEGY
 from provider.catalog import machines
 
 QUOTAS_DATE = "2026-11-23"
@@ -65,7 +66,7 @@ QUOTA_PAGE = (
     "https://console.cloud.google.com/iam-admin/quotas?project={project}"
     "&service=aiplatform.googleapis.com&metric={metric}"
 )
-STANDARD, SPOT = "STANDARD", "SPOT"
+STANDARD, SPOT = STANDARD_STRATEGY, SPOT_STRATEGY
 #: Machine families whose vCPUs count against the plain CPU quota.
 PLAIN_CPU_FAMILIES = ("n1", "e2")
 

@@ -15,7 +15,8 @@ from typing import Any
 import pulumi
 
 from provider.api import states
-from provider.resources.state import job_id_of, model_directory_of
+from provider.backends.base import job_id_of
+from provider.resources.state import model_directory_of
 from provider.resources.training_job import TrainingJob
 from provider.resources.tuning_job import HyperparameterTuningJob, best_model_directory
 from provider.resources.waiter import JobWaiter

@@ -144,11 +144,6 @@ def model_directory_of(output_directory: str) -> str:
     return f"{output_directory}/model" if output_directory else ""
 
 
-def job_id_of(resource_name: str) -> str:
-    """A job's ``job_id`` output: its resource name's last segment."""
-    return resource_name.rsplit("/", 1)[-1] if resource_name else ""
-
-
 class WaitEntry(TypedDict):
     """What ``wait_for`` needs of one job (``waiter.wait_entries`` reads it)."""
 

@@ -574,15 +574,18 @@ class JobWaiterProvider(ConfiguredProvider):
     """Waits in create and update, for the jobs that are new or changed."""
 
     def configure(self, req: ConfigureRequest) -> None:
-        """Read how this machine reaches the backends, and the stack config the jobs'
-        wait policies are read from (``wait_entries``)."""
+        """Read how this machine reaches the backends, and keep the stack config the
+        jobs' wait policies are read from when there is a wait (``wait_entries``)."""
         super().configure(req)
-        from provider import stackconfig
-
-        self._keys = stackconfig.engine_keys(req.config.get)
+        self._config = req.config
 
     def _entries(self, waited: Mapping[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
-        keys: Mapping[str, Any] = getattr(self, "_keys", {})
+        if not waited:
+            return {}
+        from provider import stackconfig
+
+        config = getattr(self, "_config", None)
+        keys = stackconfig.engine_keys(config.get) if config is not None else {}
         return wait_entries(waited, props.get("stack") or {}, keys, Path(self.settings.base_dir))
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from provider.api.bodies import STANDARD_STRATEGY
 from provider.catalog import machines
 from provider.stackconfig._config import JobConfig
 from provider.stackconfig._issues import did_you_mean, one_of
@@ -54,7 +55,7 @@ class RetryRules:
                 self._check_retry_region(index, region, pools)
             self._check_regional_keys(config.regions)
         regions = [self.region, *config.regions]
-        strategies = [scheduling.strategy or "STANDARD", *config.strategies]
+        strategies = [scheduling.strategy or STANDARD_STRATEGY, *config.strategies]
         return RetryPolicy(
             when=list(dict.fromkeys(config.when)),
             attempts=[
