@@ -23,6 +23,7 @@ from provider.program.platform import (
     upload_packages,
 )
 from provider.program.settings import jobs_are_secret, program_stack
+from provider.resources.state import ProviderSettings
 from provider.resources.training_job import waiter_input
 from provider.resources.waiter import JobWaiter
 
@@ -64,4 +65,6 @@ waiter = JobWaiter(
 
 for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
-pulumi.export("jobs", jobs_exports(jobs, waiter))
+pulumi.export(
+    "jobs", jobs_exports(jobs, waiter, ProviderSettings(base_dir=str(project_dir)).local_root)
+)

@@ -17,6 +17,7 @@ import pytest
 from provider.backends.pacing import PacingPolicy
 from provider.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from provider.errors import PermanentError, TransientError, UncertainError
+from provider.resources.state import recorded_view
 from provider.resources.training_job import (
     CREATE_RETRY,
     IDENTITY_LABEL,
@@ -125,9 +126,8 @@ def the_one_job(fake: FakeVertex, kind: Kind, inputs: dict[str, Any], created: A
     """Exactly one job exists, carries the identity label, and is the one created."""
     jobs = kind.jobs(fake)
     assert list(jobs) == [created.id]
-    expected = identity_label("test", kind.name, inputs["request"])
+    expected = identity_label("test", kind.name, recorded_view(inputs)["request"])
     assert jobs[created.id].labels[IDENTITY_LABEL] == expected
-    assert created.outs["resource_name"] == created.id
 
 
 class TestCreateRetry:
@@ -208,7 +208,7 @@ class TestUncertainFailures:
         """After the last attempt the create fails: the code, and that no job has the label."""
         fake.fail_next(kind.create_method, code, times=FAST_CREATE.attempts + 1)
         inputs = kind.checked(fake)
-        label = identity_label("test", kind.name, inputs["request"])
+        label = identity_label("test", kind.name, recorded_view(inputs)["request"])
         with pytest.raises(TransientError) as raised:
             configured(kind.provider(), fake).create(inputs)
         message = str(raised.value)
@@ -243,7 +243,7 @@ class TestUncertainFailures:
         """The look-up before the first attempt still adopts an earlier run's job."""
         inputs = kind.checked(fake)
         earlier = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(
-            labelled_request(inputs["request"], "test", kind.name)
+            labelled_request(recorded_view(inputs)["request"], "test", kind.name)
         )
         fake.fail_next(kind.create_method, grpc.StatusCode.INTERNAL, times=10)
         assert configured(kind.provider(), fake).create(inputs).id == earlier.name
@@ -293,7 +293,7 @@ class TestVertexBackend:
     ) -> None:
         """An uncertain create error is not retried by the backend: UncertainError(code)."""
         fake.fail_next(kind.create_method, code)
-        body = labelled_request(kind.checked(fake)["request"], "test", kind.name)
+        body = labelled_request(recorded_view(kind.checked(fake))["request"], "test", kind.name)
         with pytest.raises(UncertainError) as raised:
             backend.submit(body)
         assert raised.value.code == code.name
@@ -360,7 +360,7 @@ class TestFakeFaults:
         self, fake: FakeVertex, backend: VertexBackend, kind: Kind, code: grpc.StatusCode
     ) -> None:
         """take_effect creates the job before failing; without it nothing is created."""
-        body = labelled_request(kind.checked(fake)["request"], "test", kind.name)
+        body = labelled_request(recorded_view(kind.checked(fake))["request"], "test", kind.name)
         fake.fail_next(kind.create_method, code, take_effect=True)
         with pytest.raises(TransientError):
             backend.submit(body)

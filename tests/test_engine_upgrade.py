@@ -1,9 +1,12 @@
-"""Upgrading a stack from the last release before the state schema was named (schema 1).
+"""Upgrading a stack from the last release of each earlier state schema: schema 1 (before
+the schema was named) and schema 2 (a job recorded what its check derived: the request,
+location and settings).
 
 A stack brought up by that release (its code taken from git, as a user would have had it)
 is previewed and updated by this one: nothing is replaced, no job is submitted again,
 every job keeps its record and outputs, and a job removed from the config is deleted
-through the provider the old state names (``provider.training_job``, a module that moved).
+through the provider the old state names (schema 1's ``provider.training_job``, a module
+that moved).
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ from tests.engine import REPO, Project, tools_missing, vertex_stack
 #: The last release that wrote schema 1 (a connection in every job's state, the provider
 #: classes in provider.training_job / provider.waiter).
 SCHEMA_1_RELEASE = "0361723"
+#: The last release that wrote schema 2.
+SCHEMA_2_RELEASE = "365f823"
+#: The module each release pickled the job provider from.
+PROVIDER_MODULES = {
+    SCHEMA_1_RELEASE: b"provider.training_job",
+    SCHEMA_2_RELEASE: b"provider.resources.training_job",
+}
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
 
 pytestmark = [
@@ -71,21 +81,23 @@ def steps(preview: str) -> dict[str, str]:
     }
 
 
-class TestUpgradeFromSchema1:
-    """A stack of the schema-1 release, taken over by this one."""
+class TestUpgrade:
+    """A stack of an earlier release, taken over by this one."""
 
-    def test_nothing_is_replaced_or_lost(self, tmp_path: Path) -> None:
+    @pytest.mark.parametrize("release", [SCHEMA_1_RELEASE, SCHEMA_2_RELEASE])
+    def test_nothing_is_replaced_or_lost(self, tmp_path: Path, release: str) -> None:
         """Preview shows no change; the first up keeps the job still configured and deletes
         the one removed (through the provider the old state names); no job is submitted
         again."""
-        old = release_tree(SCHEMA_1_RELEASE, tmp_path / "old")
+        old = release_tree(release, tmp_path / "old")
         with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=0.2) as fake:
             project = Project.create(tmp_path)
             use_release(project, old)
             project.write_stack(vertex_stack(fake, keep=job("keep"), gone=job("gone")))
             project.up().check()
             before = project.jobs_in_state()
-            assert all(b"provider.training_job" in provider_of(r) for r in job_resources(project))
+            module = PROVIDER_MODULES[release]
+            assert all(module in provider_of(r) for r in job_resources(project))
 
             use_release(project, REPO)
             preview = project.run("preview", "--json").check().stdout
@@ -102,7 +114,9 @@ class TestUpgradeFromSchema1:
             creates = [method for method, _ in fake.calls if method == "CreateCustomJob"]
             assert len(creates) == 2
             [kept] = job_resources(project)
-            assert "connection" not in kept["inputs"] and kept["inputs"]["schema"] == 2
+            # The inputs are today's: the job as written, nothing derived or per machine.
+            assert kept["inputs"]["schema"] == 3
+            assert not {"connection", "request", "location"} & set(kept["inputs"])
 
 
 def job_resources(project: Project) -> list[dict[str, Any]]:

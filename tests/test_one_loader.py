@@ -44,6 +44,7 @@ import provider.program.settings as program_settings
 from policy import resources as pack
 from provider import __main__ as cli_main
 from provider.errors import Issue
+from provider.resources.state import recorded_view
 from provider.resources.training_job import TrainingJobProvider
 from provider.resources.tuning_job import HyperparameterTuningJobProvider
 from provider.review import plan
@@ -447,9 +448,10 @@ class TestProgram:
                 continue
             assert failures == []
             assert result.inputs is not None
-            request = pending_tensorboard(result.inputs["request"], board)
+            view = recorded_view(result.inputs)
+            request = pending_tensorboard(view["request"], board)
             assert request == loaded.job.request_body()
-            assert result.inputs["location"] == loaded.job.location()
+            assert view["location"] == loaded.job.location()
 
 
 class TestRender:

@@ -35,6 +35,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from provider import packaging
+from provider.resources.state import recorded_view
 from provider.resources.training_job import TrainingJobProvider
 from provider.stackconfig import load_stack
 from provider.stackconfig.platform import resolve_platform
@@ -220,10 +221,11 @@ def write_stack(project: Path, stack: str, config: dict[str, Any]) -> Path:
 
 
 def checked(job: Registration) -> dict[str, Any]:
-    """The job's inputs after the provider's check (as at preview); no failures allowed."""
+    """The job's inputs after the provider's check (as at preview), with the request and
+    location its operations derive from them; no failures allowed."""
     result = TrainingJobProvider().check({}, job.inputs)
     assert not result.failures, [f.reason for f in result.failures]
-    return result.inputs
+    return recorded_view(result.inputs)
 
 
 def grants(graph: Graph) -> set[tuple[str, str, str, str]]:
@@ -643,8 +645,8 @@ class TestSecretJobs:
         graph = run_program(stack_file, project, monkeypatch)
         job = graph.named("example")
         assert rpc.is_rpc_secret(job.inputs["config"])
-        assert rpc.is_rpc_secret(job.inputs["request"]) and rpc.is_rpc_secret(job.inputs["env"])
-        assert {"config", "request", "env", "python_package"} <= set(job.secret_outputs)
+        assert rpc.is_rpc_secret(job.inputs["env"])
+        assert {"config", "env", "python_package"} <= set(job.secret_outputs)
         assert not rpc.is_rpc_secret(job.inputs["stack"])
 
 
@@ -675,7 +677,8 @@ class TestTrainingJobCheckWithUnknowns:
         result = TrainingJobProvider().check({}, news)
         assert result.failures == []
         # The sentinel string is how the host serializes an unknown back to the engine.
-        assert result.inputs["request"]["jobSpec"]["tensorboard"] == rpc.UNKNOWN
+        assert result.inputs["stack"]["tensorboard"] == rpc.UNKNOWN
+        assert recorded_view(result.inputs)["request"]["jobSpec"]["tensorboard"] == rpc.UNKNOWN
 
     def test_other_unknown_settings_defer_the_check(self) -> None:
         """An unknown setting the spec would transform is not guessed at: no check yet."""

@@ -1,5 +1,5 @@
-"""The job resources' state schema: its migration from schema 1, and the provider settings
-that replaced the per-job ``connection``."""
+"""The job resources' state schema: what schema 3 records, how states of schemas 1 and 2
+read, and the provider settings that replaced the per-job ``connection``."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from provider.api.bodies import canonical_request
 from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
+    VIEW_SCHEMA_VERSION,
     ProviderSettings,
     migrate_job,
     migrate_waiter,
+    recorded_view,
 )
 from provider.resources.training_job import TrainingJobProvider, identity_label
 from provider.resources.waiter import JobWaiterProvider
@@ -39,28 +41,42 @@ def checked(config: dict[str, Any]) -> dict[str, Any]:
     return dict(result.inputs)
 
 
+def schema_2(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Today's checked inputs as schema 2 recorded them: what ``check`` derived (request,
+    location, the settings' derived form) beside the config keys, no stack settings."""
+    view = {k: v for k, v in recorded_view(inputs).items() if k != "stack"}
+    return {**view, SCHEMA_KEY: VIEW_SCHEMA_VERSION}
+
+
 def schema_1(inputs: dict[str, Any]) -> dict[str, Any]:
     """Today's checked inputs as a release before schema 2 wrote them."""
-    old = {k: v for k, v in inputs.items() if k != SCHEMA_KEY}
+    old = {k: v for k, v in schema_2(inputs).items() if k != SCHEMA_KEY}
     return {**old, "connection": OLD_CONNECTION}
 
 
 class TestMigrateJob:
-    """migrate_job: a job's state of any schema -> today's."""
+    """migrate_job: a job's state of schema 1 -> schema 2's shape; 2 and 3 as they are."""
+
+    def test_schema_3_records_the_job_as_written(self) -> None:
+        """Today's checked inputs: the config keys, name, stack settings and schema."""
+        config = {"image": IMAGE, "wait": "succeeded"}
+        today = checked(config)
+        assert today == {**config, "name": "train", "stack": STACK, SCHEMA_KEY: SCHEMA_VERSION}
 
     def test_schema_1_loses_its_connection_and_gains_the_version(self) -> None:
         """The per-job connection is dropped; the version is recorded; nothing else moves."""
         today = checked({"image": IMAGE})
         migrated = migrate_job(schema_1(today))
         assert "connection" not in migrated
-        assert migrated[SCHEMA_KEY] == SCHEMA_VERSION
-        assert migrated == today
+        assert migrated[SCHEMA_KEY] == VIEW_SCHEMA_VERSION
+        assert migrated == schema_2(today)
 
-    def test_today_is_left_as_it_is(self) -> None:
-        """Migrating a state of today's schema gives it back unchanged."""
+    def test_schemas_2_and_3_are_left_as_they_are(self) -> None:
+        """Migrating a state of schema 2 or 3 gives it back unchanged."""
         today = checked({"image": IMAGE, "wait": "succeeded"})
         assert migrate_job(today) == today
-        assert migrate_job(migrate_job(schema_1(today))) == today
+        assert migrate_job(schema_2(today)) == schema_2(today)
+        assert migrate_job(migrate_job(schema_1(today))) == schema_2(today)
 
     def test_outputs_are_kept(self) -> None:
         """Outputs recorded by schema 1 (state, resource name) survive the migration."""
@@ -70,20 +86,48 @@ class TestMigrateJob:
 
 
 class TestUpgradeDiff:
-    """An upgrade from schema 1 shows no change, so it replaces nothing."""
+    """An upgrade from schema 1 or 2 shows no change, so it replaces nothing."""
 
-    def test_schema_1_state_is_no_change(self) -> None:
-        """diff(schema-1 state, today's check of the same config) has no changes."""
-        today = checked({"image": IMAGE})
-        diff = TrainingJobProvider().diff("id", schema_1(today), today)
-        assert not diff.changes and diff.replaces == []
+    def test_earlier_schemas_are_no_change(self) -> None:
+        """diff(schema-1 or -2 state, today's check of the same config) has no changes,
+        with the outputs schema 2 recorded beside its inputs."""
+        today = checked({"image": IMAGE, "wait": "succeeded"})
+        outputs = {
+            "resource_name": "projects/acme/locations/us-central1/customJobs/1",
+            "job_id": "1",
+            "console_url": "https://console/1",
+            "state": "RUNNING",
+        }
+        for old in (schema_1(today), schema_2(today), {**schema_2(today), **outputs}):
+            diff = TrainingJobProvider().diff("id", old, today)
+            assert not diff.changes and diff.replaces == []
 
     def test_a_real_change_still_replaces(self) -> None:
-        """A schema-1 state whose request differs is still replaced, naming the key."""
-        old = schema_1(checked({"image": IMAGE}))
+        """A schema-1 or -2 state whose request differs is still replaced, naming the key:
+        its recorded request is what the job was submitted with."""
         new = checked({"image": "us-docker.pkg.dev/acme/train/trainer:2"})
-        diff = TrainingJobProvider().diff("id", old, new)
-        assert "request" in diff.replaces and "image" in diff.replaces
+        for old in (schema_1(checked({"image": IMAGE})), schema_2(checked({"image": IMAGE}))):
+            diff = TrainingJobProvider().diff("id", old, new)
+            assert "request" in diff.replaces and "image" in diff.replaces
+
+    def test_a_stack_setting_that_changes_the_request_replaces(self) -> None:
+        """Schema 3 derives the request from the config and the stack settings: a new
+        region is a new request and location."""
+        old = checked({"image": IMAGE})
+        stack = {**STACK, "region": "europe-west4"}
+        new = TrainingJobProvider().check(
+            {}, {"name": "train", "config": {"image": IMAGE}, "stack": stack}
+        )
+        assert not new.failures
+        diff = TrainingJobProvider().diff("id", old, new.inputs)
+        assert diff.replaces == ["location"]
+
+    def test_a_config_that_no_longer_reads_is_replaced(self) -> None:
+        """A recorded config this release cannot read as a job (say, a key a later release
+        dropped) counts as changed everywhere: the job is replaced, not kept unknown."""
+        old = {**checked({"image": IMAGE}), "no_such_key": 1}
+        diff = TrainingJobProvider().diff("id", old, checked({"image": IMAGE}))
+        assert diff.changes and "request" in diff.replaces
 
     def test_waiter_entries_of_earlier_releases_are_no_change(self) -> None:
         """The waiter's entries of earlier releases (a whole WaitEntry each, with a

@@ -12,9 +12,11 @@ import grpc
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
+from provider.backends.base import location_of
 from provider.backends.vertex import VertexBackend
 from provider.errors import JobEndedError, PermanentError
 from provider.program.exports import job_view, latest_state
+from provider.resources.state import recorded_view
 from provider.resources.training_job import (
     IDENTITY_LABEL,
     TrainingJobProvider,
@@ -51,6 +53,11 @@ def checked(fake: FakeVertex | None, config: dict[str, Any], name: str = "train"
     return result.inputs
 
 
+def viewed(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
+    """The checked inputs with what the provider's operations derive from them."""
+    return recorded_view(checked(fake, config, name))
+
+
 @pytest.fixture
 def fake() -> Any:
     with FakeVertex(queued_s=0.05, pending_s=0.05, run_s=0.3) as server:
@@ -61,7 +68,7 @@ def wait_until_succeeded(created: Any, fake: FakeVertex) -> None:
     """Wait, as the JobWaiter does, for a job a create returned."""
     entry = {
         "resource_name": created.id,
-        "location": created.outs["location"],
+        "location": location_of(created.id),
         "wait": {"until": "succeeded", "timeout_s": 30},
     }
     wait_for({"train": entry}, settings=reaching(fake))
@@ -74,9 +81,17 @@ def creates(fake: FakeVertex) -> int:
 class TestCheck:
     """check: stack config -> canonical inputs, or failures naming the key."""
 
-    def test_a_valid_job_gives_the_request_and_settings(self) -> None:
-        """The checked inputs hold the user's keys, the API request and the wait policy."""
-        inputs = checked(None, {"image": IMAGE, "args": ["--x"], "wait": "succeeded"})
+    def test_a_valid_job_is_recorded_as_written(self) -> None:
+        """The checked inputs hold the user's keys as written, the stack settings and the
+        schema, and nothing derived from them."""
+        config = {"image": IMAGE, "args": ["--x"], "wait": "succeeded"}
+        inputs = checked(None, config)
+        stack = registered(None, {})["stack"]
+        assert inputs == {**config, "name": "train", "schema": 3, "stack": stack}
+
+    def test_the_view_gives_the_request_and_settings(self) -> None:
+        """What the operations derive: the API request, the wait policy, the location."""
+        inputs = viewed(None, {"image": IMAGE, "args": ["--x"], "wait": "succeeded"})
         assert inputs["args"] == ["--x"]
         pool = inputs["request"]["jobSpec"]["workerPoolSpecs"][0]
         assert pool["containerSpec"] == {"imageUri": IMAGE, "args": ["--x"]}
@@ -148,7 +163,7 @@ class TestDiff:
         new = checked(None, {"image": IMAGE, "rerun": 2})
         diff = TrainingJobProvider().diff("id", old, new)
         assert diff.replaces == ["request", "rerun"]
-        assert new["request"]["labels"] == {"vertex_training_rerun": "2"}
+        assert recorded_view(new)["request"]["labels"] == {"vertex_training_rerun": "2"}
 
     def test_writing_out_a_default_does_not_resubmit(self) -> None:
         """Spelling out the default machine changes no request, so it is not a replace."""
@@ -178,11 +193,13 @@ class TestCreate:
         assert job.labels["pulumi_resource"] == "train"
         assert len(job.labels[IDENTITY_LABEL]) == 40
         assert result.outs["state"] == "QUEUED"
-        assert result.outs["job_id"] == job.name.rsplit("/", 1)[-1]
+        # Nothing the ID or the config derive is recorded again.
+        derived = {"resource_name", "job_id", "console_url", "logs_url", "request", "location"}
+        assert not derived & set(result.outs)
 
     def test_adopts_the_job_an_interrupted_run_submitted(self, fake: FakeVertex) -> None:
         """A job already carrying this identity is taken over, not submitted again."""
-        inputs = checked(fake, {"image": IMAGE})
+        inputs = viewed(fake, {"image": IMAGE})
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
             labelled_request(inputs["request"], "test", "train")
         )
@@ -204,7 +221,7 @@ class TestCreate:
         """The creates of one update look their labels up in one listing of the stack's
         jobs (a list call per kind of job), and still adopt a job an interrupted run
         submitted before the update began."""
-        earlier_inputs = checked(fake, {"image": IMAGE}, name="b")
+        earlier_inputs = viewed(fake, {"image": IMAGE}, name="b")
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
             labelled_request(earlier_inputs["request"], "test", "b")
         )
@@ -241,7 +258,7 @@ class TestCreate:
     def test_adopt_takes_over_a_named_job(self, fake: FakeVertex) -> None:
         """`adopt` makes the resource track an existing job without submitting."""
         backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
-        existing = backend.submit(checked(fake, {"image": IMAGE})["request"])
+        existing = backend.submit(viewed(fake, {"image": IMAGE})["request"])
         result = configured(TrainingJobProvider(), fake).create(
             checked(fake, {"image": IMAGE, "adopt": existing.name})
         )
@@ -298,7 +315,7 @@ class TestWaiter:
         )
         return {
             "resource_name": created.id,
-            "location": created.outs["location"],
+            "location": location_of(created.id),
             "wait": {"until": until, "timeout_s": timeout_s},
         }
 
@@ -372,7 +389,7 @@ class TestWaitEntries:
             "wait": {"until": "succeeded", "timeout": "2h", "start_timeout": "10m"},
             "retry": {"when": ["capacity"], "attempts": 2, "regions": ["us-east1"]},
         }
-        inputs = checked(fake, config)
+        inputs = viewed(fake, config)
         keys = {
             "gcp:project": "test-project",
             "gcp:region": "us-central1",
@@ -414,19 +431,23 @@ class TestJobView:
         "resource_name": "projects/p/locations/us-central1/customJobs/42",
         "state": "QUEUED",
         "error": "",
-        "console_url": "https://console/42",
-        "logs_url": "https://logs/42",
         "output_directory": "gs://bucket/out",
     }
+    CONSOLE = "https://console.cloud.google.com/vertex-ai/locations/us-central1/training/42"
+    LOGS = (
+        "https://console.cloud.google.com/logs/query;query=resource.type%3D%22ml_job%22"
+        "%0Aresource.labels.job_id%3D%2242%22?project=p"
+    )
 
     def test_derived_keys_and_the_waiters_newer_state(self) -> None:
-        """The job ID and model directory are derived; the waiter's state is newer."""
-        view = job_view("a", self.RECORDED, {"states": {"a": "SUCCEEDED"}})
+        """The job ID, its pages and model directory are derived; the waiter's state is
+        newer."""
+        view = job_view("a", self.RECORDED, {"states": {"a": "SUCCEEDED"}}, "/nowhere")
         assert view == {
             "resource_name": "projects/p/locations/us-central1/customJobs/42",
             "job_id": "42",
-            "console_url": "https://console/42",
-            "logs_url": "https://logs/42",
+            "console_url": f"{self.CONSOLE}/cpu?project=p",
+            "logs_url": self.LOGS,
             "attempts": [],
             "state": "SUCCEEDED",
             "error": "",
@@ -444,9 +465,21 @@ class TestJobView:
             "logs_url": "https://logs/43",
         }
         recorded = {**self.RECORDED, "attempts": [{"attempt": 1, "job_id": "42"}]}
-        view = job_view("a", recorded, {"attempts": {"a": [{"attempt": 1}, second]}})
+        view = job_view("a", recorded, {"attempts": {"a": [{"attempt": 1}, second]}}, "/x")
         assert view["attempts"][-1] == second
         assert (view["job_id"], view["console_url"]) == ("43", "https://console/43")
+
+    def test_a_local_jobs_pages_are_its_files(self, tmp_path: Path) -> None:
+        """A local job's pages are the files the local backend gives for it."""
+        from provider.backends.local import LocalBackend
+
+        name = "local/customJobs/7"
+        recorded = {"resource_name": name, "state": "RUNNING", "output_directory": ""}
+        view = job_view("a", recorded, {}, str(tmp_path))
+        backend = LocalBackend(str(tmp_path), base_dir=str(tmp_path))
+        assert view["console_url"] == backend.console_url(name)
+        assert view["logs_url"] == backend.logs_url(name)
+        assert view["console_url"] == (tmp_path / "7").resolve().as_uri()
 
 
 class TestSerializedProvider:
@@ -510,7 +543,8 @@ class TestRetryAttempts:
         """A recorded capacity failure with attempts left is a replacement caused by retry;
         a user_code failure, or no attempts left, is no change."""
         provider = TrainingJobProvider()
-        news = {"name": "train", "schema": 2, "retry": {"when": ["capacity"], "attempts": [{}, {}]}}
+        retry = {"when": ["capacity"], "attempts": 2, "regions": ["us-east1"]}
+        news = checked(None, {"image": IMAGE, "retry": retry})
         failed = {**news, "state": "FAILED", "failure": {"class": "capacity"}}
         assert provider.diff("id", failed, news).replaces == ["retry"]
         user = {**failed, "failure": {"class": "user_code"}}

@@ -20,10 +20,16 @@ from google.protobuf import json_format
 from pulumi.dynamic.dynamic import serialize_provider
 
 from provider.api import states
+from provider.backends.base import location_of
 from provider.backends.vertex import RetryPolicy, VertexBackend
 from provider.program.exports import latest_trials
+from provider.resources.state import recorded_view
 from provider.resources.training_job import IDENTITY_LABEL, labelled_request
-from provider.resources.tuning_job import HyperparameterTuningJob, HyperparameterTuningJobProvider
+from provider.resources.tuning_job import (
+    HyperparameterTuningJob,
+    HyperparameterTuningJobProvider,
+    best_model_directory,
+)
 from provider.resources.waiter import wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
@@ -397,10 +403,15 @@ def checked(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
     return result.inputs
 
 
+def viewed(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
+    """The checked inputs with what the provider's operations derive from them."""
+    return recorded_view(checked(fake, config))
+
+
 def waiter_entry(created: Any, until: str = "succeeded") -> dict[str, Any]:
     return {
         "resource_name": created.id,
-        "location": created.outs["location"],
+        "location": location_of(created.id),
         "wait": {"until": until, "timeout_s": 20},
     }
 
@@ -410,7 +421,7 @@ class TestTuningJobProvider:
 
     def test_check_gives_the_tuning_request(self, fake: FakeVertex) -> None:
         """The checked request is the REST HyperparameterTuningJob; study keys are inputs."""
-        inputs = checked(fake, tuning_config(wait="succeeded"))
+        inputs = viewed(fake, tuning_config(wait="succeeded"))
         assert inputs["request"]["maxTrialCount"] == 5
         assert "trialJobSpec" in inputs["request"]
         assert inputs["study"] == STUDY
@@ -468,8 +479,8 @@ class TestTuningJobProvider:
             },
             **dict(reversed(STUDY["parameters"].items())),
         }
-        one = checked(fake, tuning_config({**STUDY, "parameters": parameters}))
-        other = checked(fake, tuning_config({**STUDY, "parameters": reordered}))
+        one = viewed(fake, tuning_config({**STUDY, "parameters": parameters}))
+        other = viewed(fake, tuning_config({**STUDY, "parameters": reordered}))
         assert one["request"] == other["request"]
         assert [p["parameterId"] for p in one["request"]["studySpec"]["parameters"]] == [
             "epochs",
@@ -483,15 +494,18 @@ class TestTuningJobProvider:
     def test_a_request_recorded_in_config_order_is_no_change(self, fake: FakeVertex) -> None:
         """A state written by a release that kept the config's parameter order is no
         change, so upgrading never resubmits a tuning job."""
-        new = checked(fake, tuning_config())
+        checked_new = checked(fake, tuning_config())
+        new = recorded_view(checked_new)
         study = new["request"]["studySpec"]
         old_request = {
             **new["request"],
             "studySpec": {**study, "parameters": list(reversed(study["parameters"]))},
         }
         assert old_request != new["request"]
-        old = {**new, "request": old_request}
-        assert not tuning(fake).diff("id", old, new).changes
+        # Schema 2 recorded the derived view (and no stack settings).
+        old = {**new, "request": old_request, "schema": 2}
+        del old["stack"]
+        assert not tuning(fake).diff("id", old, checked_new).changes
         assert labelled_request(old_request, "test", "sweep") == labelled_request(
             new["request"], "test", "sweep"
         ) | {"studySpec": old_request["studySpec"]}
@@ -516,7 +530,7 @@ class TestTuningJobProvider:
         """A tuning job already carrying this identity is taken over, not submitted again."""
         inputs = checked(fake, tuning_config())
         earlier = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(
-            labelled_request(inputs["request"], "test", "sweep")
+            labelled_request(recorded_view(inputs)["request"], "test", "sweep")
         )
         assert tuning(fake).create(inputs).id == earlier.name
         creates = [c for c in fake.calls if c.method == "CreateHyperparameterTuningJob"]
@@ -543,7 +557,8 @@ class TestTuningJobProvider:
         best = read.outs["best_trial"]
         assert best["final_metric"] == max(t["final_metric"] for t in trials)
         assert read.outs["output_directory"] == "gs://bucket/sweep"
-        assert read.outs["model_directory"] == f"gs://bucket/sweep/{best['id']}/model"
+        model = best_model_directory(read.outs["output_directory"], best)
+        assert model == f"gs://bucket/sweep/{best['id']}/model"
 
     def test_delete_cancels_a_running_tuning_job_first(self) -> None:
         """A running tuning job is cancelled, waited for, then deleted."""

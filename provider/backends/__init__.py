@@ -12,7 +12,7 @@ from typing import Any
 
 from provider.backends.base import Backend, JobStatus
 
-__all__ = ["Backend", "JobStatus", "connect"]
+__all__ = ["Backend", "JobStatus", "connect", "job_pages"]
 
 
 def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backend:
@@ -36,3 +36,28 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
 
         return LocalBackend(connection["local_root"], base_dir=connection["base_dir"])
     raise ValueError(f"unknown backend {kind!r}")
+
+
+def job_pages(name: str, local_root: str) -> dict[str, str]:
+    """The ``console_url`` and ``logs_url`` of the job ``name`` (a resource name), as its
+    backend gives them, read from the name alone (and, for a local job, the local
+    backend's root): the stack outputs derive them, so no job's state records them."""
+    from provider.backends.base import location_of
+
+    try:
+        backend = location_of(name)["backend"]
+    except ValueError:  # no job's name (a test's mocked ID): no pages to name
+        return {"console_url": "", "logs_url": ""}
+    if backend == "local":
+        from pathlib import Path
+
+        from provider.backends.local import console_url_at, logs_url_at
+
+        root = Path(local_root).resolve()  # as LocalBackend resolves it
+        return {
+            "console_url": console_url_at(root, name),
+            "logs_url": logs_url_at(root, name),
+        }
+    from provider.backends.vertex import console_url_of, logs_url_of
+
+    return {"console_url": console_url_of(name), "logs_url": logs_url_of(name)}

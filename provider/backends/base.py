@@ -78,6 +78,22 @@ def job_id_of(resource_name: str) -> str:
     return resource_name.rsplit("/", 1)[-1] if resource_name else ""
 
 
+#: The first segment of every local job's resource name (``local/customJobs/ID``).
+LOCAL_NAME_ROOT = "local"
+
+
+def location_of(resource_name: str) -> dict[str, str | None]:
+    """Where the job of ``resource_name`` runs (``backend``, ``project``, ``region``),
+    read from the name alone: ``projects/P/locations/R/...`` on Vertex AI,
+    ``local/...`` on this machine. ValueError for a name of neither form."""
+    parts = resource_name.split("/")
+    if parts[0] == LOCAL_NAME_ROOT:
+        return {"backend": "local", "project": None, "region": None}
+    if len(parts) >= 4 and parts[0] == "projects" and parts[2] == "locations":
+        return {"backend": "vertex", "project": parts[1], "region": parts[3]}
+    raise ValueError(f"{resource_name!r} names no Vertex AI or local job")
+
+
 @dataclass(frozen=True)
 class JobStatus:
     """What a backend knows of one job."""

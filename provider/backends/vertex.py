@@ -328,17 +328,11 @@ class VertexBackend:
 
     def console_url(self, name: str) -> str:
         """The job's page in the Google Cloud console."""
-        parts = _parse_job_name(name)
-        template = _TUNING_CONSOLE_URL if _is_tuning_name(name) else _CONSOLE_URL
-        return template.format(
-            location=parts["location"], job_id=parts["job_id"], project=parts["project"]
-        )
+        return console_url_of(name)
 
     def logs_url(self, name: str) -> str:
         """Cloud Logging, filtered on the job's logs."""
-        parts = _parse_job_name(name)
-        query = _LOGS_QUERY.format(job_id=parts["job_id"])
-        return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])
+        return logs_url_of(name)
 
     def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
         """The replica's last ``lines`` log lines, from Cloud Logging (``cloud_logs``)."""
@@ -605,23 +599,43 @@ def _created_ns(job: CustomJob | HyperparameterTuningJob) -> int:
     return int(type(job).pb(job).create_time.ToNanoseconds())
 
 
+def console_url_of(name: str) -> str:
+    """The Google Cloud console's page of the job ``name`` (from the name alone, with no
+    client library: the stack outputs derive it in the program)."""
+    parts = _parse_job_name(name)
+    template = _TUNING_CONSOLE_URL if _is_tuning_name(name) else _CONSOLE_URL
+    return template.format(
+        location=parts["location"], job_id=parts["job_id"], project=parts["project"]
+    )
+
+
+def logs_url_of(name: str) -> str:
+    """Cloud Logging, filtered on the logs of the job ``name`` (from the name alone)."""
+    parts = _parse_job_name(name)
+    query = _LOGS_QUERY.format(job_id=parts["job_id"])
+    return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])
+
+
+#: The collection of each kind of job in a resource name, and the segments it has.
+_CUSTOM_JOBS = "customJobs"
+_TUNING_JOBS = "hyperparameterTuningJobs"
+_NAME_SEGMENTS = 6
+
+
 def _is_tuning_name(name: str) -> bool:
     """Whether ``name`` is a HyperparameterTuningJob's resource name."""
-    from google.cloud.aiplatform_v1 import JobServiceClient
-
-    return bool(JobServiceClient.parse_hyperparameter_tuning_job_path(name))
+    parts = name.split("/")
+    return len(parts) == _NAME_SEGMENTS and parts[4] == _TUNING_JOBS
 
 
 def _parse_job_name(name: str) -> dict[str, str]:
-    """project, location and job_id of a CustomJob or HyperparameterTuningJob name."""
-    from google.cloud.aiplatform_v1 import JobServiceClient
-
-    parts = JobServiceClient.parse_custom_job_path(name)
-    if parts:
-        return {**parts, "job_id": parts["custom_job"]}
-    parts = JobServiceClient.parse_hyperparameter_tuning_job_path(name)
-    if parts:
-        return {**parts, "job_id": parts["hyperparameter_tuning_job"]}
+    """project, location and job_id of a CustomJob or HyperparameterTuningJob name
+    (``projects/P/locations/L/customJobs/ID``), read as the client library's path
+    parsers read it, without loading the library."""
+    parts = name.split("/")
+    shaped = len(parts) == _NAME_SEGMENTS and (parts[0], parts[2]) == ("projects", "locations")
+    if shaped and parts[4] in (_CUSTOM_JOBS, _TUNING_JOBS) and all(parts):
+        return {"project": parts[1], "location": parts[3], "job_id": parts[5]}
     raise ValueError(
         f"{name!r} is not a CustomJob resource name "
         "(projects/PROJECT/locations/LOCATION/customJobs/ID) nor a HyperparameterTuningJob one "

@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 
 from provider.api import states
+from provider.backends import job_pages
 from provider.backends.base import job_id_of
 from provider.resources.state import model_directory_of
 from provider.resources.training_job import TrainingJob
@@ -55,9 +56,10 @@ def latest_trials(
 
 
 def jobs_exports(
-    jobs: Mapping[str, TrainingJob], waiter: JobWaiter
+    jobs: Mapping[str, TrainingJob], waiter: JobWaiter, local_root: str
 ) -> pulumi.Output[dict[str, Any]]:
-    """The ``jobs`` stack output: each job's view (``job_view``), by name.
+    """The ``jobs`` stack output: each job's view (``job_view``), by name. ``local_root``:
+    where the local backend keeps its jobs (their pages are files there).
 
     One Output for the whole stack, gathered from every job's outputs at once: the
     SDK waits on each pending Output every time one resolves, so one Output per job
@@ -78,23 +80,28 @@ def jobs_exports(
         for name in jobs:
             count = len(keys[name])
             recorded = dict(zip(keys[name], resolved[position : position + count], strict=True))
-            result[name] = job_view(name, recorded, waited)
+            result[name] = job_view(name, recorded, waited, local_root)
             position += count
         return result
 
     return pulumi.Output.all(*values, *seen).apply(views)
 
 
-def job_view(name: str, recorded: Mapping[str, Any], seen: Mapping[str, Any]) -> dict[str, Any]:
+def job_view(
+    name: str, recorded: Mapping[str, Any], seen: Mapping[str, Any], local_root: str
+) -> dict[str, Any]:
     """A job's stack outputs from the outputs its resource ``recorded`` (its ID as
     ``resource_name``, and its ``read_outputs``) and what the waiter has ``seen`` (its
-    ``states``, ``attempts`` and ``trials`` outputs): the newer of each."""
+    ``states``, ``attempts`` and ``trials`` outputs): the newer of each. The job ID, its
+    pages and its model directory are derived here, and recorded nowhere else."""
     attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
     state = latest_state(recorded.get("state") or "", seen.get("states"), name)
     output_directory = str(recorded.get("output_directory") or "")
+    resource_name = str(recorded.get("resource_name") or "")
     derived = {
         **recorded,
-        "job_id": job_id_of(str(recorded.get("resource_name") or "")),
+        **(job_pages(resource_name, local_root) if resource_name else {}),
+        "job_id": job_id_of(resource_name),
         "model_directory": model_directory_of(output_directory),
     }
     view: dict[str, Any] = {

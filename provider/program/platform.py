@@ -215,12 +215,22 @@ class TrainingPlatform(pulumi.ComponentResource):
         return self.tensorboard.name if self.tensorboard is not None else None
 
 
+#: Stack settings that say how this machine reaches the service, not what a job is.
+MACHINE_SETTINGS = ("api_endpoint",)
+
+
 def job_stack_settings(
     settings: Mapping[str, Any], platform: TrainingPlatform | None
 ) -> dict[str, Any]:
     """The stack settings a TrainingJob gets, with the platform TensorBoard's real name;
-    unset ones left out (the engine drops nulls, and every job carries this dict)."""
-    merged = {key: value for key, value in settings.items() if value is not None}
+    unset ones left out (the engine drops nulls, and every job records this dict), and
+    so is the API endpoint: how this machine reaches the service, which the providers
+    read from the stack config (``ProviderSettings``), is no part of a job."""
+    merged = {
+        key: value
+        for key, value in settings.items()
+        if value is not None and key not in MACHINE_SETTINGS
+    }
     if platform is not None and platform.tensorboard is not None:
         merged["tensorboard"] = platform.tensorboard_name
     return merged

@@ -1,9 +1,12 @@
 """What the job resources keep in the Pulumi state: named types, a schema version, and the
 one migration from what earlier releases wrote.
 
-A job resource's state is its checked inputs (``JobInputs``: the job's own config keys,
-flattened so that ``pulumi preview --diff`` names each one, plus what ``check`` derives)
-and the outputs its backend reports (``JobOutputs``). The waiter keeps one ``Waited`` per
+A job resource's state is its checked inputs (the job's own config keys as written,
+flattened so that ``pulumi preview --diff`` names each one, the stack settings it was
+given, its name and the schema) and the outputs its backend reports (``JobOutputs``).
+What the providers' operations need of a job (``JobView``: the exact request, where it
+runs, its wait, adopt and retry settings) is derived from those inputs where it is
+needed, never recorded (``recorded_view``). The waiter keeps one ``Waited`` per
 job it waits for: the job's resource name and the state it waits for, nothing else (what
 ``wait_for`` needs of the job, a ``WaitEntry``, is read from the stack config at the
 time of waiting).
@@ -24,12 +27,17 @@ job look changed (which would replace it):
   wait policy, location, and a job with ``retry``'s request; one for every job, even
   those with ``wait: submitted``) read as today's ``Waited``: the resource name and
   ``until``, jobs waited for ``submitted`` left out, so an upgrade waits for no job again.
-- schema 2: as described by the types below. Outputs added since (``failure``,
+- schema 2 (releases up to 365f823): the inputs recorded what ``check`` derived, a
+  ``JobView`` (the request, location, stack name, and the settings in their derived
+  form) beside the config keys (those of the settings left out), and the outputs
+  repeated them, with ``resource_name``, ``job_id`` and ``model_directory``. Such a
+  state keeps its shape (``migrate_job`` leaves it): its recorded request is what the
+  job was submitted with, so a diff compares the new job's request with it, and the
+  next update or refresh writes today's shape. Outputs added meanwhile (``failure``,
   ``attempts``, the waiter's ``reasons`` and ``attempts``) and the optional inputs
-  ``wait.start_timeout_s`` and ``retry`` need no new version: a state without them
-  reads as a job that has none (an output is written again by every read and update,
-  the providers read absent keys with ``.get``, and ``check`` leaves ``retry`` out of a
-  job that has none, so a job written before it existed shows no change).
+  ``wait.start_timeout_s`` and ``retry`` needed no new version: a state without them
+  reads as a job that has none.
+- schema 3: as described at the top and by the types below.
 
 The provider classes that earlier releases pickled into the state moved modules with
 schema 2; ``provider._moved`` lets the old names load.
@@ -40,19 +48,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pulumi.dynamic import ConfigureRequest, ResourceProvider
 
 from provider.api.bodies import canonical_request, is_tuning_body
-from provider.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY
+from provider.errors import Issue, SpecError
+from provider.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY, job_key
+
+if TYPE_CHECKING:
+    from provider.stackconfig import JobSpec
 
 #: The shape of the state the job resources write today.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The schema whose inputs recorded a ``JobView``: what ``migrate_job`` brings older ones to.
+VIEW_SCHEMA_VERSION = 2
 #: The input that records it.
 SCHEMA_KEY = "schema"
 #: Where the local backend keeps job records, logs and outputs, under the project.
 LOCAL_ROOT = ".local-jobs"
+#: A job's checked inputs besides its config keys (schema 3).
+RECORDED_KEYS = ("name", SCHEMA_KEY, "stack")
 #: Keys of schema 1 that schema 2 no longer keeps.
 DROPPED_KEYS = ("connection", "request_labels")
 
@@ -90,12 +106,11 @@ class RetryPolicy(TypedDict):
     attempts: list[RetryAttempt]
 
 
-class JobInputs(TypedDict):
-    """What ``check`` derives from a job's config (the job's own keys sit beside these,
-    as written)."""
+class JobView(TypedDict):
+    """What the providers' operations need of a job, derived from its config and stack
+    settings (recorded by schema 2 and older)."""
 
     name: str
-    schema: int
     #: The exact Vertex AI REST request body.
     request: dict[str, Any]
     location: Location
@@ -108,20 +123,16 @@ class JobInputs(TypedDict):
 
 
 class JobOutputs(TypedDict):
-    """What a job's backend reports, as the resource's outputs."""
+    """What a job's backend reports, as the resource's outputs (its resource name is its
+    ID)."""
 
-    resource_name: str
-    job_id: str
     state: str
     error: str
     create_time: str
     start_time: str
     end_time: str
     web_access_uris: dict[str, str]
-    console_url: str
-    logs_url: str
     output_directory: str
-    model_directory: str
     #: A FAILED job's error, classified (``provider.api.failures.Failure.to_output``:
     #: class, code, message, fix, replica); {} for any other state.
     failure: dict[str, Any]
@@ -196,18 +207,61 @@ class ProviderSettings:
 
 
 def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
-    """A job resource's state (inputs and outputs) in today's schema; unchanged when it
-    already is."""
+    """A job resource's state (inputs and outputs) of schema 1 in schema 2's shape;
+    unchanged when it is schema 2 or 3 (see the module docstring)."""
     migrated = dict(props)
-    if migrated.get(SCHEMA_KEY) == SCHEMA_VERSION:
+    if migrated.get(SCHEMA_KEY) in (VIEW_SCHEMA_VERSION, SCHEMA_VERSION):
         return migrated
     for key in DROPPED_KEYS:
         migrated.pop(key, None)
     request = migrated.get("request")
     if isinstance(request, Mapping) and is_tuning_body(request):
         migrated["request"] = canonical_request(request)
-    migrated[SCHEMA_KEY] = SCHEMA_VERSION
+    migrated[SCHEMA_KEY] = VIEW_SCHEMA_VERSION
     return migrated
+
+
+def view_of(spec: JobSpec, stack_name: str) -> JobView:
+    """What the provider's operations need of a parsed job: its name, exact request,
+    location, provider-side settings (``wait``, ``adopt``, and ``retry`` when it has
+    one) and its stack's name (the waiter derives the same for a job it resubmits)."""
+    settings = spec.settings()
+    view: JobView = {
+        "name": spec.name,
+        "request": spec.request_body(),
+        "location": spec.location(),
+        "stack_name": stack_name,
+        "wait": settings["wait"],
+        "adopt": settings["adopt"] or "",
+    }
+    if "retry" in settings:
+        view["retry"] = settings["retry"]
+    return view
+
+
+def same_job(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether two recorded inputs of schema 3 hold the same config and stack settings."""
+    return all(r.get(SCHEMA_KEY) == SCHEMA_VERSION for r in (old, new)) and old == new
+
+
+def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's recorded inputs (its state without engine keys and outputs) with its
+    ``JobView``: read from a state of schema 2 or older, which recorded them; else
+    derived by parsing the recorded config against the recorded stack settings, as
+    ``check`` parsed it. A config that no longer parses raises ``SpecError``."""
+    if "request" in recorded:
+        return dict(recorded)
+    from provider import stackconfig
+
+    name = str(recorded.get("name"))
+    try:
+        stack = stackconfig.StackSettings(**recorded["stack"])
+    except (KeyError, TypeError, ValueError) as exc:
+        issue = Issue(job_key(name), recorded.get("stack"), f"unreadable stack settings: {exc}")
+        raise SpecError([issue]) from exc
+    config = {k: v for k, v in recorded.items() if k not in RECORDED_KEYS}
+    spec = stackconfig.parse_job(name, whole_numbers(config), stack)
+    return {**recorded, **view_of(spec, stack.stack)}
 
 
 def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:

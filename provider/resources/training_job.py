@@ -4,12 +4,14 @@ Lifecycle, as the engine drives it:
 
 - check: parse the job's stack config with ``provider.stackconfig``; every mistake becomes a
   CheckFailure naming the stack config key, the bad value and the fix. The checked
-  inputs are the canonical job (user terms), the exact API request, where the job runs
-  (``location``), the provider-side settings (``wait``, ``adopt``) and the state's
-  ``schema`` (``provider.resources.state``: every state read goes through its migration).
-- diff: a change to anything that runs replaces the job (the API has no update) and
-  lists the changed keys; a change to provider-side settings only is an in-place update;
-  no change is no diff.
+  inputs are what the user wrote (the job's config keys, and the stack settings it was
+  given) and the state's ``schema`` (``provider.resources.state``: every state read goes
+  through its migration); nothing derived, so the state holds each job once.
+- diff, create, read, update, delete: derive what they need (the exact API request,
+  where the job runs, its ``wait``, ``adopt`` and ``retry``: ``JobView``) by parsing the
+  recorded config again, as check did. A change to anything that runs replaces the job
+  (the API has no update) and lists the changed keys; a change to provider-side
+  settings only is an in-place update; no change is no diff.
 - create: submits and returns at once with the server-chosen resource name as the ID.
   Waiting is done for all jobs together by ``provider.resources.waiter.JobWaiter``, so a stack of
   many jobs is not held in batches by the provider host's four threads. Each job carries
@@ -61,6 +63,7 @@ from provider.api.bodies import (
     with_strategy,
 )
 from provider.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
+from provider.backends.base import location_of
 from provider.errors import BackendError, SpecError, TransientError, UncertainError
 from provider.keys import job_key
 from provider.resources.listing import StackListing
@@ -69,12 +72,12 @@ from provider.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ConfiguredProvider,
-    JobInputs,
     JobOutputs,
     ProviderSettings,
     engine_numbers,
     migrate_job,
-    model_directory_of,
+    recorded_view,
+    same_job,
     whole_numbers,
 )
 
@@ -121,23 +124,22 @@ CREATE_BACKOFF_MAX_S = 30.0
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
 
-#: Outputs every TrainingJob has, besides its inputs.
+#: Outputs every TrainingJob has, besides its inputs. (The resource name is the ID; the
+#: job ID, console and logs pages and model directory derive from it and the output
+#: directory: the stack outputs show them, ``provider.program.exports``.)
 OUTPUT_KEYS = (
-    "resource_name",
-    "job_id",
     "state",
     "error",
     "create_time",
     "start_time",
     "end_time",
     "web_access_uris",
-    "console_url",
-    "logs_url",
     "output_directory",
-    "model_directory",
     "failure",
     "attempts",
 )
+#: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
+DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,8 @@ def _job_inputs(
     props: Mapping[str, Any], output_keys: tuple[str, ...] = OUTPUT_KEYS
 ) -> dict[str, Any]:
     """The checked inputs of a job, without engine keys and outputs."""
-    return {k: v for k, v in props.items() if k not in ENGINE_KEYS and k not in output_keys}
+    dropped = (*ENGINE_KEYS, *output_keys, *DERIVED_OUTPUT_KEYS)
+    return {k: v for k, v in props.items() if k not in dropped}
 
 
 def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, Any]) -> JobOutputs:
@@ -208,18 +211,13 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
     named = spec.get("baseOutputDirectory", {}).get("outputUriPrefix", "")
     base = (backend.output_directory(status.name) or named).rstrip("/")
     return {
-        "resource_name": status.name,
-        "job_id": status.job_id,
         "state": status.state,
         "error": status.error,
         "create_time": status.create_time,
         "start_time": status.start_time,
         "end_time": status.end_time,
         "web_access_uris": dict(status.web_access_uris),
-        "console_url": backend.console_url(status.name),
-        "logs_url": backend.logs_url(status.name),
         "output_directory": base,
-        "model_directory": model_directory_of(base),
         "failure": _failure_output(status),
         # A job with retry: its provider lists the attempts (``attempt_outputs``).
         "attempts": [],
@@ -266,8 +264,22 @@ class TrainingJobProvider(ConfiguredProvider):
         """The outputs of a job from what its backend reports."""
         return dict(_status_outputs(status, backend, request))
 
-    def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
+    def _recorded(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """The job's checked inputs as recorded (any schema), without engine keys and
+        outputs."""
         return _job_inputs(migrate_job(props), self.output_keys)
+
+    def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """The job's recorded inputs with what the operations need (``recorded_view``)."""
+        recorded = self._recorded(props)
+        try:
+            return recorded_view(recorded)
+        except SpecError as exc:
+            raise BackendError(
+                f"{job_key(str(recorded.get('name')))} as the state records it no longer "
+                f"reads as a job ({exc}); run `pulumi up` with the job as the stack config "
+                "has it now"
+            ) from exc
 
     def check(self, _olds: Any, news: Any) -> CheckResult:
         from provider import stackconfig
@@ -289,36 +301,39 @@ class TrainingJobProvider(ConfiguredProvider):
         # The engine hands a dynamic provider every number as a float; the program (and
         # render, plan, the policy pack) got whole numbers as ints from the same config.
         config = whole_numbers(news.get("config") or {})
-        stack = stackconfig.StackSettings(
-            **{**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
-        )
+        stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
         try:
-            job = stackconfig.parse_job(name, config, stack)
+            job = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
         except SpecError as exc:
             return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
         failures = [_failure(name, issue) for issue in _preflight(job, self.settings)]
-        settings = job.settings()
-        user_keys = {k: v for k, v in config.items() if k not in SETTINGS_KEYS}
-        derived: JobInputs = {
-            "name": name,
-            "schema": SCHEMA_VERSION,
-            "request": job.request_body(),
-            "location": job.location(),
-            "stack_name": stack.stack,
-            "wait": settings["wait"],
-            "adopt": settings["adopt"] or "",
-        }
-        if "retry" in settings:
-            derived["retry"] = settings["retry"]
-        return CheckResult({**user_keys, **derived}, failures)
+        # The job as written, flattened so that `pulumi preview --diff` names each key;
+        # what runs is derived from it again where it is needed (``recorded_view``).
+        checked = {**config, "name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack}
+        return CheckResult(checked, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
-        olds = migrate_job(olds)
-        keys = set(self._inputs(news)) | set(self._inputs(olds))
-        changed = sorted(k for k in keys if run_key_differs(k, olds, news))
-        replaced = runs_differently(olds, news)
+        old, new = self._recorded(olds), self._recorded(news)
+        if same_job(old, new) and olds.get("state") != states.FAILED:
+            # The same config and stack settings make the same job (``recorded_view``
+            # derives it from nothing else): no change, with no parse (a no-change
+            # preview of many jobs). A failed job with `retry` may have an attempt left.
+            return DiffResult(changes=False, replaces=[], stables=["name"])
+        try:
+            old = recorded_view(old)
+        except SpecError:
+            # Recorded by a release that read it differently: what it runs is unknown,
+            # so every key counts as changed (the job is replaced).
+            old = {}
+        with contextlib.suppress(SpecError):
+            new = recorded_view(new)  # a job with unknown values in a preview stays unparsed
+        # The stack settings count through what they change: the request and location.
+        # The schema a state was written in is no change by itself.
+        keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY}
+        changed = sorted(k for k in keys if run_key_differs(k, old, new))
+        replaced = runs_differently(old, new)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
-        if not replaces and retries_on_next_up(olds, news):
+        if not replaces and retries_on_next_up(olds, new):
             # The recorded job (as the last read, update or `pulumi refresh` saw it)
             # failed in a way its `retry` names and attempts are left. The engine calls
             # create only for a new or replaced resource, so the resubmission is reported
@@ -340,9 +355,9 @@ class TrainingJobProvider(ConfiguredProvider):
             resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
         )
         with contextlib.closing(log), backend_notices(log):
-            return self._create(inputs)
+            return self._create(inputs, self._recorded(props))
 
-    def _create(self, inputs: Mapping[str, Any]) -> CreateResult:
+    def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:
         if inputs.get("adopt"):
             backend = _connect(inputs["location"], self.settings)
             status = backend.get(inputs["adopt"])
@@ -365,12 +380,23 @@ class TrainingJobProvider(ConfiguredProvider):
             # resource this one replaces (same labels: its job is among them) must leave
             # them, and the attempt submitted after them, to this one.
             _TAKEN_OVER.update(a.status.name for a in attempts if a.status and not a.submitted)
-        outs = {
-            **inputs,
+        return CreateResult(status.name, self._outputs(recorded, inputs, status, backend, attempts))
+
+    def _outputs(
+        self,
+        recorded: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+        status: JobStatus,
+        backend: Backend,
+        attempts: list[Attempt],
+    ) -> dict[str, Any]:
+        """The resource's outputs: its ``recorded`` inputs (nothing derived from them) and
+        what the backend reports of the job it tracks."""
+        return {
+            **recorded,
             **self.outputs(status, backend, inputs["request"]),
             "attempts": attempt_outputs(attempts, inputs),
         }
-        return CreateResult(status.name, outs)
 
     def _follow(
         self, id_: str, inputs: Mapping[str, Any]
@@ -384,7 +410,7 @@ class TrainingJobProvider(ConfiguredProvider):
             current = Attempts.current(found)
             if current is not None:
                 return current.status, job.backend(current), found
-        backend = _connect(inputs["location"], self.settings)
+        backend = _connect(location_of(id_), self.settings)
         return backend.get(id_), backend, []
 
     def read(self, id_: str, props: Any) -> ReadResult:
@@ -392,11 +418,7 @@ class TrainingJobProvider(ConfiguredProvider):
         status, backend, attempts = self._follow(id_, inputs)
         if status is None:
             return ReadResult("", {})
-        outs = {
-            **inputs,
-            **self.outputs(status, backend, inputs["request"]),
-            "attempts": attempt_outputs(attempts, inputs),
-        }
+        outs = self._outputs(self._recorded(props), inputs, status, backend, attempts)
         return ReadResult(status.name, outs)
 
     def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
@@ -406,28 +428,25 @@ class TrainingJobProvider(ConfiguredProvider):
             raise BackendError(
                 f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
             )
-        return UpdateResult(
-            {
-                **inputs,
-                **self.outputs(status, backend, inputs["request"]),
-                "attempts": attempt_outputs(attempts, inputs),
-            }
-        )
+        return UpdateResult(self._outputs(self._recorded(news), inputs, status, backend, attempts))
 
     def delete(self, id_: str, props: Any) -> None:
         if not id_ or id_ in _TAKEN_OVER:
             return
-        inputs = self._inputs(props)
+        recorded = self._recorded(props)
         doomed: dict[str, Backend] = {}
-        if inputs.get("retry") and not inputs.get("adopt"):
-            # Every attempt, each in its region: one the waiter submitted after the one
-            # this state records included, so none is left behind.
-            job = Attempts(inputs, self.settings)
-            for attempt in job.find():
-                assert attempt.status is not None
-                doomed[attempt.status.name] = job.backend(attempt)
+        # Only a job with retry needs its config read: every attempt, each in its region
+        # (one the waiter submitted after the one this state records included), so none
+        # is left behind. Any other is deleted by its resource name alone.
+        if recorded.get("retry"):
+            inputs = self._inputs(props)
+            if inputs.get("retry") and not inputs.get("adopt"):
+                job = Attempts(inputs, self.settings)
+                for attempt in job.find():
+                    assert attempt.status is not None
+                    doomed[attempt.status.name] = job.backend(attempt)
         if id_ not in doomed:
-            doomed[id_] = _connect(inputs["location"], self.settings)
+            doomed[id_] = _connect(location_of(id_), self.settings)
         for name, where in doomed.items():
             stop(where, name)
             where.delete(name)
@@ -710,21 +729,13 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     #: (``provider.program.exports``, which derives the others: the resource name is the
     #: ID); a job with ``retry`` adds ``attempts``. Each is a property placeholder, an
     #: Output the program resolves: a cost per job.
-    exported: ClassVar[tuple[str, ...]] = (
-        "state",
-        "error",
-        "console_url",
-        "logs_url",
-        "output_directory",
-    )
+    exported: ClassVar[tuple[str, ...]] = ("state", "error", "output_directory")
 
     if TYPE_CHECKING:
         # Declared for type checkers only: the SDK reads a resource class's annotations
         # again for every instance (``typing.get_type_hints``), a cost per job.
         state: pulumi.Output[str]
         error: pulumi.Output[str]
-        console_url: pulumi.Output[str]
-        logs_url: pulumi.Output[str]
         output_directory: pulumi.Output[str]
         attempts: pulumi.Output[list[dict[str, Any]]]
 
@@ -741,8 +752,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
 
         The dynamic provider host sees plain values (it does not accept secrets), and the
         engine marks a checked input secret when the input of the same name was: so the
-        config is passed as a secret, and so are placeholders for every input ``check``
-        derives from it (the request, and the config keys it copies for diffs).
+        config is passed as a secret, and so are placeholders for the config keys
+        ``check`` records one by one (for diffs).
         """
         retry = ("attempts",) if "retry" in config else ()
         #: The outputs this job's stack outputs read.
@@ -772,4 +783,4 @@ def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
 
 def secret_keys(config: Mapping[str, Any]) -> list[str]:
     """The inputs and outputs of a job that carry its config: the ones kept secret."""
-    return sorted({"config", "request", *(k for k in config if k not in SETTINGS_KEYS)})
+    return sorted({"config", *(k for k in config if k not in SETTINGS_KEYS)})

@@ -12,7 +12,8 @@ take both kinds of job through the same calls.
 Outputs add every trial (``id``, ``state``, ``parameters``, ``final_metric`` — the
 study's first metric —, ``metrics``, times, ``infeasible_reason``) and the ``best_trial``
 (the SUCCEEDED trial with the best final metric for the goal; None before there is one).
-``model_directory`` is the best trial's (``<output_directory>/<trial id>/model``).
+The stack outputs' ``model_directory`` is the best trial's
+(``<output_directory>/<trial id>/model``, ``best_model_directory``).
 ``provider.program.exports`` picks this resource for a tuning job and adds the trials to
 the stack outputs.
 """
@@ -64,9 +65,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     def outputs(
         self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
     ) -> dict[str, Any]:
-        outs = {**super().outputs(status, backend, request), **status.trial_outputs()}
-        outs["model_directory"] = best_model_directory(outs["output_directory"], outs["best_trial"])
-        return outs
+        return {**super().outputs(status, backend, request), **status.trial_outputs()}
 
 
 class HyperparameterTuningJob(TrainingJob, module="vertex", name="HyperparameterTuningJob"):

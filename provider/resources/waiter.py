@@ -53,6 +53,7 @@ from provider.resources.state import (
     ConfiguredProvider,
     ProviderSettings,
     migrate_waiter,
+    view_of,
     whole_numbers,
 )
 
@@ -534,21 +535,14 @@ def wait_entries(
                 "run `pulumi up` again"
             )
         spec = stackconfig.parse_job(name, whole_numbers(job.config), settings)
-        policy = spec.settings()
+        view = view_of(spec, settings.stack)
         entry: dict[str, Any] = {
             "resource_name": waits["resource_name"],
-            "wait": {**policy["wait"], "until": waits["until"]},
-            "location": spec.location(),
+            "wait": {**view["wait"], "until": waits["until"]},
+            "location": view["location"],
         }
-        if "retry" in policy:
-            entry.update(
-                {
-                    "name": name,
-                    "retry": policy["retry"],
-                    "request": spec.request_body(),
-                    "stack_name": settings.stack,
-                }
-            )
+        if "retry" in view:
+            entry.update({key: view[key] for key in ("name", "retry", "request", "stack_name")})
         entries[name] = entry
     return entries
 

@@ -14,6 +14,8 @@ from provider.backends.local._backend import (
     REMOTE_OUTPUT,
     REMOTE_PACKAGE,
     LocalBackend,
+    console_url_at,
+    logs_url_at,
     preflight,
 )
 from provider.backends.local._containers import container_engine
@@ -32,8 +34,10 @@ __all__ = [
     "JobRecord",
     "LocalBackend",
     "ProcessRef",
+    "console_url_at",
     "container_engine",
     "job_name",
+    "logs_url_at",
     "parse_job_name",
     "preflight",
     "read_json",

@@ -133,6 +133,20 @@ def _image_problems(body: dict[str, Any]) -> list[tuple[str, object, str]]:
     return [(key, image, UNMAPPED_IMAGE) for image, key in images.items()]
 
 
+def console_url_at(root: Path, name: str) -> str:
+    """``LocalBackend(root).console_url(name)``, with no backend made (the stack outputs
+    derive it in the program)."""
+    return JobRecord(root, parse_job_name(name)).path.as_uri()
+
+
+def logs_url_at(root: Path, name: str) -> str:
+    """``LocalBackend(root).logs_url(name)``, with no backend made."""
+    record = JobRecord(root, parse_job_name(name))
+    if name.startswith(TUNING_NAME_PREFIX):
+        return record.supervisor_log.as_uri()
+    return record.log_path(_PRIMARY_REPLICA).as_uri()
+
+
 class LocalBackend:
     """Runs Vertex AI CustomJobs as processes on this machine; records live under ``root``."""
 
@@ -258,15 +272,12 @@ class LocalBackend:
 
     def console_url(self, name: str) -> str:
         """A file:// URI of the job's directory."""
-        return self._record(name).path.as_uri()
+        return console_url_at(self.root, name)
 
     def logs_url(self, name: str) -> str:
         """A file:// URI of the primary replica's log (of the study's log, which names each
         trial's, for a tuning job)."""
-        record = self._record(name)
-        if name.startswith(TUNING_NAME_PREFIX):
-            return record.supervisor_log.as_uri()
-        return record.log_path(_PRIMARY_REPLICA).as_uri()
+        return logs_url_at(self.root, name)
 
     def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
         """The last ``lines`` lines of the replica's log file (``logs/<replica>.log``)."""

@@ -57,6 +57,7 @@ from typing import Any
 
 from provider.api import states
 from provider.api.bodies import job_spec_of
+from provider.backends.base import LOCAL_NAME_ROOT
 from provider.backends.local._containers import container_name, remove_containers
 from provider.errors import PermanentError
 
@@ -72,9 +73,10 @@ LOG_TAIL_LINES = 20
 TAIL_WINDOW_BYTES = 64 * 1024
 
 #: Every local custom job's resource name starts with this; a tuning job's with the other.
-NAME_PREFIX = "local/customJobs/"
-TUNING_NAME_PREFIX = "local/hyperparameterTuningJobs/"
-_NAME_PATTERN = re.compile(r"^local/(?:customJobs|hyperparameterTuningJobs)/(\d+)$")
+#: (``backends.base.location_of`` tells a local job by that first segment.)
+NAME_PREFIX = f"{LOCAL_NAME_ROOT}/customJobs/"
+TUNING_NAME_PREFIX = f"{LOCAL_NAME_ROOT}/hyperparameterTuningJobs/"
+_NAME_PATTERN = re.compile(rf"^{LOCAL_NAME_ROOT}/(?:customJobs|hyperparameterTuningJobs)/(\d+)$")
 
 
 def job_name(job_id: str, *, tuning: bool = False) -> str:
