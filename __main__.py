@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pulumi
 
-from provider.program.exports import job_resource, jobs_exports
+from provider.program.exports import job_resource, jobs_exports, named_outputs
 from provider.program.platform import (
     TrainingPlatform,
     job_dependencies,
@@ -65,6 +65,5 @@ waiter = JobWaiter(
 
 for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
-pulumi.export(
-    "jobs", jobs_exports(jobs, waiter, ProviderSettings(base_dir=str(project_dir)).local_root)
-)
+local_root = ProviderSettings(base_dir=str(project_dir)).local_root
+pulumi.export("jobs", jobs_exports(jobs, waiter, local_root, named_outputs(stack)))

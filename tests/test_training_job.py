@@ -111,6 +111,21 @@ class TestCheck:
         assert "vertex-training:jobs.train.accelerator.count" in failure.reason
         assert "3" in failure.reason
 
+    def test_an_unchanged_job_is_not_parsed_again(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A job whose config and stack settings are those it was last checked with passed
+        then, and is not submitted again: check gives its inputs back without parsing it
+        (a no-change preview parses no job); a changed job is parsed."""
+        before = checked(None, {"image": IMAGE})
+
+        def parse_job(*_args: Any) -> None:
+            raise AssertionError("parsed")
+
+        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        same = TrainingJobProvider().check(before, registered(None, {"image": IMAGE}))
+        assert (same.inputs, same.failures) == (before, [])
+        with pytest.raises(AssertionError, match="parsed"):
+            TrainingJobProvider().check(before, registered(None, {"image": IMAGE, "args": ["x"]}))
+
     def test_check_and_diff_load_no_google_client(self) -> None:
         """A no-change preview (check, then diff) imports no Google client library."""
         props = registered(None, {"image": IMAGE})
@@ -431,7 +446,6 @@ class TestJobView:
         "resource_name": "projects/p/locations/us-central1/customJobs/42",
         "state": "QUEUED",
         "error": "",
-        "output_directory": "gs://bucket/out",
     }
     CONSOLE = "https://console.cloud.google.com/vertex-ai/locations/us-central1/training/42"
     LOGS = (
@@ -440,9 +454,10 @@ class TestJobView:
     )
 
     def test_derived_keys_and_the_waiters_newer_state(self) -> None:
-        """The job ID, its pages and model directory are derived; the waiter's state is
-        newer."""
-        view = job_view("a", self.RECORDED, {"states": {"a": "SUCCEEDED"}}, "/nowhere")
+        """The job ID, its pages, output and model directories are derived (the output
+        directory is the one its request names); the waiter's state is newer."""
+        seen = {"states": {"a": "SUCCEEDED"}}
+        view = job_view("a", self.RECORDED, seen, "/nowhere", "gs://bucket/out")
         assert view == {
             "resource_name": "projects/p/locations/us-central1/customJobs/42",
             "job_id": "42",
@@ -470,16 +485,36 @@ class TestJobView:
         assert (view["job_id"], view["console_url"]) == ("43", "https://console/43")
 
     def test_a_local_jobs_pages_are_its_files(self, tmp_path: Path) -> None:
-        """A local job's pages are the files the local backend gives for it."""
+        """A local job's pages and output directory are those the local backend gives."""
         from provider.backends.local import LocalBackend
 
         name = "local/customJobs/7"
-        recorded = {"resource_name": name, "state": "RUNNING", "output_directory": ""}
+        recorded = {"resource_name": name, "state": "RUNNING"}
         view = job_view("a", recorded, {}, str(tmp_path))
         backend = LocalBackend(str(tmp_path), base_dir=str(tmp_path))
         assert view["console_url"] == backend.console_url(name)
         assert view["logs_url"] == backend.logs_url(name)
         assert view["console_url"] == (tmp_path / "7").resolve().as_uri()
+        # Named by none: the local backend's own directory for the job's outputs.
+        assert view["output_directory"] == str(tmp_path.resolve() / "outputs" / "7")
+        assert view["model_directory"] == f"{view['output_directory']}/model"
+        named = job_view("a", recorded, {}, str(tmp_path), "/data/out")
+        assert named["output_directory"] == "/data/out"
+
+
+class TestResourceClasses:
+    """What the SDK does again for every job it registers."""
+
+    def test_no_annotations_at_run_time(self) -> None:
+        """The SDK reads a resource class's own annotations (``get_type_hints``) for every
+        instance: the job classes keep theirs for type checkers only."""
+        import inspect
+
+        from provider.resources.training_job import TrainingJob
+        from provider.resources.tuning_job import HyperparameterTuningJob
+
+        for cls in (TrainingJob, HyperparameterTuningJob):
+            assert inspect.get_annotations(cls) == {}, cls
 
 
 class TestSerializedProvider:

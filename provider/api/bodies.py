@@ -61,6 +61,13 @@ def job_spec_of(body: Any) -> dict[str, Any]:
     return dict(body.get(job_spec_key(body)) or {}) if isinstance(body, Mapping) else {}
 
 
+def named_output_directory(body: Any) -> str:
+    """The base output directory a body names ("" when it names none), without a
+    trailing slash."""
+    spec = job_spec_of(body)
+    return str(spec.get("baseOutputDirectory", {}).get("outputUriPrefix") or "").rstrip("/")
+
+
 #: The inputs that say what runs and where: a change to one replaces the job.
 RUN_KEYS = ("request", "location")
 

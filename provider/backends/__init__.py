@@ -12,7 +12,7 @@ from typing import Any
 
 from provider.backends.base import Backend, JobStatus
 
-__all__ = ["Backend", "JobStatus", "connect", "job_pages"]
+__all__ = ["Backend", "JobStatus", "connect", "job_places"]
 
 
 def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backend:
@@ -38,26 +38,34 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
     raise ValueError(f"unknown backend {kind!r}")
 
 
-def job_pages(name: str, local_root: str) -> dict[str, str]:
-    """The ``console_url`` and ``logs_url`` of the job ``name`` (a resource name), as its
-    backend gives them, read from the name alone (and, for a local job, the local
-    backend's root): the stack outputs derive them, so no job's state records them."""
+def job_places(name: str, local_root: str, named_output: str) -> dict[str, str]:
+    """The ``console_url``, ``logs_url`` and ``output_directory`` of the job ``name`` (a
+    resource name) whose request names ``named_output`` as its base output directory
+    ("" for none), as its backend gives them, from these alone (and, for a local job,
+    the local backend's root): the stack outputs derive them, so no job's state needs
+    to record them."""
     from provider.backends.base import location_of
 
     try:
         backend = location_of(name)["backend"]
-    except ValueError:  # no job's name (a test's mocked ID): no pages to name
-        return {"console_url": "", "logs_url": ""}
+    except ValueError:  # no job's name (a test's mocked ID): nothing to derive
+        return {"console_url": "", "logs_url": "", "output_directory": named_output}
     if backend == "local":
         from pathlib import Path
 
-        from provider.backends.local import console_url_at, logs_url_at
+        from provider.backends.local import console_url_at, logs_url_at, output_directory_at
 
         root = Path(local_root).resolve()  # as LocalBackend resolves it
         return {
             "console_url": console_url_at(root, name),
             "logs_url": logs_url_at(root, name),
+            "output_directory": output_directory_at(root, name, named_output),
         }
     from provider.backends.vertex import console_url_of, logs_url_of
 
-    return {"console_url": console_url_of(name), "logs_url": logs_url_of(name)}
+    # Vertex AI gives a job that names no base output directory none.
+    return {
+        "console_url": console_url_of(name),
+        "logs_url": logs_url_of(name),
+        "output_directory": named_output,
+    }

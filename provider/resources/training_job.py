@@ -205,11 +205,9 @@ def _job_inputs(
 
 def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, Any]) -> JobOutputs:
     """The outputs of a job from what its backend reports."""
-    from provider.api.bodies import job_spec_of
+    from provider.api.bodies import named_output_directory
 
-    spec = job_spec_of(request)
-    named = spec.get("baseOutputDirectory", {}).get("outputUriPrefix", "")
-    base = (backend.output_directory(status.name) or named).rstrip("/")
+    base = (backend.output_directory(status.name) or named_output_directory(request)).rstrip("/")
     return {
         "state": status.state,
         "error": status.error,
@@ -281,7 +279,7 @@ class TrainingJobProvider(ConfiguredProvider):
                 "has it now"
             ) from exc
 
-    def check(self, _olds: Any, news: Any) -> CheckResult:
+    def check(self, olds: Any, news: Any) -> CheckResult:
         from provider import stackconfig
 
         name = news["name"]
@@ -302,14 +300,19 @@ class TrainingJobProvider(ConfiguredProvider):
         # render, plan, the policy pack) got whole numbers as ints from the same config.
         config = whole_numbers(news.get("config") or {})
         stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
+        # The job as written, flattened so that `pulumi preview --diff` names each key;
+        # what runs is derived from it again where it is needed (``recorded_view``).
+        checked = {**config, "name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack}
+        if not unknown and same_job(self._recorded(olds or {}), checked):
+            # Checked before, as it is (same config, same stack settings): it passed, and
+            # an unchanged job is never submitted again, so it is not parsed again (a
+            # no-change preview of many jobs then parses none).
+            return CheckResult(checked, [])
         try:
             job = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
         except SpecError as exc:
             return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
         failures = [_failure(name, issue) for issue in _preflight(job, self.settings)]
-        # The job as written, flattened so that `pulumi preview --diff` names each key;
-        # what runs is derived from it again where it is needed (``recorded_view``).
-        checked = {**config, "name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack}
         return CheckResult(checked, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
@@ -722,22 +725,24 @@ def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:
 class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     """A training job declared in the stack config, run by Vertex AI or on this machine."""
 
+    if TYPE_CHECKING:
+        # Every annotation of the class is for type checkers only: the SDK reads a
+        # resource class's annotations again for every instance (``get_type_hints``, a
+        # cost per job), class variables' included.
+        job_provider_class: type[TrainingJobProvider]
+        exported: ClassVar[tuple[str, ...]]
+        state: pulumi.Output[str]
+        error: pulumi.Output[str]
+        attempts: pulumi.Output[list[dict[str, Any]]]
+
     #: The provider of this kind of job (a subclass may name another).
-    job_provider_class: type[TrainingJobProvider] = TrainingJobProvider
+    job_provider_class = TrainingJobProvider
 
     #: The outputs the program reads of every job of this kind, for its stack outputs
     #: (``provider.program.exports``, which derives the others: the resource name is the
     #: ID); a job with ``retry`` adds ``attempts``. Each is a property placeholder, an
     #: Output the program resolves: a cost per job.
-    exported: ClassVar[tuple[str, ...]] = ("state", "error", "output_directory")
-
-    if TYPE_CHECKING:
-        # Declared for type checkers only: the SDK reads a resource class's annotations
-        # again for every instance (``typing.get_type_hints``), a cost per job.
-        state: pulumi.Output[str]
-        error: pulumi.Output[str]
-        output_directory: pulumi.Output[str]
-        attempts: pulumi.Output[list[dict[str, Any]]]
+    exported = ("state", "error")
 
     def __init__(
         self,

@@ -16,6 +16,7 @@ from provider.backends.local._backend import (
     LocalBackend,
     console_url_at,
     logs_url_at,
+    output_directory_at,
     preflight,
 )
 from provider.backends.local._containers import container_engine
@@ -38,6 +39,7 @@ __all__ = [
     "container_engine",
     "job_name",
     "logs_url_at",
+    "output_directory_at",
     "parse_job_name",
     "preflight",
     "read_json",

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from provider.api import states
-from provider.api.bodies import is_tuning_body, job_spec_key, job_spec_of
+from provider.api.bodies import is_tuning_body, job_spec_key, job_spec_of, named_output_directory
 from provider.api.scheduling import shape_of_spec
 from provider.backends.base import JobStatus, Trial
 from provider.backends.local._containers import container_engine
@@ -137,6 +137,12 @@ def console_url_at(root: Path, name: str) -> str:
     """``LocalBackend(root).console_url(name)``, with no backend made (the stack outputs
     derive it in the program)."""
     return JobRecord(root, parse_job_name(name)).path.as_uri()
+
+
+def output_directory_at(root: Path, name: str, named: str) -> str:
+    """``LocalBackend(root).output_directory(name)`` of a job whose request names
+    ``named`` as its base output directory ("" for none), with no backend made."""
+    return named or str(JobRecord(root, parse_job_name(name)).default_output_dir)
 
 
 def logs_url_at(root: Path, name: str) -> str:
@@ -293,10 +299,8 @@ class LocalBackend:
 
         A tuning job's trials write under ``<this>/<trial id>/``.
         """
-        record = self._record(name)
-        job = json.loads(record.job_file.read_text())
-        named = job_spec_of(job).get("baseOutputDirectory", {}).get("outputUriPrefix")
-        return named or str(record.default_output_dir)
+        job = json.loads(self._record(name).job_file.read_text())
+        return output_directory_at(self.root, name, named_output_directory(job))
 
     def pids(self, name: str) -> list[int]:
         """The job's live processes: supervisor, replicas (every trial's), and the rest of
