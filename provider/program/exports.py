@@ -144,7 +144,8 @@ def job_view(
     ``resource_name``, and its ``read_outputs``) and what the waiter has ``seen`` (its
     ``states``, ``attempts`` and ``trials`` outputs): the newer of each. The job ID, its
     pages, its output directory (from ``named_output``, what its request names) and its
-    model directory are derived here from the job it runs as, and recorded nowhere else."""
+    model directory are derived here from the job it runs as (its last attempt's, with
+    ``retry``)."""
     attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
     state = latest_state(recorded.get("state") or "", seen.get("states"), name)
     resource_name = last_attempts(attempts, "resource_name") or str(

@@ -32,8 +32,10 @@ job look changed (which would replace it):
   form) beside the config keys (those of the settings left out), and the outputs
   repeated them, with ``resource_name``, ``job_id`` and ``model_directory``. Such a
   state keeps its shape (``migrate_job`` leaves it): its recorded request is what the
-  job was submitted with, so a diff compares the new job's request with it, and the
-  next update or refresh writes today's shape. Outputs added meanwhile (``failure``,
+  job was submitted with, so a diff compares the new job's request with it. The
+  engine records today's inputs at the next `pulumi up` (the job unchanged), and the
+  outputs of today's shape at the job's next update (a refresh keeps the shape it
+  reads). Outputs added meanwhile (``failure``,
   ``attempts``, the waiter's ``reasons`` and ``attempts``) and the optional inputs
   ``wait.start_timeout_s`` and ``retry`` needed no new version: a state without them
   reads as a job that has none.
