@@ -126,6 +126,21 @@ class TestCheck:
         with pytest.raises(AssertionError, match="parsed"):
             TrainingJobProvider().check(before, registered(None, {"image": IMAGE, "args": ["x"]}))
 
+    def test_an_unchanged_job_is_not_diffed_by_parsing(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """diff of a job recorded as the program now sends it is no change without a
+        parse; a recorded failure (a `retry` may have an attempt left) is parsed."""
+        inputs = checked(None, {"image": IMAGE})
+
+        def parse_job(*_args: Any) -> None:
+            raise AssertionError("parsed")
+
+        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        assert not TrainingJobProvider().diff("id", {**inputs, "state": "RUNNING"}, inputs).changes
+        with pytest.raises(AssertionError, match="parsed"):
+            TrainingJobProvider().diff("id", {**inputs, "state": "FAILED"}, inputs)
+
     def test_check_and_diff_load_no_google_client(self) -> None:
         """A no-change preview (check, then diff) imports no Google client library."""
         props = registered(None, {"image": IMAGE})

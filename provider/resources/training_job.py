@@ -207,7 +207,7 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
     """The outputs of a job from what its backend reports."""
     from provider.api.bodies import named_output_directory
 
-    base = (backend.output_directory(status.name) or named_output_directory(request)).rstrip("/")
+    base = backend.output_directory(status.name) or named_output_directory(request)
     return {
         "state": status.state,
         "error": status.error,
@@ -267,9 +267,8 @@ class TrainingJobProvider(ConfiguredProvider):
         outputs."""
         return _job_inputs(migrate_job(props), self.output_keys)
 
-    def _inputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        """The job's recorded inputs with what the operations need (``recorded_view``)."""
-        recorded = self._recorded(props)
+    def _view(self, recorded: Mapping[str, Any]) -> dict[str, Any]:
+        """The job's ``recorded`` inputs with what the operations need (``recorded_view``)."""
         try:
             return recorded_view(recorded)
         except SpecError as exc:
@@ -352,13 +351,14 @@ class TrainingJobProvider(ConfiguredProvider):
         )
 
     def create(self, props: Any) -> CreateResult:
-        inputs = self._inputs(props)
+        recorded = self._recorded(props)
+        inputs = self._view(recorded)
         # What slows a submission down (a request quota) is shown on the job's row.
         log = EngineLog.from_process(
             resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
         )
         with contextlib.closing(log), backend_notices(log):
-            return self._create(inputs, self._recorded(props))
+            return self._create(inputs, recorded)
 
     def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:
         if inputs.get("adopt"):
@@ -417,21 +417,23 @@ class TrainingJobProvider(ConfiguredProvider):
         return backend.get(id_), backend, []
 
     def read(self, id_: str, props: Any) -> ReadResult:
-        inputs = self._inputs(props)
+        recorded = self._recorded(props)
+        inputs = self._view(recorded)
         status, backend, attempts = self._follow(id_, inputs)
         if status is None:
             return ReadResult("", {})
-        outs = self._outputs(self._recorded(props), inputs, status, backend, attempts)
+        outs = self._outputs(recorded, inputs, status, backend, attempts)
         return ReadResult(status.name, outs)
 
     def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
-        inputs = self._inputs(news)
+        recorded = self._recorded(news)
+        inputs = self._view(recorded)
         status, backend, attempts = self._follow(id_, inputs)
         if status is None:
             raise BackendError(
                 f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
             )
-        return UpdateResult(self._outputs(self._recorded(news), inputs, status, backend, attempts))
+        return UpdateResult(self._outputs(recorded, inputs, status, backend, attempts))
 
     def delete(self, id_: str, props: Any) -> None:
         if not id_ or id_ in _TAKEN_OVER:
@@ -442,7 +444,7 @@ class TrainingJobProvider(ConfiguredProvider):
         # (one the waiter submitted after the one this state records included), so none
         # is left behind. Any other is deleted by its resource name alone.
         if recorded.get("retry"):
-            inputs = self._inputs(props)
+            inputs = self._view(recorded)
             if inputs.get("retry") and not inputs.get("adopt"):
                 job = Attempts(inputs, self.settings)
                 for attempt in job.find():
