@@ -80,17 +80,14 @@ class Kind:
 
     def registered(self, fake: FakeVertex) -> dict[str, Any]:
         """The properties __main__.py registers for the job, before check."""
-        return {
-            "name": self.name,
-            "config": self.config,
-            "stack": {
-                "stack": "test",
-                "project": PROJECT,
-                "region": REGION,
-                "backend": "vertex",
-                "api_endpoint": fake.address,
-            },
+        stack = {
+            "stack": "test",
+            "project": PROJECT,
+            "region": REGION,
+            "backend": "vertex",
+            "api_endpoint": fake.address,
         }
+        return {"job": {"name": self.name, "config": self.config, "stack": stack}}
 
     def checked(self, fake: FakeVertex) -> dict[str, Any]:
         result = configured(self.provider(), fake).check({}, self.registered(fake))

@@ -1,6 +1,6 @@
 """Upgrading a stack from the last release of each earlier state schema: schema 1 (before
-the schema was named) and schema 2 (a job recorded what its check derived: the request,
-location and settings).
+the schema was named), schema 2 (a job recorded what its check derived: the request,
+location and settings) and schema 3 (a job recorded its config's keys one by one).
 
 A stack brought up by that release (its code taken from git, as a user would have had it)
 is previewed and updated by this one: nothing is replaced, no job is submitted again,
@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from provider.resources.state import SCHEMA_VERSION
 from provider.testing.fake_vertex import FakeVertex
 from tests.engine import REPO, Project, tools_missing, vertex_stack
 
@@ -30,10 +31,13 @@ from tests.engine import REPO, Project, tools_missing, vertex_stack
 SCHEMA_1_RELEASE = "0361723"
 #: The last release that wrote schema 2.
 SCHEMA_2_RELEASE = "365f823"
+#: The last release that wrote schema 3.
+SCHEMA_3_RELEASE = "e0c255e"
 #: The module each release pickled the job provider from.
 PROVIDER_MODULES = {
     SCHEMA_1_RELEASE: b"provider.training_job",
     SCHEMA_2_RELEASE: b"provider.resources.training_job",
+    SCHEMA_3_RELEASE: b"provider.resources.training_job",
 }
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
 
@@ -84,7 +88,7 @@ def steps(preview: str) -> dict[str, str]:
 class TestUpgrade:
     """A stack of an earlier release, taken over by this one."""
 
-    @pytest.mark.parametrize("release", [SCHEMA_1_RELEASE, SCHEMA_2_RELEASE])
+    @pytest.mark.parametrize("release", list(PROVIDER_MODULES))
     def test_nothing_is_replaced_or_lost(self, tmp_path: Path, release: str) -> None:
         """Preview shows no change; the first up keeps the job still configured and deletes
         the one removed (through the provider the old state names); no job is submitted
@@ -115,8 +119,9 @@ class TestUpgrade:
             assert len(creates) == 2
             [kept] = job_resources(project)
             # The inputs are today's: the job as written, nothing derived or per machine.
-            assert kept["inputs"]["schema"] == 3
-            assert not {"connection", "request", "location"} & set(kept["inputs"])
+            assert kept["inputs"]["schema"] == SCHEMA_VERSION
+            assert kept["inputs"]["config"] == job("keep")
+            assert set(kept["inputs"]) == {"__provider", "name", "schema", "stack", "config"}
 
 
 def job_resources(project: Project) -> list[dict[str, Any]]:

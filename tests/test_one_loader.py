@@ -267,7 +267,7 @@ def run_program(cli: CliProject, name: str) -> ProgramRun:
         patch.setattr(program_settings, "load_stack", recording_load)
         contextvars.Context().run(run)
     assert len(loaded) == 1, "the program reads its stack once"
-    jobs = {r.inputs["name"]: r for r in graph.registrations if r.type in PROVIDERS}
+    jobs = {r.inputs["job"]["name"]: r for r in graph.registrations if r.type in PROVIDERS}
     return ProgramRun(loaded[0], jobs, error[0] if error else None)
 
 
@@ -440,7 +440,7 @@ class TestProgram:
             # The mocks put the root stack's type in the URN's type chain; the engine not.
             assert registration.urn.startswith(f"urn:pulumi:{name}::{PROJECT}::")
             assert registration.urn.endswith(f"{registration.type}::{job}")
-            assert registration.inputs["config"] == loaded.config
+            assert registration.inputs["job"]["config"] == loaded.config
             result = checked(job, registration)
             failures = [failure.reason for failure in result.failures]
             if loaded.job is None:

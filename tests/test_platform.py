@@ -35,7 +35,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from provider import packaging
-from provider.resources.state import recorded_view
+from provider.resources.state import SCHEMA_VERSION, recorded_view
 from provider.resources.training_job import TrainingJobProvider
 from provider.stackconfig import load_stack
 from provider.stackconfig.platform import resolve_platform
@@ -632,7 +632,8 @@ class TestSecretJobs:
     """A secret in vertex-training:jobs keeps each job's config secret."""
 
     def test_job_inputs_are_secret(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """config and every derived input are secret inputs and additional secret outputs."""
+        """The config (every key of the job as written) is secret: in the job's input, as
+        the checked input ``config`` and as an additional secret output."""
         stack_file = project / "stacks" / "Pulumi.local.yaml"
         config, _ = stack_config(stack_file)
         jobs = json.loads(config["vertex-training:jobs"])
@@ -644,10 +645,13 @@ class TestSecretJobs:
         )
         graph = run_program(stack_file, project, monkeypatch)
         job = graph.named("example")
+        # The job's one input carries the secret config (the SDK makes the whole value
+        # secret); a secret placeholder marks the checked input of the same name,
+        # ``config``, secret. The stack settings get no secret input of their name.
+        assert rpc.is_rpc_secret(job.inputs["job"])
         assert rpc.is_rpc_secret(job.inputs["config"])
-        assert rpc.is_rpc_secret(job.inputs["env"])
-        assert {"config", "env", "python_package"} <= set(job.secret_outputs)
-        assert not rpc.is_rpc_secret(job.inputs["stack"])
+        assert not {"name", "stack"} & set(job.inputs)
+        assert set(job.secret_outputs) == {"config"}
 
 
 class TestTrainingJobCheckWithUnknowns:
@@ -669,11 +673,8 @@ class TestTrainingJobCheckWithUnknowns:
     @pytest.mark.parametrize("unknown", [Unknown(), rpc.UNKNOWN], ids=["object", "sentinel"])
     def test_unknown_tensorboard_passes_through(self, unknown: Any) -> None:
         """check validates the job and leaves the TensorBoard unknown in the request."""
-        news = {
-            "name": "job",
-            "config": {"image": "us-docker.pkg.dev/p/r/i:1", "tensorboard": True},
-            "stack": self.stack(unknown),
-        }
+        config = {"image": "us-docker.pkg.dev/p/r/i:1", "tensorboard": True}
+        news = {"job": {"name": "job", "config": config, "stack": self.stack(unknown)}}
         result = TrainingJobProvider().check({}, news)
         assert result.failures == []
         # The sentinel string is how the host serializes an unknown back to the engine.
@@ -683,9 +684,10 @@ class TestTrainingJobCheckWithUnknowns:
     def test_other_unknown_settings_defer_the_check(self) -> None:
         """An unknown setting the spec would transform is not guessed at: no check yet."""
         stack = {**self.stack(None), "output_root": Unknown()}
-        news = {"name": "job", "config": {"image": "x"}, "stack": stack}
+        news = {"job": {"name": "job", "config": {"image": "x"}, "stack": stack}}
         result = TrainingJobProvider().check({}, news)
-        assert result.failures == [] and result.inputs == news
+        assert result.failures == []
+        assert result.inputs == {**news["job"], "schema": SCHEMA_VERSION}
 
     def test_first_preview_of_the_dev_stack(
         self, project: Path, monkeypatch: pytest.MonkeyPatch
@@ -695,16 +697,17 @@ class TestTrainingJobCheckWithUnknowns:
             project / "stacks" / "Pulumi.dev.yaml", project, monkeypatch, preview=True
         )
         job = graph.named("example")
-        assert isinstance(job.inputs["stack"]["tensorboard"], Unknown)
+        assert isinstance(job.inputs["job"]["stack"]["tensorboard"], Unknown)
         spec = checked(job)["request"]["jobSpec"]
         assert spec["tensorboard"] == rpc.UNKNOWN
         assert spec["serviceAccount"] == DEV_ACCOUNT  # everything else is known
 
     def test_unknown_config_is_not_validated_yet(self) -> None:
         """A wholly unknown config is passed on unchecked, not crashed on."""
-        news = {"name": "job", "config": Unknown(), "stack": {"stack": "dev"}}
+        news = {"job": {"name": "job", "config": Unknown(), "stack": {"stack": "dev"}}}
         result = TrainingJobProvider().check({}, news)
-        assert result.failures == [] and result.inputs == news
+        assert result.failures == []
+        assert result.inputs == {**news["job"], "schema": SCHEMA_VERSION}
 
 
 class TestPlatformSpec:

@@ -1,5 +1,5 @@
-"""The job resources' state schema: what schema 3 records, how states of schemas 1 and 2
-read, and the provider settings that replaced the per-job ``connection``."""
+"""The job resources' state schema: what schema 4 records, how states of schemas 1, 2 and
+3 read, and the provider settings that replaced the per-job ``connection``."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 
 from provider.api.bodies import canonical_request
 from provider.resources.state import (
+    FLAT_SCHEMA_VERSION,
     SCHEMA_KEY,
     SCHEMA_VERSION,
     VIEW_SCHEMA_VERSION,
     ProviderSettings,
     migrate_job,
+    migrate_recorded,
     migrate_waiter,
     recorded_view,
 )
@@ -36,9 +39,16 @@ OLD_CONNECTION = {
 
 
 def checked(config: dict[str, Any]) -> dict[str, Any]:
-    result = TrainingJobProvider().check({}, {"name": "train", "config": config, "stack": STACK})
+    news = {"job": {"name": "train", "config": config, "stack": STACK}}
+    result = TrainingJobProvider().check({}, news)
     assert not result.failures, [f.reason for f in result.failures]
     return dict(result.inputs)
+
+
+def schema_3(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Today's checked inputs as schema 3 recorded them: the config's keys one by one."""
+    flat = {k: v for k, v in inputs.items() if k != "config"}
+    return {**inputs["config"], **flat, SCHEMA_KEY: FLAT_SCHEMA_VERSION}
 
 
 def schema_2(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -55,13 +65,27 @@ def schema_1(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 class TestMigrateJob:
-    """migrate_job: a job's state of schema 1 -> schema 2's shape; 2 and 3 as they are."""
+    """migrate_job: a job's state of schema 1 -> schema 2's shape; 2, 3 and 4 as they are.
+    migrate_recorded: schema 3's recorded inputs -> schema 4's."""
 
-    def test_schema_3_records_the_job_as_written(self) -> None:
-        """Today's checked inputs: the config keys, name, stack settings and schema."""
+    def test_schema_4_records_the_job_as_written(self) -> None:
+        """Today's checked inputs: the config as written, name, stack settings and schema."""
         config = {"image": IMAGE, "wait": "succeeded"}
         today = checked(config)
-        assert today == {**config, "name": "train", "stack": STACK, SCHEMA_KEY: SCHEMA_VERSION}
+        assert today == {
+            "name": "train",
+            "stack": STACK,
+            SCHEMA_KEY: SCHEMA_VERSION,
+            "config": config,
+        }
+
+    def test_schema_3_reads_as_schema_4(self) -> None:
+        """The config keys schema 3 recorded one by one are today's config; other schemas
+        are left to the readers that know them."""
+        today = checked({"image": IMAGE, "wait": "succeeded", "args": ["--x"]})
+        assert migrate_recorded(schema_3(today)) == today
+        assert migrate_recorded(today) == today
+        assert migrate_recorded(schema_2(today)) == schema_2(today)
 
     def test_schema_1_loses_its_connection_and_gains_the_version(self) -> None:
         """The per-job connection is dropped; the version is recorded; nothing else moves."""
@@ -71,10 +95,11 @@ class TestMigrateJob:
         assert migrated[SCHEMA_KEY] == VIEW_SCHEMA_VERSION
         assert migrated == schema_2(today)
 
-    def test_schemas_2_and_3_are_left_as_they_are(self) -> None:
-        """Migrating a state of schema 2 or 3 gives it back unchanged."""
+    def test_schemas_2_to_4_are_left_as_they_are(self) -> None:
+        """Migrating a state of schema 2, 3 or 4 gives it back unchanged."""
         today = checked({"image": IMAGE, "wait": "succeeded"})
         assert migrate_job(today) == today
+        assert migrate_job(schema_3(today)) == schema_3(today)
         assert migrate_job(schema_2(today)) == schema_2(today)
         assert migrate_job(migrate_job(schema_1(today))) == schema_2(today)
 
@@ -86,11 +111,11 @@ class TestMigrateJob:
 
 
 class TestUpgradeDiff:
-    """An upgrade from schema 1 or 2 shows no change, so it replaces nothing."""
+    """An upgrade from schema 1, 2 or 3 shows no change, so it replaces nothing."""
 
     def test_earlier_schemas_are_no_change(self) -> None:
-        """diff(schema-1 or -2 state, today's check of the same config) has no changes,
-        with the outputs schema 2 recorded beside its inputs."""
+        """diff(schema-1, -2 or -3 state, today's check of the same config) has no changes,
+        with the outputs each recorded beside its inputs."""
         today = checked({"image": IMAGE, "wait": "succeeded"})
         outputs = {
             "resource_name": "projects/acme/locations/us-central1/customJobs/1",
@@ -98,25 +123,49 @@ class TestUpgradeDiff:
             "console_url": "https://console/1",
             "state": "RUNNING",
         }
-        for old in (schema_1(today), schema_2(today), {**schema_2(today), **outputs}):
+        flat_outputs = {"state": "RUNNING", "error": "", "failure": {}, "attempts": []}
+        for old in (
+            schema_1(today),
+            schema_2(today),
+            {**schema_2(today), **outputs},
+            {**schema_3(today), **flat_outputs},
+        ):
             diff = TrainingJobProvider().diff("id", old, today)
             assert not diff.changes and diff.replaces == []
 
+    def test_an_unchanged_schema_3_job_is_not_parsed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A schema-3 job checked and diffed with the config it was recorded with gives
+        today's inputs and no change without a parse (a no-change preview after the
+        upgrade parses no job, as before it)."""
+        today = checked({"image": IMAGE, "args": ["--x"]})
+
+        def parse_job(*_args: Any) -> None:
+            raise AssertionError("parsed")
+
+        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        news = {"job": {"name": "train", "config": today["config"], "stack": STACK}}
+        result = TrainingJobProvider().check(schema_3(today), news)
+        assert (result.inputs, result.failures) == (today, [])
+        old = {**schema_3(today), "state": "RUNNING", "error": ""}
+        assert not TrainingJobProvider().diff("id", old, result.inputs).changes
+
     def test_a_real_change_still_replaces(self) -> None:
-        """A schema-1 or -2 state whose request differs is still replaced, naming the key:
-        its recorded request is what the job was submitted with."""
+        """A schema-1, -2 or -3 state whose request differs is still replaced, naming the
+        key: schema 1 and 2 recorded the request the job was submitted with; schema 3,
+        the config it was derived from."""
         new = checked({"image": "us-docker.pkg.dev/acme/train/trainer:2"})
-        for old in (schema_1(checked({"image": IMAGE})), schema_2(checked({"image": IMAGE}))):
-            diff = TrainingJobProvider().diff("id", old, new)
+        old = checked({"image": IMAGE})
+        for older in (schema_1(old), schema_2(old), schema_3(old)):
+            diff = TrainingJobProvider().diff("id", older, new)
             assert "request" in diff.replaces and "image" in diff.replaces
 
     def test_a_stack_setting_that_changes_the_request_replaces(self) -> None:
-        """Schema 3 derives the request from the config and the stack settings: a new
-        region is a new request and location."""
+        """Schema 3 and 4 derive the request from the config and the stack settings: a
+        new region is a new request and location."""
         old = checked({"image": IMAGE})
         stack = {**STACK, "region": "europe-west4"}
         new = TrainingJobProvider().check(
-            {}, {"name": "train", "config": {"image": IMAGE}, "stack": stack}
+            {}, {"job": {"name": "train", "config": {"image": IMAGE}, "stack": stack}}
         )
         assert not new.failures
         diff = TrainingJobProvider().diff("id", old, new.inputs)
@@ -125,8 +174,11 @@ class TestUpgradeDiff:
     def test_a_config_that_no_longer_reads_is_replaced(self) -> None:
         """A recorded config this release cannot read as a job (say, a key a later release
         dropped) counts as changed everywhere: the job is replaced, not kept unknown."""
-        old = {**checked({"image": IMAGE}), "no_such_key": 1}
-        diff = TrainingJobProvider().diff("id", old, checked({"image": IMAGE}))
+        today = checked({"image": IMAGE})
+        old = {**today, "config": {**today["config"], "no_such_key": 1}}
+        diff = TrainingJobProvider().diff("id", old, today)
+        assert diff.changes and "request" in diff.replaces
+        diff = TrainingJobProvider().diff("id", {**schema_3(today), "no_such_key": 1}, today)
         assert diff.changes and "request" in diff.replaces
 
     def test_waiter_entries_of_earlier_releases_are_no_change(self) -> None:

@@ -34,17 +34,14 @@ IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
 def registered(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
     """The properties __main__.py registers for a job, before check."""
     address = fake.address if fake else "127.0.0.1:1"
-    return {
-        "name": name,
-        "config": config,
-        "stack": {
-            "stack": "test",
-            "project": "test-project",
-            "region": "us-central1",
-            "backend": "vertex",
-            "api_endpoint": address,
-        },
+    stack = {
+        "stack": "test",
+        "project": "test-project",
+        "region": "us-central1",
+        "backend": "vertex",
+        "api_endpoint": address,
     }
+    return {"job": {"name": name, "config": config, "stack": stack}}
 
 
 def checked(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
@@ -86,8 +83,8 @@ class TestCheck:
         schema, and nothing derived from them."""
         config = {"image": IMAGE, "args": ["--x"], "wait": "succeeded"}
         inputs = checked(None, config)
-        stack = registered(None, {})["stack"]
-        assert inputs == {**config, "name": "train", "schema": 3, "stack": stack}
+        stack = registered(None, {})["job"]["stack"]
+        assert inputs == {"name": "train", "schema": 4, "stack": stack, "config": config}
 
     def test_the_view_gives_the_request_and_settings(self) -> None:
         """What the operations derive: the API request, the wait policy, the location."""
@@ -226,6 +223,10 @@ class TestCreate:
         # Nothing the ID or the config derive is recorded again.
         derived = {"resource_name", "job_id", "console_url", "logs_url", "request", "location"}
         assert not derived & set(result.outs)
+        # The outputs the program reads are recorded even empty; the others only when set.
+        assert result.outs["error"] == ""
+        reported = {"state", "error", "create_time"}
+        assert set(result.outs) == {*inputs, *reported}
 
     def test_adopts_the_job_an_interrupted_run_submitted(self, fake: FakeVertex) -> None:
         """A job already carrying this identity is taken over, not submitted again."""
@@ -314,7 +315,8 @@ class TestReadAndDelete:
         wait_until_succeeded(created, fake)
         read = provider.read(created.id, created.outs)
         assert read.id == created.id and read.outs["state"] == "SUCCEEDED"
-        assert read.outs["end_time"]
+        assert read.outs["end_time"] and read.outs["start_time"]
+        assert "failure" not in read.outs and "attempts" not in read.outs
 
     def test_delete_cancels_a_running_job_first(self) -> None:
         """A running job is cancelled, waited for, then deleted."""
@@ -398,7 +400,7 @@ class TestWaiter:
         )
         old = waited(old_entry["resource_name"])
         olds = {"jobs": {"old": old}, "states": {"old": "SUCCEEDED"}}
-        stack = registered(fake, {})["stack"]
+        stack = registered(fake, {})["job"]["stack"]
         news = {"jobs": {"old": old, "new": waited(new_entry["resource_name"])}, "stack": stack}
         before = len(fake.calls)
         result = waiter.update("jobs", olds, news)
@@ -425,7 +427,7 @@ class TestWaitEntries:
             "gcp:region": "us-central1",
             "vertex-training:jobs": {"train": config},
         }
-        stack = registered(fake, {})["stack"]
+        stack = registered(fake, {})["job"]["stack"]
         entries = wait_entries({"train": waited("projects/x")}, stack, keys, Path.cwd())
         entry = entries["train"]
         assert entry["resource_name"] == "projects/x"

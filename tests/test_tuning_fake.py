@@ -379,17 +379,14 @@ class TestVertexBackendTuning:
 
 
 def registered(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": "sweep",
-        "config": config,
-        "stack": {
-            "stack": "test",
-            "project": PROJECT,
-            "region": REGION,
-            "backend": "vertex",
-            "api_endpoint": fake.address,
-        },
+    stack = {
+        "stack": "test",
+        "project": PROJECT,
+        "region": REGION,
+        "backend": "vertex",
+        "api_endpoint": fake.address,
     }
+    return {"job": {"name": "sweep", "config": config, "stack": stack}}
 
 
 def tuning(fake: FakeVertex) -> HyperparameterTuningJobProvider:
@@ -579,7 +576,7 @@ class TestTuningJobProvider:
         created = tuning(fake).create(checked(fake, tuning_config()))
         waiter = waiter_for(fake, {"sweep": tuning_config(wait="succeeded")})
         result = waiter.create(
-            {"jobs": {"sweep": waited(created.id)}, "stack": registered(fake, {})["stack"]}
+            {"jobs": {"sweep": waited(created.id)}, "stack": registered(fake, {})["job"]["stack"]}
         )
         assert result.outs["states"] == {"sweep": "SUCCEEDED"}
         seen = result.outs["trials"]["sweep"]
@@ -592,11 +589,8 @@ class TestTuningJobProvider:
 
     def test_check_and_diff_load_no_google_client(self) -> None:
         """A no-change preview of a tuning job (check, then diff) imports no Google client."""
-        props = {
-            "name": "sweep",
-            "config": tuning_config(),
-            "stack": {"stack": "test", "project": PROJECT, "region": REGION, "backend": "vertex"},
-        }
+        stack = {"stack": "test", "project": PROJECT, "region": REGION, "backend": "vertex"}
+        props = {"job": {"name": "sweep", "config": tuning_config(), "stack": stack}}
         script = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})

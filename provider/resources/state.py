@@ -1,9 +1,9 @@
 """What the job resources keep in the Pulumi state: named types, a schema version, and the
 one migration from what earlier releases wrote.
 
-A job resource's state is its checked inputs (the job's own config keys as written,
-flattened so that ``pulumi preview --diff`` names each one, the stack settings it was
-given, its name and the schema) and the outputs its backend reports (``JobOutputs``).
+A job resource's state is its checked inputs (the job's config as written, under
+``config``; the stack settings it was given; its name and the schema) and the outputs its
+backend reports (``JobOutputs``).
 What the providers' operations need of a job (``JobView``: the exact request, where it
 runs, its wait, adopt and retry settings) is derived from those inputs where it is
 needed, never recorded (``recorded_view``). The waiter keeps one ``Waited`` per
@@ -39,7 +39,14 @@ job look changed (which would replace it):
   ``attempts``, the waiter's ``reasons`` and ``attempts``) and the optional inputs
   ``wait.start_timeout_s`` and ``retry`` needed no new version: a state without them
   reads as a job that has none.
-- schema 3: as described at the top and by the types below.
+- schema 3 (releases up to e0c255e): the inputs held the config's keys one by one, beside
+  ``name``, ``schema`` and ``stack`` (and a secret config, one secret input per key).
+  The engine logs and copies every top-level property of every provider call, so
+  schema 4 keeps the config under one key. ``migrate_recorded`` nests schema 3's keys:
+  such a state reads as today's and an upgrade shows no change; the engine records
+  today's inputs at the next `pulumi up`, and the outputs at the job's next update.
+- schema 4: as described at the top and by the types below. Its outputs leave out the
+  empty ones (``JobOutputs``); a state that has them reads the same.
 
 The provider classes that earlier releases pickled into the state moved modules with
 schema 2; ``provider._moved`` lets the old names load.
@@ -62,15 +69,19 @@ if TYPE_CHECKING:
     from provider.stackconfig import JobSpec
 
 #: The shape of the state the job resources write today.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: The schema whose inputs held the config's keys one by one (``migrate_recorded``).
+FLAT_SCHEMA_VERSION = 3
 #: The schema whose inputs recorded a ``JobView``: what ``migrate_job`` brings older ones to.
 VIEW_SCHEMA_VERSION = 2
 #: The input that records it.
 SCHEMA_KEY = "schema"
 #: Where the local backend keeps job records, logs and outputs, under the project.
 LOCAL_ROOT = ".local-jobs"
-#: A job's checked inputs besides its config keys (schema 3).
+#: A job's checked inputs besides its config (schema 3 and 4).
 RECORDED_KEYS = ("name", SCHEMA_KEY, "stack")
+#: The input that holds the job's config as written (schema 4).
+CONFIG_KEY = "config"
 #: Keys of schema 1 that schema 2 no longer keeps.
 DROPPED_KEYS = ("connection", "request_labels")
 
@@ -126,7 +137,9 @@ class JobView(TypedDict):
 
 class JobOutputs(TypedDict):
     """What a job's backend reports, as the resource's outputs (its resource name is its
-    ID)."""
+    ID). The resource records ``state`` and ``error`` always, the others when they are
+    not empty (``training_job.EXPORTED_OUTPUT_KEYS``): a reader takes a missing one as
+    empty."""
 
     state: str
     error: str
@@ -139,7 +152,8 @@ class JobOutputs(TypedDict):
     #: class, code, message, fix, replica); {} for any other state.
     failure: dict[str, Any]
     #: Every attempt of a job with ``retry`` (attempt, region, strategy, state, class,
-    #: resource_name, job_id, console_url, logs_url), oldest first; [] for any other job.
+    #: resource_name, job_id, console_url, logs_url), oldest first (recorded even when
+    #: empty); [] for any other job.
     attempts: list[dict[str, Any]]
 
 
@@ -210,9 +224,9 @@ class ProviderSettings:
 
 def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
     """A job resource's state (inputs and outputs) of schema 1 in schema 2's shape;
-    unchanged when it is schema 2 or 3 (see the module docstring)."""
+    unchanged when it is schema 2, 3 or 4 (see the module docstring)."""
     migrated = dict(props)
-    if migrated.get(SCHEMA_KEY) in (VIEW_SCHEMA_VERSION, SCHEMA_VERSION):
+    if migrated.get(SCHEMA_KEY) in (VIEW_SCHEMA_VERSION, FLAT_SCHEMA_VERSION, SCHEMA_VERSION):
         return migrated
     for key in DROPPED_KEYS:
         migrated.pop(key, None)
@@ -241,16 +255,28 @@ def view_of(spec: JobSpec, stack_name: str) -> JobView:
     return view
 
 
+def migrate_recorded(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's recorded inputs (its state without engine keys and outputs) of schema 3 in
+    schema 4's shape: the config's keys under ``config``. Any other schema as it is."""
+    if recorded.get(SCHEMA_KEY) != FLAT_SCHEMA_VERSION:
+        return dict(recorded)
+    nested = {key: recorded[key] for key in RECORDED_KEYS if key in recorded}
+    config = {key: value for key, value in recorded.items() if key not in RECORDED_KEYS}
+    return {**nested, SCHEMA_KEY: SCHEMA_VERSION, CONFIG_KEY: config}
+
+
 def same_job(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether two recorded inputs of schema 3 hold the same config and stack settings."""
+    """Whether two recorded inputs of schema 4 hold the same config and stack settings."""
     return all(r.get(SCHEMA_KEY) == SCHEMA_VERSION for r in (old, new)) and old == new
 
 
 def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
-    """A job's recorded inputs (its state without engine keys and outputs) with its
-    ``JobView``: read from a state of schema 2 or older, which recorded them; else
-    derived by parsing the recorded config against the recorded stack settings, as
-    ``check`` parsed it. A config that no longer parses raises ``SpecError``."""
+    """A job's recorded inputs (its state without engine keys and outputs, in schema 4's
+    shape or 2's) with its ``JobView``: read from a state of schema 2 or older, which
+    recorded them; else derived by parsing the recorded config against the recorded
+    stack settings, as ``check`` parsed it. The config's keys are given one by one
+    beside the view's, so that a diff names each key that changed. A config that no
+    longer parses raises ``SpecError``."""
     if "request" in recorded:
         return dict(recorded)
     from provider import stackconfig
@@ -261,9 +287,13 @@ def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError) as exc:
         issue = Issue(job_key(name), recorded.get("stack"), f"unreadable stack settings: {exc}")
         raise SpecError([issue]) from exc
-    config = {k: v for k, v in recorded.items() if k not in RECORDED_KEYS}
+    config = recorded.get(CONFIG_KEY)
+    if not isinstance(config, Mapping):
+        issue = Issue(job_key(name), config, "the recorded config is no mapping")
+        raise SpecError([issue])
     spec = stackconfig.parse_job(name, whole_numbers(config), stack)
-    return {**recorded, **view_of(spec, stack.stack)}
+    others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
+    return {**config, **others, **view_of(spec, stack.stack)}
 
 
 def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:

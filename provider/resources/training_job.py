@@ -69,6 +69,7 @@ from provider.keys import job_key
 from provider.resources.listing import StackListing
 from provider.resources.progress import EngineLog, backend_notices, resource_urn
 from provider.resources.state import (
+    CONFIG_KEY,
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ConfiguredProvider,
@@ -76,6 +77,7 @@ from provider.resources.state import (
     ProviderSettings,
     engine_numbers,
     migrate_job,
+    migrate_recorded,
     recorded_view,
     same_job,
     whole_numbers,
@@ -88,8 +90,6 @@ if TYPE_CHECKING:
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
-#: The stack config keys of a job that hold provider-side settings.
-SETTINGS_KEYS = ("wait", "adopt", "retry")
 #: ``RUN_KEYS`` (``provider.api.bodies``) say what runs and where. When one changes the
 #: job is replaced, and the replacement lists every changed key (the user's config keys
 #: among them); a change to config keys that leaves these alone (say, writing out a
@@ -99,6 +99,9 @@ SETTINGS_KEYS = ("wait", "adopt", "retry")
 UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
+#: The one input the program gives a job's resource: its name, config and stack settings
+#: (``TrainingJob``), which ``check`` turns into the job's recorded inputs.
+JOB_INPUT = "job"
 
 #: Length of the request hash kept in the identity label (hex digits).
 IDENTITY_HASH_LEN = 40
@@ -138,6 +141,11 @@ OUTPUT_KEYS = (
     "failure",
     "attempts",
 )
+#: The outputs the program reads of every TrainingJob (``TrainingJob.exported``): always
+#: recorded, so that a preview sees them known. The others are left out when empty (every
+#: key of every job is carried and logged by the engine at each step); a job with
+#: ``retry`` always records ``attempts``, which its stack outputs read.
+EXPORTED_OUTPUT_KEYS = ("state", "error")
 #: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
 DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
 
@@ -245,6 +253,7 @@ class TrainingJobProvider(ConfiguredProvider):
 
     #: The outputs of this kind of job, besides its inputs, and its resource's type.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
+    exported_keys: tuple[str, ...] = EXPORTED_OUTPUT_KEYS
     resource_type: ClassVar[str] = "TrainingJob"
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
@@ -263,9 +272,9 @@ class TrainingJobProvider(ConfiguredProvider):
         return dict(_status_outputs(status, backend, request))
 
     def _recorded(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        """The job's checked inputs as recorded (any schema), without engine keys and
-        outputs."""
-        return _job_inputs(migrate_job(props), self.output_keys)
+        """The job's checked inputs as recorded (any schema; schema 3's in schema 4's
+        shape), without engine keys and outputs."""
+        return migrate_recorded(_job_inputs(migrate_job(props), self.output_keys))
 
     def _view(self, recorded: Mapping[str, Any]) -> dict[str, Any]:
         """The job's ``recorded`` inputs with what the operations need (``recorded_view``)."""
@@ -281,12 +290,15 @@ class TrainingJobProvider(ConfiguredProvider):
     def check(self, olds: Any, news: Any) -> CheckResult:
         from provider import stackconfig
 
-        name = news["name"]
-        stack_values = news.get("stack")
-        if _unknown(news.get("config")) or _unknown(stack_values):
+        job = news[JOB_INPUT]
+        name, config, stack_values = job["name"], job.get(CONFIG_KEY), job.get("stack")
+        # The job as written; what runs is derived from it again where it is needed
+        # (``recorded_view``).
+        unchecked = {"name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack_values}
+        if _unknown(config) or _unknown(stack_values):
             # Not known yet (computed from resources still to be created): nothing can be
             # validated now; the check at `pulumi up` sees the values.
-            return CheckResult(news, [])
+            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
         # In a preview, stack settings may hold values known only once the platform
         # exists (the name of a TensorBoard still to be created). Those the spec passes
         # through verbatim go in as Pulumi's unknown sentinel and come out of the request
@@ -294,24 +306,22 @@ class TrainingJobProvider(ConfiguredProvider):
         # Any other unknown setting means the job cannot be validated yet.
         unknown = {key for key, value in stack_values.items() if _unknown(value)}
         if unknown - UNKNOWN_PASSED_THROUGH:
-            return CheckResult(news, [])
+            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
         # The engine hands a dynamic provider every number as a float; the program (and
         # render, plan, the policy pack) got whole numbers as ints from the same config.
-        config = whole_numbers(news.get("config") or {})
+        config = whole_numbers(config or {})
         stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
-        # The job as written, flattened so that `pulumi preview --diff` names each key;
-        # what runs is derived from it again where it is needed (``recorded_view``).
-        checked = {**config, "name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack}
+        checked = {**unchecked, "stack": stack, CONFIG_KEY: config}
         if not unknown and same_job(self._recorded(olds or {}), checked):
             # Checked before, as it is (same config, same stack settings): it passed, and
             # an unchanged job is never submitted again, so it is not parsed again (a
             # no-change preview of many jobs then parses none).
             return CheckResult(checked, [])
         try:
-            job = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
+            spec = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
         except SpecError as exc:
-            return CheckResult(news, [_failure(name, issue) for issue in exc.issues])
-        failures = [_failure(name, issue) for issue in _preflight(job, self.settings)]
+            return CheckResult(checked, [_failure(name, issue) for issue in exc.issues])
+        failures = [_failure(name, issue) for issue in _preflight(spec, self.settings)]
         return CheckResult(checked, failures)
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
@@ -394,12 +404,14 @@ class TrainingJobProvider(ConfiguredProvider):
         attempts: list[Attempt],
     ) -> dict[str, Any]:
         """The resource's outputs: its ``recorded`` inputs (nothing derived from them) and
-        what the backend reports of the job it tracks."""
-        return {
-            **recorded,
+        what the backend reports of the job it tracks, those that are empty left out
+        (``EXPORTED_OUTPUT_KEYS``)."""
+        reported = {
             **self.outputs(status, backend, inputs["request"]),
             "attempts": attempt_outputs(attempts, inputs),
         }
+        kept = (*self.exported_keys, *(("attempts",) if inputs.get("retry") else ()))
+        return {**recorded, **{k: v for k, v in reported.items() if v or k in kept}}
 
     def _follow(
         self, id_: str, inputs: Mapping[str, Any]
@@ -443,7 +455,8 @@ class TrainingJobProvider(ConfiguredProvider):
         # Only a job with retry needs its config read: every attempt, each in its region
         # (one the waiter submitted after the one this state records included), so none
         # is left behind. Any other is deleted by its resource name alone.
-        if recorded.get("retry"):
+        config = recorded.get(CONFIG_KEY)
+        if recorded.get("retry") or (isinstance(config, Mapping) and config.get("retry")):
             inputs = self._view(recorded)
             if inputs.get("retry") and not inputs.get("adopt"):
                 job = Attempts(inputs, self.settings)
@@ -744,7 +757,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     #: (``provider.program.exports``, which derives the others: the resource name is the
     #: ID); a job with ``retry`` adds ``attempts``. Each is a property placeholder, an
     #: Output the program resolves: a cost per job.
-    exported = ("state", "error")
+    exported = EXPORTED_OUTPUT_KEYS
 
     def __init__(
         self,
@@ -755,28 +768,27 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         *,
         secret: bool = False,
     ) -> None:
-        """``secret``: the config holds a Pulumi secret; keep it encrypted in the state.
+        """The job is one input (``job``: its name, config and stack settings), which
+        ``check`` records as the job's inputs (``name``, ``config``, ``stack``,
+        ``schema``). Every property a resource registers is an Output the program
+        resolves, a cost per job: so one, and the outputs the stack outputs read.
 
-        The dynamic provider host sees plain values (it does not accept secrets), and the
+        ``secret``: the config holds a Pulumi secret; keep it encrypted in the state. The
+        dynamic provider host sees plain values (it does not accept secrets), and the
         engine marks a checked input secret when the input of the same name was: so the
-        config is passed as a secret, and so are placeholders for the config keys
-        ``check`` records one by one (for diffs).
+        config is passed as a secret, and a secret placeholder named ``config`` marks
+        the input ``check`` records it under.
         """
         retry = ("attempts",) if "retry" in config else ()
         #: The outputs this job's stack outputs read.
         self.read_outputs: tuple[str, ...] = (*self.exported, *retry)
-        props: dict[str, Any] = {
-            "name": name,
-            "config": dict(config),
-            "stack": dict(stack),
-            **dict.fromkeys(self.read_outputs),
-        }
+        job: dict[str, Any] = {"name": name, CONFIG_KEY: dict(config), "stack": dict(stack)}
+        props: dict[str, Any] = {JOB_INPUT: job, **dict.fromkeys(self.read_outputs)}
         if secret:
-            keys = secret_keys(config)
-            props.update({key: pulumi.Output.secret(None) for key in keys})
-            props["config"] = pulumi.Output.secret(dict(config))
+            job[CONFIG_KEY] = pulumi.Output.secret(dict(config))
+            props[CONFIG_KEY] = pulumi.Output.secret(None)
             opts = pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=keys)
+                opts, pulumi.ResourceOptions(additional_secret_outputs=[CONFIG_KEY])
             )
         super().__init__(self.job_provider_class(), name, props, opts)
 
@@ -786,8 +798,3 @@ def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
     state (``running`` or ``succeeded``). Nothing else of the job: the waiter reads its
     timeouts, location and retries from the stack config (``waiter.wait_entries``)."""
     return {"resource_name": job.id, "until": until}
-
-
-def secret_keys(config: Mapping[str, Any]) -> list[str]:
-    """The inputs and outputs of a job that carry its config: the ones kept secret."""
-    return sorted({"config", *(k for k in config if k not in SETTINGS_KEYS)})

@@ -27,14 +27,21 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from provider.keys import job_key
-from provider.resources.training_job import OUTPUT_KEYS, TrainingJob, TrainingJobProvider
+from provider.resources.training_job import (
+    EXPORTED_OUTPUT_KEYS,
+    JOB_INPUT,
+    OUTPUT_KEYS,
+    TrainingJob,
+    TrainingJobProvider,
+)
 from provider.stackconfig.study import is_tuning_job
 
 if TYPE_CHECKING:
     from provider.backends.base import Backend, JobStatus
 
-#: Outputs every HyperparameterTuningJob has, besides its inputs.
+#: Outputs every HyperparameterTuningJob has, besides its inputs; those the program reads.
 TUNING_OUTPUT_KEYS = (*OUTPUT_KEYS, "trials", "best_trial")
+TUNING_EXPORTED_KEYS = (*EXPORTED_OUTPUT_KEYS, "trials", "best_trial")
 
 
 def best_model_directory(output_directory: str, best_trial: Mapping[str, Any] | None) -> str:
@@ -48,15 +55,17 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
 
     output_keys = TUNING_OUTPUT_KEYS
+    exported_keys = TUNING_EXPORTED_KEYS
     resource_type = "HyperparameterTuningJob"
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         result = super().check(olds, news)
-        config = news.get("config")
+        job = news[JOB_INPUT]
+        config = job.get("config")
         if not result.failures and isinstance(config, Mapping) and not is_tuning_job(config):
             failure = CheckFailure(
                 "config",
-                f"{job_key(str(news.get('name')))}: a hyperparameter tuning job needs a "
+                f"{job_key(str(job.get('name')))}: a hyperparameter tuning job needs a "
                 "study: block (metrics, parameters, max_trials); see docs/config-shape.md",
             )
             return CheckResult(result.inputs, [failure])
@@ -72,7 +81,7 @@ class HyperparameterTuningJob(TrainingJob, module="vertex", name="Hyperparameter
     """A hyperparameter tuning job declared in the stack config (a job with ``study:``)."""
 
     job_provider_class = HyperparameterTuningJobProvider
-    exported = (*TrainingJob.exported, "trials", "best_trial")
+    exported = TUNING_EXPORTED_KEYS
 
     if TYPE_CHECKING:  # for type checkers only, as TrainingJob's
         trials: pulumi.Output[list[dict[str, Any]]]
