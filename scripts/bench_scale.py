@@ -3,19 +3,26 @@
 For each stack size (50, 200 and 400 jobs by default), side by side in one run against
 the same Pulumi CLI and the same fake JobService on loopback, three rounds of:
 
-1. this project: the first `pulumi up` of N jobs on the vertex backend (``wait`` left at
-   its default, ``submitted``), then a `pulumi preview` with nothing changed;
-2. the baseline: the same two commands on a program of N no-op dynamic resources, each
-   given its job's config as its input (a provider that checks, diffs and creates
-   nothing: the cost of the engine, the language host and the dynamic provider host
-   alone).
+1. the first `pulumi up` of N jobs, on each of two stacks (which goes first alternates
+   from round to round):
+   - this project, on the vertex backend (``wait`` left at its default, ``submitted``);
+   - the baseline, a program of N no-op dynamic resources, each given its job's config
+     as its input (a provider that checks, diffs and creates nothing: the cost of the
+     engine, the language host and the dynamic provider host alone);
+2. then ``--previews`` (3) no-change `pulumi preview`s of each, taken in pairs (this
+   project's, then the baseline's, then the other way round), so that each pair meets
+   the machine in the same state.
 
-It prints the median of the rounds and the ratio (this project / baseline), the state
-file's size per job (the baseline's per resource beside it), and the Vertex AI calls
-per job the first `up` made (read from the fake's call log).
+It prints the medians (the first `up` of each round; every preview) and the ratio
+(this project / baseline): for `up`, the median of the rounds' ratios; for preview, the
+median of the pairs' ratios. The machine's noise (10 to 20% from one command to the
+next on a shared 2-core machine) is why previews are paired: a ratio of medians taken
+minutes apart moves by more than the difference measured. It prints too the state
+file's size per job (the baseline's per resource beside it) and the Vertex AI calls per
+job the first `up` made (read from the fake's call log).
 
     make bench-scale                       (or: python scripts/bench_scale.py)
-    python scripts/bench_scale.py --sizes 50 --rounds 1
+    python scripts/bench_scale.py --sizes 50 --rounds 1 --previews 1
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +46,8 @@ from tests.engine import Project
 
 SIZES = (50, 200, 400)
 ROUNDS = 3
+#: No-change previews of each stack per round, taken in pairs.
+PREVIEWS = 3
 IMAGE = "us-docker.pkg.dev/bench-project/repo/trainer:1"
 #: The targets at the largest size (this project / baseline).
 PREVIEW_TARGET = 1.25
@@ -108,76 +118,104 @@ class Figures:
         return statistics.median(self.preview_s)
 
 
+@dataclass
+class Stack:
+    """One of the two stacks a round measures: its project, its fake and its figures."""
+
+    project: Project
+    tmp: Path
+    fake: FakeVertex
+    figures: Figures
+
+    def up(self) -> None:
+        """The first `up`; its time, the state's size and the Vertex calls it made."""
+        self.project.init()
+        before = len(self.fake.calls)
+        start = time.monotonic()
+        self.project.up().check()
+        self.figures.up_s.append(time.monotonic() - start)
+        self.figures.calls = Counter(call.method for call in self.fake.calls[before:])
+        self.figures.state_bytes = state_size(self.tmp)
+
+    def preview(self) -> None:
+        """A preview with nothing changed; its time."""
+        start = time.monotonic()
+        result = self.project.run("preview").check()
+        self.figures.preview_s.append(time.monotonic() - start)
+        if "to create" in result.output or "to update" in result.output:
+            raise AssertionError(f"the preview after `up` is not empty:\n{result.output}")
+
+
 def state_size(tmp: Path) -> int:
     """The size of the stack's checkpoint in the file backend."""
     files = [p for p in (tmp / "state" / ".pulumi" / "stacks").rglob("*.json") if p.is_file()]
     return sum(p.stat().st_size for p in files)
 
 
-def round_of(project: Project, tmp: Path, figures: Figures, fake: FakeVertex) -> None:
-    """A first `up`, then a no-change preview; adds their times to ``figures``."""
-    project.init()
-    before = len(fake.calls)
-    start = time.monotonic()
-    project.up().check()
-    figures.up_s.append(time.monotonic() - start)
-    figures.calls = Counter(call.method for call in fake.calls[before:])
-    start = time.monotonic()
-    result = project.run("preview").check()
-    figures.preview_s.append(time.monotonic() - start)
-    if "to create" in result.output or "to update" in result.output:
-        raise AssertionError(f"the preview after `up` is not empty:\n{result.output}")
-    figures.state_bytes = state_size(tmp)
+def this_project(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+    project = Project.create(tmp)
+    project.write_stack(stack_config(jobs, fake))
+    return Stack(project, tmp, fake, figures)
 
 
-def this_project(jobs: int, figures: Figures) -> None:
-    with tempfile.TemporaryDirectory() as name, FakeVertex() as fake:
-        tmp = Path(name)
-        project = Project.create(tmp)
-        project.write_stack(stack_config(jobs, fake))
-        round_of(project, tmp, figures, fake)
+def baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+    project = Project.of_program(tmp, BASELINE_PROGRAM, {"noop.py": BASELINE_PROVIDER})
+    project.write_stack({"vertex-training:jobs": stack_config(jobs, fake)["vertex-training:jobs"]})
+    return Stack(project, tmp, fake, figures)
 
 
-def baseline(jobs: int, figures: Figures) -> None:
-    with tempfile.TemporaryDirectory() as name, FakeVertex() as fake:
-        tmp = Path(name)
-        project = Project.of_program(tmp, BASELINE_PROGRAM, {"noop.py": BASELINE_PROVIDER})
-        config = stack_config(jobs, fake)
-        project.write_stack({"vertex-training:jobs": config["vertex-training:jobs"]})
-        round_of(project, tmp, figures, fake)
+def round_of(jobs: int, number: int, previews: int, mine: Figures, theirs: Figures) -> None:
+    """Both first `up`s (the first to go alternates with ``number``), then ``previews``
+    pairs of no-change previews, each pair in the other order from the last."""
+    with ExitStack() as stack:
+        both = []
+        for make, figures in ((this_project, mine), (baseline, theirs)):
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            fake = stack.enter_context(FakeVertex())
+            both.append(make(tmp, jobs, fake, figures))
+        order = both if number % 2 == 0 else both[::-1]
+        for measured in order:
+            measured.up()
+        for pair in range(previews):
+            for measured in order if pair % 2 == 0 else order[::-1]:
+                measured.preview()
 
 
-def ratio(mine: float, theirs: float) -> str:
-    return f"{mine / theirs:.2f}x"
+def paired(mine: list[float], theirs: list[float]) -> float:
+    """The median of the ratios of measurements taken side by side."""
+    return statistics.median(m / t for m, t in zip(mine, theirs, strict=True))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--previews", type=int, default=PREVIEWS)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
     results: dict[int, tuple[Figures, Figures]] = {}
     for jobs in args.sizes:
         mine, theirs = Figures(), Figures()
-        for round_ in range(args.rounds):
-            # Alternate which goes first, so neither always meets a warmer machine.
-            order = [(this_project, mine), (baseline, theirs)]
-            for run, figures in order if round_ % 2 == 0 else reversed(order):
-                run(jobs, figures)
+        for number in range(args.rounds):
+            round_of(jobs, number, args.previews, mine, theirs)
+            recent = slice(-args.previews, None)
             print(
-                f"{jobs} jobs, round {round_ + 1}: up {mine.up_s[-1]:.2f} s vs "
-                f"{theirs.up_s[-1]:.2f} s, preview {mine.preview_s[-1]:.2f} s vs "
-                f"{theirs.preview_s[-1]:.2f} s",
+                f"{jobs} jobs, round {number + 1}: up {mine.up_s[-1]:.2f} s vs "
+                f"{theirs.up_s[-1]:.2f} s, previews "
+                + ", ".join(
+                    f"{m:.2f} vs {t:.2f}"
+                    for m, t in zip(mine.preview_s[recent], theirs.preview_s[recent], strict=True)
+                ),
                 file=sys.stderr,
                 flush=True,
             )
         results[jobs] = (mine, theirs)
 
     print(
-        f"median of {args.rounds}; this project vs {'N no-op dynamic resources'} "
-        "(same engine, same run)"
+        f"medians: first up of {args.rounds} rounds, {args.rounds * args.previews} previews; "
+        "ratio: median of the side-by-side ratios; this project vs N no-op dynamic "
+        "resources (same engine, same run)"
     )
     header = (
         f"{'jobs':>5} | {'preview (s)':>16} {'ratio':>6} | {'first up (s)':>16} {'ratio':>6} "
@@ -189,17 +227,17 @@ def main() -> None:
         calls = ", ".join(f"{m} {n / jobs:g}" for m, n in sorted(mine.calls.items()))
         print(
             f"{jobs:>5} | {mine.preview:7.2f} vs {theirs.preview:6.2f} "
-            f"{ratio(mine.preview, theirs.preview):>6} | {mine.up:7.2f} vs {theirs.up:6.2f} "
-            f"{ratio(mine.up, theirs.up):>6} | {mine.state_bytes / jobs:6.0f} vs "
-            f"{theirs.state_bytes / jobs:6.0f} | {sum(mine.calls.values()) / jobs:g} "
-            f"({calls})"
+            f"{paired(mine.preview_s, theirs.preview_s):>5.2f}x | {mine.up:7.2f} vs "
+            f"{theirs.up:6.2f} {paired(mine.up_s, theirs.up_s):>5.2f}x | "
+            f"{mine.state_bytes / jobs:6.0f} vs {theirs.state_bytes / jobs:6.0f} | "
+            f"{sum(mine.calls.values()) / jobs:g} ({calls})"
         )
     largest = max(results)
     mine, theirs = results[largest]
     print(
         f"targets at {largest} jobs: preview <= {PREVIEW_TARGET}x "
-        f"(now {ratio(mine.preview, theirs.preview)}), first up <= {UP_TARGET}x "
-        f"(now {ratio(mine.up, theirs.up)})"
+        f"(now {paired(mine.preview_s, theirs.preview_s):.2f}x), first up <= {UP_TARGET}x "
+        f"(now {paired(mine.up_s, theirs.up_s):.2f}x)"
     )
     if args.json:
         args.json.write_text(
