@@ -197,8 +197,11 @@ def _target(resource: Resource) -> str:
 
 def _add_job(result: StackView, resource: Resource, stack: stackconfig.Stack) -> None:
     """The job behind a job resource, as the loader read it from the stack file (the
-    program gave the resource the same job through the same loader)."""
-    name = str(resource.props.get("name") or resource.urn.rsplit("::", 1)[-1])
+    program gave the resource the same job through the same loader: its one input,
+    ``job``, holds the job's name, config and stack settings)."""
+    job = resource.props.get("job")
+    named = job.get("name") if isinstance(job, dict) else None
+    name = str(named or resource.urn.rsplit("::", 1)[-1])
     result.urns[name] = resource.urn
     loaded = stack.jobs.get(name)
     if loaded is None:

@@ -430,7 +430,7 @@ class TestPackResources:
             train=on_demand,
         )
         seen = [
-            self.resource(resources.JOB_TYPES[0], "train", name="train", state="RUNNING"),
+            self.resource(resources.JOB_TYPES[0], "train", job={"name": "train"}, state="RUNNING"),
             self.resource(
                 "gcp:projects/iAMMember:IAMMember",
                 "owner",
