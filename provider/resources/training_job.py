@@ -4,7 +4,7 @@ Lifecycle, as the engine drives it:
 
 - check: parse the job's stack config with ``provider.stackconfig``; every mistake becomes a
   CheckFailure naming the stack config key, the bad value and the fix. The checked
-  inputs are what the user wrote (the job's config keys, and the stack settings it was
+  inputs are what the user wrote (the job's config, and the stack settings it was
   given) and the state's ``schema`` (``provider.resources.state``: every state read goes
   through its migration); nothing derived, so the state holds each job once.
 - diff, create, read, update, delete: derive what they need (the exact API request,

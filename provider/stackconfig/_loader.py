@@ -73,7 +73,7 @@ class LoadedJob:
 
     name: str
     #: The job's keys as written, each ``package_path`` replaced by its package's URI:
-    #: the ``config`` input of the job's resource.
+    #: the config in the ``job`` input of the job's resource.
     config: Any
     #: The resolved job, or None when it has issues.
     job: JobSpec | None
