@@ -41,7 +41,7 @@ job look changed (which would replace it):
   reads as a job that has none.
 - schema 3 (releases up to e0c255e): the inputs held the config's keys one by one, beside
   ``name``, ``schema`` and ``stack`` (and a secret config, one secret input per key).
-  The engine logs and copies every top-level property of every provider call, so
+  The engine marshals and logs every top-level property of every provider call, so
   schema 4 keeps the config under one key. ``migrate_recorded`` nests schema 3's keys:
   such a state reads as today's and an upgrade shows no change; the engine records
   today's inputs at the next `pulumi up`, and the outputs at the job's next update.
