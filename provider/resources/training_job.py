@@ -141,8 +141,9 @@ OUTPUT_KEYS = (
     "failure",
     "attempts",
 )
-#: The outputs the program reads of every TrainingJob (``TrainingJob.exported``): always
-#: recorded, so that a preview sees them known. The others are left out when empty (every
+#: The outputs the program reads of every TrainingJob, for its stack outputs
+#: (``provider.program.exports``, which derives the others: the resource name is the ID):
+#: always recorded, so that a preview sees them known. The others are left out when empty (every
 #: key of every job is carried and logged by the engine at each step); a job with
 #: ``retry`` always records ``attempts``, which its stack outputs read.
 EXPORTED_OUTPUT_KEYS = ("state", "error")
@@ -253,6 +254,7 @@ class TrainingJobProvider(ConfiguredProvider):
 
     #: The outputs of this kind of job, besides its inputs, and its resource's type.
     output_keys: tuple[str, ...] = OUTPUT_KEYS
+    #: Those the program reads (its resource registers a placeholder for each).
     exported_keys: tuple[str, ...] = EXPORTED_OUTPUT_KEYS
     resource_type: ClassVar[str] = "TrainingJob"
     #: How a create tries again after an uncertain failure (a class attribute, never
@@ -745,19 +747,15 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         # resource class's annotations again for every instance (``get_type_hints``, a
         # cost per job), class variables' included.
         job_provider_class: type[TrainingJobProvider]
-        exported: ClassVar[tuple[str, ...]]
         state: pulumi.Output[str]
         error: pulumi.Output[str]
         attempts: pulumi.Output[list[dict[str, Any]]]
 
-    #: The provider of this kind of job (a subclass may name another).
+    #: The provider of this kind of job (a subclass may name another); its
+    #: ``exported_keys`` are the outputs the program reads of every job of this kind (a
+    #: job with ``retry`` adds ``attempts``). Each is a property placeholder, an Output
+    #: the program resolves: a cost per job.
     job_provider_class = TrainingJobProvider
-
-    #: The outputs the program reads of every job of this kind, for its stack outputs
-    #: (``provider.program.exports``, which derives the others: the resource name is the
-    #: ID); a job with ``retry`` adds ``attempts``. Each is a property placeholder, an
-    #: Output the program resolves: a cost per job.
-    exported = EXPORTED_OUTPUT_KEYS
 
     def __init__(
         self,
@@ -781,7 +779,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         """
         retry = ("attempts",) if "retry" in config else ()
         #: The outputs this job's stack outputs read.
-        self.read_outputs: tuple[str, ...] = (*self.exported, *retry)
+        self.read_outputs: tuple[str, ...] = (*self.job_provider_class.exported_keys, *retry)
         job: dict[str, Any] = {"name": name, CONFIG_KEY: dict(config), "stack": dict(stack)}
         props: dict[str, Any] = {JOB_INPUT: job, **dict.fromkeys(self.read_outputs)}
         if secret:

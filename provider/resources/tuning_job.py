@@ -81,7 +81,6 @@ class HyperparameterTuningJob(TrainingJob, module="vertex", name="Hyperparameter
     """A hyperparameter tuning job declared in the stack config (a job with ``study:``)."""
 
     job_provider_class = HyperparameterTuningJobProvider
-    exported = TUNING_EXPORTED_KEYS
 
     if TYPE_CHECKING:  # for type checkers only, as TrainingJob's
         trials: pulumi.Output[list[dict[str, Any]]]
