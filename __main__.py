@@ -3,7 +3,8 @@
 stack config (read once by ``provider.stackconfig.load_stack``: settings, platform,
 packages, jobs) -> platform (APIs, bucket, repository, service account, IAM) -> trainer
 packages (built, uploaded) -> jobs (after the platform's APIs and grants) -> one waiter
-(for the jobs that wait to be running or succeeded) -> exports (one Output for all jobs).
+(for the jobs that wait to be running or succeeded) -> exports (one Output for all jobs,
+unknown in a preview).
 
 Every job's config is handed to its resource as written (with its package directories
 resolved to package URIs); the resource's provider checks it at `pulumi preview`, so each
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pulumi
 
-from provider.program.exports import job_resource, jobs_exports, named_outputs
+from provider.program.exports import job_resource, jobs_exports
 from provider.program.platform import (
     TrainingPlatform,
     job_dependencies,
@@ -66,4 +67,4 @@ waiter = JobWaiter(
 for key, value in platform_outputs(stack.platform, component).items():
     pulumi.export(key, value)
 local_root = ProviderSettings(base_dir=str(project_dir)).local_root
-pulumi.export("jobs", jobs_exports(jobs, waiter, local_root, named_outputs(stack)))
+pulumi.export("jobs", jobs_exports(jobs, waiter, local_root, stack))

@@ -58,6 +58,7 @@ PROJECT_IAM = "gcp:projects/iAMMember:IAMMember"
 ACCOUNT_IAM = "gcp:serviceaccount/iAMMember:IAMMember"
 IAM_TYPES = (BUCKET_IAM, REPOSITORY_IAM, PROJECT_IAM, ACCOUNT_IAM)
 JOB = "pulumi-python:dynamic/vertex:TrainingJob"
+WAITER = "pulumi-python:dynamic/vertex:JobWaiter"
 COMPONENT = "vertex-training:platform:TrainingPlatform"
 
 
@@ -85,6 +86,8 @@ class Graph:
 
     registrations: list[Registration] = field(default_factory=list)
     invokes: list[str] = field(default_factory=list)
+    #: The stack outputs the program exported, by name (an unknown one as ``Unknown()``).
+    outputs: dict[str, Any] = field(default_factory=dict)
 
     def of(self, type_: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_]
@@ -125,6 +128,10 @@ class Mocks(pulumi_mocks.Mocks):
             )
         elif args.typ == REPOSITORY:
             outputs["name"] = args.inputs["repositoryId"]
+        elif args.typ == JOB:
+            outputs.update(state="QUEUED", error="")  # as a job just submitted
+        elif args.typ == WAITER:
+            outputs.update(states={}, attempts={}, trials={})  # as when no job waits
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict[str, Any]:
@@ -191,6 +198,11 @@ def run_program(
         _sync_await(
             run_pulumi_func(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"))
         )
+        exported = pulumi.runtime.settings.get_root_resource().outputs  # type: ignore[union-attr]
+        for key, value in exported.items():
+            output = pulumi.Output.from_input(value)
+            known = _sync_await(output.is_known())
+            graph.outputs[key] = _sync_await(output.future()) if known else Unknown()
 
     contextvars.Context().run(run)  # each program gets fresh Pulumi settings and config
     return graph
@@ -514,6 +526,27 @@ class TestJobsOnThePlatform:
         }
         assert accelerators == {"NVIDIA_TESLA_T4", "NVIDIA_L4"}
 
+    def test_the_jobs_output_after_an_update(self, dev: Graph) -> None:
+        """`pulumi up` exports each job's view: its pages, directories and state."""
+        jobs = dev.outputs["jobs"]
+        assert set(jobs) == {job.name for job in dev.of(JOB)}
+        example = jobs["example"]
+        assert example["resource_name"] == "example-id"  # the mocks' ID
+        assert example["state"] == "QUEUED"
+        assert example["output_directory"] == f"gs://{DEV_BUCKET}/example"
+        assert example["model_directory"] == f"gs://{DEV_BUCKET}/example/model"
+
+    def test_the_jobs_output_is_unknown_in_a_preview(
+        self, project: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A preview leaves `jobs` unknown (no preview shows it), even where every job's
+        outputs are known (as the mocks give them), and the other outputs as they are."""
+        graph = run_program(
+            project / "stacks" / "Pulumi.dev.yaml", project, monkeypatch, preview=True
+        )
+        assert isinstance(graph.outputs["jobs"], Unknown)
+        assert graph.outputs["bucket"] == DEV_BUCKET
+
 
 class TestPackages:
     """The trainer package: uploaded to the bucket under a content-hashed name."""
@@ -604,7 +637,7 @@ class TestOtherStacks:
         assert {r.type for r in graph.registrations} == {
             JOB,
             BUCKET_OBJECT,
-            "pulumi-python:dynamic/vertex:JobWaiter",
+            WAITER,
         }
         assert graph.one(BUCKET_OBJECT).inputs["bucket"] == "shared-ml-bucket"
         spec = checked(graph.named("example"))["request"]["jobSpec"]

@@ -67,19 +67,20 @@ def latest_trials(
 
 
 def jobs_exports(
-    jobs: Mapping[str, TrainingJob],
-    waiter: JobWaiter,
-    local_root: str,
-    named_outputs: Mapping[str, str],
+    jobs: Mapping[str, TrainingJob], waiter: JobWaiter, local_root: str, stack: Stack
 ) -> pulumi.Output[dict[str, Any]]:
     """The ``jobs`` stack output: each job's view (``job_view``), by name. ``local_root``:
     where the local backend keeps its jobs (their pages and outputs are files there);
-    ``named_outputs``: the base output directory each job's request names, if any.
+    ``stack``: the stack config the jobs were made from.
 
-    One Output for the whole stack, gathered from every job's outputs at once: the
-    SDK waits on each pending Output every time one resolves, so one Output per job
-    would cost the program time that grows with the square of the number of jobs.
+    Unknown in a preview (``preview_unknown``); in an update, one Output for the whole
+    stack, gathered from every job's outputs at once: the SDK waits on each pending
+    Output every time one resolves, so one Output per job would cost the program time
+    that grows with the square of the number of jobs.
     """
+    if pulumi.runtime.is_dry_run():
+        return preview_unknown()
+    outputs = named_outputs(stack)
     keys = {name: ("resource_name", *job.read_outputs) for name, job in jobs.items()}
     values = [
         job.id if key == "resource_name" else getattr(job, key)
@@ -95,12 +96,36 @@ def jobs_exports(
         for name in jobs:
             count = len(keys[name])
             recorded = dict(zip(keys[name], resolved[position : position + count], strict=True))
-            named = named_outputs.get(name, "")
+            named = outputs.get(name, "")
             result[name] = job_view(name, recorded, waited, local_root, named)
             position += count
         return result
 
     return gathered([*values, *seen]).apply(views)
+
+
+def preview_unknown() -> pulumi.Output[Any]:
+    """An Output that is unknown, as the ``jobs`` stack output is in a preview.
+
+    A preview does not show the stack outputs it computes: ``pulumi preview``, with or
+    without ``--diff``, and its ``--json`` print none (``--show-sames`` prints them
+    after the recorded ones); ``pulumi up`` prints them once it has run. And a preview
+    where a job changes leaves the ``jobs`` output unknown anyway (that job's state
+    is). Where nothing changes, computing it would repeat the recorded one, at a cost
+    that grows with the stack: the program would await every job's outputs, and the
+    engine receive, compare and log the whole map.
+    """
+
+    async def no_resources() -> set[pulumi.Resource]:
+        return set()
+
+    async def no_value() -> None:
+        return None
+
+    async def unknown() -> bool:
+        return False
+
+    return pulumi.Output(no_resources(), no_value(), unknown())
 
 
 def gathered(outputs: list[pulumi.Output[Any]]) -> pulumi.Output[list[Any]]:
