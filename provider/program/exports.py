@@ -73,10 +73,11 @@ def jobs_exports(
     where the local backend keeps its jobs (their pages and outputs are files there);
     ``stack``: the stack config the jobs were made from.
 
-    Unknown in a preview (``preview_unknown``); in an update, one Output for the whole
-    stack, gathered from every job's outputs at once: the SDK waits on each pending
-    Output every time one resolves, so one Output per job would cost the program time
-    that grows with the square of the number of jobs.
+    Unknown in a preview (``preview_unknown``), where a job registers no placeholder
+    for the outputs this reads (``TrainingJob.read_outputs`` is empty). In an update,
+    one Output for the whole stack, gathered from every job's outputs at once: the SDK
+    waits on each pending Output every time one resolves, so one Output per job would
+    cost the program time that grows with the square of the number of jobs.
     """
     if pulumi.runtime.is_dry_run():
         return preview_unknown()

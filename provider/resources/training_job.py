@@ -754,7 +754,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
     #: The provider of this kind of job (a subclass may name another); its
     #: ``exported_keys`` are the outputs the program reads of every job of this kind (a
     #: job with ``retry`` adds ``attempts``). Each is a property placeholder, an Output
-    #: the program resolves: a cost per job.
+    #: the program resolves: a cost per job, paid in an update only.
     job_provider_class = TrainingJobProvider
 
     def __init__(
@@ -769,7 +769,9 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         """The job is one input (``job``: its name, config and stack settings), which
         ``check`` records as the job's inputs (``name``, ``config``, ``stack``,
         ``schema``). Every property a resource registers is an Output the program
-        resolves, a cost per job: so one, and the outputs the stack outputs read.
+        resolves, a cost per job: so one, and, in an update, the outputs the stack
+        outputs read (a placeholder is never sent to the engine: a preview without them
+        registers the same job).
 
         ``secret``: the config holds a Pulumi secret; keep it encrypted in the state. The
         dynamic provider host sees plain values (it does not accept secrets), and the
@@ -778,8 +780,11 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         the input ``check`` records it under.
         """
         retry = ("attempts",) if "retry" in config else ()
-        #: The outputs this job's stack outputs read.
-        self.read_outputs: tuple[str, ...] = (*self.job_provider_class.exported_keys, *retry)
+        #: The outputs this job's stack outputs read; none in a preview, which leaves the
+        #: ``jobs`` stack output unknown (``program.exports.jobs_exports``).
+        self.read_outputs: tuple[str, ...] = (
+            () if pulumi.runtime.is_dry_run() else (*self.job_provider_class.exported_keys, *retry)
+        )
         job: dict[str, Any] = {"name": name, CONFIG_KEY: dict(config), "stack": dict(stack)}
         props: dict[str, Any] = {JOB_INPUT: job, **dict.fromkeys(self.read_outputs)}
         if secret:
