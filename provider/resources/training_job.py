@@ -769,9 +769,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         """The job is one input (``job``: its name, config and stack settings), which
         ``check`` records as the job's inputs (``name``, ``config``, ``stack``,
         ``schema``). Every property a resource registers is an Output the program
-        resolves, a cost per job: so one, and, in an update, the outputs the stack
-        outputs read (a placeholder is never sent to the engine: a preview without them
-        registers the same job).
+        resolves, a cost per job: so one, and the outputs the stack outputs read, in an
+        update only (a placeholder is never sent to the engine).
 
         ``secret``: the config holds a Pulumi secret; keep it encrypted in the state. The
         dynamic provider host sees plain values (it does not accept secrets), and the
@@ -780,11 +779,9 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         the input ``check`` records it under.
         """
         retry = ("attempts",) if "retry" in config else ()
-        #: The outputs this job's stack outputs read; none in a preview, which leaves the
-        #: ``jobs`` stack output unknown (``program.exports.jobs_exports``).
-        self.read_outputs: tuple[str, ...] = (
-            () if pulumi.runtime.is_dry_run() else (*self.job_provider_class.exported_keys, *retry)
-        )
+        exported = () if pulumi.runtime.is_dry_run() else self.job_provider_class.exported_keys
+        #: The outputs this job's stack outputs read (none in a preview: ``jobs_exports``).
+        self.read_outputs: tuple[str, ...] = (*exported, *retry) if exported else ()
         job: dict[str, Any] = {"name": name, CONFIG_KEY: dict(config), "stack": dict(stack)}
         props: dict[str, Any] = {JOB_INPUT: job, **dict.fromkeys(self.read_outputs)}
         if secret:
