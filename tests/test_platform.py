@@ -198,7 +198,7 @@ def run_program(
         _sync_await(
             run_pulumi_func(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"))
         )
-        exported = pulumi.runtime.settings.get_root_resource().outputs  # type: ignore[union-attr]
+        exported = pulumi.runtime.settings.get_root_resource().outputs
         for key, value in exported.items():
             output = pulumi.Output.from_input(value)
             known = _sync_await(output.is_known())
