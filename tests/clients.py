@@ -72,6 +72,19 @@ def waiter_for(fake: Any, jobs: Mapping[str, Any], stack: str = "test") -> Any:
     return configured(JobWaiterProvider(), fake, config=config)
 
 
+def registered(fake: Any, name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The properties __main__.py registers for the job ``name`` (its one input, before
+    check), of a stack on Vertex AI in test-project, us-central1, reached at ``fake``."""
+    stack = {
+        "stack": "test",
+        "project": "test-project",
+        "region": "us-central1",
+        "backend": "vertex",
+        "api_endpoint": fake.address,
+    }
+    return {"job": {"name": name, "config": config, "stack": stack}}
+
+
 def waited(resource_name: str, until: str = "succeeded") -> dict[str, str]:
     """A job's entry in the waiter's ``jobs`` input (``provider.resources.state.Waited``)."""
     return {"resource_name": resource_name, "until": until}

@@ -30,7 +30,7 @@ from provider.resources.training_job import (
 from provider.resources.tuning_job import HyperparameterTuningJobProvider
 from provider.testing import FakeVertex
 from provider.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
-from tests.clients import configured
+from tests.clients import configured, registered
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,14 +80,7 @@ class Kind:
 
     def registered(self, fake: FakeVertex) -> dict[str, Any]:
         """The properties __main__.py registers for the job, before check."""
-        stack = {
-            "stack": "test",
-            "project": PROJECT,
-            "region": REGION,
-            "backend": "vertex",
-            "api_endpoint": fake.address,
-        }
-        return {"job": {"name": self.name, "config": self.config, "stack": stack}}
+        return registered(fake, self.name, self.config)
 
     def checked(self, fake: FakeVertex) -> dict[str, Any]:
         result = configured(self.provider(), fake).check({}, self.registered(fake))

@@ -34,7 +34,14 @@ from provider.resources.waiter import wait_for
 from provider.stackconfig import StackSettings, parse_job
 from provider.testing import FakeVertex, ManualClock
 from provider.testing.fake_vertex import default_trial_metric
-from tests.clients import configured, job_service_client, reaching, waited, waiter_for
+from tests.clients import (
+    configured,
+    job_service_client,
+    reaching,
+    registered,
+    waited,
+    waiter_for,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -378,24 +385,13 @@ class TestVertexBackendTuning:
 # ------------------------------------------------------------ the provider and the waiter
 
 
-def registered(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
-    stack = {
-        "stack": "test",
-        "project": PROJECT,
-        "region": REGION,
-        "backend": "vertex",
-        "api_endpoint": fake.address,
-    }
-    return {"job": {"name": "sweep", "config": config, "stack": stack}}
-
-
 def tuning(fake: FakeVertex) -> HyperparameterTuningJobProvider:
     """A tuning job's provider, configured to reach ``fake``."""
     return configured(HyperparameterTuningJobProvider(), fake)
 
 
 def checked(fake: FakeVertex, config: dict[str, Any]) -> dict[str, Any]:
-    result = tuning(fake).check({}, registered(fake, config))
+    result = tuning(fake).check({}, registered(fake, "sweep", config))
     assert not result.failures, [f.reason for f in result.failures]
     return result.inputs
 
@@ -427,13 +423,13 @@ class TestTuningJobProvider:
     def test_check_reports_study_mistakes_at_the_study_key(self, fake: FakeVertex) -> None:
         """A study mistake is a check failure on `study`, naming the full key."""
         config = tuning_config({**STUDY, "parallel_trials": 9})
-        [failure] = tuning(fake).check({}, registered(fake, config)).failures
+        [failure] = tuning(fake).check({}, registered(fake, "sweep", config)).failures
         assert failure.property == "study"
         assert "vertex-training:jobs.sweep.study.parallel_trials" in failure.reason
 
     def test_check_refuses_a_job_without_a_study(self, fake: FakeVertex) -> None:
         """The tuning resource refuses a config without study (it would be a training job)."""
-        [failure] = tuning(fake).check({}, registered(fake, {"image": IMAGE})).failures
+        [failure] = tuning(fake).check({}, registered(fake, "sweep", {"image": IMAGE})).failures
         assert "study" in failure.reason
 
     def test_a_study_change_replaces_and_wait_updates(self, fake: FakeVertex) -> None:
@@ -575,9 +571,8 @@ class TestTuningJobProvider:
         """The waiter's outputs carry each tuning job's trials and best trial."""
         created = tuning(fake).create(checked(fake, tuning_config()))
         waiter = waiter_for(fake, {"sweep": tuning_config(wait="succeeded")})
-        result = waiter.create(
-            {"jobs": {"sweep": waited(created.id)}, "stack": registered(fake, {})["job"]["stack"]}
-        )
+        stack = registered(fake, "sweep", {})["job"]["stack"]
+        result = waiter.create({"jobs": {"sweep": waited(created.id)}, "stack": stack})
         assert result.outs["states"] == {"sweep": "SUCCEEDED"}
         seen = result.outs["trials"]["sweep"]
         assert len(seen["trials"]) == 5 and seen["best_trial"]["state"] == "SUCCEEDED"

@@ -141,11 +141,11 @@ OUTPUT_KEYS = (
     "failure",
     "attempts",
 )
-#: The outputs the program reads of every TrainingJob, for its stack outputs
+#: The outputs the program reads of every TrainingJob, for its stack outputs in an update
 #: (``provider.program.exports``, which derives the others: the resource name is the ID):
-#: always recorded, so that a preview sees them known. The others are left out when empty (every
-#: key of every job is carried and logged by the engine at each step); a job with
-#: ``retry`` always records ``attempts``, which its stack outputs read.
+#: always recorded. The others are left out when empty (every key of every job is
+#: carried and logged by the engine at each step); a job with ``retry`` always records
+#: ``attempts``, which its stack outputs read.
 EXPORTED_OUTPUT_KEYS = ("state", "error")
 #: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
 DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
