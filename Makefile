@@ -17,7 +17,7 @@ BASE ?= origin/main
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(INSTALLED): requirements.txt
+$(INSTALLED): requirements.txt provider/pyproject.toml
 	@$(PYTHON) scripts/check-python.py
 	$(PYTHON) -m venv --clear $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -36,7 +36,7 @@ preview: tools  ## Show what `pulumi up` would do on STACK, with the diff.
 	$(PULUMI) pulumi stack select --create $(STACK) && pulumi preview --diff --stack $(STACK)
 
 render: venv  ## Print the Vertex AI requests STACK would submit (no cloud call, no engine).
-	$(PY) -m provider render stacks/Pulumi.$(STACK).yaml
+	$(VENV)/bin/vertex-training render stacks/Pulumi.$(STACK).yaml
 
 destroy: tools  ## Cancel and delete STACK's jobs.
 	$(PULUMI) pulumi destroy --yes --stack $(STACK)
@@ -46,8 +46,8 @@ test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the r
 	$(PULUMI) $(PY) -m pytest
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
-	$(VENV)/bin/ruff check provider policy tests trainer examples scripts __main__.py
-	$(VENV)/bin/ruff format --check provider policy tests trainer examples scripts __main__.py
+	$(VENV)/bin/ruff check provider provider.py policy tests trainer examples scripts __main__.py
+	$(VENV)/bin/ruff format --check provider provider.py policy tests trainer examples scripts __main__.py
 	$(VENV)/bin/mypy
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
@@ -63,7 +63,7 @@ policy/.venv/.installed: policy/requirements.txt
 	touch $@
 
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
-	$(PY) -m provider plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
+	$(VENV)/bin/vertex-training plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
 
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
@@ -72,16 +72,16 @@ bench-scale: tools  ## Preview and first up of 50, 200, 400 jobs against as many
 	$(PULUMI) $(PY) scripts/bench_scale.py
 
 # The price catalog to read: Google's by default; PRICES_ENDPOINT=127.0.0.1:PORT for the
-# fake one (python -m provider.testing.fake_catalog). Machine shapes: Compute Engine's
+# fake one (python -m vertex_training.testing.fake_catalog). Machine shapes: Compute Engine's
 # MachineTypes API; PRICES_COMPUTE_ENDPOINT=127.0.0.1:PORT for the fake one
-# (python -m provider.testing.fake_compute); PRICES_PROJECT: the project to list them in
+# (python -m vertex_training.testing.fake_compute); PRICES_PROJECT: the project to list them in
 # (default: GOOGLE_CLOUD_PROJECT or ADC's). PRICES_REGIONS: the regions to keep.
 PRICES_ENDPOINT ?=
 PRICES_COMPUTE_ENDPOINT ?=
 PRICES_PROJECT ?=
 PRICES_REGIONS ?=
 prices: venv  ## Refresh prices/snapshot.json: Cloud Billing Catalog prices, Compute Engine machine shapes (needs credentials).
-	$(PY) -m provider prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(if $(PRICES_COMPUTE_ENDPOINT),--compute-endpoint $(PRICES_COMPUTE_ENDPOINT)) $(if $(PRICES_PROJECT),--project $(PRICES_PROJECT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
+	$(VENV)/bin/vertex-training prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(if $(PRICES_COMPUTE_ENDPOINT),--compute-endpoint $(PRICES_COMPUTE_ENDPOINT)) $(if $(PRICES_PROJECT),--project $(PRICES_PROJECT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py

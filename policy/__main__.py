@@ -1,7 +1,7 @@
 """The team's review rules as a CrossGuard policy pack (pulumi-policy): wiring only.
 
 The rules, their configuration (``vertex-training:policies`` in the stack file) and their
-evaluation are ``provider.review.policies``, the same that ``python -m provider plan``
+evaluation are ``vertex_training.review.policies``, the same that ``vertex-training plan``
 applies; ``policy/resources.py`` reads what the engine shows into their arguments.
 
 CrossGuard fixes a policy's enforcement level when the pack starts, before the pack knows
@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: The repository: the pack evaluates the project's own rules.
+#: The repository: the pack evaluates the project's own rules, from the package's source
+#: (its virtualenv cannot hold the package's dependencies: policy/requirements.txt).
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "provider")]
 
 from pulumi_policy import (  # noqa: E402 - after the repository is on sys.path
     EnforcementLevel,
@@ -32,7 +33,7 @@ from pulumi_policy import (  # noqa: E402 - after the repository is on sys.path
 )
 
 from policy import resources  # noqa: E402
-from provider.review import policies  # noqa: E402
+from vertex_training.review import policies  # noqa: E402
 
 PACK_NAME = "vertex-training-policies"
 LEVELS = {

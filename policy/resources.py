@@ -1,4 +1,4 @@
-"""What the engine shows the pack -> the arguments of ``provider.review.policies.evaluate``.
+"""What the engine shows the pack -> the arguments of ``vertex_training.review.policies.evaluate``.
 
 Pure (no ``pulumi_policy``): the pack's ``__main__`` hands each resource over as its type
 token, URN and plain properties, with every value the preview cannot know yet replaced by
@@ -8,7 +8,7 @@ token, URN and plain properties, with every value the preview cannot know yet re
   ``<project>/<stackConfigDir>/Pulumi.<stack>.yaml``, the one the program ran with, since
   the CLI runs the pack in the project directory;
 - the jobs: for each TrainingJob / HyperparameterTuningJob dynamic resource (type
-  ``pulumi-python:dynamic/vertex:<class>``), that job as ``provider.stackconfig.load_stack``
+  ``pulumi-python:dynamic/vertex:<class>``), that job as ``vertex_training.stackconfig.load_stack``
   reads it from the same stack file (the loader the program gave it to the resource with);
 - the platform: every IAM grant (``*IAMMember`` / ``*IamMember``, ``*IAMBinding``,
   ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers.
@@ -24,13 +24,13 @@ from typing import Any
 
 import yaml
 
-from provider import stackconfig
-from provider.errors import SpecError
-from provider.review import cost, policies
-from provider.stackconfig import platform as stack_platform
+from vertex_training import stackconfig
+from vertex_training.errors import SpecError
+from vertex_training.review import cost, policies
+from vertex_training.stackconfig import platform as stack_platform
 
 #: The type tokens of this project's job resources (``pulumi.dynamic.Resource`` subclasses
-#: declared with ``module="vertex"``: provider.resources.training_job and .tuning_job).
+#: declared with ``module="vertex"``: vertex_training.resources.training_job and .tuning_job).
 JOB_TYPES = (
     "pulumi-python:dynamic/vertex:TrainingJob",
     "pulumi-python:dynamic/vertex:HyperparameterTuningJob",

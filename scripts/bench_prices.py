@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from provider.catalog import refresh  # noqa: E402
+from vertex_training.catalog import refresh  # noqa: E402
 
 SKUS = 50_000
 TARGET_S = 60
@@ -31,7 +31,7 @@ def main() -> int:
         [
             sys.executable,
             "-m",
-            "provider.testing.fake_catalog",
+            "vertex_training.testing.fake_catalog",
             "--port",
             "0",
             "--filler",
@@ -44,7 +44,7 @@ def main() -> int:
         text=True,
     )
     compute = subprocess.Popen(
-        [sys.executable, "-m", "provider.testing.fake_compute", "--port", "0"],
+        [sys.executable, "-m", "vertex_training.testing.fake_compute", "--port", "0"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

@@ -41,8 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project
+from vertex_training.testing.fake_vertex import FakeVertex
 
 SIZES = (50, 200, 400)
 ROUNDS = 3

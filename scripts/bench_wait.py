@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project
+from vertex_training.testing.fake_vertex import FakeVertex
 
 JOBS = 12
 LONGEST_S = 20.0
@@ -43,9 +43,9 @@ LABEL_WIDTH = 52
 BASELINE_PROVIDER = """
 from pulumi.dynamic import CreateResult, Resource, ResourceProvider
 
-from provider.backends.vertex import VertexBackend
-from provider.resources.state import ProviderSettings
-from provider.resources.waiter import wait_for
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.resources.state import ProviderSettings
+from vertex_training.resources.waiter import wait_for
 
 
 class WaitInCreate(ResourceProvider):

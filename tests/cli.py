@@ -1,4 +1,4 @@
-"""`python -m provider ...` run as a real subprocess, as a user runs it."""
+"""`python -m vertex_training ...` run as a real subprocess, as a user runs it."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ RUN_TIMEOUT_S = 120
 def run_cli(
     *args: str, cwd: Path = REPO, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m provider ARGS`` (from the repository root unless ``cwd``)."""
+    """Run ``python -m vertex_training ARGS`` (from the repository root unless ``cwd``)."""
     return subprocess.run(
-        [sys.executable, "-m", "provider", *args],
+        [sys.executable, "-m", "vertex_training", *args],
         cwd=cwd,
         env=None if env is None else dict(env),
         capture_output=True,

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from provider.keys import API_ENDPOINT_KEY
-from provider.resources.state import ProviderSettings
+from vertex_training.keys import API_ENDPOINT_KEY
+from vertex_training.resources.state import ProviderSettings
 
 REPO = Path(__file__).resolve().parent.parent
 P = TypeVar("P")
@@ -62,7 +62,7 @@ def waiter_for(fake: Any, jobs: Mapping[str, Any], stack: str = "test") -> Any:
     """A JobWaiterProvider configured as the provider host configures it for a stack of
     ``jobs`` (stack config of each, by name) on Vertex AI in test-project, us-central1,
     reached at ``fake``."""
-    from provider.resources.waiter import JobWaiterProvider
+    from vertex_training.resources.waiter import JobWaiterProvider
 
     config = {
         "gcp:project": "test-project",
@@ -86,7 +86,7 @@ def registered(fake: Any, name: str, config: Mapping[str, Any]) -> dict[str, Any
 
 
 def waited(resource_name: str, until: str = "succeeded") -> dict[str, str]:
-    """A job's entry in the waiter's ``jobs`` input (``provider.resources.state.Waited``)."""
+    """A job's entry in the waiter's ``jobs`` input (``vertex_training.resources.state.Waited``)."""
     return {"resource_name": resource_name, "until": until}
 
 

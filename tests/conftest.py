@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from provider.testing import ManualClock
+from vertex_training.testing import ManualClock
 
 
 @pytest.fixture

@@ -65,6 +65,26 @@ def config_cli_env(tmp: Path) -> dict[str, str]:
     }
 
 
+def engine_env(tmp: Path, venv: Path) -> dict[str, str]:
+    """The environment of the CLI for a project under ``tmp`` whose program runs in
+    ``venv``: the built CLI, a file backend and a Pulumi home in ``tmp``, no network."""
+    state = tmp / "state"
+    state.mkdir(exist_ok=True)
+    return {
+        **os.environ,
+        "PATH": f"{TOOLS_BIN}:{venv / 'bin'}:{os.environ.get('PATH', '')}",
+        # For the language host built from tools/language-host (see pulumi-env.sh).
+        "PULUMI_PYTHON_CMD": str(venv / "bin" / "python"),
+        "PULUMI_HOME": str(tmp / "pulumi-home"),
+        "PULUMI_BACKEND_URL": f"file://{state}",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_CONFIG_PASSPHRASE": "test",
+        "PULUMI_SKIP_CONFIRMATIONS": "true",
+        "NO_COLOR": "1",
+    }
+
+
 def tools_missing() -> str | None:
     """Why the engine tests cannot run, or None when they can."""
     if not (TOOLS_BIN / "pulumi").exists():
@@ -109,25 +129,10 @@ class Project:
         project["runtime"]["options"]["virtualenv"] = str(VENV)
         (root / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
         shutil.copy(REPO / "__main__.py", root / "__main__.py")
-        for name in ("provider", "trainer", "examples"):
+        for name in ("provider.py", "trainer", "examples"):
             (root / name).symlink_to(REPO / name)
         (root / "stacks").mkdir()
-        state = tmp / "state"
-        state.mkdir()
-        env = {
-            **os.environ,
-            "PATH": f"{TOOLS_BIN}:{VENV / 'bin'}:{os.environ.get('PATH', '')}",
-            # For the language host built from tools/language-host (see pulumi-env.sh).
-            "PULUMI_PYTHON_CMD": str(VENV / "bin" / "python"),
-            "PULUMI_HOME": str(tmp / "pulumi-home"),
-            "PULUMI_BACKEND_URL": f"file://{state}",
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_CONFIG_PASSPHRASE": "test",
-            "PULUMI_SKIP_CONFIRMATIONS": "true",
-            "NO_COLOR": "1",
-        }
-        return cls(root=root, stack=stack, env=env)
+        return cls(root=root, stack=stack, env=engine_env(tmp, VENV))
 
     @classmethod
     def of_program(cls, tmp: Path, program: str, modules: dict[str, str]) -> Project:

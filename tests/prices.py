@@ -1,8 +1,9 @@
 """Price snapshots for tests, from the fake catalog's SKUs (invented prices, never Google's)
 and the fake MachineTypes API's shapes (invented too).
 
-``fake_snapshot()`` turns ``provider.testing.fake_catalog.default_skus()`` and
-``provider.testing.fake_compute``'s machines into a ``provider.catalog.prices.Snapshot``
+``fake_snapshot()`` turns ``vertex_training.testing.fake_catalog.default_skus()`` and
+``vertex_training.testing.fake_compute``'s machines into a
+``vertex_training.catalog.prices.Snapshot``
 without a server, for estimate tests that do not exercise the refresh itself
 (tests/test_fake_catalog.py and tests/test_fake_compute.py do that through the clients).
 ``fake_shape(machine)`` is the fake's shape of a machine, so a test computes its expected
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import datetime
 
-from provider.catalog import billing, prices, shapes
-from provider.testing import fake_compute
-from provider.testing.fake_catalog import FakeSku, default_skus
+from vertex_training.catalog import billing, prices, shapes
+from vertex_training.testing import fake_compute
+from vertex_training.testing.fake_catalog import FakeSku, default_skus
 
 #: When the test snapshot says it was read.
 READ_AT = datetime.datetime(2026, 11, 20, 9, 30, tzinfo=datetime.UTC)

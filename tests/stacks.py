@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from provider.stackconfig import JobSpec, StackSettings, load_stack
+from vertex_training.stackconfig import JobSpec, StackSettings, load_stack
 
 REPO = Path(__file__).resolve().parent.parent
 

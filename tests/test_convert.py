@@ -1,4 +1,4 @@
-"""`python -m provider convert`, and `render` on stacks whose jobs carry training_input.
+"""`vertex-training convert`, and `render` on stacks whose jobs carry training_input.
 
 The fixtures reproduce the structure and values of the config.yaml examples in Google's
 AI Platform Training documentation for ``gcloud ai-platform jobs submit training``
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from provider.__main__ import EXIT_INVALID_CONFIG, main
-from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
+from vertex_training.__main__ import EXIT_INVALID_CONFIG, main
+from vertex_training.stackconfig import JobSpec, StackSettings, parse_job
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS_KEY = "vertex-training:jobs"
@@ -155,7 +155,7 @@ def write(tmp_path: Path, text: str, name: str = "config.yaml") -> str:
 
 
 def convert(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``python -m provider convert ARGS`` in process: (status, stdout, stderr)."""
+    """Run ``vertex-training convert ARGS`` in process: (status, stdout, stderr)."""
     status = main(["convert", *args])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
@@ -274,7 +274,7 @@ class TestConvertDocumentedConfigs:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], parse_dict: Any
     ) -> None:
         """hyperparameters become a study: block; the tuning job request parses."""
-        study = pytest.importorskip("provider.stackconfig.study")
+        study = pytest.importorskip("vertex_training.stackconfig.study")
         status, out, err = convert(capsys, write(tmp_path, HYPERPARAMETER_TUNING), *RUNTIME_FLAGS)
         assert status == 0, err
         _name, raw = converted_job(out)

@@ -1,4 +1,4 @@
-"""provider.review.cost: estimates from a price snapshot, checked against sums done by hand.
+"""vertex_training.review.cost: estimates from a price snapshot, checked against sums done by hand.
 
 The snapshot is the fake catalog's SKUs and the fake MachineTypes API's shapes
 (tests/prices.py: invented prices and shapes, never Google's). Each expected figure is
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from provider.__main__ import render
-from provider.review.cost import Estimate, describe, estimate, to_json
-from provider.stackconfig import JobSpec, StackSettings, parse_job
 from tests.cli import run_cli
 from tests.prices import PRICES, fake_shape, fake_sku
+from vertex_training.__main__ import render
+from vertex_training.review.cost import Estimate, describe, estimate, to_json
+from vertex_training.stackconfig import JobSpec, StackSettings, parse_job
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -262,7 +262,7 @@ class TestRender:
 
     def test_estimated_cost_in_the_json(self, tmp_path: Path) -> None:
         """With a snapshot, each job carries its rate, most, read date and breakdown."""
-        from provider.catalog.prices import save_snapshot
+        from vertex_training.catalog.prices import save_snapshot
 
         snapshot = tmp_path / "snapshot.json"
         save_snapshot(PRICES, snapshot)
@@ -284,7 +284,7 @@ class TestRender:
         assert all("make prices" in line and "$0" not in line for line in estimates)
 
     def test_the_command_prints_json_and_estimates(self) -> None:
-        """`python -m provider render` keeps stdout JSON, with estimated_cost in it."""
+        """`vertex-training render` keeps stdout JSON, with estimated_cost in it."""
         result = run_cli("render", "stacks/Pulumi.dev.yaml")
         assert result.returncode == 0, result.stderr
         document = json.loads(result.stdout)
@@ -297,8 +297,8 @@ class TestPlanCost:
 
     def test_markdown_shows_prices_read_and_the_breakdown(self, tmp_path: Path) -> None:
         """With a snapshot: "prices read", $ per job, and one line per SKU in <details>."""
-        from provider.catalog.prices import save_snapshot
-        from provider.review.plan import plan_stack, to_markdown
+        from vertex_training.catalog.prices import save_snapshot
+        from vertex_training.review.plan import plan_stack, to_markdown
 
         snapshot = tmp_path / "snapshot.json"
         save_snapshot(PRICES, snapshot)
@@ -314,7 +314,7 @@ class TestPlanCost:
 
     def test_no_snapshot_says_how_to_get_prices(self, tmp_path: Path) -> None:
         """Without a snapshot the plan says `make prices` and shows no $0."""
-        from provider.review.plan import plan_stack, to_markdown
+        from vertex_training.review.plan import plan_stack, to_markdown
 
         plan = plan_stack(
             REPO / "stacks" / "Pulumi.dev.yaml", "HEAD", prices_file=tmp_path / "none.json"

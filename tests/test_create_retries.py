@@ -14,23 +14,22 @@ from typing import Any
 import grpc
 import pytest
 
-from provider.backends.pacing import PacingPolicy
-from provider.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
-from provider.errors import PermanentError, TransientError, UncertainError
-from provider.resources.state import recorded_view
-from provider.resources.training_job import (
+from tests.clients import configured, registered
+from vertex_training.backends.pacing import PacingPolicy
+from vertex_training.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
+from vertex_training.errors import PermanentError, TransientError, UncertainError
+from vertex_training.resources.state import recorded_view
+from vertex_training.resources.submission import (
     CREATE_RETRY,
-    IDENTITY_LABEL,
     CreateRetry,
-    TrainingJobProvider,
-    _submit,
     identity_label,
     labelled_request,
+    submit,
 )
-from provider.resources.tuning_job import HyperparameterTuningJobProvider
-from provider.testing import FakeVertex
-from provider.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
-from tests.clients import configured, registered
+from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
+from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
+from vertex_training.testing import FakeVertex
+from vertex_training.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -267,7 +266,7 @@ class TestQuotaRefusals:
         fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=10_000)
         body = labelled_request({"displayName": "t", "jobSpec": JOB_SPEC}, "test", "t")
         with pytest.raises(TransientError) as raised:
-            _submit(backend, body, FAST_CREATE)
+            submit(backend, body, FAST_CREATE)
         message = str(raised.value)
         assert "failed with" in message and "Injected RESOURCE_EXHAUSTED" in message
         assert f"no job carries the label {IDENTITY_LABEL}=" in message

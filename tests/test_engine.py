@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from provider.backends.local import LocalBackend
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, local_stack, tools_missing, vertex_stack
 from tests.packages import write_package
+from vertex_training.backends.local import LocalBackend
+from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
     pytest.mark.engine,

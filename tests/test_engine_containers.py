@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from provider.backends.local import LocalBackend
 from tests.engine import COMMAND_TIMEOUT_S, Project, local_stack, tools_missing
+from vertex_training.backends.local import LocalBackend
 
 pytestmark = [
     pytest.mark.engine,

@@ -15,9 +15,9 @@ from typing import Any
 import grpc
 import pytest
 
-from provider.resources.training_job import IDENTITY_LABEL
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, tools_missing, vertex_stack
+from vertex_training.resources.training_job import IDENTITY_LABEL
+from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
     pytest.mark.engine,

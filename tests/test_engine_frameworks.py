@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from provider.backends.local import LocalBackend
-from provider.backends.local._venvs import WHEELHOUSE_ENV
 from tests.engine import Project, local_stack, tools_missing
+from vertex_training.backends.local import LocalBackend
+from vertex_training.backends.local._venvs import WHEELHOUSE_ENV
 
 pytestmark = [
     pytest.mark.engine,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import REPO, Project, tools_missing, vertex_stack
+from vertex_training.testing.fake_vertex import FakeVertex
 
 ANALYZER = REPO / "policy" / "analyzer"
 PACK_PYTHON = REPO / "policy" / ".venv" / "bin" / "python"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, tools_missing, vertex_stack
+from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
     pytest.mark.engine,

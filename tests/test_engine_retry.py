@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from provider.api.labels import IDENTITY_LABEL
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, tools_missing, vertex_stack
+from vertex_training.api.labels import IDENTITY_LABEL
+from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
     pytest.mark.engine,

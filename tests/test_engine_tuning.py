@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from provider.backends.local import LocalBackend
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import Project, local_stack, tools_missing, vertex_stack
+from vertex_training.backends.local import LocalBackend
+from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
     pytest.mark.engine,

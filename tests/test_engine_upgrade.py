@@ -1,12 +1,14 @@
 """Upgrading a stack from the last release of each earlier state schema: schema 1 (before
 the schema was named), schema 2 (a job recorded what its check derived: the request,
-location and settings) and schema 3 (a job recorded its config's keys one by one).
+location and settings), schema 3 (a job recorded its config's keys one by one), and
+0.1.0, the last release before the package was installed as ``vertex_training`` (its
+state names the ``provider.resources`` modules).
 
 A stack brought up by that release (its code taken from git, as a user would have had it)
 is previewed and updated by this one: nothing is replaced, no job is submitted again,
 every job keeps its record and outputs, and a job removed from the config is deleted
-through the provider the old state names (schema 1's ``provider.training_job``, a module
-that moved).
+through the provider the old state names (``provider.resources.training_job``, or schema
+1's ``provider.training_job``: modules the project's ``provider.py`` answers).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from provider.resources.state import SCHEMA_VERSION
-from provider.testing.fake_vertex import FakeVertex
 from tests.engine import REPO, Project, tools_missing, vertex_stack
+from vertex_training.resources.state import SCHEMA_VERSION
+from vertex_training.testing.fake_vertex import FakeVertex
 
 #: The last release that wrote schema 1 (a connection in every job's state, the provider
 #: classes in provider.training_job / provider.waiter).
@@ -33,11 +35,15 @@ SCHEMA_1_RELEASE = "0361723"
 SCHEMA_2_RELEASE = "365f823"
 #: The last release that wrote schema 3.
 SCHEMA_3_RELEASE = "e0c255e"
+#: The last release before the package was installed as vertex_training (0.1.0, schema 4):
+#: its state names the providers' modules ``provider.resources.*``.
+PACKAGE_0_1_RELEASE = "3523990"
 #: The module each release pickled the job provider from.
 PROVIDER_MODULES = {
     SCHEMA_1_RELEASE: b"provider.training_job",
     SCHEMA_2_RELEASE: b"provider.resources.training_job",
     SCHEMA_3_RELEASE: b"provider.resources.training_job",
+    PACKAGE_0_1_RELEASE: b"provider.resources.training_job",
 }
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
 
@@ -63,11 +69,17 @@ def release_tree(ref: str, into: Path) -> Path:
 
 
 def use_release(project: Project, tree: Path) -> None:
-    """Point the project at the code of ``tree``: its program and its packages."""
+    """Point the project at the code of ``tree``: its program and its packages. A release
+    before the package was installed had it in the project (``provider/``); today's
+    program imports the installed ``vertex_training``, and the project keeps
+    ``provider.py``, which answers the old module names its state holds."""
     shutil.copy(tree / "__main__.py", project.root / "__main__.py")
-    for name in ("provider", "trainer", "examples"):
+    package = "provider.py" if (tree / "provider.py").exists() else "provider"
+    for name in ("provider", "provider.py"):
+        (project.root / name).unlink(missing_ok=True)
+    for name in (package, "trainer", "examples"):
         link = project.root / name
-        link.unlink()
+        link.unlink(missing_ok=True)
         link.symlink_to(tree / name)
 
 

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from provider.api import failures, states
-from provider.api.failures import classify
-from provider.api.scheduling import PENDING_REASON_AFTER_S, QUEUED_REASON_AFTER_S
-from provider.backends.cloud_logs import CloudLogs
-from provider.backends.vertex import VertexBackend
-from provider.errors import BackendError, JobEndedError, SpecError
-from provider.stackconfig import StackSettings, parse_job
-from provider.testing import FakeVertex, ManualClock
-from provider.testing.fake_logging import FakeLogging
 from tests.test_waiter import run
+from vertex_training.api import failures, states
+from vertex_training.api.failures import classify
+from vertex_training.api.scheduling import PENDING_REASON_AFTER_S, QUEUED_REASON_AFTER_S
+from vertex_training.backends.cloud_logs import CloudLogs
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.errors import BackendError, JobEndedError, SpecError
+from vertex_training.stackconfig import StackSettings, parse_job
+from vertex_training.testing import FakeVertex, ManualClock
+from vertex_training.testing.fake_logging import FakeLogging
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -300,7 +300,7 @@ class TestFailureLogs:
 
     def test_the_local_backend_reads_its_log_files(self, tmp_path: Path) -> None:
         """log_tail reads logs/<replica>.log of the job's record; a missing one is an error."""
-        from provider.backends.local import LocalBackend
+        from vertex_training.backends.local import LocalBackend
 
         local = LocalBackend(tmp_path / "jobs", base_dir=tmp_path)
         record = tmp_path / "jobs" / "123" / "logs"

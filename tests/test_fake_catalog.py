@@ -1,5 +1,5 @@
 """The fake Cloud Catalog through the real google-cloud-billing client, and a refresh
-(provider.catalog.refresh) against it through every trap the fake serves."""
+(vertex_training.catalog.refresh) against it through every trap the fake serves."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import grpc
 import pytest
 from google.cloud.billing_v1.types import cloud_catalog as cc
 
-from provider.catalog import billing, refresh
-from provider.errors import PricesError
-from provider.testing.fake_catalog import COMPUTE, VERTEX, FakeCatalog
-from provider.testing.fake_compute import FakeCompute
 from tests.cli import run_cli
+from vertex_training.catalog import billing, refresh
+from vertex_training.errors import PricesError
+from vertex_training.testing.fake_catalog import COMPUTE, VERTEX, FakeCatalog
+from vertex_training.testing.fake_compute import FakeCompute
 
 REGIONS = ["us-central1", "europe-west4", "asia-east1"]
 
@@ -176,9 +176,9 @@ class TestRefresh:
     def test_the_command_writes_the_snapshot(
         self, fake: FakeCatalog, compute: FakeCompute, tmp_path: Path
     ) -> None:
-        """`python -m provider prices refresh --endpoint --out` writes a loadable snapshot
+        """`vertex-training prices refresh --endpoint --out` writes a loadable snapshot
         and warns that a loopback snapshot is not for committing."""
-        from provider.catalog.prices import load_snapshot
+        from vertex_training.catalog.prices import load_snapshot
 
         out = tmp_path / "snapshot.json"
         result = run_cli(

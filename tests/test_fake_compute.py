@@ -1,8 +1,8 @@
 """The fake MachineTypes API through the real google-cloud-compute client (REST on
-loopback), and a refresh (provider.catalog.refresh) against it and the fake catalog: the
+loopback), and a refresh (vertex_training.catalog.refresh) against it and the fake catalog: the
 shapes in the snapshot, pages, a transient 503, and estimates from those shapes.
 
-The fake's shapes are invented (provider.testing.fake_compute.shape_of); every expected
+The fake's shapes are invented (vertex_training.testing.fake_compute.shape_of); every expected
 figure here is computed from that rule, never from Google's machine tables."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from provider.catalog import prices, refresh, shapes
-from provider.errors import PricesError
-from provider.review.cost import describe, estimate
-from provider.stackconfig import StackSettings, parse_job
-from provider.testing.fake_catalog import FakeCatalog
-from provider.testing.fake_compute import LACKING, FakeCompute, shape_of
 from tests.cli import run_cli
 from tests.prices import fake_sku
+from vertex_training.catalog import prices, refresh, shapes
+from vertex_training.errors import PricesError
+from vertex_training.review.cost import describe, estimate
+from vertex_training.stackconfig import StackSettings, parse_job
+from vertex_training.testing.fake_catalog import FakeCatalog
+from vertex_training.testing.fake_compute import LACKING, FakeCompute, shape_of
 
 EU = StackSettings(stack="prod", project="my-project", region="europe-west4")
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"

@@ -20,8 +20,8 @@ from google.cloud.aiplatform_v1 import JobServiceClient
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 from google.cloud.aiplatform_v1.types import CustomJob, DeleteOperationMetadata, JobState
 
-from provider.testing import FakeVertex, ManualClock
 from tests.clients import job_service_client
+from vertex_training.testing import FakeVertex, ManualClock
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -536,14 +536,14 @@ class TestFaults:
 class TestCommandLine:
     @pytest.mark.timeout(120)
     def test_serves_from_another_process_until_killed(self) -> None:
-        """`python -m provider.testing.fake_vertex` prints its address and serves jobs."""
+        """`python -m vertex_training.testing.fake_vertex` prints its address and serves jobs."""
         process = subprocess.Popen(
             [
                 sys.executable,
                 "-W",
                 "ignore",
                 "-m",
-                "provider.testing.fake_vertex",
+                "vertex_training.testing.fake_vertex",
                 "--port",
                 "0",
                 "--run-seconds",
@@ -575,8 +575,10 @@ class TestCommandLine:
 
 class TestPublicApi:
     def test_exports_are_pinned(self) -> None:
-        """provider.testing exports exactly these names, sorted, and each resolves."""
-        import provider.testing
+        """vertex_training.testing exports exactly these names, sorted, and each resolves."""
+        import vertex_training.testing
 
-        assert provider.testing.__all__ == ["Call", "FakeVertex", "ManualClock"]
-        assert all(getattr(provider.testing, name) for name in provider.testing.__all__)
+        assert vertex_training.testing.__all__ == ["Call", "FakeVertex", "ManualClock"]
+        assert all(
+            getattr(vertex_training.testing, name) for name in vertex_training.testing.__all__
+        )

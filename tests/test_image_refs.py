@@ -1,4 +1,4 @@
-"""Image references (provider.api.image_refs): the distribution/reference grammar, the
+"""Image references (vertex_training.api.image_refs): the distribution/reference grammar, the
 fixes its refusals give, and every place a stack config names an image."""
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from provider.api.image_refs import (
+from tests.cli import run_cli
+from vertex_training.api.image_refs import (
     ImageReference,
     NotAReference,
     image_issue,
     in_repository,
     parse,
 )
-from provider.catalog import images, machines
-from provider.errors import SpecError
-from provider.stackconfig import StackSettings, load_stack_file, parse_job
-from tests.cli import run_cli
+from vertex_training.catalog import images, machines
+from vertex_training.errors import SpecError
+from vertex_training.stackconfig import StackSettings, load_stack_file, parse_job
 
 REPO = Path(__file__).resolve().parent.parent
 EXIT_INVALID_CONFIG = 2

@@ -1,4 +1,4 @@
-"""Unit tests of provider.catalog.images (the prebuilt image catalogue) and a job's framework
+"""Unit tests of vertex_training.catalog.images (the prebuilt image catalogue) and a job's framework
 keys."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from provider.catalog import images
-from provider.catalog.images import ImageChoice, ImageRefusal, pick_image, pick_runtime_image
-from provider.errors import Issue, SpecError
-from provider.stackconfig import JobSpec, StackSettings, parse_job
+from vertex_training.catalog import images
+from vertex_training.catalog.images import ImageChoice, ImageRefusal, pick_image, pick_runtime_image
+from vertex_training.errors import Issue, SpecError
+from vertex_training.stackconfig import JobSpec, StackSettings, parse_job
 
 PREFIX = "vertex-training:jobs.mnist"
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
@@ -323,7 +323,7 @@ class TestEndOfSupport:
             refusal.message
         )
         assert "the newest catalogued, 2.17, ended on 2026-07-11" in refusal.message
-        assert "provider/catalog/images.py" in refusal.message
+        assert "this package's catalogue was compiled 2026-11-23" in refusal.message
         assert images.CATALOGUE_URL in refusal.message
 
     def test_other_refusals_are_not_retired(self) -> None:

@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGE = REPO / "provider"
+#: The package: provider/ is the distribution, vertex_training/ in it the import package.
+DIST = REPO / "provider"
+PACKAGE = DIST / "vertex_training"
 #: Modules allowed past MAX_MODULE_LINES, and why: one coherent class or table.
 LONG_MODULES: dict[str, str] = {}
 MAX_MODULE_LINES = 800
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(REPO).with_suffix("").parts
+    parts = path.relative_to(DIST).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -37,9 +39,10 @@ def imported_modules(name: str) -> set[str]:
             if node.level:
                 base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1]])
                 base = f"{base}.{node.module}" if node.module else base
-            found.add(base)
-            # `from provider.stackconfig import legacy` imports provider.stackconfig.legacy.
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            # `from vertex_training.stackconfig import legacy` imports the module
+            # vertex_training.stackconfig.legacy; `... import parse_job`, the package.
+            for alias in node.names:
+                found.add(sub if (sub := f"{base}.{alias.name}") in MODULES else base)
     return {m for m in found if m in MODULES and m != name}
 
 
@@ -78,20 +81,26 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: The layers of provider/, lowest first: a module may import its own package and the
+#: The layers of the package, lowest first: a module may import its own package and the
 #: packages of lower layers, never a higher layer nor another package of its own layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("provider._moved", "provider.errors", "provider.keys", "provider._exports"),
-    ("provider",),
-    ("provider.api",),
-    ("provider.catalog",),
-    ("provider.packaging",),
-    ("provider.stackconfig",),
-    ("provider.backends", "provider.testing"),
-    ("provider.review",),
-    ("provider.resources",),
-    ("provider.program",),
-    ("provider.__main__",),
+    (
+        "vertex_training._moved",
+        "vertex_training.errors",
+        "vertex_training.keys",
+        "vertex_training._exports",
+    ),
+    ("vertex_training.api",),
+    ("vertex_training.catalog",),
+    ("vertex_training.packaging",),
+    ("vertex_training.stackconfig",),
+    ("vertex_training.backends", "vertex_training.testing"),
+    ("vertex_training.review",),
+    ("vertex_training.resources",),
+    ("vertex_training.program",),
+    ("vertex_training.__main__",),
+    # The package's public names (its __init__): every layer's, re-exported.
+    ("vertex_training",),
 )
 
 
@@ -116,7 +125,8 @@ def may_import(name: str, target: str) -> bool:
 
 def owner_of(dotted: str) -> str:
     """The package a private module or name belongs to: the package that holds it
-    (``provider.stackconfig._issues.x`` and ``provider.api.labels._x`` -> their package)."""
+    (``vertex_training.stackconfig._issues.x`` and ``vertex_training.api.labels._x`` ->
+    their package)."""
     parts = dotted.split(".")
     first = next(i for i, part in enumerate(parts) if part.startswith("_") and i > 0)
     holder = ".".join(parts[:first])
@@ -136,7 +146,7 @@ def private_imports(name: str) -> list[str]:
                 dotted = f"{node.module}.{alias.name}"
                 parts = dotted.split(".")
                 private = [p for p in parts[1:] if p.startswith("_") and not p.startswith("__")]
-                if dotted.startswith("provider.") and private:
+                if dotted.startswith("vertex_training.") and private:
                     found.append(dotted)
     return found
 
@@ -154,12 +164,14 @@ class TestImports:
         assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
     def test_the_spec_core_knows_no_dialect(self) -> None:
-        """Only provider.stackconfig._parse (the entry) imports the study and legacy dialects."""
-        dialects = ("provider.stackconfig.study", "provider.stackconfig.legacy")
+        """Only vertex_training.stackconfig._parse (the entry) imports the study and legacy
+        dialects."""
+        dialects = ("vertex_training.stackconfig.study", "vertex_training.stackconfig.legacy")
         core = [
             name
             for name in MODULES
-            if name.startswith("provider.stackconfig._") and name != "provider.stackconfig._parse"
+            if name.startswith("vertex_training.stackconfig._")
+            and name != "vertex_training.stackconfig._parse"
         ]
         for name in core:
             reached = {m for m in imported_modules(name) if m.startswith(dialects)}
@@ -197,9 +209,9 @@ class TestLayers:
 
     def test_the_layer_check_can_fail(self) -> None:
         """An upward import and a sideways one are refused; a downward one is not."""
-        assert not may_import("provider.catalog.images", "provider.stackconfig._job")
-        assert not may_import("provider.backends.vertex", "provider.testing._jobs")
-        assert may_import("provider.review.plan", "provider.stackconfig._job")
+        assert not may_import("vertex_training.catalog.images", "vertex_training.stackconfig._job")
+        assert not may_import("vertex_training.backends.vertex", "vertex_training.testing._jobs")
+        assert may_import("vertex_training.review.plan", "vertex_training.stackconfig._job")
 
 
 def documented_modules(text: str) -> list[str]:
@@ -249,17 +261,28 @@ class TestPrivateNames:
 
     def test_the_private_check_can_fail(self) -> None:
         """The owner of a private name is the package that holds its module."""
-        assert owner_of("provider.stackconfig._issues.did_you_mean") == "provider.stackconfig"
-        assert owner_of("provider.api.labels._label_text_ok") == "provider.api"
-        assert owner_of("provider.backends.local._record.JobRecord") == "provider.backends.local"
+        assert (
+            owner_of("vertex_training.stackconfig._issues.did_you_mean")
+            == "vertex_training.stackconfig"
+        )
+        assert owner_of("vertex_training.api.labels._label_text_ok") == "vertex_training.api"
+        assert (
+            owner_of("vertex_training.backends.local._record.JobRecord")
+            == "vertex_training.backends.local"
+        )
 
 
 class TestPublicNames:
-    """provider.stackconfig and its dialects re-export their public names, sorted and resolvable."""
+    """vertex_training.stackconfig and its dialects re-export their public names, sorted and
+    resolvable."""
 
     @pytest.mark.parametrize(
         "package",
-        ["provider.stackconfig", "provider.stackconfig.study", "provider.stackconfig.legacy"],
+        [
+            "vertex_training.stackconfig",
+            "vertex_training.stackconfig.study",
+            "vertex_training.stackconfig.legacy",
+        ],
     )
     def test_all_is_sorted_and_resolves(self, package: str) -> None:
         """``__all__`` is sorted (constants, classes, functions) and each name resolves."""

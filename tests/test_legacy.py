@@ -1,4 +1,5 @@
-"""Unit tests of provider.stackconfig.legacy: AI Platform trainingInput -> native job keys."""
+"""Unit tests of vertex_training.stackconfig.legacy: AI Platform trainingInput -> native
+job keys."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ from typing import Any
 
 import pytest
 
-from provider.catalog import images, machines
-from provider.errors import Issue, SpecError
-from provider.stackconfig import JobSpec, StackSettings, legacy, parse_job
-from provider.stackconfig.legacy import LEGACY_MACHINES, SCALE_TIERS, Translation, translate_job
+from vertex_training.catalog import images, machines
+from vertex_training.errors import Issue, SpecError
+from vertex_training.stackconfig import JobSpec, StackSettings, legacy, parse_job
+from vertex_training.stackconfig.legacy import (
+    LEGACY_MACHINES,
+    SCALE_TIERS,
+    Translation,
+    translate_job,
+)
 
 BASE = "vertex-training:jobs.old"
 TI = f"{BASE}.training_input"
@@ -743,7 +749,7 @@ class TestHyperparameters:
 
     def test_tuning_job(self) -> None:
         """parse_job makes a translated hyperparameters job a tuning job."""
-        study = pytest.importorskip("provider.stackconfig.study")
+        study = pytest.importorskip("vertex_training.stackconfig.study")
         spec = parsed({**PROGRAM, "hyperparameters": HYPERPARAMETERS})
         assert isinstance(spec, study.TuningJobSpec)
         body = spec.request_body()

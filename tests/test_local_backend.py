@@ -21,9 +21,10 @@ from typing import Any
 
 import pytest
 
-from provider.api import states
-from provider.backends.base import JobStatus
-from provider.backends.local import (
+from tests.packages import write_package
+from vertex_training.api import states
+from vertex_training.backends.base import JobStatus
+from vertex_training.backends.local import (
     NO_ENGINE,
     REMOTE_OUTPUT,
     REMOTE_PACKAGE,
@@ -35,9 +36,8 @@ from provider.backends.local import (
     preflight,
     read_json,
 )
-from provider.backends.local._runner import cluster_environment
-from provider.errors import PermanentError
-from tests.packages import write_package
+from vertex_training.backends.local._runner import cluster_environment
+from vertex_training.errors import PermanentError
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINER = REPO / "trainer"
@@ -209,7 +209,7 @@ class TestPythonPackageJob:
         """A job submitted by a process that exited at once runs on, seen by a new instance."""
         body = package_job(probe_package, "probe.ok", labels={"case": "outlives"})
         submit = (
-            "import json, sys; from provider.backends.local import LocalBackend; "
+            "import json, sys; from vertex_training.backends.local import LocalBackend; "
             f"print(LocalBackend({str(backend.root)!r}).submit(json.loads(sys.argv[1])).name)"
         )
         name = subprocess.run(

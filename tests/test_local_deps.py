@@ -21,19 +21,19 @@ from pathlib import Path
 
 import pytest
 
-from provider.api import states
-from provider.backends.base import JobStatus
-from provider.backends.local import LocalBackend, preflight
-from provider.backends.local._images import (
+from tests.packages import write_package
+from vertex_training.api import states
+from vertex_training.backends.base import JobStatus
+from vertex_training.backends.local import LocalBackend, preflight
+from vertex_training.backends.local._images import (
     HYPERTUNE,
     IMAGE_FAMILIES,
     image_framework,
     image_requirements,
 )
-from provider.backends.local._venvs import WHEELHOUSE_DIR, WHEELHOUSE_ENV, VirtualenvCache
-from provider.catalog.images import TRAINING_IMAGES
-from provider.stackconfig import StackSettings, parse_job
-from tests.packages import write_package
+from vertex_training.backends.local._venvs import WHEELHOUSE_DIR, WHEELHOUSE_ENV, VirtualenvCache
+from vertex_training.catalog.images import TRAINING_IMAGES
+from vertex_training.stackconfig import StackSettings, parse_job
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -47,7 +47,7 @@ JOB_END_S = 120.0
 FAIL_FAST_S = 30.0
 #: How the test builds a wheel of a local project: offline, with this interpreter's setuptools.
 PIP_WHEEL = (sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation")
-#: pip's framework distribution for each ``provider.catalog.images`` framework name.
+#: pip's framework distribution for each ``vertex_training.catalog.images`` framework name.
 DISTRIBUTIONS = {
     "tensorflow": {"tensorflow", "tensorflow-cpu"},
     "pytorch": {"torch"},
@@ -273,7 +273,8 @@ class TestPrebuiltImages:
         assert image_requirements(f"{PREBUILT}{image}:latest") == [requirement, HYPERTUNE]
 
     def test_every_catalogued_image_maps_to_its_version(self) -> None:
-        """Every image of provider.catalog.images, on every registry host, maps to its version."""
+        """Every image of vertex_training.catalog.images, on every registry host, maps to
+        its version."""
         for image in TRAINING_IMAGES:
             for region in ("us-central1", "europe-west4", "asia-east1"):
                 framework = image_framework(image.uri(region))

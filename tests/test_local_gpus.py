@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from provider.api import states
-from provider.backends.local import LocalBackend, preflight
-from provider.backends.local._runner import _container_argv
-from provider.backends.local.gpus import LOCAL_CPU, local_gpus
-from provider.stackconfig import StackSettings, load_stack, parse_job
 from tests.packages import write_package
+from vertex_training.api import states
+from vertex_training.backends.local import LocalBackend, preflight
+from vertex_training.backends.local._runner import _container_argv
+from vertex_training.backends.local.gpus import LOCAL_CPU, local_gpus
+from vertex_training.stackconfig import StackSettings, load_stack, parse_job
 
 LOCAL = StackSettings(stack="local", backend="local")
 JOB_END_S = 30.0

@@ -1,6 +1,6 @@
 """One stack loader: the program, ``render``, ``plan`` and the policy pack read a stack alike.
 
-Issue 15, item 1: every entry point reads a stack through ``provider.stackconfig.load_stack``
+Issue 15, item 1: every entry point reads a stack through ``vertex_training.stackconfig.load_stack``
 and gives the same jobs, requests and issues. For each stack in ``stacks/`` and each broken
 stack below, the reference is the Pulumi CLI's own reading of the file (``pulumi config
 --json --show-secrets``, once per stack, in a temporary project with a file backend):
@@ -11,7 +11,7 @@ stack below, the reference is the Pulumi CLI's own reading of the file (``pulumi
   loader's ``Stack`` the program got is recorded, and each job resource's inputs are
   checked by its dynamic provider, as ``pulumi preview`` checks them;
 - the stack file read by the loader directly (``load_stack_file``);
-- ``render`` (``python -m provider render``), ``plan``'s ``read_stack`` and the pack's
+- ``render`` (``vertex-training render``), ``plan``'s ``read_stack`` and the pack's
   ``policy.resources.view`` (given the job resources as the engine shows them).
 
 Secrets are left out: the program gets a secret's plaintext while a reader of the file
@@ -40,19 +40,19 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-import provider.program.settings as program_settings
+import vertex_training.program.settings as program_settings
 from policy import resources as pack
-from provider import __main__ as cli_main
-from provider.errors import Issue
-from provider.resources.state import recorded_view
-from provider.resources.training_job import TrainingJobProvider
-from provider.resources.tuning_job import HyperparameterTuningJobProvider
-from provider.review import plan
-from provider.stackconfig import JobSpec, Stack, load_stack, load_stack_file
-from provider.stackconfig.platform import TENSORBOARD_PENDING
-from provider.stackconfig.study import is_tuning_job
 from tests.engine import REPO, config_cli_env, tools_missing
 from tests.test_platform import PROJECT, TENSORBOARD_ID, Graph, Mocks, RecordingMonitor
+from vertex_training import __main__ as cli_main
+from vertex_training.errors import Issue
+from vertex_training.resources.state import recorded_view
+from vertex_training.resources.training_job import TrainingJobProvider
+from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
+from vertex_training.review import plan
+from vertex_training.stackconfig import JobSpec, Stack, load_stack, load_stack_file
+from vertex_training.stackconfig.platform import TENSORBOARD_PENDING
+from vertex_training.stackconfig.study import is_tuning_job
 
 pytestmark = [
     pytest.mark.engine,
@@ -331,7 +331,7 @@ def engine_resources(stack: Stack) -> list[pack.Resource]:
 
 
 def render(path: Path) -> tuple[int, str, str]:
-    """``python -m provider render PATH``: exit status, stdout, stderr."""
+    """``vertex-training render PATH``: exit status, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = cli_main.main(["render", str(path)])
@@ -455,7 +455,7 @@ class TestProgram:
 
 
 class TestRender:
-    """``python -m provider render``: the requests, or exit 2 with every issue."""
+    """``vertex-training render``: the requests, or exit 2 with every issue."""
 
     def test_render(self, name: str, project: CliProject, programs: dict[str, ProgramRun]) -> None:
         stack = programs[name].stack

@@ -1,4 +1,4 @@
-"""provider.packaging: trainer directories -> content-hashed sdists -> package URIs."""
+"""vertex_training.packaging: trainer directories -> content-hashed sdists -> package URIs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from provider import packaging
-from provider.errors import SpecError
-from provider.stackconfig import load_stack_file
+from vertex_training import packaging
+from vertex_training.errors import SpecError
+from vertex_training.stackconfig import load_stack_file
 
 REPO = Path(__file__).resolve().parent.parent
 JOB_KEY = "vertex-training:jobs.train.python_package.package_path"
@@ -270,10 +270,10 @@ class TestRender:
 
 
 def test_cli_render_dev_and_prod() -> None:
-    """`python -m provider render` works on the repository's dev and prod stacks."""
+    """`vertex-training render` works on the repository's dev and prod stacks."""
     for stack in ("dev", "prod"):
         result = subprocess.run(
-            [sys.executable, "-m", "provider", "render", f"stacks/Pulumi.{stack}.yaml"],
+            [sys.executable, "-m", "vertex_training", "render", f"stacks/Pulumi.{stack}.yaml"],
             cwd=REPO,
             capture_output=True,
             text=True,

@@ -1,4 +1,4 @@
-"""`python -m provider plan`: a stack file's change against a git base, for a reviewer."""
+"""`vertex-training plan`: a stack file's change against a git base, for a reviewer."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from provider.review.cost import Estimate
-from provider.review.plan import (
+from tests.cli import run_cli
+from vertex_training.review.cost import Estimate
+from vertex_training.review.plan import (
     DELETE,
     INVALID,
     REPLACE,
@@ -22,7 +23,6 @@ from provider.review.plan import (
     Plan,
     plan_stack,
 )
-from tests.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/acme-ml-dev/trainers/mnist:1"
@@ -145,7 +145,7 @@ class TestPlan:
 
 
 class TestCommand:
-    """`python -m provider plan`: Markdown or JSON, and its exit status."""
+    """`vertex-training plan`: Markdown or JSON, and its exit status."""
 
     def test_markdown_and_exit_status(self, repo: Path) -> None:
         """An invalid job makes the command exit 2; the summary still shows every job."""

@@ -34,11 +34,11 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from provider import packaging
-from provider.resources.state import SCHEMA_VERSION, recorded_view
-from provider.resources.training_job import TrainingJobProvider
-from provider.stackconfig import load_stack
-from provider.stackconfig.platform import resolve_platform
+from vertex_training import packaging
+from vertex_training.resources.state import SCHEMA_VERSION, recorded_view
+from vertex_training.resources.training_job import TrainingJobProvider
+from vertex_training.stackconfig import load_stack
+from vertex_training.stackconfig.platform import resolve_platform
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = "vertex-training"
@@ -744,7 +744,7 @@ class TestTrainingJobCheckWithUnknowns:
 
 
 class TestPlatformSpec:
-    """provider.stackconfig.platform: the config key's rules, with full keys and fixes."""
+    """vertex_training.stackconfig.platform: the config key's rules, with full keys and fixes."""
 
     def resolve(self, raw: Any, **kw: Any) -> tuple[Any, list[Any]]:
         args = {

@@ -1,4 +1,4 @@
-"""The team's review rules (provider.review.policies) and what the policy pack reads from
+"""The team's review rules (vertex_training.review.policies) and what the policy pack reads from
 the engine (policy/resources.py): each rule on a passing and a failing stack, enforcement,
 and mistakes in `vertex-training:policies`."""
 
@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from policy import resources
-from provider.errors import SpecError
-from provider.review import cost
-from provider.review.policies import (
+from tests.prices import PRICES
+from tests.stacks import parse_stack
+from vertex_training.errors import SpecError
+from vertex_training.review import cost
+from vertex_training.review.policies import (
     POLICIES_KEY,
     RULES,
     BucketAccess,
@@ -24,10 +26,8 @@ from provider.review.policies import (
     evaluate,
     parse_policies,
 )
-from provider.stackconfig import JobSpec
-from provider.stackconfig.platform import Platform, resolve_platform
-from tests.prices import PRICES
-from tests.stacks import parse_stack
+from vertex_training.stackconfig import JobSpec
+from vertex_training.stackconfig.platform import Platform, resolve_platform
 
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
 GOOD = {
@@ -40,7 +40,8 @@ GOOD = {
 
 @dataclass(frozen=True)
 class UnknownEstimate:
-    """An estimate whose price is not in the snapshot (provider.review.cost.Estimate's shape)."""
+    """An estimate whose price is not in the snapshot (the shape of
+    vertex_training.review.cost.Estimate)."""
 
     hourly_usd: float | None = None
     max_usd: float | None = None

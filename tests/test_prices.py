@@ -1,4 +1,4 @@
-"""The price snapshot (provider.catalog.prices), the machine shapes it keeps (shapes) and
+"""The price snapshot (vertex_training.catalog.prices), the machine shapes it keeps (shapes) and
 the billing rule (billing): what they hold, refuse and select."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from provider.catalog import billing, machines, prices, shapes
-from provider.errors import PricesError
 from tests.prices import PRICES, READ_AT
+from vertex_training.catalog import billing, machines, prices, shapes
+from vertex_training.errors import PricesError
 
 REPO = Path(__file__).resolve().parent.parent
 

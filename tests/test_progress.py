@@ -16,11 +16,12 @@ import pytest
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
 
-from provider.api import states
-from provider.backends.base import JobStatus, Trial
-from provider.backends.vertex import VertexBackend
-from provider.errors import JobEndedError
-from provider.resources.progress import (
+from tests.test_waiter import PROJECT, REGION, body, entry, run, submit
+from vertex_training.api import states
+from vertex_training.backends.base import JobStatus, Trial
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.errors import JobEndedError
+from vertex_training.resources.progress import (
     LOG_TIMEOUT_S,
     STATUS_REFRESH_S,
     EngineLog,
@@ -32,8 +33,7 @@ from provider.resources.progress import (
     resource_urn,
     status_line,
 )
-from provider.testing import FakeVertex, ManualClock
-from tests.test_waiter import PROJECT, REGION, body, entry, run, submit
+from vertex_training.testing import FakeVertex, ManualClock
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -232,7 +232,7 @@ class TestBackendNotices:
             job
             == "urn:pulumi:test::vertex-training::pulumi-python:dynamic/vertex:TrainingJob::train"
         )
-        pacing = logging.getLogger("provider.backends.pacing")
+        pacing = logging.getLogger("vertex_training.backends.pacing")
         log = EngineLog(engine.address, job)
         with backend_notices(log):
             pacing.warning("Vertex AI refused a call for quota")
@@ -243,7 +243,7 @@ class TestBackendNotices:
         assert [r.urn for r in engine.requests] == [job]
 
     def test_each_thread_keeps_its_own_resource(self, engine: FakeEngine) -> None:
-        pacing = logging.getLogger("provider.backends.pacing")
+        pacing = logging.getLogger("vertex_training.backends.pacing")
         logs = {name: EngineLog(engine.address, name) for name in ("a", "b")}
 
         def warn(name: str) -> None:

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+from typing import ClassVar
 
-from provider._moved import MOVED_MODULES
+from vertex_training._moved import current_name
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 class TestImportCost:
-    """`import provider` loads nothing heavy."""
+    """`import vertex_training` loads nothing heavy."""
 
     def test_importing_the_package_loads_no_pulumi_or_google_client(self) -> None:
-        """`import provider` stays cheap: no Pulumi, no Google client library (the bare
+        """`import vertex_training` stays cheap: no Pulumi, no Google client library (the bare
         `google.cloud` namespace package is set up at interpreter start, so not counted)."""
         script = (
-            f"import sys; sys.path.insert(0, {str(REPO)!r}); import provider; "
+            "import sys; import vertex_training; "
             "heavy = [m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp')"
             " or m.startswith(('google.cloud.', 'google.api_core'))]; "
             "print(heavy); sys.exit(1 if heavy else 0)"
@@ -30,32 +33,87 @@ class TestImportCost:
 
 
 class TestMovedModules:
-    """Provider classes pickled into state by earlier releases still load."""
+    """Provider classes pickled into state by earlier releases still load, where the
+    engine's provider host loads them: in the project directory, whose ``provider.py``
+    answers the package's name before 0.2.0."""
 
-    #: A TrainingJobProvider and a JobWaiterProvider as dill wrote them into the state
-    #: (``__provider``) before the package was regrouped (release 0361723).
-    OLD_PROVIDERS = (
-        "gASVNAAAAAAAAACMFXByb3ZpZGVyLnRyYWluaW5nX2pvYpSME1RyYWluaW5nSm9iUHJvdmlkZXKUk5QpgZQu",
-        "gASVLAAAAAAAAACMD3Byb3ZpZGVyLndhaXRlcpSMEUpvYldhaXRlclByb3ZpZGVylJOUKYGULg==",
-    )
+    #: Providers as dill wrote them into the state (``__provider``): before the package
+    #: was regrouped (release 0361723), and as ``provider.resources.*`` before it was
+    #: renamed (release 3523990).
+    OLD_PROVIDERS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "TrainingJobProvider": (
+            "gASVNAAAAAAAAACMFXByb3ZpZGVyLnRyYWluaW5nX2pvYpSME1RyYWluaW5nSm9iUHJvdmlkZXKUk5QpgZQu",
+            "gASVPgAAAAAAAACMH3Byb3ZpZGVyLnJlc291cmNlcy50cmFpbmluZ19qb2KUjBNUcmFpbmluZ0pvYlByb3ZpZGVylJOUKYGULg==",
+        ),
+        "JobWaiterProvider": (
+            "gASVLAAAAAAAAACMD3Byb3ZpZGVyLndhaXRlcpSMEUpvYldhaXRlclByb3ZpZGVylJOUKYGULg==",
+            "gASVNgAAAAAAAACMGXByb3ZpZGVyLnJlc291cmNlcy53YWl0ZXKUjBFKb2JXYWl0ZXJQcm92aWRlcpSTlCmBlC4=",
+        ),
+        "HyperparameterTuningJobProvider": (
+            "gASVSAAAAAAAAACMHXByb3ZpZGVyLnJlc291cmNlcy50dW5pbmdfam9ilIwfSHlwZXJwYXJhbWV0ZXJUdW5pbmdKb2JQcm92aWRlcpSTlCmBlC4=",
+        ),
+    }
 
-    def test_old_state_providers_deserialize(self) -> None:
-        """The engine's deserializer finds each old provider under its new module."""
-        import base64
+    def host(self, project: Path, script: str) -> subprocess.CompletedProcess[str]:
+        """Run ``script`` as the provider host runs: ``python -m``, in ``project``."""
+        (project / "host_check.py").write_text(script)
+        return subprocess.run(
+            [sys.executable, "-m", "host_check"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
-        import dill
+    def test_old_state_providers_deserialize(self, tmp_path: Path) -> None:
+        """The engine's deserializer finds each old provider under its module of today,
+        the same class object, from a project directory with the repository's
+        ``provider.py``."""
+        shutil.copy(REPO / "provider.py", tmp_path / "provider.py")
+        script = textwrap.dedent(
+            f"""
+            import base64, sys
+            import dill
+            from vertex_training.resources.training_job import TrainingJobProvider
+            from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
+            from vertex_training.resources.waiter import JobWaiterProvider
+            for name, blobs in {self.OLD_PROVIDERS!r}.items():
+                for blob in blobs:
+                    loaded = dill.loads(base64.b64decode(blob))
+                    assert type(loaded) is globals()[name], (name, type(loaded))
+            import vertex_training.resources.training_job as today
+            assert sys.modules["provider.resources.training_job"] is today
+            assert sys.modules["provider.training_job"] is today
+            print("ok")
+            """
+        )
+        result = self.host(tmp_path, script)
+        assert result.stdout.strip() == "ok", result.stdout + result.stderr
 
-        from provider.resources.training_job import TrainingJobProvider
-        from provider.resources.waiter import JobWaiterProvider
+    def test_without_the_legacy_module_nothing_answers_the_old_name(self, tmp_path: Path) -> None:
+        """The installed package alone makes no ``provider`` importable (the check above
+        can fail): the name is answered only where a project keeps ``provider.py``."""
+        blob = self.OLD_PROVIDERS["TrainingJobProvider"][1]
+        script = (
+            "import base64, dill, vertex_training.resources.training_job\n"
+            f"dill.loads(base64.b64decode({blob!r}))\n"
+        )
+        result = self.host(tmp_path, script)
+        assert result.returncode != 0
+        assert "No module named 'provider'" in result.stderr
 
-        # What pulumi.dynamic's provider host does with a resource's __provider.
-        loaded = [dill.loads(base64.b64decode(blob)) for blob in self.OLD_PROVIDERS]
-        assert isinstance(loaded[0], TrainingJobProvider)
-        assert isinstance(loaded[1], JobWaiterProvider)
 
-    def test_old_names_are_the_same_modules(self) -> None:
-        """An old name is the new module itself, not a copy with state of its own."""
-        import importlib
+class TestLegacyNames:
+    """``vertex_training._moved.current_name``: a legacy module name -> today's."""
 
-        for old, new in MOVED_MODULES.items():
-            assert importlib.import_module(old) is importlib.import_module(new)
+    def test_moved_and_renamed_names(self) -> None:
+        """Schema 1's top-level modules moved under resources/; every name is renamed."""
+        assert current_name("provider.training_job") == "vertex_training.resources.training_job"
+        assert current_name("provider.resources.waiter") == "vertex_training.resources.waiter"
+        assert current_name("provider.stackconfig") == "vertex_training.stackconfig"
+
+    def test_other_names_are_not_answered(self) -> None:
+        """Only the legacy package's modules: not the package itself, nor look-alikes."""
+        assert current_name("provider") is None
+        assert current_name("providers.x") is None
+        assert current_name("vertex_training.keys") is None

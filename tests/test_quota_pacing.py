@@ -1,4 +1,5 @@
-"""Request quotas: the process-wide pacer (provider/backends/pacing.py) on a clock the
+"""Request quotas: the process-wide pacer (provider/vertex_training/backends/pacing.py) on a clock
+the
 test moves, the fake JobService's request quotas, and the Vertex backend submitting from
 four threads (as the Pulumi provider host does) against them."""
 
@@ -19,7 +20,9 @@ import pytest
 from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import JobServiceClient
 
-from provider.backends.pacing import (
+from tests.clients import job_service_client
+from tests.test_vertex_backend import body
+from vertex_training.backends.pacing import (
     CRUD,
     SUBMIT,
     Pacer,
@@ -28,11 +31,9 @@ from provider.backends.pacing import (
     Turn,
     pacer_for,
 )
-from provider.backends.vertex import RETRY_DEADLINE_S, RetryPolicy, VertexBackend
-from provider.errors import BackendError
-from provider.testing import FakeVertex, ManualClock
-from tests.clients import job_service_client
-from tests.test_vertex_backend import body
+from vertex_training.backends.vertex import RETRY_DEADLINE_S, RetryPolicy, VertexBackend
+from vertex_training.errors import BackendError
+from vertex_training.testing import FakeVertex, ManualClock
 
 pytestmark = pytest.mark.timeout(60)
 

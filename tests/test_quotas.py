@@ -1,6 +1,7 @@
-"""Quotas before submission: a job's needs (provider.catalog.quotas), the project's limits
-read through the real google-cloud-quotas client from the fake service
-(provider.catalog.cloud_quotas, provider.testing.fake_quotas), and plan's Quota section."""
+"""Quotas before submission: a job's needs (vertex_training.catalog.quotas), the project's
+limits read through the real google-cloud-quotas client from the fake service
+(vertex_training.catalog.cloud_quotas, vertex_training.testing.fake_quotas), and plan's
+Quota section."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ from types import SimpleNamespace
 import grpc
 import pytest
 
-from provider.catalog import cloud_quotas, quotas
-from provider.errors import QuotasError
-from provider.review import quota_check
-from provider.review.plan import plan_stack, to_json, to_markdown
-from provider.stackconfig import Accelerator, JobSpec, Scheduling, WorkerPool
-from provider.testing.fake_quotas import FakeQuotas
 from tests.cli import run_cli
 from tests.test_plan import BASE_JOBS, HEAD_JOBS, git, stack
+from vertex_training.catalog import cloud_quotas, quotas
+from vertex_training.errors import QuotasError
+from vertex_training.review import quota_check
+from vertex_training.review.plan import plan_stack, to_json, to_markdown
+from vertex_training.stackconfig import Accelerator, JobSpec, Scheduling, WorkerPool
+from vertex_training.testing.fake_quotas import FakeQuotas
 
 CPUS = "aiplatform.googleapis.com/custom_model_training_cpus"
 T4 = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
@@ -252,7 +253,7 @@ class TestPlanQuotaSection:
         assert '"unchecked": "no Google credentials' in to_json(plan)
 
     def test_the_command_line_reads_the_fake(self, repo: Path, fake: FakeQuotas) -> None:
-        """python -m provider plan --quotas-endpoint shows the section, read from the fake."""
+        """vertex-training plan --quotas-endpoint shows the section, read from the fake."""
         result = run_cli(
             "plan",
             "stacks/Pulumi.dev.yaml",
@@ -276,7 +277,7 @@ class TestPlanQuotaSection:
 
 
 class TestFakeCommandLine:
-    """python -m provider.testing.fake_quotas serves until stopped and prints its address."""
+    """python -m vertex_training.testing.fake_quotas serves until stopped and prints its address."""
 
     def test_serves_and_prints_its_address(self) -> None:
         """The first line is 127.0.0.1:PORT; a read through it sees a --limit value."""
@@ -284,7 +285,7 @@ class TestFakeCommandLine:
             [
                 sys.executable,
                 "-m",
-                "provider.testing.fake_quotas",
+                "vertex_training.testing.fake_quotas",
                 "--port",
                 "0",
                 "--limit",

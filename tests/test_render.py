@@ -1,4 +1,4 @@
-"""`python -m provider render`: request bodies from a stack file, run as a real subprocess."""
+"""`vertex-training render`: request bodies from a stack file, run as a real subprocess."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ class TestRenderGoodStack:
             f"""
             import contextlib, io, sys
             before = set(sys.modules)  # a namespace .pth preloads google.cloud itself
-            from provider.__main__ import main
+            from vertex_training.__main__ import main
             with contextlib.redirect_stdout(io.StringIO()):
                 status = main(["render", {path!r}])
             loaded = sorted(m for m in set(sys.modules) - before
@@ -195,7 +195,7 @@ class TestRenderBadStack:
 
     def test_same_text_as_spec_error(self, tmp_path: Path) -> None:
         """Stderr is exactly str() of each issue the loader finds (what preview shows)."""
-        from provider.stackconfig import load_stack_file
+        from vertex_training.stackconfig import load_stack_file
 
         path = write_stack(tmp_path, BAD_STACK)
         issues = load_stack_file(path).all_issues()

@@ -1,5 +1,5 @@
-"""Unit tests of provider.stackconfig (parsing, validation, request bodies) and
-provider.catalog.machines."""
+"""Unit tests of vertex_training.stackconfig (parsing, validation, request bodies) and
+vertex_training.catalog.machines."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from provider.__main__ import render
-from provider.api.bodies import runs_differently
-from provider.api.labels import PROVIDER_LABEL_KEYS
-from provider.catalog import machines
-from provider.errors import Issue, SpecError
-from provider.stackconfig import (
+from tests.stacks import parse_stack
+from vertex_training.__main__ import render
+from vertex_training.api.bodies import runs_differently
+from vertex_training.api.labels import PROVIDER_LABEL_KEYS
+from vertex_training.catalog import machines
+from vertex_training.errors import Issue, SpecError
+from vertex_training.stackconfig import (
     SECRET_PLACEHOLDER,
     SecretValue,
     StackSettings,
@@ -25,7 +26,6 @@ from provider.stackconfig import (
     parse_job,
     parse_stack_settings,
 )
-from tests.stacks import parse_stack
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -1289,7 +1289,7 @@ class TestParseDuration:
 
 
 class TestCatalog:
-    """provider.catalog.machines: the data the rules come from."""
+    """vertex_training.catalog.machines: the data the rules come from."""
 
     def test_sources_and_date(self) -> None:
         """The module names its sources and the date it was read."""

@@ -1,4 +1,5 @@
-"""Stack files read as the Pulumi CLI reads them (``provider/stackconfig/_yaml.py``).
+"""Stack files read as the Pulumi CLI reads them
+(``provider/vertex_training/stackconfig/_yaml.py``).
 
 The fast tests write out what the program gets for each case; the engine tests check each
 of those values once against the real CLI (``pulumi config --json``), and the files in
@@ -17,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from provider.errors import SpecError
-from provider.stackconfig import read_stack_file
-from provider.stackconfig._yaml import StackYAMLError, read_config
 from tests.engine import REPO, config_cli_env, tools_missing
+from vertex_training.errors import SpecError
+from vertex_training.stackconfig import read_stack_file
+from vertex_training.stackconfig._yaml import StackYAMLError, read_config
 
 #: Each case: a value as written in a stack file, and the value the program gets for it.
 #: A top-level scalar reaches the program as text; an object as JSON, which it parses.

@@ -12,8 +12,8 @@ import pytest
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 
-from provider.api.bodies import canonical_request
-from provider.resources.state import (
+from vertex_training.api.bodies import canonical_request
+from vertex_training.resources.state import (
     FLAT_SCHEMA_VERSION,
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -24,8 +24,9 @@ from provider.resources.state import (
     migrate_waiter,
     recorded_view,
 )
-from provider.resources.training_job import TrainingJobProvider, identity_label
-from provider.resources.waiter import JobWaiterProvider
+from vertex_training.resources.submission import identity_label
+from vertex_training.resources.training_job import TrainingJobProvider
+from vertex_training.resources.waiter import JobWaiterProvider
 
 IMAGE = "us-docker.pkg.dev/acme/train/trainer:1"
 STACK = {"stack": "dev", "project": "acme", "region": "us-central1", "backend": "vertex"}
@@ -142,7 +143,7 @@ class TestUpgradeDiff:
         def parse_job(*_args: Any) -> None:
             raise AssertionError("parsed")
 
-        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        monkeypatch.setattr("vertex_training.stackconfig.parse_job", parse_job)
         news = {"job": {"name": "train", "config": today["config"], "stack": STACK}}
         result = TrainingJobProvider().check(schema_3(today), news)
         assert (result.inputs, result.failures) == (today, [])

@@ -1,4 +1,4 @@
-"""Unit tests of provider.stackconfig.study: the `study:` block, its rules, the REST tuning
+"""Unit tests of vertex_training.stackconfig.study: the `study:` block, its rules, the REST tuning
 job body."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from provider.__main__ import main as provider_main
-from provider.errors import Issue, SpecError
-from provider.stackconfig import JobSpec, StackSettings, parse_job
-from provider.stackconfig.study import TuningJobSpec, is_tuning_job
+from vertex_training.__main__ import main as provider_main
+from vertex_training.errors import Issue, SpecError
+from vertex_training.stackconfig import JobSpec, StackSettings, parse_job
+from vertex_training.stackconfig.study import TuningJobSpec, is_tuning_job
 
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
 EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-7:latest"
@@ -798,7 +798,7 @@ class TestRequestBody:
 
 
 class TestRender:
-    """`python -m provider render` prints tuning jobs under hyperparameterTuningJob."""
+    """`vertex-training render` prints tuning jobs under hyperparameterTuningJob."""
 
     def test_render_prints_the_tuning_body(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

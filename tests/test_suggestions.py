@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from provider.errors import Issue, SpecError
-from provider.stackconfig import StackSettings, parse_job
+from vertex_training.errors import Issue, SpecError
+from vertex_training.stackconfig import StackSettings, parse_job
 
 STACK = StackSettings(stack="dev", project="my-project", region="us-central1")
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -147,8 +147,8 @@ class TestConvertPlaceholder:
 
     def test_no_runtime_version(self, tmp_path: Any) -> None:
         """No runtimeVersion: the job is written with the placeholder, exit 0, and says so."""
-        from provider.__main__ import convert
-        from provider.catalog import images
+        from vertex_training.__main__ import convert
+        from vertex_training.catalog import images
 
         config = tmp_path / "config.yaml"
         config.write_text(
@@ -163,7 +163,7 @@ class TestConvertPlaceholder:
 
     def test_nearest_version_when_one_runs(self, tmp_path: Any) -> None:
         """Runtime 1.14 on a day a TensorFlow image still runs: the nearest one is written."""
-        from provider.__main__ import convert
+        from vertex_training.__main__ import convert
 
         config = tmp_path / "config.yaml"
         config.write_text(

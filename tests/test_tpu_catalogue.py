@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from provider.catalog import machines
-from provider.errors import SpecError
-from provider.stackconfig import StackSettings, parse_job
+from vertex_training.catalog import machines
+from vertex_training.errors import SpecError
+from vertex_training.stackconfig import StackSettings, parse_job
 
 STACK = StackSettings(stack="dev", project="my-project", region="us-west1")
 IMAGE = "us-west1-docker.pkg.dev/my-project/trainers/train:latest"

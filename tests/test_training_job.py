@@ -12,20 +12,16 @@ import grpc
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
-from provider.backends.base import location_of
-from provider.backends.vertex import VertexBackend
-from provider.errors import JobEndedError, PermanentError
-from provider.program.exports import job_view, latest_state
-from provider.resources.state import recorded_view
-from provider.resources.training_job import (
-    IDENTITY_LABEL,
-    TrainingJobProvider,
-    identity_label,
-    labelled_request,
-)
-from provider.resources.waiter import JobWaiterProvider, wait_entries, wait_for
-from provider.testing.fake_vertex import FakeVertex
 from tests.clients import configured, reaching, waited, waiter_for
+from vertex_training.backends.base import location_of
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.errors import JobEndedError, PermanentError
+from vertex_training.program.exports import job_view, latest_state
+from vertex_training.resources.state import recorded_view
+from vertex_training.resources.submission import identity_label, labelled_request
+from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
+from vertex_training.resources.waiter import JobWaiterProvider, wait_entries, wait_for
+from vertex_training.testing.fake_vertex import FakeVertex
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "us-docker.pkg.dev/test-project/repo/trainer:1"
@@ -117,7 +113,7 @@ class TestCheck:
         def parse_job(*_args: Any) -> None:
             raise AssertionError("parsed")
 
-        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        monkeypatch.setattr("vertex_training.stackconfig.parse_job", parse_job)
         same = TrainingJobProvider().check(before, registered(None, {"image": IMAGE}))
         assert (same.inputs, same.failures) == (before, [])
         with pytest.raises(AssertionError, match="parsed"):
@@ -133,7 +129,7 @@ class TestCheck:
         def parse_job(*_args: Any) -> None:
             raise AssertionError("parsed")
 
-        monkeypatch.setattr("provider.stackconfig.parse_job", parse_job)
+        monkeypatch.setattr("vertex_training.stackconfig.parse_job", parse_job)
         assert not TrainingJobProvider().diff("id", {**inputs, "state": "RUNNING"}, inputs).changes
         with pytest.raises(AssertionError, match="parsed"):
             TrainingJobProvider().diff("id", {**inputs, "state": "FAILED"}, inputs)
@@ -144,7 +140,7 @@ class TestCheck:
         script = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})
-from provider.resources.training_job import TrainingJobProvider
+from vertex_training.resources.training_job import TrainingJobProvider
 provider = TrainingJobProvider()
 inputs = provider.check({{}}, {props!r}).inputs
 assert not provider.diff("id", inputs, inputs).changes
@@ -503,7 +499,7 @@ class TestJobView:
 
     def test_a_local_jobs_pages_are_its_files(self, tmp_path: Path) -> None:
         """A local job's pages and output directory are those the local backend gives."""
-        from provider.backends.local import LocalBackend
+        from vertex_training.backends.local import LocalBackend
 
         name = "local/customJobs/7"
         recorded = {"resource_name": name, "state": "RUNNING"}
@@ -527,8 +523,8 @@ class TestResourceClasses:
         instance: the job classes keep theirs for type checkers only."""
         import inspect
 
-        from provider.resources.training_job import TrainingJob
-        from provider.resources.tuning_job import HyperparameterTuningJob
+        from vertex_training.resources.training_job import TrainingJob
+        from vertex_training.resources.tuning_job import HyperparameterTuningJob
 
         for cls in (TrainingJob, HyperparameterTuningJob):
             assert inspect.get_annotations(cls) == {}, cls

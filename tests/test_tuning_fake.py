@@ -19,21 +19,6 @@ from google.cloud.aiplatform_v1.types import HyperparameterTuningJob as Hyperpar
 from google.protobuf import json_format
 from pulumi.dynamic.dynamic import serialize_provider
 
-from provider.api import states
-from provider.backends.base import location_of
-from provider.backends.vertex import RetryPolicy, VertexBackend
-from provider.program.exports import latest_trials
-from provider.resources.state import recorded_view
-from provider.resources.training_job import IDENTITY_LABEL, labelled_request
-from provider.resources.tuning_job import (
-    HyperparameterTuningJob,
-    HyperparameterTuningJobProvider,
-    best_model_directory,
-)
-from provider.resources.waiter import wait_for
-from provider.stackconfig import StackSettings, parse_job
-from provider.testing import FakeVertex, ManualClock
-from provider.testing.fake_vertex import default_trial_metric
 from tests.clients import (
     configured,
     job_service_client,
@@ -42,6 +27,21 @@ from tests.clients import (
     waited,
     waiter_for,
 )
+from vertex_training.api import states
+from vertex_training.backends.base import location_of
+from vertex_training.backends.vertex import RetryPolicy, VertexBackend
+from vertex_training.program.exports import latest_trials
+from vertex_training.resources.state import recorded_view
+from vertex_training.resources.training_job import IDENTITY_LABEL, labelled_request
+from vertex_training.resources.tuning_job import (
+    HyperparameterTuningJob,
+    HyperparameterTuningJobProvider,
+    best_model_directory,
+)
+from vertex_training.resources.waiter import wait_for
+from vertex_training.stackconfig import StackSettings, parse_job
+from vertex_training.testing import FakeVertex, ManualClock
+from vertex_training.testing.fake_vertex import default_trial_metric
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -358,7 +358,7 @@ class TestVertexBackendTuning:
             )
             name = backend.submit(tuning_body()).name
             assert [t.state for t in backend.get(name).trials] == ["ACTIVE", "ACTIVE"]
-            from provider.resources.training_job import stop
+            from vertex_training.resources.training_job import stop
 
             stop(backend, name)
             status = backend.get(name)
@@ -589,7 +589,7 @@ class TestTuningJobProvider:
         script = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})
-from provider.resources.tuning_job import HyperparameterTuningJobProvider
+from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
 provider = HyperparameterTuningJobProvider()
 result = provider.check({{}}, {props!r})
 assert not result.failures, [f.reason for f in result.failures]

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from provider.api import states
-from provider.api.sampling import Suggester, trial_args
-from provider.backends.base import JobStatus
-from provider.backends.local import LocalBackend, ProcessRef, job_name, preflight
-from provider.backends.local._images import HYPERTUNE, image_requirements
-from provider.backends.local._study import read_measurement, trial_body
-from provider.stackconfig import StackSettings, parse_job
 from tests.packages import write_package
+from vertex_training.api import states
+from vertex_training.api.sampling import Suggester, trial_args
+from vertex_training.backends.base import JobStatus
+from vertex_training.backends.local import LocalBackend, ProcessRef, job_name, preflight
+from vertex_training.backends.local._images import HYPERTUNE, image_requirements
+from vertex_training.backends.local._study import read_measurement, trial_body
+from vertex_training.stackconfig import StackSettings, parse_job
 
 pytestmark = pytest.mark.timeout(120)
 

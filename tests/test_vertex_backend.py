@@ -12,12 +12,12 @@ from typing import Any
 import grpc
 import pytest
 
-from provider.api import states
-from provider.backends.base import JobStatus
-from provider.backends.pacing import PacingPolicy
-from provider.backends.vertex import RetryPolicy, VertexBackend
-from provider.errors import PermanentError, TransientError, UncertainError
-from provider.testing import FakeVertex
+from vertex_training.api import states
+from vertex_training.backends.base import JobStatus
+from vertex_training.backends.pacing import PacingPolicy
+from vertex_training.backends.vertex import RetryPolicy, VertexBackend
+from vertex_training.errors import PermanentError, TransientError, UncertainError
+from vertex_training.testing import FakeVertex
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,7 +39,7 @@ CLIENT_LIBRARIES = (
 
 
 def body(display_name: str = "t", **labels: str) -> dict[str, Any]:
-    """A CustomJob request body in REST JSON form, as `python -m provider render` prints."""
+    """A CustomJob request body in REST JSON form, as `vertex-training render` prints."""
     return {
         "displayName": display_name,
         "jobSpec": {
@@ -354,7 +354,7 @@ class TestLaziness:
         # imports at start-up; what must stay out are the libraries in them.
         code = (
             "import sys\n"
-            "from provider.backends.vertex import VertexBackend\n"
+            "from vertex_training.backends.vertex import VertexBackend\n"
             "VertexBackend('p', 'us-central1')\n"
             f"loaded = [m for m in sys.modules if m.startswith({CLIENT_LIBRARIES!r})]\n"
             "assert not loaded, loaded\n"

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from provider.api import states
-from provider.backends.vertex import VertexBackend
-from provider.errors import JobEndedError
-from provider.resources.state import ProviderSettings
-from provider.resources.waiter import (
+from vertex_training.api import states
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.errors import JobEndedError
+from vertex_training.resources.state import ProviderSettings
+from vertex_training.resources.waiter import (
     POLL_FRACTION,
     POLL_MIN_S,
     poll_interval_s,
     wait_for,
 )
-from provider.testing import FakeVertex, ManualClock
+from vertex_training.testing import FakeVertex, ManualClock
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -152,7 +152,7 @@ def repository(tmp_path: Path) -> Path:
         "stacks/Pulumi.local.yaml": "config: {}\n",
         "stacks/Pulumi.dev.yaml": "config: {}\n",
         "stacks/Pulumi.prod.yaml": "config: {}\n",
-        "provider/__init__.py": "",
+        "provider/vertex_training/__init__.py": "",
         "README.md": "# x\n",
     }.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
@@ -205,7 +205,7 @@ class TestFindStacks:
 
     def test_a_program_change_touches_every_stack_but_local(self, repository: Path) -> None:
         """A change under provider/ previews every non-local stack."""
-        changes = {"provider/__init__.py": "x = 1\n"}
+        changes = {"provider/vertex_training/__init__.py": "x = 1\n"}
         assert stacks_after(repository, dict(changes)) == '["dev","prod"]'
 
     def test_a_deleted_stack_and_other_files_touch_nothing(self, repository: Path) -> None:

@@ -1,0 +1,182 @@
+"""What every backend offers the dynamic providers.
+
+A backend takes a job as the Vertex AI REST request body (a ``CustomJob`` or a
+``HyperparameterTuningJob`` in JSON form, camelCase field names, exactly what
+``vertex-training render`` prints) and answers with ``JobStatus`` records. The
+providers never see a Google client or a process.
+
+Both kinds of job go through the same calls: ``submit`` tells them apart by the body (a
+tuning job has a ``studySpec``), the others by the resource name
+(``.../customJobs/ID`` or ``.../hyperparameterTuningJobs/ID``), and ``find_by_label``
+looks among both. A tuning job's status carries its trials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vertex_training.api.scheduling import PoolShape
+
+#: Trial states, named as in google.cloud.aiplatform.v1.Trial.State.
+TRIAL_ACTIVE = "ACTIVE"
+TRIAL_SUCCEEDED = "SUCCEEDED"
+#: "The service will set a Trial to INFEASIBLE when it's done but missing the
+#: final_measurement" (study.proto): a trial that failed, or was stopped.
+TRIAL_INFEASIBLE = "INFEASIBLE"
+MAXIMIZE, MINIMIZE = "MAXIMIZE", "MINIMIZE"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of a hyperparameter tuning job (study.proto ``Trial``)."""
+
+    #: The trial's ID within its job: "1", "2", ...
+    id: str
+    #: One of the TRIAL_* states.
+    state: str
+    #: Parameter values by parameter ID (int for integer parameters, str for categorical).
+    parameters: dict[str, int | float | str] = field(default_factory=dict)
+    #: The final measurement's metric values by metric ID; {} when there is none.
+    metrics: dict[str, float] = field(default_factory=dict)
+    start_time: str = ""
+    end_time: str = ""
+    #: Why an INFEASIBLE trial has no final measurement (its job failed, was stopped, ...).
+    infeasible_reason: str = ""
+
+    def to_output(self, metric_id: str) -> dict[str, Any]:
+        """The trial as a resource output: ``final_metric`` is ``metric_id``'s value."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "parameters": dict(self.parameters),
+            "final_metric": self.metrics.get(metric_id),
+            "metrics": dict(self.metrics),
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "infeasible_reason": self.infeasible_reason,
+        }
+
+
+def best_trial(trials: Sequence[Trial], metric_id: str, goal: str) -> Trial | None:
+    """The SUCCEEDED trial with the best ``metric_id`` for ``goal`` (the lowest ID on a
+    tie), or None when no trial has a final value for it."""
+    measured = [t for t in trials if t.state == TRIAL_SUCCEEDED and metric_id in t.metrics]
+    if not measured:
+        return None
+    sign = -1.0 if goal == MINIMIZE else 1.0
+    return max(measured, key=lambda t: (sign * t.metrics[metric_id], -_id_order(t.id)))
+
+
+def _id_order(trial_id: str) -> int:
+    return int(trial_id) if trial_id.isdigit() else 0
+
+
+def job_id_of(resource_name: str) -> str:
+    """A job's ID: its resource name's last segment ("" for no name)."""
+    return resource_name.rsplit("/", 1)[-1] if resource_name else ""
+
+
+#: The first segment of every local job's resource name (``local/customJobs/ID``).
+LOCAL_NAME_ROOT = "local"
+
+
+def location_of(resource_name: str) -> dict[str, str | None]:
+    """Where the job of ``resource_name`` runs (``backend``, ``project``, ``region``),
+    read from the name alone: ``projects/P/locations/R/...`` on Vertex AI,
+    ``local/...`` on this machine. ValueError for a name of neither form."""
+    parts = resource_name.split("/")
+    if parts[0] == LOCAL_NAME_ROOT:
+        return {"backend": "local", "project": None, "region": None}
+    if len(parts) >= 4 and parts[0] == "projects" and parts[2] == "locations":
+        return {"backend": "vertex", "project": parts[1], "region": parts[3]}
+    raise ValueError(f"{resource_name!r} names no Vertex AI or local job")
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """What a backend knows of one job."""
+
+    #: Vertex resource name (projects/P/locations/L/customJobs/ID or
+    #: .../hyperparameterTuningJobs/ID) or the local job's name.
+    name: str
+    #: One of vertex_training.api.states (QUEUED ... PARTIALLY_SUCCEEDED).
+    state: str
+    display_name: str = ""
+    #: The job's error message when it failed or was cancelled, else "".
+    error: str = ""
+    #: The error's google.rpc.Status code (0 when there is no error, or none was given).
+    error_code: int = 0
+    #: RFC 3339 timestamps, "" when not reached yet.
+    create_time: str = ""
+    start_time: str = ""
+    end_time: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    #: Interactive shell URIs by worker pool replica ("workerpool0-0": "https://...").
+    web_access_uris: dict[str, str] = field(default_factory=dict)
+    #: A tuning job's trials, by ID; [] for a custom job (and in label lookups).
+    trials: list[Trial] = field(default_factory=list)
+    #: The metric that ranks a tuning job's trials (its study's first) and its goal.
+    metric_id: str = ""
+    goal: str = ""
+    #: A tuning job's maxTrialCount; 0 for a custom job.
+    max_trials: int = 0
+    #: The job's worker pools as they use quota (a tuning job's: one trial's), and its
+    #: scheduling strategy ("" for the default, STANDARD).
+    pools: tuple[PoolShape, ...] = ()
+    strategy: str = ""
+
+    @property
+    def job_id(self) -> str:
+        """The last segment of the resource name."""
+        return job_id_of(self.name)
+
+    @property
+    def best_trial(self) -> Trial | None:
+        """The tuning job's best trial so far, or None."""
+        return best_trial(self.trials, self.metric_id, self.goal)
+
+    def trial_outputs(self) -> dict[str, Any]:
+        """``trials`` and ``best_trial`` as resource outputs (plain data)."""
+        best = self.best_trial
+        return {
+            "trials": [t.to_output(self.metric_id) for t in self.trials],
+            "best_trial": best.to_output(self.metric_id) if best is not None else None,
+        }
+
+
+class Backend(Protocol):
+    """Submit, look up, cancel and delete custom jobs and hyperparameter tuning jobs."""
+
+    def submit(self, body: dict[str, Any]) -> JobStatus:
+        """Submit a CustomJob or (with a ``studySpec``) a HyperparameterTuningJob request
+        body; return the job as the server created it."""
+
+    def get(self, name: str) -> JobStatus | None:
+        """Return the job (a tuning job with its trials), or None when it does not exist
+        (deleted outside Pulumi)."""
+
+    def find_by_label(self, key: str, value: str) -> list[JobStatus]:
+        """Return the jobs of either kind whose label ``key`` equals ``value``, newest first."""
+
+    def cancel(self, name: str) -> None:
+        """Ask a job to stop; a job already ended or not found is not an error."""
+
+    def delete(self, name: str) -> None:
+        """Delete a job's record and wait for the deletion; not found is not an error."""
+
+    def output_directory(self, name: str) -> str:
+        """The job's base output directory as the backend knows it ("" when it does not)."""
+
+    def console_url(self, name: str) -> str:
+        """A URL (or local path) where a person sees the job."""
+
+    def logs_url(self, name: str) -> str:
+        """A URL (or local path) of the job's logs."""
+
+    def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
+        """The last ``lines`` lines of a replica's log ("workerpool0-0"), oldest first, up
+        to the job's ``end_time`` (RFC 3339, "" when unknown).
+        Raises ``BackendError`` when the log cannot be read; the caller reports that and
+        goes on."""

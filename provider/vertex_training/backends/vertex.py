@@ -1,0 +1,655 @@
+"""The ``vertex`` backend: custom jobs and hyperparameter tuning jobs on Vertex AI,
+through ``JobServiceClient``.
+
+Both kinds go through the same methods: ``submit`` calls CreateHyperparameterTuningJob
+for a body with a ``studySpec`` and CreateCustomJob otherwise; ``get``, ``cancel`` and
+``delete`` pick the RPC from the resource name (``.../hyperparameterTuningJobs/ID`` or
+``.../customJobs/ID``, told apart with the client's path helpers); ``find_by_label``
+lists both kinds. Everything below about CreateCustomJob holds for
+CreateHyperparameterTuningJob too: same retries, same error mapping.
+
+Google client libraries are imported inside the operations, never at module import:
+the dynamic provider imports this module for every preview, and a no-change preview must
+not pay for ``google.cloud.aiplatform_v1`` (about 2 s). The client is made on first
+use.
+
+Errors. Every call but CreateCustomJob (see below) retries UNAVAILABLE,
+DEADLINE_EXCEEDED, INTERNAL and UNKNOWN with exponential backoff (``RetryPolicy``): they
+are reads, or cancels and deletes that can be made twice; the label lookup
+(``find_by_label``: ListCustomJobs, ListHyperparameterTuningJobs) is one of them.
+``_invoke`` is the one place that makes calls and turns ``google.api_core`` exceptions
+into ``vertex_training.errors``: retries exhausted, or a transient error not retried, ->
+``TransientError``; anything else (INVALID_ARGUMENT, PERMISSION_DENIED, NOT_FOUND,
+FAILED_PRECONDITION, ...) -> ``PermanentError`` with the API's message.
+
+Request quotas. RESOURCE_EXHAUSTED is a quota refusal: nothing was done. Every call, the
+creates included, waits for its turn from the process's pacer of its quota
+(``vertex_training.backends.pacing``: job submissions for the creates, resource management for
+the rest), and a refused call tells the pacer, which slows every thread of the process
+down together, and waits its turn again. Waiting never counts against the retry
+deadline: a refused call is made again for as long as the pacer's calls keep being
+admitted, and fails (``TransientError``) only when its quota has admitted none of them
+for the retry deadline (``RETRY_DEADLINE_S``). The polls of a delete's long-running
+operation are not paced: they retry RESOURCE_EXHAUSTED with backoff, as before.
+
+CreateCustomJob is not idempotent: Vertex has no request ID or caller-chosen job ID for
+it. google/rpc/code.proto says DEADLINE_EXCEEDED "may be returned even if the operation
+has completed successfully", gives INTERNAL ("some invariants expected by the underlying
+system have been broken") and UNKNOWN ("errors raised by APIs that do not return enough
+error information") no promise either way, and warns of UNAVAILABLE that "it is not
+always safe to retry non-idempotent operations" (a connection lost after the request was
+sent): after any of the four (``UNCERTAIN_CODES``) the job may or may not exist. So
+``submit`` makes again only a call refused for quota (RESOURCE_EXHAUSTED: nothing was
+done; paced as above), and raises ``UncertainError`` (naming the code) at once for the
+other four. The caller (``vertex_training.resources.training_job``) retries those itself,
+bounded, looking the job's identity label up before every attempt, so that a job an
+earlier attempt created is adopted and never submitted twice.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
+from urllib.parse import quote
+
+from vertex_training.api.bodies import is_tuning_body
+from vertex_training.api.scheduling import PoolShape, shape_of_spec
+from vertex_training.backends.base import JobStatus, Trial
+from vertex_training.backends.cloud_logs import is_loopback as _is_loopback
+from vertex_training.backends.pacing import (
+    CRUD,
+    DEFAULT_PACING,
+    QUOTAS_PAGE,
+    SUBMIT,
+    PacerKey,
+    PacingPolicy,
+    pacer_for,
+)
+from vertex_training.errors import PermanentError, TransientError, UncertainError
+
+# The Google libraries warn at import about support dates of Python and grpcio that are
+# the pinned toolchain's business, not the user's; in a Pulumi run those warnings land in
+# the stack's diagnostics of every update.
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.(api_core|auth)\.")
+
+if TYPE_CHECKING:
+    from google.api_core.exceptions import GoogleAPICallError
+    from google.api_core.retry import Retry
+    from google.auth.credentials import Credentials
+    from google.cloud.aiplatform_v1 import JobServiceClient
+    from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
+    from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
+    from google.protobuf.message import Message
+
+#: Regional endpoint of the Vertex AI API.
+ENDPOINT_TEMPLATE = "{region}-aiplatform.googleapis.com"
+
+#: Backoff between retries of a transient error: first wait, longest wait, growth factor.
+RETRY_INITIAL_S = 1.0
+RETRY_MAX_S = 30.0
+RETRY_MULTIPLIER = 2.0
+#: Give up retrying one call after this long; and give up a call refused for quota when
+#: the quota has admitted none of the process's calls for this long (``_invoke``).
+RETRY_DEADLINE_S = 300.0
+#: Deadline of a single RPC attempt.
+RPC_TIMEOUT_S = 60.0
+#: Polling of the DeleteCustomJob long-running operation, and how long to wait for it.
+POLL_INITIAL_S = 1.0
+POLL_MAX_S = 10.0
+POLL_MULTIPLIER = 1.5
+DELETE_TIMEOUT_S = 600.0
+
+#: Errors that may pass if the same call is made again.
+TRANSIENT_CODES = frozenset(
+    {"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INTERNAL", "UNKNOWN"}
+)
+#: The transient errors after which a create may or may not have created the job
+#: (google/rpc/code.proto): ``submit`` raises them as ``UncertainError``.
+UNCERTAIN_CODES = frozenset({"DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN", "UNAVAILABLE"})
+#: A quota refusal (google/rpc/code.proto: "Some resource has been exhausted, perhaps a
+#: per-user quota"): nothing was done. Every call, CreateCustomJob included, is made again
+#: after it, paced (``vertex_training.backends.pacing``), never with the backoff of the others.
+QUOTA_CODE = "RESOURCE_EXHAUSTED"
+#: The transient errors after which CreateCustomJob certainly did not create a job, other
+#: than quota: none. (A create refused for quota is made again by the pacing loop.)
+CREATE_RETRY_CODES: frozenset[str] = frozenset()
+
+_STATE_PREFIX = "JOB_STATE_"
+_CONSOLE_URL = (
+    "https://console.cloud.google.com/vertex-ai/locations/{location}"
+    "/training/{job_id}/cpu?project={project}"
+)
+_TUNING_CONSOLE_URL = (
+    "https://console.cloud.google.com/vertex-ai/locations/{location}"
+    "/training/{job_id}?project={project}"
+)
+#: Custom job logs are under resource.type "ml_job", labelled with the numeric job ID.
+_LOGS_URL = "https://console.cloud.google.com/logs/query;query={query}?project={project}"
+_LOGS_QUERY = 'resource.type="ml_job"\nresource.labels.job_id="{job_id}"'
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff, in seconds: wait ``initial_s``, growing by ``multiplier`` up
+    to ``max_s`` between attempts, for at most ``deadline_s`` in all.
+    """
+
+    initial_s: float = RETRY_INITIAL_S
+    max_s: float = RETRY_MAX_S
+    multiplier: float = RETRY_MULTIPLIER
+    deadline_s: float = RETRY_DEADLINE_S
+
+    def build(self, predicate: Callable[[Exception], bool]) -> Retry:
+        """A ``google.api_core`` Retry of the exceptions ``predicate`` accepts."""
+        from google.api_core.retry import Retry
+
+        return Retry(
+            predicate=predicate,
+            initial=self.initial_s,
+            maximum=self.max_s,
+            multiplier=self.multiplier,
+            timeout=self.deadline_s,
+        )
+
+
+#: How every call retries transient errors.
+DEFAULT_RETRY = RetryPolicy()
+#: How ``delete`` polls its long-running operation.
+DELETE_POLLING = RetryPolicy(
+    initial_s=POLL_INITIAL_S,
+    max_s=POLL_MAX_S,
+    multiplier=POLL_MULTIPLIER,
+    deadline_s=DELETE_TIMEOUT_S,
+)
+
+
+class VertexBackend:
+    """Submit, look up, cancel and delete Vertex AI custom jobs in one project and region.
+
+    ``client`` injects a ``JobServiceClient`` (how tests reach the fake service without
+    patching); otherwise one is made on first use against ``api_endpoint``, by default
+    ``{region}-aiplatform.googleapis.com``. A loopback ``api_endpoint`` (127.x, ::1,
+    localhost) gets a plain-text channel and no credentials: that is how a stack reaches
+    ``python -m vertex_training.testing.fake_vertex``. ``logging_client`` and
+    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``). ``retry`` is the
+    backoff of transient errors, ``polling`` that of a delete's operation, ``pacing``
+    how calls refused for quota slow down (shared with every backend of the process
+    that has the same endpoint, project, region and pacing).
+    """
+
+    def __init__(
+        self,
+        project: str,
+        region: str,
+        *,
+        client: JobServiceClient | None = None,
+        api_endpoint: str | None = None,
+        credentials: Credentials | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        polling: RetryPolicy = DELETE_POLLING,
+        pacing: PacingPolicy = DEFAULT_PACING,
+        logging_client: LoggingServiceV2Client | None = None,
+        logging_endpoint: str | None = None,
+    ) -> None:
+        self.project = project
+        self.region = region
+        self.api_endpoint = api_endpoint
+        #: Where Cloud Logging is reached: ``logging_endpoint``, else a loopback
+        #: ``api_endpoint`` (the fake serves both), else Google's.
+        self.logging_endpoint = logging_endpoint or (
+            api_endpoint if api_endpoint and _is_loopback(api_endpoint) else None
+        )
+        self._logging_client = logging_client
+        self.retry = retry
+        self.polling = polling
+        self.pacing = pacing
+        self._client = client
+        self._credentials = credentials
+
+    # -- Backend -------------------------------------------------------------------------
+
+    def submit(self, body: dict[str, Any]) -> JobStatus:
+        """Create a CustomJob, or a HyperparameterTuningJob for a body with a
+        ``studySpec``, from its REST JSON body; return it as created (QUEUED).
+
+        One call, retried only for errors that say it was not served; after an error
+        that leaves unknown whether the job was created (``UNCERTAIN_CODES``) it raises
+        ``UncertainError``: look the job up before submitting it again.
+        """
+        client = self._job_client()
+        parent = client.common_location_path(self.project, self.region)
+        if is_tuning_body(body):
+            tuning_job = _tuning_job_from_json(body)
+            created: Any = self._invoke(
+                lambda retry: client.create_hyperparameter_tuning_job(
+                    parent=parent,
+                    hyperparameter_tuning_job=tuning_job,
+                    retry=retry,
+                    timeout=RPC_TIMEOUT_S,
+                ),
+                quota=SUBMIT,
+                retry_codes=CREATE_RETRY_CODES,
+                uncertain=UNCERTAIN_CODES,
+            )
+        else:
+            job = _custom_job_from_json(body)
+            created = self._invoke(
+                lambda retry: client.create_custom_job(
+                    parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
+                ),
+                quota=SUBMIT,
+                retry_codes=CREATE_RETRY_CODES,
+                uncertain=UNCERTAIN_CODES,
+            )
+        return _job_status(created)
+
+    def get(self, name: str) -> JobStatus | None:
+        """Return the job (a tuning job with its trials), or None when it does not exist
+        (NOT_FOUND)."""
+        client = self._job_client()
+        method = (
+            client.get_hyperparameter_tuning_job if _is_tuning_name(name) else client.get_custom_job
+        )
+        job = self._invoke(
+            lambda retry: method(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
+            tolerate={"NOT_FOUND"},
+        )
+        return None if job is None else _job_status(job)
+
+    def find_by_label(self, key: str, value: str) -> list[JobStatus]:
+        """Return the custom and tuning jobs whose label ``key`` equals ``value``, newest
+        first. (ListHyperparameterTuningJobs leaves out trials: ``get`` has them.)"""
+        client = self._job_client()
+        request = {
+            "parent": client.common_location_path(self.project, self.region),
+            "filter": f"labels.{key}={_quoted(value)}",
+        }
+        jobs: list[Any] = []
+        for method in (client.list_custom_jobs, client.list_hyperparameter_tuning_jobs):
+            jobs += self._invoke(
+                lambda retry, method=method: list(  # type: ignore[misc]
+                    method(request=request, retry=retry, timeout=RPC_TIMEOUT_S)
+                ),
+            )
+        # The API does not promise an order.
+        jobs.sort(key=_created_ns, reverse=True)
+        return [_job_status(job) for job in jobs]
+
+    def cancel(self, name: str) -> None:
+        """Ask Vertex to cancel the job; not found or already ended is not an error.
+
+        Cancellation is asynchronous: the job goes CANCELLING, then CANCELLED.
+        """
+        client = self._job_client()
+        method = (
+            client.cancel_hyperparameter_tuning_job
+            if _is_tuning_name(name)
+            else client.cancel_custom_job
+        )
+        self._invoke(
+            lambda retry: method(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
+            tolerate={"NOT_FOUND", "FAILED_PRECONDITION"},
+        )
+
+    def delete(self, name: str) -> None:
+        """Delete the job and wait for the long-running operation; not found is done.
+
+        Vertex refuses (FAILED_PRECONDITION -> PermanentError) to delete a job that has
+        not ended: cancel it and wait for a terminal state first.
+        """
+        client = self._job_client()
+        method = (
+            client.delete_hyperparameter_tuning_job
+            if _is_tuning_name(name)
+            else client.delete_custom_job
+        )
+
+        def delete(retry: Retry) -> None:
+            from google.api_core.future.polling import POLLING_PREDICATE
+
+            operation = method(name=name, retry=retry, timeout=RPC_TIMEOUT_S)
+            # This retry covers each GetOperation poll, quota refusals included (a refused
+            # poll is no reason to delete again); ``polling`` spaces the polls out.
+            operation.result(
+                timeout=self.polling.deadline_s,
+                retry=self.retry.build(lambda exc: _code_name(exc) in TRANSIENT_CODES),
+                polling=self.polling.build(POLLING_PREDICATE),
+            )
+
+        self._invoke(delete, tolerate={"NOT_FOUND"})
+
+    def output_directory(self, name: str) -> str:
+        """Vertex AI gives a job with no base output directory none (no AIP_MODEL_DIR)."""
+        return ""
+
+    def console_url(self, name: str) -> str:
+        """The job's page in the Google Cloud console."""
+        return console_url_of(name)
+
+    def logs_url(self, name: str) -> str:
+        """Cloud Logging, filtered on the job's logs."""
+        return logs_url_of(name)
+
+    def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
+        """The replica's last ``lines`` log lines, from Cloud Logging (``cloud_logs``)."""
+        from vertex_training.backends.cloud_logs import CloudLogs
+
+        parts = _parse_job_name(name)
+        logs = CloudLogs(
+            parts["project"],
+            client=self._logging_client,
+            api_endpoint=self.logging_endpoint,
+            credentials=self._credentials,
+        )
+        return logs.tail(parts["job_id"], replica, lines, end_time)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _job_client(self) -> JobServiceClient:
+        """The client, made on first use. Two threads racing here may each make one;
+        the spare is dropped, which is harmless.
+        """
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> JobServiceClient:
+        from google.cloud.aiplatform_v1 import JobServiceClient
+
+        endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+        if _is_loopback(endpoint):
+            import grpc
+            from google.cloud.aiplatform_v1.services.job_service.transports.grpc import (
+                JobServiceGrpcTransport,
+            )
+
+            # With a ready channel the transport uses no credentials and never looks
+            # for Application Default Credentials.
+            channel = grpc.insecure_channel(endpoint)
+            return JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
+        return JobServiceClient(
+            credentials=self._credentials, client_options={"api_endpoint": endpoint}
+        )
+
+    def _pacer_key(self, quota: str) -> PacerKey:
+        endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+        return PacerKey(endpoint, self.project, self.region, quota)
+
+    @overload
+    def _invoke(
+        self,
+        call: Callable[[Retry], _T],
+        *,
+        quota: str = ...,
+        retry_codes: Collection[str] = ...,
+        uncertain: Collection[str] = ...,
+    ) -> _T: ...
+
+    @overload
+    def _invoke(
+        self,
+        call: Callable[[Retry], _T],
+        *,
+        quota: str = ...,
+        retry_codes: Collection[str] = ...,
+        uncertain: Collection[str] = ...,
+        tolerate: Collection[str],
+    ) -> _T | None: ...
+
+    def _invoke(
+        self,
+        call: Callable[[Retry], _T],
+        *,
+        quota: str = CRUD,
+        retry_codes: Collection[str] = TRANSIENT_CODES,
+        uncertain: Collection[str] = (),
+        tolerate: Collection[str] = (),
+    ) -> _T | None:
+        """Run ``call(retry)`` in its turn from the pacer of request quota ``quota``
+        (``SUBMIT`` or ``CRUD``), retrying with backoff the errors whose code is in
+        ``retry_codes``; return None if it fails with a code in ``tolerate``; raise
+        ``UncertainError`` if it fails with a code in ``uncertain``. A call refused for
+        quota is made again in its next turn, until the quota has admitted none of the
+        pacer's calls for ``retry.deadline_s``. The one place where Google API errors
+        become provider errors.
+        """
+        from google.api_core import exceptions
+
+        pacer = pacer_for(self._pacer_key(quota), self.pacing)
+        backoff = self.retry.build(
+            lambda exc: _code_name(exc) in retry_codes and _code_name(exc) != QUOTA_CODE
+        )
+        while True:
+            turn = pacer.wait_turn()
+            try:
+                result = call(backoff)
+            except exceptions.GoogleAPICallError as exc:
+                if _code_name(exc) != QUOTA_CODE:
+                    pacer.admitted(turn)
+                    _raise_unless_tolerated(exc, tolerate=tolerate, uncertain=uncertain)
+                    return None
+                stalled_s = pacer.refused(turn, exc.message)
+                if stalled_s >= self.retry.deadline_s:
+                    raise TransientError(
+                        f"Vertex AI admitted none of this process's calls against "
+                        f"{pacer.key.describe()} for {stalled_s:.0f}s (RESOURCE_EXHAUSTED; "
+                        f"last error: {exc.message}): other clients of the project may hold "
+                        f"the quota, or it is 0; see {QUOTAS_PAGE.format(project=self.project)}"
+                    ) from exc
+                continue
+            except exceptions.RetryError as exc:
+                pacer.admitted(turn)
+                cause = exc.cause
+                last = cause.message if isinstance(cause, exceptions.GoogleAPICallError) else cause
+                raise TransientError(f"{exc.message} while retrying; last error: {last}") from exc
+            except TimeoutError as exc:
+                # A long-running operation that did not finish in time.
+                pacer.admitted(turn)
+                raise TransientError(str(exc)) from exc
+            pacer.admitted(turn)
+            return result
+
+
+def _raise_unless_tolerated(
+    exc: GoogleAPICallError, *, tolerate: Collection[str], uncertain: Collection[str]
+) -> None:
+    """Raise the provider error for ``exc``, unless its code is in ``tolerate``."""
+    code = _code_name(exc)
+    if code in tolerate:
+        return
+    if code in uncertain:
+        raise UncertainError(f"{code}: {exc.message}", code) from exc
+    if code in TRANSIENT_CODES:
+        raise TransientError(exc.message) from exc
+    raise PermanentError(exc.message) from exc
+
+
+def _custom_job_from_json(body: dict[str, Any]) -> CustomJob:
+    from google.cloud.aiplatform_v1.types import CustomJob
+
+    job: CustomJob = CustomJob.wrap(_message_from_json(body, CustomJob.pb()(), "CustomJob"))
+    return job
+
+
+def _tuning_job_from_json(body: dict[str, Any]) -> HyperparameterTuningJob:
+    from google.cloud.aiplatform_v1.types import HyperparameterTuningJob
+
+    message = _message_from_json(body, HyperparameterTuningJob.pb()(), "HyperparameterTuningJob")
+    job: HyperparameterTuningJob = HyperparameterTuningJob.wrap(message)
+    return job
+
+
+def _message_from_json(body: dict[str, Any], message: Message, kind: str) -> Message:
+    from google.protobuf import json_format
+
+    try:
+        return json_format.ParseDict(body, message)
+    except json_format.ParseError as exc:
+        raise PermanentError(f"The request body is not a valid {kind}: {exc}") from exc
+
+
+#: The raw protobuf message under a proto-plus one (``type(job).pb(job)``): proto-plus
+#: builds its class at run time, so its fields have no static type to check.
+_RawMessage: TypeAlias = Any
+
+
+def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
+    """Map a CustomJob or HyperparameterTuningJob to a JobStatus: plain strings, RFC 3339
+    times, and a tuning job's trials."""
+    message = type(job).pb(job)
+
+    def rfc3339(field: str) -> str:
+        return getattr(message, field).ToJsonString() if message.HasField(field) else ""
+
+    tuning = message.DESCRIPTOR.name == "HyperparameterTuningJob"
+    metric_id, goal = _primary_metric(message.study_spec) if tuning else ("", "")
+    pools, strategy = _shape(message.trial_job_spec if tuning else message.job_spec)
+    return JobStatus(
+        name=message.name,
+        state=job.state.name.removeprefix(_STATE_PREFIX),
+        display_name=message.display_name,
+        error=message.error.message if message.HasField("error") else "",
+        error_code=message.error.code if message.HasField("error") else 0,
+        pools=pools,
+        strategy=strategy,
+        create_time=rfc3339("create_time"),
+        start_time=rfc3339("start_time"),
+        end_time=rfc3339("end_time"),
+        labels=dict(message.labels),
+        web_access_uris={} if tuning else dict(message.web_access_uris),
+        trials=_trials(message) if tuning else [],
+        metric_id=metric_id,
+        goal=goal,
+        max_trials=message.max_trial_count if tuning else 0,
+    )
+
+
+def _shape(spec: _RawMessage) -> tuple[tuple[PoolShape, ...], str]:
+    """A CustomJobSpec's pools and strategy, as they use quota."""
+    from google.protobuf import json_format
+
+    return shape_of_spec(json_format.MessageToDict(spec))
+
+
+def _primary_metric(study_spec: _RawMessage) -> tuple[str, str]:
+    """The study's first metric and its goal (GOAL_TYPE_UNSPECIFIED "will default to
+    maximize", study.proto)."""
+    if not study_spec.metrics:
+        return "", ""
+    metric = study_spec.metrics[0]
+    goal = type(metric).GoalType.Name(metric.goal)
+    return metric.metric_id, "MINIMIZE" if goal == "MINIMIZE" else "MAXIMIZE"
+
+
+def _trials(job: _RawMessage) -> list[Trial]:
+    """A tuning job's trials. Trial.Parameter.value is a number for integer, double and
+    discrete parameters (study.proto): those of integer parameters become ints here."""
+    integers = _integer_parameters(job.study_spec.parameters)
+    trials = []
+    for trial in job.trials:
+        parameters: dict[str, int | float | str] = {}
+        for parameter in trial.parameters:
+            kind = parameter.value.WhichOneof("kind")
+            value: int | float | str = (
+                parameter.value.number_value
+                if kind == "number_value"
+                else parameter.value.string_value
+            )
+            if parameter.parameter_id in integers and isinstance(value, float):
+                value = int(value)
+            parameters[parameter.parameter_id] = value
+        metrics = (
+            {m.metric_id: m.value for m in trial.final_measurement.metrics}
+            if trial.HasField("final_measurement")
+            else {}
+        )
+
+        def rfc3339(field: str, trial: Message = trial) -> str:
+            return getattr(trial, field).ToJsonString() if trial.HasField(field) else ""
+
+        trials.append(
+            Trial(
+                id=trial.id,
+                state=type(trial).State.Name(trial.state),
+                parameters=parameters,
+                metrics=metrics,
+                start_time=rfc3339("start_time"),
+                end_time=rfc3339("end_time"),
+                infeasible_reason=trial.infeasible_reason,
+            )
+        )
+    return trials
+
+
+def _integer_parameters(specs: Any) -> set[str]:
+    """IDs of the INTEGER parameters among ``specs`` and their conditional parameters."""
+    found = set()
+    for spec in specs:
+        if spec.WhichOneof("parameter_value_spec") == "integer_value_spec":
+            found.add(spec.parameter_id)
+        found |= _integer_parameters(c.parameter_spec for c in spec.conditional_parameter_specs)
+    return found
+
+
+def _created_ns(job: CustomJob | HyperparameterTuningJob) -> int:
+    return int(type(job).pb(job).create_time.ToNanoseconds())
+
+
+def console_url_of(name: str) -> str:
+    """The Google Cloud console's page of the job ``name`` (from the name alone, with no
+    client library: the stack outputs derive it in the program)."""
+    parts = _parse_job_name(name)
+    template = _TUNING_CONSOLE_URL if _is_tuning_name(name) else _CONSOLE_URL
+    return template.format(
+        location=parts["location"], job_id=parts["job_id"], project=parts["project"]
+    )
+
+
+def logs_url_of(name: str) -> str:
+    """Cloud Logging, filtered on the logs of the job ``name`` (from the name alone)."""
+    parts = _parse_job_name(name)
+    query = _LOGS_QUERY.format(job_id=parts["job_id"])
+    return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])
+
+
+#: The collection of each kind of job in a resource name, and the segments it has.
+_CUSTOM_JOBS = "customJobs"
+_TUNING_JOBS = "hyperparameterTuningJobs"
+_NAME_SEGMENTS = 6
+
+
+def _is_tuning_name(name: str) -> bool:
+    """Whether ``name`` is a HyperparameterTuningJob's resource name."""
+    parts = name.split("/")
+    return len(parts) == _NAME_SEGMENTS and parts[4] == _TUNING_JOBS
+
+
+def _parse_job_name(name: str) -> dict[str, str]:
+    """project, location and job_id of a CustomJob or HyperparameterTuningJob name
+    (``projects/P/locations/L/customJobs/ID``), read as the client library's path
+    parsers read it, without loading the library."""
+    parts = name.split("/")
+    shaped = len(parts) == _NAME_SEGMENTS and (parts[0], parts[2]) == ("projects", "locations")
+    if shaped and parts[4] in (_CUSTOM_JOBS, _TUNING_JOBS) and all(parts):
+        return {"project": parts[1], "location": parts[3], "job_id": parts[5]}
+    raise ValueError(
+        f"{name!r} is not a CustomJob resource name "
+        "(projects/PROJECT/locations/LOCATION/customJobs/ID) nor a HyperparameterTuningJob one "
+        "(.../hyperparameterTuningJobs/ID)"
+    )
+
+
+def _code_name(exc: BaseException) -> str:
+    """The gRPC status code name of a Google API error ("" for other exceptions)."""
+    code = getattr(exc, "grpc_status_code", None)
+    return code.name if code is not None else ""
+
+
+def _quoted(value: str) -> str:
+    """A string literal for an AIP-160 filter."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'

@@ -1,0 +1,800 @@
+"""Vertex AI prebuilt training images: which image runs a framework version, and until when.
+
+This module is data plus the lookups over it. ``vertex_training.stackconfig`` asks it for the image
+of
+a job that names a ``framework`` (or a legacy ``runtime_version``) instead of an image;
+nothing here knows the stack config's shape.
+
+Sources (``SOURCES``; every row of ``TRAINING_IMAGES`` names the page it was read from and
+the day, ``PrebuiltImage.source``):
+
+- Google Cloud docs, "Prebuilt containers for serverless training" (the page formerly
+  "Prebuilt containers for custom training" under cloud.google.com/vertex-ai/docs, now
+  under the product's new name: ``CATALOGUE_URL``), read on 2026-11-23: every row, each
+  compared field by field (image name, Python, accelerators, both dates). Its newest
+  images are TensorFlow 2.17, PyTorch 2.4, scikit-learn 1.6 and XGBoost 2.1; its Ray
+  images (for Ray clusters on Vertex AI, not custom-job frameworks) are not catalogued.
+  Earlier readings: the former page on 2026-11-21, and the "Supported frameworks list"
+  page on 2026-11-23; neither differed.
+
+Compiled on ``CATALOGUE_DATE`` (2026-11-23). Which rows are verified, which estimated:
+
+- Verified (``PrebuiltImage.verified``): every row of ``TRAINING_IMAGES``. Image names,
+  Python versions, CPU/GPU/TPU availability, "End of patch and support date" and "End
+  of availability" are copied from the page. One judgement call: the page lists the
+  PyTorch 2.1 TPU image as "Python 3.8" while its name says ``cp310``; the row follows the
+  name (3.10).
+- Estimated: a framework version *newer* than the newest row of that framework is not
+  refused: its image name is built from the naming pattern of the newest row
+  (``<framework>-<cpu|gpu>.<MAJOR>-<MINOR>[.pyXYZ]``, VERTEX-NOTES) and the job gets a
+  warning that the image and its dates are not in this catalogue. No dates are guessed.
+
+Rules (``pick_image``; ``check_named_image`` for an image a job names by URI), as Vertex
+AI applies them (its framework support policy: no new image versions after the end of
+patch and support date; the images can no longer be used after the end of availability):
+past its end of availability a version is refused, naming that date and the nearest
+version Vertex AI still runs (``nearest_available``); past its end of support it is
+accepted with a warning naming the date and the newest supported version
+(``newest_supported``); within ``WARN_BEFORE_END_OF_SUPPORT_DAYS`` of it, warned.
+A catalogue compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` months before ``today`` is
+warned about (``catalogue_age_warning``): Google may have published versions since.
+``today`` is injectable so that tests and ``vertex-training convert --today`` are
+stable.
+
+Legacy AI Platform Training runtime versions (``LEGACY_RUNTIMES``) map to the TensorFlow
+image of the same version and Python (the framework a runtime version was named after),
+with the reasoning per row. A runtime version whose image Vertex AI no longer runs is
+refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
+
+Registry host by region: ``registry_host`` (the three hosts the page lists for every image).
+A URI is read as a prebuilt image by ``vertex_training.api.image_refs`` (the reference grammar),
+then by its host and path (``PREBUILT_TRAINING_PATHS``, ``PREBUILT_PREDICTION_PATHS``).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+from vertex_training.api import image_refs
+from vertex_training.catalog._image_rows import ROWS
+from vertex_training.catalog._runtime_rows import LEGACY_RUNTIMES, LegacyRuntime
+
+__all__ = [
+    "CATALOGUE_DATE",
+    "CATALOGUE_MAX_AGE_MONTHS",
+    "CATALOGUE_SOURCE",
+    "CPU",
+    "FRAMEWORK_NAMES",
+    "GPU",
+    "LEGACY_RUNTIMES",
+    "PREBUILT_PREDICTION_PATHS",
+    "PREBUILT_TRAINING_PATHS",
+    "SOURCES",
+    "TPU",
+    "TRAINING_IMAGES",
+    "VERSION_PLACEHOLDER",
+    "WARN_BEFORE_END_OF_SUPPORT_DAYS",
+    "ImageChoice",
+    "ImageRefusal",
+    "LegacyRuntime",
+    "PrebuiltImage",
+    "Source",
+    "available_versions",
+    "catalogue_age_warning",
+    "catalogued_image",
+    "check_named_image",
+    "is_prediction_image",
+    "nearest_available",
+    "newest_supported",
+    "pick_image",
+    "pick_runtime_image",
+    "prebuilt_image_name",
+    "registry_host",
+    "supported_versions",
+]
+
+CATALOGUE_SOURCE: Final = "Google Cloud docs: Prebuilt containers for serverless training"
+CATALOGUE_URL: Final = (
+    "https://docs.cloud.google.com/gemini-enterprise-agent-platform/machine-learning/"
+    "training/pre-built-containers"
+)
+#: The day the rows were last compiled from the sources (``SOURCES``).
+CATALOGUE_DATE: Final = "2026-11-23"
+#: A catalogue older than this (months before ``today``) is warned about at preview.
+CATALOGUE_MAX_AGE_MONTHS: Final = 6
+
+#: A version this close to its end of support is accepted with a warning.
+WARN_BEFORE_END_OF_SUPPORT_DAYS: Final = 90
+
+#: Accelerator kinds an image serves.
+CPU: Final = "cpu"
+GPU: Final = "gpu"
+TPU: Final = "tpu"
+KINDS: Final = (CPU, GPU, TPU)
+
+#: ``framework.name`` values -> the framework's name in messages.
+FRAMEWORK_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "tensorflow": "TensorFlow",
+        "pytorch": "PyTorch",
+        "sklearn": "scikit-learn",
+        "xgboost": "XGBoost",
+    }
+)
+
+#: Where every prebuilt training image lives, under each registry host.
+IMAGE_PATH: Final = "vertex-ai/training"
+#: Only ``:latest`` is served for prebuilt training images.
+IMAGE_TAG: Final = "latest"
+REGISTRY_HOSTS: Mapping[str, str] = MappingProxyType(
+    {
+        "us": "us-docker.pkg.dev",
+        "europe": "europe-docker.pkg.dev",
+        "asia": "asia-docker.pkg.dev",
+    }
+)
+#: Region name prefix -> registry host key; a region matching none uses the us host.
+REGION_PREFIX_HOSTS: tuple[tuple[str, str], ...] = (
+    ("us-", "us"),
+    ("northamerica-", "us"),
+    ("southamerica-", "us"),
+    ("europe-", "europe"),
+    ("me-", "europe"),
+    ("africa-", "europe"),
+    ("asia-", "asia"),
+    ("australia-", "asia"),
+)
+DEFAULT_REGISTRY: Final = "us"
+
+_VERSION_RE = re.compile(r"(?P<major>\d+)\.(?P<minor>\d+)")
+_PYTHON_RE = re.compile(r"3\.\d+")
+
+
+# ------------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Source:
+    """A page rows were read from, and the day they were read."""
+
+    title: str
+    url: str
+    read_on: datetime.date
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.url}, read {self.read_on})"
+
+
+#: The pages the rows come from.
+SOURCES: Mapping[str, Source] = MappingProxyType(
+    {"pre-built-containers": Source(CATALOGUE_SOURCE, CATALOGUE_URL, datetime.date(2026, 11, 23))}
+)
+
+
+@dataclass(frozen=True)
+class PrebuiltImage:
+    """One prebuilt training image: a framework version for one Python and accelerator set."""
+
+    framework: str
+    #: MAJOR.MINOR; the image carries the latest patch of it.
+    version: str
+    python: str
+    #: The accelerator kinds it runs on (CPU, GPU, TPU).
+    kinds: frozenset[str]
+    #: The image's name under ``<host>/vertex-ai/training/``, without the tag.
+    name: str
+    #: "End of patch and support date": no more patches; warned after it.
+    end_of_support: datetime.date
+    #: "End of availability": Vertex AI no longer runs it; refused after it.
+    end_of_availability: datetime.date
+    #: Where and when the row was read (None for an estimated image).
+    source: Source | None = None
+    verified: bool = True
+
+    def uri(self, region: str) -> str:
+        """The image URI on the registry host that serves ``region``."""
+        return f"{registry_host(region)}/{IMAGE_PATH}/{self.name}:{IMAGE_TAG}"
+
+    @property
+    def label(self) -> str:
+        """'TensorFlow 2.17 (Python 3.10)'."""
+        return f"{FRAMEWORK_NAMES[self.framework]} {self.version} (Python {self.python})"
+
+
+def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
+    framework, version, python, kinds, name, end_of_support, end_of_availability = row
+    return PrebuiltImage(
+        source=SOURCES["pre-built-containers"],
+        framework=framework,
+        version=version,
+        python=python,
+        kinds=frozenset(kinds.split("+")),
+        name=name,
+        end_of_support=datetime.date.fromisoformat(end_of_support),
+        end_of_availability=datetime.date.fromisoformat(end_of_availability),
+    )
+
+
+TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in ROWS)
+
+
+# ------------------------------------------------------------------------------ the lookups
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The image a job gets, and warnings (without a config key) about it."""
+
+    uri: str
+    image: PrebuiltImage
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImageRefusal:
+    """No image: ``field`` is the input at fault (name, version, python, runtime_version)."""
+
+    field: str
+    message: str
+    #: Refused only because Vertex AI no longer runs the image (its end of availability).
+    retired: bool = False
+
+
+def registry_host(region: str) -> str:
+    """``us-docker.pkg.dev``, ``europe-docker.pkg.dev`` or ``asia-docker.pkg.dev`` for a region."""
+    for prefix, host in REGION_PREFIX_HOSTS:
+        if region.startswith(prefix):
+            return REGISTRY_HOSTS[host]
+    return REGISTRY_HOSTS[DEFAULT_REGISTRY]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _versions(framework: str, kind: str | None = None) -> list[str]:
+    """Catalogued versions of a framework (newest first), optionally only for one kind."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework and (kind is None or kind in image.kinds)
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def supported_versions(framework: str, kind: str, today: datetime.date) -> list[str]:
+    """Versions (newest first) with a ``kind`` image still before its end of support."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework and kind in image.kinds and today <= image.end_of_support
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def available_versions(framework: str, kind: str, today: datetime.date) -> list[str]:
+    """Versions (newest first) with a ``kind`` image Vertex AI still runs on ``today``."""
+    found = {
+        image.version
+        for image in TRAINING_IMAGES
+        if image.framework == framework
+        and kind in image.kinds
+        and today <= image.end_of_availability
+    }
+    return sorted(found, key=_version_key, reverse=True)
+
+
+def newest_supported(framework: str, kind: str, today: datetime.date) -> PrebuiltImage | None:
+    """The newest ``kind`` image of ``framework`` still before its end of support."""
+    versions = supported_versions(framework, kind, today)
+    return _newest_image(framework, versions[0], kind) if versions else None
+
+
+def nearest_available(
+    framework: str, version: str, kind: str, today: datetime.date
+) -> PrebuiltImage | None:
+    """The ``kind`` image to move ``version`` to: the oldest available version newer than
+    it (the smallest step forward), else the newest available one older than it."""
+    available = available_versions(framework, kind, today)
+    newer = [v for v in available if _version_key(v) > _version_key(version)]
+    older = [v for v in available if _version_key(v) < _version_key(version)]
+    chosen = newer[-1] if newer else (older[0] if older else None)
+    return _newest_image(framework, chosen, kind) if chosen is not None else None
+
+
+def _newest_image(framework: str, version: str, kind: str) -> PrebuiltImage:
+    """The ``kind`` image of a catalogued version with the newest Python."""
+    rows = [
+        i
+        for i in TRAINING_IMAGES
+        if i.framework == framework and i.version == version and kind in i.kinds
+    ]
+    return max(rows, key=lambda i: _version_key(i.python))
+
+
+#: What a refusal advises writing: ``framework.version``, ``framework:`` instead of a legacy
+#: ``runtime_version``, or another image URI instead of the one the job names.
+Advice = Literal["framework", "runtime", "image"]
+
+
+def _none_available(framework: str, kind: str, today: datetime.date, advice: Advice) -> str:
+    """Why the catalogue names no version to move to, what to write, and where to look."""
+    name = FRAMEWORK_NAMES[framework]
+    versions = _versions(framework, kind)
+    newest = _newest_image(framework, versions[0], kind) if versions else None
+    ended = (
+        f" (the newest catalogued, {newest.version}, ended on {newest.end_of_availability})"
+        if newest is not None
+        else ""
+    )
+    if advice == "image":
+        return (
+            f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
+            f"name a prebuilt image Vertex AI still runs ({CATALOGUE_URL}; this package's "
+            f"catalogue was compiled {CATALOGUE_DATE}), or a container of your own that "
+            "carries the framework version the trainer needs"
+        )
+    how = (
+        f"replace runtime_version with framework: {{name: {framework}, version: ...}} "
+        "naming a version Vertex AI still runs"
+        if advice == "runtime"
+        else "write a version Vertex AI still runs"
+    )
+    return (
+        f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
+        f"{how}, from {CATALOGUE_URL} (this package's catalogue was compiled "
+        f"{CATALOGUE_DATE}), or give image / executor_image directly"
+    )
+
+
+def _move_to(
+    image: PrebuiltImage, kind: str, today: datetime.date, advice: Advice, region: str
+) -> str:
+    """The advice of a refusal: the nearest version Vertex AI still runs, and how to ask."""
+    name = FRAMEWORK_NAMES[image.framework]
+    target = nearest_available(image.framework, image.version, kind, today)
+    if target is None:
+        return _none_available(image.framework, kind, today, advice)
+    if advice == "runtime":
+        how = (
+            f"replace runtime_version with framework: {{name: {image.framework}, version: "
+            f'"{target.version}"}}'
+        )
+    elif advice == "image":
+        how = f"write {target.uri(region)}"
+    else:
+        how = f'write version: "{target.version}"'
+    return (
+        f"move to {name} {target.version}, the nearest version Vertex AI still runs "
+        f"({target.name} until {target.end_of_availability}, supported until "
+        f"{target.end_of_support}): {how}"
+    )
+
+
+def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date) -> str:
+    """The newest version still supported, or why the catalogue has none."""
+    name = FRAMEWORK_NAMES[image.framework]
+    newest = newest_supported(image.framework, kind, today)
+    if newest is not None:
+        return (
+            f"the newest supported {name} version is {newest.version} ({newest.name}, "
+            f"supported until {newest.end_of_support})"
+        )
+    return (
+        f"no catalogued {name} {kind.upper()} image is still supported on {today}; newer "
+        f"versions: {CATALOGUE_URL} (catalogue compiled {CATALOGUE_DATE})"
+    )
+
+
+def _check_dates(
+    image: PrebuiltImage,
+    kind: str,
+    today: datetime.date,
+    *,
+    advice: Advice = "framework",
+    region: str = "",
+) -> ImageRefusal | tuple[str, ...]:
+    """Refuse a version past its end of availability; warn past or near its end of support.
+
+    ``advice`` says what the job wrote, so what a refusal tells it to write instead.
+    """
+    if today > image.end_of_availability:
+        return ImageRefusal(
+            "version",
+            retired=True,
+            message=f"{image.label} prebuilt training images reached end of availability on "
+            f"{image.end_of_availability}: "
+            f"Vertex AI no longer runs them (end of support was {image.end_of_support}); "
+            f"{_move_to(image, kind, today, advice, region)}",
+        )
+    days_to_end = (image.end_of_availability - today).days
+    if today > image.end_of_support:
+        return (
+            f"{image.label} prebuilt training images reached end of support on "
+            f"{image.end_of_support} and get no more patches; Vertex AI runs them until "
+            f"{image.end_of_availability} (in {days_to_end} days); "
+            f"{_newest_supported_note(image, kind, today)}",
+        )
+    days_left = (image.end_of_support - today).days
+    if days_left <= WARN_BEFORE_END_OF_SUPPORT_DAYS:
+        return (
+            f"{image.label} prebuilt training images reach end of support on "
+            f"{image.end_of_support} (in {days_left} days; Vertex AI stops running them on "
+            f"{image.end_of_availability}): plan the move to a newer version",
+        )
+    return ()
+
+
+def catalogue_age_warning(today: datetime.date) -> str | None:
+    """A warning when the catalogue was compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` ago."""
+    compiled = datetime.date.fromisoformat(CATALOGUE_DATE)
+    if today <= _add_months(compiled, CATALOGUE_MAX_AGE_MONTHS):
+        return None
+    return (
+        f"this package's catalogue of prebuilt training images was compiled on "
+        f"{CATALOGUE_DATE}, more than {CATALOGUE_MAX_AGE_MONTHS} months before {today}: "
+        f"Google may have published newer versions or moved dates since; check "
+        f"{CATALOGUE_URL} and update it"
+    )
+
+
+def _add_months(day: datetime.date, months: int) -> datetime.date:
+    """``day`` plus whole months, on the last day of the month where it has no such day."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return datetime.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+_PY_SUFFIX_RE = re.compile(r"\.py\d+$")
+
+
+def _pattern_image(
+    framework: str, version: str, python: str | None, kind: str
+) -> PrebuiltImage | None:
+    """An unverified image for a version newer than the catalogue, named like the newest row."""
+    if kind == TPU:
+        return None  # TPU image names do not follow the CPU/GPU pattern
+    newest = next(
+        (i for i in TRAINING_IMAGES if i.framework == framework and kind in i.kinds), None
+    )
+    if newest is None:
+        return None
+    dashed, old = version.replace(".", "-"), newest.version.replace(".", "-")
+    name = newest.name.replace(f".{old}", f".{dashed}", 1)
+    chosen_python = python or newest.python
+    if _PY_SUFFIX_RE.search(name):
+        name = _PY_SUFFIX_RE.sub(".py" + chosen_python.replace(".", ""), name)
+    elif chosen_python != newest.python:
+        return None  # the name carries no Python: only the newest row's Python is known
+    return PrebuiltImage(
+        framework=framework,
+        version=version,
+        python=chosen_python,
+        kinds=frozenset({kind}),
+        name=name,
+        end_of_support=datetime.date.max,
+        end_of_availability=datetime.date.max,
+        verified=False,
+    )
+
+
+def pick_image(
+    framework: str,
+    version: str,
+    python: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
+) -> ImageChoice | ImageRefusal:
+    """The prebuilt training image of ``framework`` ``version`` for ``kind`` in ``region``.
+
+    ``python`` picks among the images of a version (the newest Python when ``None``).
+    """
+    refusal = _check_inputs(framework, version, python, kind=kind, today=today)
+    if refusal is not None:
+        return refusal
+    images = [i for i in TRAINING_IMAGES if i.framework == framework and i.version == version]
+    if not images:
+        return _unknown_version(framework, version, python, kind=kind, region=region, today=today)
+    newest = _select(images, framework, version, python=None, kind=kind, today=today)
+    # A retired version is refused on its version first: a Python of it would be refused next.
+    retired = newest if isinstance(newest, ImageRefusal) else _check_dates(newest, kind, today)
+    if isinstance(retired, ImageRefusal):
+        return retired
+    image = _select(images, framework, version, python=python, kind=kind, today=today)
+    if isinstance(image, ImageRefusal):
+        return image
+    dates = _check_dates(image, kind, today)
+    if isinstance(dates, ImageRefusal):
+        return dates
+    return ImageChoice(uri=image.uri(region), image=image, warnings=dates)
+
+
+#: What ``vertex-training convert`` writes as ``framework.version`` when no TensorFlow
+#: version Vertex AI still runs is catalogued: the user fills it in.
+VERSION_PLACEHOLDER: Final = "FILL-IN"
+
+
+def _available_or_none(framework: str, kind: str, today: datetime.date) -> str:
+    """The versions (newest first) Vertex AI still runs, or why there are none and what to do."""
+    available = available_versions(framework, kind, today)
+    if available:
+        return ", ".join(available)
+    return f"none still available on {today}; " + _none_available(
+        framework, kind, today, "framework"
+    )
+
+
+def _check_inputs(
+    framework: str, version: str, python: str | None, *, kind: str, today: datetime.date
+) -> ImageRefusal | None:
+    """Refuse a framework, version or Python that is not written as the table writes them."""
+    if framework not in FRAMEWORK_NAMES:
+        return ImageRefusal(
+            "name", f"must be {', '.join(FRAMEWORK_NAMES)} (the frameworks with prebuilt images)"
+        )
+    if version == VERSION_PLACEHOLDER:
+        return ImageRefusal(
+            "version",
+            f"a placeholder (written by vertex-training convert): "
+            f"{_none_available(framework, kind, today, 'framework')}",
+        )
+    if _VERSION_RE.fullmatch(version) is None:
+        available = available_versions(framework, kind, today)
+        example = (
+            f'like "{available[0]}"'
+            if available
+            else f"({_none_available(framework, kind, today, 'framework')})"
+        )
+        return ImageRefusal(
+            "version",
+            f"write MAJOR.MINOR, {example}; prebuilt images carry the latest patch of a version",
+        )
+    if python is not None and not _PYTHON_RE.fullmatch(python):
+        return ImageRefusal("python", 'write the Python version as text, like "3.10"')
+    return None
+
+
+def _select(
+    images: Sequence[PrebuiltImage],
+    framework: str,
+    version: str,
+    *,
+    python: str | None,
+    kind: str,
+    today: datetime.date,
+) -> PrebuiltImage | ImageRefusal:
+    """The image among one version's images that serves ``kind`` (and ``python``)."""
+    name = FRAMEWORK_NAMES[framework]
+    for_kind = [i for i in images if kind in i.kinds]
+    if not for_kind:
+        return ImageRefusal(
+            "version",
+            f"{name} {version} has no {kind.upper()} prebuilt training image; {name} versions "
+            f"with one that Vertex AI still runs: {_available_or_none(framework, kind, today)}",
+        )
+    if python is None:
+        return max(for_kind, key=lambda i: _version_key(i.python))
+    for image in for_kind:
+        if image.python == python:
+            return image
+    running = [i for i in for_kind if today <= i.end_of_availability] or for_kind
+    pythons = sorted({i.python for i in running}, key=_version_key, reverse=True)
+    return ImageRefusal(
+        "python",
+        f"{name} {version} {kind.upper()} images run Python {' or '.join(pythons)}; "
+        "write one of those",
+    )
+
+
+def _unknown_version(
+    framework: str,
+    version: str,
+    python: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
+) -> ImageChoice | ImageRefusal:
+    """A version with no row: estimated from the pattern if newer than all rows, else refused."""
+    name = FRAMEWORK_NAMES[framework]
+    known = _versions(framework)
+    if _version_key(version) > _version_key(known[0]):
+        image = _pattern_image(framework, version, python, kind)
+        if image is not None:
+            return ImageChoice(
+                uri=image.uri(region),
+                image=image,
+                warnings=(
+                    f"{name} {version} is newer than this project's catalogue of prebuilt "
+                    f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
+                    f"name {image.name} follows Google's naming pattern and its end of support "
+                    f"and end of availability are unknown; check it at {CATALOGUE_URL} and add "
+                    "it to provider/vertex_training/catalog/images.py",
+                ),
+            )
+    return ImageRefusal(
+        "version",
+        f"{name} {version} has no Vertex AI prebuilt training image; versions Vertex AI still "
+        f"runs: {_available_or_none(framework, kind, today)}",
+    )
+
+
+def _runtime_alternatives(kind: str, today: datetime.date) -> str:
+    """Runtime versions whose image Vertex AI still runs, or what to write when none is."""
+    running = [
+        r.runtime_version
+        for r in LEGACY_RUNTIMES.values()
+        if any(
+            i.framework == "tensorflow"
+            and i.version == r.tensorflow
+            and kind in i.kinds
+            and today <= i.end_of_availability
+            for i in TRAINING_IMAGES
+        )
+    ]
+    if running:
+        return f"runtime versions whose image Vertex AI still runs: {', '.join(running)}"
+    versions = available_versions("tensorflow", kind, today)
+    if versions:
+        return (
+            f"no runtime version has a {kind.upper()} image Vertex AI still runs: replace "
+            f'runtime_version with framework: {{name: tensorflow, version: "{versions[0]}"}} '
+            f"(TensorFlow versions with one: {', '.join(versions)})"
+        )
+    return f"no runtime version's image is still available on {today}: " + _none_available(
+        "tensorflow", kind, today, "runtime"
+    )
+
+
+def _runtime_images(
+    runtime_version: str, kind: str, today: datetime.date
+) -> tuple[LegacyRuntime, list[PrebuiltImage]] | ImageRefusal:
+    """A runtime version's row and its TensorFlow ``kind`` images, or why it has none."""
+    runtime = LEGACY_RUNTIMES.get(runtime_version)
+    if runtime is None:
+        return ImageRefusal(
+            "runtime_version",
+            f"AI Platform runtime version {runtime_version} has no Vertex AI prebuilt image; "
+            f"{_runtime_alternatives(kind, today)}",
+        )
+    images = [
+        i
+        for i in TRAINING_IMAGES
+        if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
+    ]
+    if not images:
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to TensorFlow {runtime.tensorflow}, which "
+            f"has no {kind.upper()} prebuilt training image on Vertex AI; "
+            f"{_runtime_alternatives(kind, today)}",
+        )
+    return runtime, images
+
+
+def pick_runtime_image(
+    runtime_version: str,
+    python_version: str | None,
+    *,
+    kind: str,
+    region: str,
+    today: datetime.date,
+) -> ImageChoice | ImageRefusal:
+    """The prebuilt image that replaces an AI Platform Training runtime version.
+
+    Refusals concern ``runtime_version`` or ``python_version``. The choice always carries
+    a warning that the runtime's scikit-learn and XGBoost now have images of their own.
+    """
+    found = _runtime_images(runtime_version, kind, today)
+    if isinstance(found, ImageRefusal):
+        return found
+    runtime, images = found
+    # Retired first: a Python suggested for a retired runtime would be refused next.
+    newest = max(images, key=lambda i: _version_key(i.python))
+    retired = _check_dates(newest, kind, today, advice="runtime")
+    if isinstance(retired, ImageRefusal):
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to the {newest.name} image: {retired.message}",
+            retired=retired.retired,
+        )
+    offered = sorted({i.python for i in images}, key=_version_key, reverse=True)
+    python = python_version or runtime.default_python
+    if python not in runtime.pythons:
+        usable = [p for p in runtime.pythons if p in offered]
+        return ImageRefusal(
+            "python_version",
+            f"runtime version {runtime_version} offered Python {' or '.join(runtime.pythons)}, "
+            f"not {python}; Vertex AI's image runs Python {' or '.join(usable or offered)}: "
+            "write that",
+        )
+    by_python = [i for i in images if i.python == python]
+    if not by_python:
+        unset = " (its default when pythonVersion is not set)" if python_version is None else ""
+        return ImageRefusal(
+            "python_version",
+            f"runtime version {runtime_version} ran Python {python}{unset}, and Vertex AI's "
+            f"TensorFlow {runtime.tensorflow} {kind.upper()} image runs Python "
+            f'{" or ".join(offered)}: write python_version: "{offered[0]}" once the trainer '
+            "runs on it",
+        )
+    image = by_python[0]
+    dates = _check_dates(image, kind, today, advice="runtime")
+    if isinstance(dates, ImageRefusal):
+        return ImageRefusal(
+            "runtime_version",
+            f"runtime version {runtime_version} maps to the {image.name} image: {dates.message}",
+            retired=dates.retired,
+        )
+    notes = [
+        f"runtime version {runtime_version} runs on the {image.label} image {image.name}; "
+        "the runtime also bundled scikit-learn and XGBoost, which have images of their own "
+        "on Vertex AI: a trainer built on them should say framework: {name: sklearn | "
+        "xgboost, version: ...} instead",
+    ]
+    if runtime.tensorflow != runtime_version:
+        notes.append(f"runtime version {runtime_version}: {runtime.reasoning}")
+    return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
+
+
+#: Registry host -> where Google publishes prebuilt training images under it (the
+#: Artifact Registry hosts, and the older gcr.io path).
+PREBUILT_TRAINING_PATHS: Mapping[str, str] = MappingProxyType(
+    {
+        **{host: IMAGE_PATH for host in REGISTRY_HOSTS.values()},
+        "gcr.io": "cloud-aiplatform/training",
+    }
+)
+#: Registry host -> where the prebuilt *prediction* images live: a common mistake for an
+#: executor image.
+PREBUILT_PREDICTION_PATHS: Mapping[str, str] = MappingProxyType(
+    {
+        **{host: "vertex-ai/prediction" for host in REGISTRY_HOSTS.values()},
+        "gcr.io": "cloud-aiplatform/prediction",
+    }
+)
+
+
+def _prebuilt_name(uri: str, paths: Mapping[str, str]) -> str | None:
+    """The last path component of ``uri`` when the rest of it is one of ``paths``."""
+    reference = image_refs.parse(uri.strip())
+    if not isinstance(reference, image_refs.ImageReference) or reference.host is None:
+        return None
+    directory, _, name = reference.path.rpartition("/")
+    return name if paths.get(reference.host) == directory else None
+
+
+def prebuilt_image_name(uri: str) -> str | None:
+    """The name under ``<host>/vertex-ai/training/`` of a prebuilt training image URI
+    (``tf-cpu.2-17.py310``), without its tag or digest; None for any other image."""
+    return _prebuilt_name(uri, PREBUILT_TRAINING_PATHS)
+
+
+def is_prediction_image(uri: str) -> bool:
+    """Whether ``uri`` is one of Vertex AI's prebuilt prediction images."""
+    return _prebuilt_name(uri, PREBUILT_PREDICTION_PATHS) is not None
+
+
+def catalogued_image(uri: str) -> PrebuiltImage | None:
+    """The catalogue row of a prebuilt training image URI that a job names itself; None
+    for any other image (a custom container, or a prebuilt one the catalogue lacks)."""
+    name = prebuilt_image_name(uri)
+    return next((i for i in TRAINING_IMAGES if i.name == name), None) if name else None
+
+
+def check_named_image(
+    image: PrebuiltImage, kind: str, *, region: str, today: datetime.date
+) -> ImageRefusal | tuple[str, ...]:
+    """``pick_image``'s date rules for a catalogued image the job names by URI: refused
+    past its end of availability (advising the URI of the nearest version still run),
+    warned past or near its end of support."""
+    kind = kind if kind in image.kinds else min(image.kinds)
+    return _check_dates(image, kind, today, advice="image", region=region)

@@ -1,0 +1,55 @@
+"""Waiting for a program's jobs: one JobWaiter for every job that asks to be waited for.
+
+A job's ``wait`` key (``submitted``, the default, ``running`` or ``succeeded``, or
+``{until, timeout, start_timeout}``) says what ``pulumi up`` waits for. The jobs a
+program makes are waited for together by one ``JobWaiter`` (a stack of many jobs is not
+waited for in batches of the provider host's threads), which ``wait_for_jobs`` makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pulumi
+
+from vertex_training.resources.training_job import TrainingJob, waiter_input
+from vertex_training.resources.waiter import JobWaiter
+from vertex_training.stackconfig import WaitPolicy
+
+#: The state a job is left at when its config names none (``wait`` left out).
+NOT_WAITED = WaitPolicy().until
+
+
+def wait_until(config: Mapping[str, Any]) -> str:
+    """The state ``pulumi up`` waits for a job with this config to reach (its
+    ``wait.until``); a ``wait`` the job's check refuses counts as not waiting."""
+    wait = config.get("wait")
+    if isinstance(wait, Mapping):
+        wait = wait.get("until", NOT_WAITED)
+    return str(wait) if wait in ("running", "succeeded") else NOT_WAITED
+
+
+def wait_for_jobs(
+    name: str,
+    jobs: Iterable[TrainingJob],
+    opts: pulumi.ResourceOptions | None = None,
+) -> JobWaiter:
+    """A JobWaiter named ``name`` for each of ``jobs`` that asks to be waited for.
+
+    ``pulumi up`` then ends when every such job has reached its state, or fails naming
+    each job that did not (with its reason and the last lines of its logs); the waiter's
+    ``states``, ``reasons`` and ``attempts`` outputs hold what it saw, by job name.
+    """
+    entries: dict[str, Any] = {}
+    for job in jobs:
+        until = wait_until(job.config)
+        if until == NOT_WAITED:
+            continue
+        config: Any = pulumi.Output.secret(job.config) if job.secret else job.config
+        entries[job.job_name] = {
+            **waiter_input(job, until),
+            "config": config,
+            "stack": job.settings,
+        }
+    return JobWaiter(name, entries, {}, opts)

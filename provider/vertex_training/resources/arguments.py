@@ -1,0 +1,200 @@
+"""A job's arguments as typed dictionaries: the keys of a stack config job, for type checkers.
+
+``TrainingJob("train", TrainingJobArgs(image=..., machine="n1-standard-8"))`` takes the
+same keys, with the same meanings, as ``vertex-training:jobs.train`` in a stack file
+(docs/config-shape.md); mypy and pyright check a program's keys and value types against
+these. Any value may be a Pulumi Output (a bucket's URL, a network's ID): the resource's
+check reads it once it is known. What the keys mean and which values are allowed is
+validated by the job's resource at ``pulumi preview``, each mistake named by its argument
+path (``job.workers.machine``), the bad value and what to write instead.
+
+Durations are text (``"3h"``, ``"90m"``) or seconds; versions are text (``"2.10"``).
+``tests/test_library.py`` keeps every dictionary's keys the keys of the stack config model
+it mirrors (``vertex_training.stackconfig._config``).
+"""
+
+# No ``from __future__ import annotations``: the dictionaries' required keys are read from
+# their annotations at run time (``__required_keys__``), which needs them evaluated.
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Required, TypedDict
+
+from pulumi import Input
+
+#: Where a job runs: Vertex AI, or this machine.
+BackendName = Literal["vertex", "local"]
+#: Which state ``pulumi up`` waits for.
+WaitUntilName = Literal["submitted", "running", "succeeded"]
+StrategyName = Literal["STANDARD", "SPOT", "FLEX_START"]
+
+
+class AcceleratorArgs(TypedDict, total=False):
+    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``."""
+
+    type: Required[Input[str]]
+    count: Input[int]
+
+
+class DiskArgs(TypedDict, total=False):
+    """``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine."""
+
+    type: Input[str]
+    size_gb: Input[int]
+
+
+class FrameworkArgs(TypedDict, total=False):
+    """``framework: {name: pytorch, version: "2.4", python: "3.10"}``: a prebuilt image."""
+
+    name: Required[Input[str]]
+    version: Required[Input[str]]
+    python: Input[str]
+
+
+class PythonPackageArgs(TypedDict, total=False):
+    """``python_package``: a Python package run on a prebuilt executor image."""
+
+    module: Required[Input[str]]
+    executor_image: Input[str]
+    package_uris: Input[Sequence[Input[str]]]
+    package_path: Input[str]
+    framework: FrameworkArgs
+
+
+class PoolArgs(TypedDict, total=False):
+    """``workers``, ``parameter_servers``, ``evaluators``: a worker pool."""
+
+    replicas: Input[int]
+    image: Input[str]
+    command: Input[Sequence[Input[str]]]
+    python_package: PythonPackageArgs
+    args: Input[Sequence[Input[str]]]
+    env: Input[Mapping[str, Input[str]]]
+    machine: Input[str]
+    accelerator: AcceleratorArgs
+    tpu_topology: Input[str]
+    disk: DiskArgs
+
+
+class ReductionServerArgs(TypedDict, total=False):
+    """``reduction_server``: Google's reduction server image on its own pool."""
+
+    replicas: Input[int]
+    machine: Input[str]
+    disk: DiskArgs
+
+
+class SchedulingArgs(TypedDict, total=False):
+    """``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START)."""
+
+    timeout: Input[str] | Input[int]
+    restart_job_on_worker_restart: Input[bool]
+    disable_retries: Input[bool]
+    strategy: Input[StrategyName]
+    max_wait_duration: Input[str] | Input[int]
+
+
+class WaitArgs(TypedDict, total=False):
+    """``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``."""
+
+    until: WaitUntilName
+    timeout: str | int
+    start_timeout: str | int
+
+
+class RetryArgs(TypedDict, total=False):
+    """``retry``: submit the job again when it fails for a reason not its own."""
+
+    when: Required[Sequence[str]]
+    attempts: int
+    regions: Sequence[str]
+    strategies: Sequence[StrategyName]
+
+
+class TrainingJobArgs(TypedDict, total=False):
+    """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
+
+    The primary pool's keys are the job's own (``image``, ``machine``, ``accelerator``,
+    ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add
+    pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md);
+    ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
+    """
+
+    image: Input[str]
+    command: Input[Sequence[Input[str]]]
+    python_package: PythonPackageArgs
+    args: Input[Sequence[Input[str]]]
+    env: Input[Mapping[str, Input[str]]]
+    machine: Input[str]
+    accelerator: AcceleratorArgs
+    tpu_topology: Input[str]
+    disk: DiskArgs
+    replicas: int
+    workers: PoolArgs
+    parameter_servers: PoolArgs
+    reduction_server: ReductionServerArgs
+    evaluators: PoolArgs
+    display_name: Input[str]
+    region: Input[str]
+    backend: BackendName
+    scheduling: SchedulingArgs
+    service_account: Input[str]
+    network: Input[str]
+    reserved_ip_ranges: Input[Sequence[Input[str]]]
+    base_output_directory: Input[str]
+    tensorboard: Input[str] | bool
+    enable_web_access: Input[bool]
+    enable_dashboard_access: Input[bool]
+    labels: Input[Mapping[str, Input[str]]]
+    kms_key: Input[str]
+    persistent_resource_id: Input[str]
+    experiment: Input[str]
+    experiment_run: Input[str]
+    wait: WaitUntilName | WaitArgs
+    adopt: str
+    retry: RetryArgs
+    rerun: str | int
+    study: Mapping[str, Any]
+    training_input: Mapping[str, Any]
+    job_id: str
+    framework: FrameworkArgs
+    runtime_version: str
+    python_version: str
+
+
+class BucketArgs(TypedDict, total=False):
+    """``platform.bucket``: the staging bucket's name and lifecycle."""
+
+    name: str
+    force_destroy: bool
+    staging_expiry_days: int
+    noncurrent_expiry_days: int
+
+
+class RepositoryArgs(TypedDict, total=False):
+    """``platform.repository``: the Artifact Registry Docker repository."""
+
+    id: str
+
+
+class ServiceAccountArgs(TypedDict, total=False):
+    """``platform.service_account``: the jobs' service account."""
+
+    account_id: str
+
+
+class TensorboardArgs(TypedDict, total=False):
+    """``platform.tensorboard``: a Vertex AI TensorBoard for the jobs."""
+
+    enabled: bool
+
+
+class PlatformArgs(TypedDict, total=False):
+    """The platform's settings: the keys of ``vertex-training:platform`` that shape what
+    ``TrainingPlatform`` creates (docs/platform.md). All optional: by default a bucket,
+    a repository and an account named after the stack."""
+
+    protect: bool
+    deployer: str | Sequence[str]
+    bucket: BucketArgs
+    repository: RepositoryArgs
+    service_account: ServiceAccountArgs
+    tensorboard: TensorboardArgs

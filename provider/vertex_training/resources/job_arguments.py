@@ -1,0 +1,134 @@
+"""A job given by a program of its own: its settings from arguments, its mistakes by argument.
+
+A stack config job gets its stack settings (project, region, backend, the platform's
+account, bucket and repository) from the stack's keys, and its mistakes are named by
+stack config key (``vertex-training:jobs.train.machine``). A job a program makes with
+``TrainingJob("train", {...}, project=..., platform=...)`` gets them from its arguments
+and from a ``TrainingPlatform`` (any object with ``job_settings`` and ``dependencies``),
+and its mistakes are named by argument path (``job.machine``). Its values may be Outputs
+of the program's other resources: in a preview, those not known yet are left out of the
+check, and checked once known, at ``pulumi up``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import pulumi
+
+from vertex_training.errors import Issue
+from vertex_training.keys import job_key
+from vertex_training.packaging import TrainerPackage, plan_packages
+
+#: ``StackSettings.config_from`` of a job a program gives as arguments.
+PROGRAM = "program"
+#: The argument a job's config is given as (``TrainingJob(name, job, ...)``).
+JOB_ARGUMENT = "job"
+#: What stands for a value a preview does not know yet, while the rest is checked.
+UNKNOWN_TEXT = pulumi.runtime.rpc.UNKNOWN
+
+
+class JobPlatform(Protocol):
+    """What a job takes from the platform it runs on (``TrainingPlatform``)."""
+
+    @property
+    def dependencies(self) -> list[pulumi.Resource]:
+        """What a job must wait for (APIs enabled, grants in place)."""
+        ...
+
+    def job_settings(self) -> dict[str, Any]:
+        """The stack settings a job defaults from: project, region, service account,
+        output root, image repository, TensorBoard."""
+        ...
+
+    @property
+    def bucket_name(self) -> str | None:
+        """The bucket a vertex job's package directories are uploaded to."""
+        ...
+
+    def upload(self, packages: Mapping[str, TrainerPackage]) -> list[pulumi.Resource]:
+        """Upload each package's sdist (by package directory) once, into that bucket."""
+        ...
+
+
+def program_settings(platform: JobPlatform | None, given: Mapping[str, Any]) -> dict[str, Any]:
+    """A program's job's stack settings: this stack's name, the platform's settings, then
+    the arguments ``given`` (those not None), which win."""
+    settings: dict[str, Any] = {"stack": pulumi.get_stack(), "config_from": PROGRAM}
+    if platform is not None:
+        settings.update(platform.job_settings())
+    settings.update({key: value for key, value in given.items() if value is not None})
+    return settings
+
+
+def from_program(stack: Mapping[str, Any]) -> bool:
+    """Whether the job with these stack settings was given as a program's arguments."""
+    return stack.get("config_from") == PROGRAM
+
+
+def argument_issue(name: str, issue: Issue) -> Issue:
+    """``issue`` named by argument path (``job.workers.machine``) instead of stack config
+    key (``vertex-training:jobs.<name>.workers.machine``)."""
+    prefix = job_key(name)
+    if issue.key != prefix and not issue.key.startswith(f"{prefix}."):
+        return issue
+    return Issue(JOB_ARGUMENT + issue.key.removeprefix(prefix), issue.value, issue.message)
+
+
+def is_unknown(value: Any) -> bool:
+    """Whether ``value`` is unknown (computed) in a preview.
+
+    Pulumi's dynamic provider host hands ``check`` ``pulumi.output.Unknown`` objects; the
+    wire sentinel string means the same.
+    """
+    return isinstance(value, pulumi.output.Unknown) or (
+        isinstance(value, str) and value == UNKNOWN_TEXT
+    )
+
+
+def mark_unknowns(value: Any) -> tuple[Any, bool]:
+    """``value`` with every unknown in it (at any depth) as ``UNKNOWN_TEXT``, and whether
+    it held any."""
+    if is_unknown(value):
+        return UNKNOWN_TEXT, True
+    if isinstance(value, Mapping):
+        pairs = {key: mark_unknowns(item) for key, item in value.items()}
+        return {key: item for key, (item, _) in pairs.items()}, any(
+            found for _, found in pairs.values()
+        )
+    if isinstance(value, list):
+        items = [mark_unknowns(item) for item in value]
+        return [item for item, _ in items], any(found for _, found in items)
+    return value, False
+
+
+def about_known_values(issues: list[Issue]) -> list[Issue]:
+    """The issues that are not about a value a preview does not know yet."""
+    return [issue for issue in issues if UNKNOWN_TEXT not in repr(issue.value)]
+
+
+def with_packages(
+    name: str,
+    config: dict[str, Any],
+    backend: str,
+    platform: JobPlatform | None,
+) -> tuple[dict[str, Any], list[pulumi.Resource]]:
+    """The job's config with each ``package_path`` (a package directory of the project,
+    the working directory) built into an sdist and named by its URI in ``package_uris``,
+    as a stack config job's is; and what the job must wait for (the uploads). A vertex
+    job's package is uploaded into ``platform``'s bucket. A mistake stops the program,
+    named by argument."""
+    plan = plan_packages(
+        {name: config},
+        backend=backend,
+        bucket=platform.bucket_name if platform is not None else None,
+        project_dir=Path.cwd(),
+        build=True,
+    )
+    if plan.issues:
+        issues = [argument_issue(name, issue) for issue in plan.issues]
+        raise pulumi.RunError("\n".join(f"{name}: {issue}" for issue in issues))
+    uploads = platform.upload(plan.uploads) if platform is not None and plan.uploads else []
+    return dict(plan.configs[name]), uploads

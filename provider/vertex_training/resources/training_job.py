@@ -1,0 +1,727 @@
+"""TrainingJob: a Vertex AI CustomJob as a Pulumi dynamic resource.
+
+Lifecycle, as the engine drives it:
+
+- check: parse the job's stack config with ``vertex_training.stackconfig``; every mistake becomes a
+  CheckFailure naming the stack config key, the bad value and the fix. The checked
+  inputs are what the user wrote (the job's config, and the stack settings it was
+  given) and the state's ``schema`` (``vertex_training.resources.state``: every state read goes
+  through its migration); nothing derived, so the state holds each job once.
+- diff, create, read, update, delete: derive what they need (the exact API request,
+  where the job runs, its ``wait``, ``adopt`` and ``retry``: ``JobView``) by parsing the
+  recorded config again, as check did. A change to anything that runs replaces the job
+  (the API has no update) and lists the changed keys; a change to provider-side
+  settings only is an in-place update; no change is no diff.
+- create: submits and returns at once with the server-chosen resource name as the ID.
+  Waiting is done for all jobs together by ``vertex_training.resources.waiter.JobWaiter``, so a
+  stack of
+  many jobs is not held in batches by the provider host's four threads. Each job carries
+  a label derived from its stack, resource name and request; a create looks for that
+  label first (in one listing of the stack's jobs per update, ``resources.listing``), so
+  a rerun after an interrupted ``pulumi up`` adopts the job it had already submitted
+  instead of submitting it twice. A submission that fails in a way
+  that may or may not have created the job (INTERNAL, DEADLINE_EXCEEDED, UNKNOWN,
+  UNAVAILABLE: the backend raises ``UncertainError``) is tried again, at most
+  ``CREATE_ATTEMPTS`` times in all with backoff (``CreateRetry``), each attempt preceded
+  by the label lookup: a job an earlier attempt created is adopted, so no job is ever
+  submitted twice.
+- read: brings back the job's state; a job deleted outside Pulumi leaves the state.
+- delete: cancels a job that has not ended, waits for it to stop, deletes its record.
+
+The provider object is pickled into the state with every resource: it holds no fields
+when pickled, and every client is made inside an operation. How this machine reaches the
+backends (``ProviderSettings``) is read by ``configure``, which the provider host calls
+after loading it, from the stack config; it is never stored per job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pulumi
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    ConfigureRequest,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    UpdateResult,
+)
+
+from vertex_training.api import states
+from vertex_training.api.bodies import (
+    run_key_differs,
+    runs_differently,
+    strategy_of,
+    with_strategy,
+)
+from vertex_training.api.labels import IDENTITY_LABEL
+from vertex_training.backends.base import location_of
+from vertex_training.errors import BackendError, SpecError, TransientError
+from vertex_training.keys import job_key
+from vertex_training.resources.job_arguments import (
+    JobPlatform,
+    about_known_values,
+    argument_issue,
+    from_program,
+    is_unknown,
+    mark_unknowns,
+    program_settings,
+    with_packages,
+)
+from vertex_training.resources.listing import StackListing
+from vertex_training.resources.progress import EngineLog, backend_notices, resource_urn
+from vertex_training.resources.state import (
+    CONFIG_KEY,
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    ConfiguredProvider,
+    JobOutputs,
+    ProviderSettings,
+    migrate_job,
+    migrate_recorded,
+    recorded_view,
+    same_job,
+    whole_numbers,
+)
+from vertex_training.resources.submission import (
+    CREATE_RETRY,
+    CreateRetry,
+    find_submitted,
+    labelled_request,
+    submit,
+)
+
+if TYPE_CHECKING:
+    from vertex_training.backends.base import Backend, JobStatus
+    from vertex_training.errors import Issue
+    from vertex_training.resources.arguments import BackendName, TrainingJobArgs
+    from vertex_training.stackconfig import JobSpec
+
+#: Inputs that never change what runs: changing them updates the resource in place.
+PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
+#: ``RUN_KEYS`` (``vertex_training.api.bodies``) say what runs and where. When one changes the
+#: job is replaced, and the replacement lists every changed key (the user's config keys
+#: among them); a change to config keys that leaves these alone (say, writing out a
+#: default) is an update.
+#: Stack settings that may be unknown in a preview and that the spec copies verbatim into
+#: the request (so they stay unknown there): the platform TensorBoard's name.
+UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
+#: Inputs the engine hands back that are not the job's (the serialized provider).
+ENGINE_KEYS = ("__provider",)
+#: The one input the program gives a job's resource: its name, config and stack settings
+#: (``TrainingJob``), which ``check`` turns into the job's recorded inputs.
+JOB_INPUT = "job"
+
+#: How long a delete waits for a cancelled job to stop before deleting it anyway.
+STOP_TIMEOUT_S = 600.0
+STOP_POLL_S = 2.0
+
+#: Jobs that a create in this process took over instead of submitting. The provider
+#: host is one process for a whole `pulumi up`; when a replacement takes over the very
+#: job it replaces (`pulumi up --replace` of an unchanged job: same identity label),
+#: deleting the old resource must not delete the job the new one now tracks. Module
+#: state of the host process: never part of the pickled provider.
+_TAKEN_OVER: set[str] = set()
+
+#: Outputs every TrainingJob has, besides its inputs. (The resource name is the ID; the
+#: job ID, console and logs pages and model directory derive from it and the output
+#: directory: the stack outputs show them, ``vertex_training.program.exports``.)
+OUTPUT_KEYS = (
+    "state",
+    "error",
+    "create_time",
+    "start_time",
+    "end_time",
+    "web_access_uris",
+    "output_directory",
+    "failure",
+    "attempts",
+)
+#: The outputs the program reads of every TrainingJob, for its stack outputs in an update
+#: (``vertex_training.program.exports``, which derives the others: the resource name is the ID):
+#: always recorded. The others are left out when empty (every key of every job is
+#: carried and logged by the engine at each step); a job with ``retry`` always records
+#: ``attempts``, which its stack outputs read.
+EXPORTED_OUTPUT_KEYS = ("state", "error")
+#: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
+DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
+
+
+def _job_inputs(
+    props: Mapping[str, Any], output_keys: tuple[str, ...] = OUTPUT_KEYS
+) -> dict[str, Any]:
+    """The checked inputs of a job, without engine keys and outputs."""
+    dropped = (*ENGINE_KEYS, *output_keys, *DERIVED_OUTPUT_KEYS)
+    return {k: v for k, v in props.items() if k not in dropped}
+
+
+def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, Any]) -> JobOutputs:
+    """The outputs of a job from what its backend reports."""
+    from vertex_training.api.bodies import named_output_directory
+
+    base = backend.output_directory(status.name) or named_output_directory(request)
+    return {
+        "state": status.state,
+        "error": status.error,
+        "create_time": status.create_time,
+        "start_time": status.start_time,
+        "end_time": status.end_time,
+        "web_access_uris": dict(status.web_access_uris),
+        "output_directory": base,
+        "failure": _failure_output(status),
+        # A job with retry: its provider lists the attempts (``attempt_outputs``).
+        "attempts": [],
+    }
+
+
+def _failure_output(status: JobStatus) -> dict[str, Any]:
+    """A failed job's error, classified (``vertex_training.api.failures``); {} for any other."""
+    if status.state != states.FAILED:
+        return {}
+    from vertex_training.api.failures import classify
+
+    return classify(status.error_code, status.error).to_output()
+
+
+def _connect(location: Mapping[str, Any], settings: ProviderSettings) -> Backend:
+    from vertex_training.backends import connect
+
+    return connect(location, settings.connection())
+
+
+class TrainingJobProvider(ConfiguredProvider):
+    """The dynamic provider behind TrainingJob. Stateless: see the module docstring.
+
+    Subclasses (vertex_training.resources.tuning_job) add outputs through ``output_keys`` and
+    ``outputs``.
+    """
+
+    #: The outputs of this kind of job, besides its inputs, and its resource's type.
+    output_keys: tuple[str, ...] = OUTPUT_KEYS
+    #: Those the program reads (its resource registers a placeholder for each).
+    exported_keys: tuple[str, ...] = EXPORTED_OUTPUT_KEYS
+    resource_type: ClassVar[str] = "TrainingJob"
+    #: How a create tries again after an uncertain failure (a class attribute, never
+    #: pickled into the state; tests subclass to wait less).
+    create_retry: ClassVar[CreateRetry] = CREATE_RETRY
+
+    def configure(self, req: ConfigureRequest) -> None:
+        """Read the settings, and start this update's listing of the stack's jobs
+        (``vertex_training.resources.listing``)."""
+        super().configure(req)
+        self._listing = StackListing()
+
+    def outputs(
+        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The outputs of a job from what its backend reports."""
+        return dict(_status_outputs(status, backend, request))
+
+    def _recorded(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """The job's checked inputs as recorded (any schema; schema 3's in schema 4's
+        shape), without engine keys and outputs."""
+        return migrate_recorded(_job_inputs(migrate_job(props), self.output_keys))
+
+    def _view(self, recorded: Mapping[str, Any]) -> dict[str, Any]:
+        """The job's ``recorded`` inputs with what the operations need (``recorded_view``)."""
+        try:
+            return recorded_view(recorded)
+        except SpecError as exc:
+            raise BackendError(
+                f"{job_key(str(recorded.get('name')))} as the state records it no longer "
+                f"reads as a job ({exc}); run `pulumi up` with the job as the stack config "
+                "has it now"
+            ) from exc
+
+    def check(self, olds: Any, news: Any) -> CheckResult:
+        from vertex_training import stackconfig
+
+        job = news[JOB_INPUT]
+        name, config, stack_values = job["name"], job.get(CONFIG_KEY), job.get("stack")
+        # The job as written; what runs is derived from it again where it is needed
+        # (``recorded_view``).
+        unchecked = {"name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack_values}
+        if is_unknown(config) or is_unknown(stack_values):
+            # Not known yet (computed from resources still to be created): nothing can be
+            # validated now; the check at `pulumi up` sees the values.
+            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
+        # In a preview, stack settings may hold values known only once the platform
+        # exists (the name of a TensorBoard still to be created). Those the spec passes
+        # through verbatim go in as Pulumi's unknown sentinel and come out of the request
+        # as unknown, which the preview shows as such; the job is validated without them.
+        # Any other unknown setting means the job cannot be validated yet.
+        unknown = {key for key, value in stack_values.items() if is_unknown(value)}
+        if unknown - UNKNOWN_PASSED_THROUGH:
+            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
+        # The engine hands a dynamic provider every number as a float; the program (and
+        # render, plan, the policy pack) got whole numbers as ints from the same config.
+        config = whole_numbers(config or {})
+        stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
+        checked = {**unchecked, "stack": stack, CONFIG_KEY: config}
+        if not unknown and same_job(self._recorded(olds or {}), checked):
+            # Checked before, as it is (same config, same stack settings): it passed, and
+            # an unchanged job is never submitted again, so it is not parsed again (a
+            # no-change preview of many jobs then parses none).
+            return CheckResult(checked, [])
+        # A value of a program's other resources may be unknown in a preview: the rest of
+        # the job is checked, and the mistakes about it reported; it is checked once known.
+        config, partly_known = mark_unknowns(config)
+        try:
+            spec = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
+        except SpecError as exc:
+            issues = about_known_values(exc.issues) if partly_known else exc.issues
+            return CheckResult(checked, [_failure(name, issue, stack) for issue in issues])
+        preflight = [] if partly_known else _preflight(spec, self.settings)
+        return CheckResult(checked, [_failure(name, issue, stack) for issue in preflight])
+
+    def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        old, new = self._recorded(olds), self._recorded(news)
+        if same_job(old, new) and olds.get("state") != states.FAILED:
+            # The same config and stack settings make the same job (``recorded_view``
+            # derives it from nothing else): no change, with no parse (a no-change
+            # preview of many jobs). A failed job with `retry` may have an attempt left.
+            return DiffResult(changes=False, replaces=[], stables=["name"])
+        try:
+            old = recorded_view(old)
+        except SpecError:
+            # Recorded by a release that read it differently: what it runs is unknown,
+            # so every key counts as changed (the job is replaced).
+            old = {}
+        with contextlib.suppress(SpecError):
+            new = recorded_view(new)  # a job with unknown values in a preview stays unparsed
+        # The stack settings count through what they change: the request and location.
+        # The schema a state was written in is no change by itself.
+        keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY}
+        changed = sorted(k for k in keys if run_key_differs(k, old, new))
+        replaced = runs_differently(old, new)
+        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
+        if not replaces and retries_on_next_up(olds, new):
+            # The recorded job (as the last read, update or `pulumi refresh` saw it)
+            # failed in a way its `retry` names and attempts are left. The engine calls
+            # create only for a new or replaced resource, so the resubmission is reported
+            # as a replacement caused by `retry`: create then finds the failed attempt by
+            # its label and submits the next one (``Attempts.advance``), and the delete of
+            # the replaced state leaves alone the attempts the new one lists.
+            replaces, changed = ["retry"], sorted({*changed, "retry"})
+        return DiffResult(
+            changes=bool(changed),
+            replaces=replaces,
+            stables=["name"],
+            delete_before_replace=False,
+        )
+
+    def create(self, props: Any) -> CreateResult:
+        recorded = self._recorded(props)
+        inputs = self._view(recorded)
+        # What slows a submission down (a request quota) is shown on the job's row.
+        log = EngineLog.from_process(
+            resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
+        )
+        with contextlib.closing(log), backend_notices(log):
+            return self._create(inputs, recorded)
+
+    def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:
+        if inputs.get("adopt"):
+            backend = _connect(inputs["location"], self.settings)
+            status = backend.get(inputs["adopt"])
+            if status is None:
+                raise BackendError(
+                    f"{job_key(inputs['name'], 'adopt')} names {inputs['adopt']}, "
+                    "which does not exist; remove `adopt` to submit a new job"
+                )
+            attempts: list[Attempt] = []
+        else:
+            # A job without retry looks its label up in the stack's listing (one list
+            # call per location for the whole update); the attempts of one with retry
+            # are looked up afresh (the waiter may have submitted some).
+            listing = None if inputs.get("retry") else getattr(self, "_listing", None)
+            job = Attempts(inputs, self.settings, listing)
+            tracked, attempts = job.advance(self.create_retry)
+            assert tracked.status is not None
+            status, backend = tracked.status, job.backend(tracked)
+            # Every attempt found (not submitted) is taken over: the delete of the
+            # resource this one replaces (same labels: its job is among them) must leave
+            # them, and the attempt submitted after them, to this one.
+            _TAKEN_OVER.update(a.status.name for a in attempts if a.status and not a.submitted)
+        return CreateResult(status.name, self._outputs(recorded, inputs, status, backend, attempts))
+
+    def _outputs(
+        self,
+        recorded: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+        status: JobStatus,
+        backend: Backend,
+        attempts: list[Attempt],
+    ) -> dict[str, Any]:
+        """The resource's outputs: its ``recorded`` inputs (nothing derived from them) and
+        what the backend reports of the job it tracks, those that are empty left out
+        (``EXPORTED_OUTPUT_KEYS``)."""
+        reported = {
+            **self.outputs(status, backend, inputs["request"]),
+            "attempts": attempt_outputs(attempts, inputs),
+        }
+        kept = (*self.exported_keys, *(("attempts",) if inputs.get("retry") else ()))
+        return {**recorded, **{k: v for k, v in reported.items() if v or k in kept}}
+
+    def _follow(
+        self, id_: str, inputs: Mapping[str, Any]
+    ) -> tuple[JobStatus | None, Backend, list[Attempt]]:
+        """The job the resource tracks: for a job with ``retry``, its current attempt
+        (``Attempts.current``: the waiter or an earlier run may have moved on from
+        ``id_``), else ``id_`` itself."""
+        if inputs.get("retry") and not inputs.get("adopt"):
+            job = Attempts(inputs, self.settings)
+            found = job.find()
+            current = Attempts.current(found)
+            if current is not None:
+                return current.status, job.backend(current), found
+        backend = _connect(location_of(id_), self.settings)
+        return backend.get(id_), backend, []
+
+    def read(self, id_: str, props: Any) -> ReadResult:
+        recorded = self._recorded(props)
+        inputs = self._view(recorded)
+        status, backend, attempts = self._follow(id_, inputs)
+        if status is None:
+            return ReadResult("", {})
+        outs = self._outputs(recorded, inputs, status, backend, attempts)
+        return ReadResult(status.name, outs)
+
+    def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
+        recorded = self._recorded(news)
+        inputs = self._view(recorded)
+        status, backend, attempts = self._follow(id_, inputs)
+        if status is None:
+            raise BackendError(
+                f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
+            )
+        return UpdateResult(self._outputs(recorded, inputs, status, backend, attempts))
+
+    def delete(self, id_: str, props: Any) -> None:
+        if not id_ or id_ in _TAKEN_OVER:
+            return
+        recorded = self._recorded(props)
+        doomed: dict[str, Backend] = {}
+        # Only a job with retry needs its config read: every attempt, each in its region
+        # (one the waiter submitted after the one this state records included), so none
+        # is left behind. Any other is deleted by its resource name alone.
+        config = recorded.get(CONFIG_KEY)
+        if recorded.get("retry") or (isinstance(config, Mapping) and config.get("retry")):
+            inputs = self._view(recorded)
+            if inputs.get("retry") and not inputs.get("adopt"):
+                job = Attempts(inputs, self.settings)
+                for attempt in job.find():
+                    assert attempt.status is not None
+                    doomed[attempt.status.name] = job.backend(attempt)
+        if id_ not in doomed:
+            doomed[id_] = _connect(location_of(id_), self.settings)
+        for name, where in doomed.items():
+            stop(where, name)
+            where.delete(name)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One submission of a job: its number (1 for the first), where it runs, under which
+    strategy, the request as submitted (its own identity label), and the job found or
+    submitted for it (None while there is none)."""
+
+    number: int
+    region: str
+    strategy: str
+    location: Mapping[str, Any]
+    body: Mapping[str, Any]
+    status: JobStatus | None = None
+    #: Whether this process submitted it (``Attempts.advance``), rather than found it.
+    submitted: bool = False
+    #: Its console and logs pages (its backend's), once there is a job.
+    console_url: str = ""
+    logs_url: str = ""
+
+    def output(self) -> dict[str, Any]:
+        """The attempt as an entry of the job's ``attempts`` output."""
+        status = self.status
+        failure = _failure_output(status) if status is not None else {}
+        return {
+            "attempt": self.number,
+            "region": self.region,
+            "strategy": self.strategy,
+            "state": status.state if status is not None else "",
+            "class": failure.get("class", ""),
+            "resource_name": status.name if status is not None else "",
+            "job_id": status.job_id if status is not None else "",
+            "console_url": self.console_url,
+            "logs_url": self.logs_url,
+        }
+
+
+class Attempts:
+    """The attempts of one job (its checked inputs): one when it has no ``retry``, else
+    one per entry of ``retry.attempts``, each in its region under its strategy with its
+    own identity label.
+
+    The labels are the record: ``find`` looks every attempt up, so whatever ran before (a
+    killed engine, an earlier `pulumi up`) is seen, and ``advance`` never submits an
+    attempt while another is alive, nor the same attempt twice.
+    """
+
+    def __init__(
+        self,
+        inputs: Mapping[str, Any],
+        settings: ProviderSettings,
+        listing: StackListing | None = None,
+    ) -> None:
+        """``listing``: where ``find`` looks the labels up (``vertex_training.resources.listing``:
+        the stack's jobs listed once for the whole update); by default, one lookup each."""
+        self.inputs = inputs
+        self.settings = settings
+        self.retry: Mapping[str, Any] = inputs.get("retry") or {}
+        self._backends: dict[str, Backend] = {}
+        self._listing = listing
+
+    def plan(self) -> list[Attempt]:
+        """Every attempt the job may make, without statuses."""
+        request, location = self.inputs["request"], self.inputs["location"]
+        stack, name = self.inputs["stack_name"], self.inputs["name"]
+        own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
+        planned = list(self.retry.get("attempts") or []) or [own]
+        attempts = []
+        for number, where in enumerate(planned, start=1):
+            # The first attempt is the job as configured: its request and label unchanged.
+            body = request if number == 1 else with_strategy(request, where["strategy"])
+            attempts.append(
+                Attempt(
+                    number=number,
+                    region=where["region"],
+                    strategy=where["strategy"],
+                    location=location if number == 1 else {**location, "region": where["region"]},
+                    body=labelled_request(body, stack, name, number),
+                )
+            )
+        return attempts
+
+    def backend(self, attempt: Attempt) -> Backend:
+        """The backend of ``attempt``'s location (one per location)."""
+        key = json.dumps(attempt.location, sort_keys=True)
+        if key not in self._backends:
+            self._backends[key] = _connect(attempt.location, self.settings)
+        return self._backends[key]
+
+    def find(self) -> list[Attempt]:
+        """The attempts that exist, by label, in order."""
+        found = []
+        for attempt in self.plan():
+            status = self._look_up(attempt)
+            if status is not None:
+                found.append(self._with(attempt, status))
+        return found
+
+    def _look_up(self, attempt: Attempt) -> JobStatus | None:
+        backend = self.backend(attempt)
+        if self._listing is None:
+            return find_submitted(backend, attempt.body)
+        identity = attempt.body["labels"][IDENTITY_LABEL]
+        return self._listing.find(backend, attempt.location, self.inputs["stack_name"], identity)
+
+    def _with(self, attempt: Attempt, status: JobStatus, *, submitted: bool = False) -> Attempt:
+        """``attempt`` with its job and that job's pages."""
+        backend = self.backend(attempt)
+        return replace(
+            attempt,
+            status=status,
+            submitted=submitted,
+            console_url=backend.console_url(status.name),
+            logs_url=backend.logs_url(status.name),
+        )
+
+    def retries(self, status: JobStatus) -> bool:
+        """Whether ``status`` ended in a failure ``retry.when`` names."""
+        failure = _failure_output(status)
+        return bool(failure) and failure.get("class") in (self.retry.get("when") or ())
+
+    def next_after(self, last: Attempt) -> Attempt | None:
+        """The attempt to submit after ``last`` ended, or None: ``last`` did not fail in a
+        way ``retry.when`` names, or it was the last attempt."""
+        plan = self.plan()
+        if last.status is None or not self.retries(last.status) or last.number >= len(plan):
+            return None
+        return plan[last.number]
+
+    @staticmethod
+    def current(found: list[Attempt]) -> Attempt | None:
+        """The attempt the job's resource tracks: the live one, else the latest."""
+        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
+        return alive[-1] if alive else (found[-1] if found else None)
+
+    def advance(self, retry: CreateRetry = CREATE_RETRY) -> tuple[Attempt, list[Attempt]]:
+        """The attempt to track now, and every attempt there is: a live attempt is
+        adopted (an older live one, which only a crash between two submissions could
+        leave, is cancelled: one attempt alive at a time); else, after an attempt that
+        failed in a way ``retry.when`` names, the next one is submitted; else the latest
+        attempt is kept; with none at all, the first is submitted."""
+        found = self.find()
+        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
+        for older in alive[:-1]:
+            assert older.status is not None
+            stop(self.backend(older), older.status.name)
+        if alive:
+            return alive[-1], found
+        following = self.next_after(found[-1]) if found else self.plan()[0]
+        if following is None:
+            return found[-1], found
+        status = submit(self.backend(following), following.body, retry)
+        submitted = self._with(following, status, submitted=True)
+        return submitted, [*found, submitted]
+
+
+def attempt_outputs(attempts: list[Attempt], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``attempts`` output: every attempt of a job with ``retry`` on; [] without."""
+    return [a.output() for a in attempts] if inputs.get("retry") else []
+
+
+def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether a job's recorded state is a failure its ``retry`` names with attempts
+    left: then the next `pulumi up` submits its next attempt (``diff``)."""
+    retry = news.get("retry") or {}
+    if not retry or olds.get("state") != states.FAILED:
+        return False
+    kind = (olds.get("failure") or {}).get("class")
+    used = max((int(a.get("attempt", 1)) for a in olds.get("attempts") or []), default=1)
+    return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
+
+
+def stop(backend: Backend, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """Cancel a job that has not ended and wait (bounded) until it has."""
+    status = backend.get(name)
+    if status is None or status.state in states.TERMINAL_STATES:
+        return
+    backend.cancel(name)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = backend.get(name)
+        if status is None or status.state in states.TERMINAL_STATES:
+            return
+        time.sleep(STOP_POLL_S)
+    raise TransientError(
+        f"job {name} was cancelled but is still {status.state} after {timeout_s:.0f}s; "
+        "run `pulumi destroy` again to finish deleting it"
+    )
+
+
+def _failure(name: str, issue: Issue, stack: Mapping[str, Any]) -> CheckFailure:
+    prefix = f"{job_key(name)}."
+    prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
+    shown = argument_issue(name, issue) if from_program(stack) else issue
+    return CheckFailure(prop or "config", str(shown))
+
+
+def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:
+    """Problems a backend can see before submission (no cloud call)."""
+    if job.backend != "local":
+        return []
+    from vertex_training.backends.local import preflight
+
+    return preflight(
+        job.request_body(),
+        key_prefix=job_key(job.name),
+        base_dir=settings.base_dir,
+        accelerators=settings.local_accelerators,
+    )
+
+
+class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
+    """A training job, run by Vertex AI or on this machine (docs/library.md)."""
+
+    if TYPE_CHECKING:
+        # Every annotation of the class is for type checkers only: the SDK reads a
+        # resource class's annotations again for every instance (``get_type_hints``, a
+        # cost per job), class variables' included.
+        job_provider_class: type[TrainingJobProvider]
+        state: pulumi.Output[str]
+        error: pulumi.Output[str]
+        attempts: pulumi.Output[list[dict[str, Any]]]
+
+    #: The provider of this kind of job (a subclass may name another); its
+    #: ``exported_keys`` are the outputs the program reads of every job of this kind (a
+    #: job with ``retry`` adds ``attempts``). Each is a property placeholder, an Output
+    #: the program resolves: a cost per job, paid in an update only.
+    job_provider_class = TrainingJobProvider
+
+    def __init__(
+        self,
+        name: str,
+        job: TrainingJobArgs | Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        platform: JobPlatform | None = None,
+        project: pulumi.Input[str] | None = None,
+        region: pulumi.Input[str] | None = None,
+        backend: BackendName | None = None,
+        service_account: pulumi.Input[str] | None = None,
+        output_root: pulumi.Input[str] | None = None,
+        image_repository: pulumi.Input[str] | None = None,
+        tensorboard: pulumi.Input[str] | None = None,
+        secret: bool = False,
+        stack: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``job``: the job's keys, as a stack config job has them (``TrainingJobArgs``).
+
+        Where it runs: ``platform`` (a ``TrainingPlatform``, whose APIs and grants the job
+        waits for) and the other arguments, which win (``job_arguments.program_settings``);
+        or ``stack``, the settings of a stack config job (``vertex_training.program``).
+        ``secret``: the job holds a secret (an env value); keep it encrypted in the state.
+
+        The job is one input (``job``: name, config, stack settings), recorded by
+        ``check`` as the job's inputs: every property a resource registers is an Output
+        the program resolves, a cost per job; so one, and the outputs the stack outputs
+        read, in an update only. The provider host sees plain values, and the engine
+        marks a checked input secret when the input of that name was: so a secret config
+        goes with a secret placeholder named ``config``.
+        """
+        config = dict(job)
+        given = {
+            "project": project,
+            "region": region,
+            "backend": backend,
+            "service_account": service_account,
+            "output_root": output_root,
+            "image_repository": image_repository,
+            "tensorboard": tensorboard,
+        }
+        settings = dict(stack) if stack is not None else program_settings(platform, given)
+        if stack is None:
+            config, uploads = with_packages(name, config, backend or "vertex", platform)
+            waits = [*(platform.dependencies if platform else []), *uploads]
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=waits))
+        #: The job's name, keys and stack settings as given (``wait_for_jobs`` reads them).
+        self.job_name, self.config, self.settings, self.secret = name, config, settings, secret
+        retry = ("attempts",) if "retry" in config else ()
+        # A stack config job's outputs are read in an update only (none in a preview:
+        # ``jobs_exports``); a program's job has them always, for the program to use.
+        preview = stack is not None and pulumi.runtime.is_dry_run()
+        exported = () if preview else self.job_provider_class.exported_keys
+        #: The outputs this job's stack outputs read.
+        self.read_outputs: tuple[str, ...] = (*exported, *retry) if exported else ()
+        job_input: dict[str, Any] = {"name": name, CONFIG_KEY: config, "stack": settings}
+        props: dict[str, Any] = {JOB_INPUT: job_input, **dict.fromkeys(self.read_outputs)}
+        if secret:
+            job_input[CONFIG_KEY] = pulumi.Output.secret(config)
+            props[CONFIG_KEY] = pulumi.Output.secret(None)
+            opts = pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=[CONFIG_KEY])
+            )
+        super().__init__(self.job_provider_class(), name, props, opts)
+
+
+def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
+    """The waiter's input for ``job``: the submission to wait for, and ``until`` which
+    state (``running`` or ``succeeded``). Nothing else of the job: the waiter reads its
+    timeouts, location and retries from the stack config (``waiter.wait_entries``)."""
+    return {"resource_name": job.id, "until": until}

@@ -1,0 +1,88 @@
+"""HyperparameterTuningJob: a Vertex AI hyperparameter tuning job as a Pulumi dynamic resource.
+
+A job of the stack config with a ``study:`` block (``vertex_training.stackconfig.study``) becomes
+this
+resource instead of a TrainingJob. Its lifecycle is TrainingJob's, by inheritance from
+``vertex_training.resources.training_job``: check parses the job (``stackconfig.parse_job`` gives a
+``TuningJobSpec`` whose request is the REST HyperparameterTuningJob), a change to what runs
+replaces the job and lists the changed keys, ``wait``/``adopt`` update in place, create
+labels the job with its identity and looks for it before submitting (adoption after an
+interrupted ``pulumi up``), read refreshes it, delete cancels then deletes it. The backends
+take both kinds of job through the same calls.
+
+Outputs add every trial (``id``, ``state``, ``parameters``, ``final_metric`` — the
+study's first metric —, ``metrics``, times, ``infeasible_reason``) and the ``best_trial``
+(the SUCCEEDED trial with the best final metric for the goal; None before there is one).
+The stack outputs' ``model_directory`` is the best trial's
+(``<output_directory>/<trial id>/model``, ``best_model_directory``).
+``vertex_training.program.exports`` picks this resource for a tuning job and adds the trials to
+the stack outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi.dynamic import CheckFailure, CheckResult
+
+from vertex_training.keys import job_key
+from vertex_training.resources.training_job import (
+    EXPORTED_OUTPUT_KEYS,
+    JOB_INPUT,
+    OUTPUT_KEYS,
+    TrainingJob,
+    TrainingJobProvider,
+)
+from vertex_training.stackconfig.study import is_tuning_job
+
+if TYPE_CHECKING:
+    from vertex_training.backends.base import Backend, JobStatus
+
+#: Outputs every HyperparameterTuningJob has, besides its inputs; those the program reads.
+TUNING_OUTPUT_KEYS = (*OUTPUT_KEYS, "trials", "best_trial")
+TUNING_EXPORTED_KEYS = (*EXPORTED_OUTPUT_KEYS, "trials", "best_trial")
+
+
+def best_model_directory(output_directory: str, best_trial: Mapping[str, Any] | None) -> str:
+    """Where the best trial wrote its model: ``<base>/<trial id>/model`` ("" if unknown)."""
+    if not output_directory or not best_trial:
+        return ""
+    return f"{output_directory.rstrip('/')}/{best_trial['id']}/model"
+
+
+class HyperparameterTuningJobProvider(TrainingJobProvider):
+    """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
+
+    output_keys = TUNING_OUTPUT_KEYS
+    exported_keys = TUNING_EXPORTED_KEYS
+    resource_type = "HyperparameterTuningJob"
+
+    def check(self, olds: Any, news: Any) -> CheckResult:
+        result = super().check(olds, news)
+        job = news[JOB_INPUT]
+        config = job.get("config")
+        if not result.failures and isinstance(config, Mapping) and not is_tuning_job(config):
+            failure = CheckFailure(
+                "config",
+                f"{job_key(str(job.get('name')))}: a hyperparameter tuning job needs a "
+                "study: block (metrics, parameters, max_trials); see docs/config-shape.md",
+            )
+            return CheckResult(result.inputs, [failure])
+        return result
+
+    def outputs(
+        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return {**super().outputs(status, backend, request), **status.trial_outputs()}
+
+
+class HyperparameterTuningJob(TrainingJob, module="vertex", name="HyperparameterTuningJob"):
+    """A hyperparameter tuning job declared in the stack config (a job with ``study:``)."""
+
+    job_provider_class = HyperparameterTuningJobProvider
+
+    if TYPE_CHECKING:  # for type checkers only, as TrainingJob's
+        trials: pulumi.Output[list[dict[str, Any]]]
+        best_trial: pulumi.Output[dict[str, Any]]

@@ -1,0 +1,696 @@
+"""JobWaiter: one resource that waits for all of a stack's jobs in a single call.
+
+The Python dynamic provider host serves every dynamic resource of a program from one
+process with four threads. If each TrainingJob waited in its own create, a stack of
+twelve jobs would run in batches of four. Instead a TrainingJob's create returns as soon
+as the job is submitted, and this resource, which depends on every job, polls them all
+together: `pulumi up` takes about as long as the longest job.
+
+A job that ends FAILED, CANCELLED or EXPIRED, or that is not where its policy asks when
+its timeout runs out, fails the update with the job's error and a link to its logs. The
+jobs themselves are already in the stack's state at that point, so nothing is left
+running outside it; the next `pulumi up` waits for them again.
+
+Each job is read on its own schedule (``poll_interval_s``): after 5% of the time it has
+run, between 2 s and 60 s. While it waits, the waiter shows each job's state on its row
+of `pulumi up`, and leaves a lasting line for each job that leaves the wait
+(``vertex_training.resources.progress``).
+
+Hyperparameter tuning jobs are waited for the same way; for them the waiter also keeps
+the trials it last saw (``trials`` output: job name -> ``trials`` and ``best_trial``),
+newer than what the job's resource recorded at submission.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi.dynamic import (
+    ConfigureRequest,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    UpdateResult,
+)
+
+from vertex_training.api import states
+from vertex_training.api.failures import Failure, classify
+from vertex_training.api.scheduling import PoolShape, waiting_reason
+from vertex_training.api.times import epoch_s
+from vertex_training.errors import BackendError, JobEndedError
+from vertex_training.keys import job_key
+from vertex_training.resources.progress import EngineLog, Progress, age_s, backend_notices
+
+if TYPE_CHECKING:
+    from vertex_training.backends.base import Backend, JobStatus
+from vertex_training.resources.state import (
+    ConfiguredProvider,
+    ProviderSettings,
+    migrate_waiter,
+    view_of,
+    whole_numbers,
+)
+
+#: Polling. Each job is read again after POLL_FRACTION of the time it has run (since it
+#: started RUNNING; before that, since it was created), never sooner than POLL_MIN_S
+#: after the last read and never later than POLL_MAX_S: a job's end is noticed within
+#: max(2 s, 5% of its running time), and a job that has run for 20 minutes or more costs
+#: one read (GetCustomJob or GetHyperparameterTuningJob) a minute.
+#:
+#: The quota this is designed for: Vertex AI's "Resource management (CRUD) requests",
+#: 600 requests per minute per project and region by default (the request quotas table
+#: of https://cloud.google.com/vertex-ai/docs/quotas; JobService reads count there: the
+#: page gives no separate figure for them). At steady state a stack of N long jobs takes
+#: N reads a minute (12 jobs: 2% of the quota). A job's first hour costs about 130 reads:
+#: one every 2 s for its first 40 s, then one per 5% of its age, then one a minute from
+#: minute 20. The burst is at the start, where N jobs submitted together read 30 times a
+#: minute each for 40 s: 20 jobs started at once would use the region's whole quota for
+#: those seconds (a read refused for quota, RESOURCE_EXHAUSTED, is retried with backoff
+#: by the Vertex backend).
+POLL_FRACTION = 0.05
+POLL_MIN_S = 2.0
+POLL_MAX_S = 60.0
+
+#: The waiter's input that holds its own URN, which progress messages name (the name
+#: `urn` itself is the Resource attribute of the same name).
+URN_INPUT = "progress_urn"
+
+#: Wait policies, from the stack config's `wait` key.
+SUBMITTED, RUNNING, SUCCEEDED = "submitted", "running", "succeeded"
+
+#: How many of the failing replica's last log lines a failure shows: enough for a Python
+#: traceback's end, short enough for a terminal.
+FAILURE_LOG_LINES = 20
+
+
+def poll_interval_s(age: float | None) -> float:
+    """Seconds until a job that has run ``age`` seconds is read again (POLL_MIN_S when
+    its age is unknown)."""
+    if age is None:
+        return POLL_MIN_S
+    return min(max(POLL_FRACTION * age, POLL_MIN_S), POLL_MAX_S)
+
+
+def _reached(state: str, until: str) -> bool:
+    if until == RUNNING:
+        return state in states.STARTED_STATES
+    return state == states.SUCCEEDED
+
+
+def _problem(
+    name: str,
+    entry: Mapping[str, Any],
+    status: JobStatus | None,
+    backend: Backend,
+    waited_s: float,
+) -> str | None:
+    """Why the job fails the wait, "" when it reached its policy, or None when it is to be
+    read again."""
+    job, until, timeout_s = (
+        entry["resource_name"],
+        entry["wait"]["until"],
+        entry["wait"]["timeout_s"],
+    )
+    if status is None:
+        return f"job {name} ({job}) no longer exists; run `pulumi refresh`"
+    if status.state not in states.FAILED_STATES and _reached(status.state, until):
+        return ""
+    if status.state in states.TERMINAL_STATES:
+        failure = failure_of(status)
+        # A failed job's message alone: the local backend appends its log, which the
+        # failure shows apart (``failure_text``).
+        error = failure.summary if failure is not None else status.error
+        return (
+            f"job {name} ({job}) ended {status.state}: {error or 'no error given'}"
+            f"\n  logs: {backend.logs_url(job)}"
+        )
+    start_timeout_s = entry["wait"].get("start_timeout_s")
+    if (
+        start_timeout_s
+        and status.state not in states.STARTED_STATES
+        and waited_s >= start_timeout_s
+    ):
+        return (
+            f"job {name} ({job}) is still {status.state} after {start_timeout_s}s, the "
+            f"{job_key(name, 'wait', 'start_timeout')} it may take to start running; it stays "
+            f"submitted and in the stack, and the next `pulumi up` waits for it again "
+            f"(cancel it with `pulumi destroy`, or raise start_timeout)"
+            f"\n  logs: {backend.logs_url(job)}"
+        )
+    if waited_s >= timeout_s:
+        return (
+            f"job {name} ({job}) is still {status.state} after waiting {timeout_s}s for it "
+            f"to be {until}; it keeps running and stays in the stack, and the next "
+            f"`pulumi up` waits for it again\n  logs: {backend.logs_url(job)}"
+        )
+    return None
+
+
+def failure_of(status: JobStatus) -> Failure | None:
+    """The classified error of a job that ended FAILED, else None."""
+    if status.state != states.FAILED:
+        return None
+    return classify(status.error_code, status.error)
+
+
+def failure_text(failure: Failure, log_lines: list[str] | str) -> str:
+    """What a `pulumi up` failure says of a failed job, after its first line: the class
+    and the fix, then the failing replica's last log lines (or why they could not be
+    read)."""
+    text = f"\n  class: {failure.kind}\n  fix: {failure.fix}"
+    if isinstance(log_lines, str):
+        return text + f"\n  {log_lines}"
+    if log_lines:
+        body = "\n".join(f"    {line}" for line in log_lines)
+        text += f"\n  last {len(log_lines)} lines of {failure.replica}'s log:\n{body}"
+    return text
+
+
+def replica_log(
+    backend: Backend, job: str, failure: Failure, end_time: str, lines: int = FAILURE_LOG_LINES
+) -> list[str] | str:
+    """The failing replica's last ``lines`` log lines, or a sentence saying why they
+    could not be read: reading a log never fails a wait."""
+    if not failure.replica:
+        return []
+    try:
+        return backend.log_tail(job, failure.replica, lines, end_time)
+    except BackendError as exc:
+        return f"logs could not be read: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a log is a courtesy: nothing may fail the update
+        return f"logs could not be read: {type(exc).__name__}: {exc}"
+
+
+def not_running_reason(
+    entry: Mapping[str, Any], status: JobStatus, now: float, pending_since: float | None
+) -> str:
+    """Why a QUEUED or PENDING job is not running yet, once it has been so long enough
+    (``vertex_training.api.scheduling``), else "". A QUEUED job's time counts from its
+    creation; a PENDING one's from when the waiter first saw it PENDING."""
+    location = entry["location"]
+    if status.state == states.QUEUED:
+        created = epoch_s(status.create_time)
+        if location.get("backend") != "vertex" or created is None:
+            return ""
+        quotas, page = quota_texts(status.pools, status.strategy, location.get("project") or "")
+        return waiting_reason(
+            status.state, now - created, location.get("region") or "", quotas, page
+        )
+    if status.state == states.PENDING and pending_since is not None:
+        return waiting_reason(status.state, now - pending_since, "", [], "")
+    return ""
+
+
+def quota_texts(pools: Sequence[PoolShape], strategy: str, project: str) -> tuple[list[str], str]:
+    """The custom-training quotas a job's pools consume under ``strategy``, each with the
+    amount when the machine's vCPUs are known ("custom_model_training_cpus (4)"), and the
+    console page of the first (``vertex_training.catalog.quotas``: the names and their sources)."""
+    from vertex_training.catalog import quotas
+
+    amounts: dict[str, float] = {}
+    named: dict[str, Any] = {}
+    unknown: set[str] = set()
+    for pool in pools:
+        if not pool.machine_type or pool.replica_count <= 0:
+            continue
+        family = pool.machine_type.partition("-")[0]
+        if not pool.machine_type.startswith("ct"):  # TPU machines hold their TPU quota only
+            cpu = quotas.cpu_quota(family, strategy or quotas.STANDARD)
+            named[cpu.name] = cpu
+            vcpus = quotas.catalogue_vcpus(pool.machine_type)
+            if vcpus is None:
+                unknown.add(cpu.name)
+            else:
+                amounts[cpu.name] = amounts.get(cpu.name, 0.0) + vcpus[0] * pool.replica_count
+        accelerator = quotas.accelerator_quota(pool.accelerator_type, strategy or quotas.STANDARD)
+        if accelerator is not None and pool.accelerator_count:
+            named[accelerator.name] = accelerator
+            amounts[accelerator.name] = (
+                amounts.get(accelerator.name, 0.0) + pool.accelerator_count * pool.replica_count
+            )
+    texts = [
+        name if name in unknown or name not in amounts else f"{name} ({amounts[name]:g})"
+        for name in named
+    ]
+    page = quotas.quota_page(project, next(iter(named.values()))) if named else ""
+    return texts, page
+
+
+def wait_for(
+    entries: Mapping[str, Mapping[str, Any]],
+    seen: dict[str, Any] | None = None,
+    *,
+    report: dict[str, dict[str, Any]] | None = None,
+    settings: ProviderSettings | None = None,
+    log: EngineLog | None = None,
+    clock: Callable[[], float] = time.time,
+    monotonic: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, str]:
+    """Wait until each job is where its policy asks; return each job's last state.
+
+    ``entries`` maps a job's name to its ``resource_name``, ``wait`` policy
+    (``until``, ``timeout_s``) and ``location`` (a ``WaitEntry``); ``settings`` say how
+    this machine reaches the backends (default: the current directory's project, no
+    endpoint override). Raises JobEndedError
+    naming every job that failed or timed out, after all others were waited for.
+    ``seen``, when given, receives each polled job's last ``JobStatus``; ``report``
+    receives ``reasons`` (why a job was not running yet, the last one given) and
+    ``failures`` (a failed job's class, message, fix and last log lines), by job name.
+    A job not running after its ``start_timeout_s`` fails the wait. ``log`` shows the
+    progress on the waiter's row (``vertex_training.resources.progress``): a status line while jobs
+    are
+    waited for, a lasting line for each job as it leaves the wait. A job is read only
+    when its next read is due (``poll_interval_s``). ``clock`` (wall time, compared with
+    the server's timestamps), ``monotonic`` and ``sleep`` are injectable for tests.
+    """
+    settings = settings or ProviderSettings(base_dir=str(Path.cwd()))
+    connection = settings.connection()
+    progress = Progress(log or EngineLog(None, ""))
+    start = monotonic()
+    pending = {name: e for name, e in entries.items() if e["wait"]["until"] != SUBMITTED}
+    due = dict.fromkeys(pending, start)
+    # When each job's current attempt began to be waited for: a resubmitted attempt gets
+    # the wait's timeouts afresh.
+    starts = dict.fromkeys(pending, start)
+    retries = _Retries(entries, settings, progress, report if report is not None else {})
+    latest: dict[str, Any] = {}
+    final: dict[str, str] = {}
+    problems: list[str] = []
+    backends: dict[str, Backend] = {}
+    why = _Why(report if report is not None else {})
+    while pending:
+        for name, entry in sorted(pending.items()):
+            if due[name] > monotonic():
+                continue
+            backend, job = _backend(backends, entry, connection), entry["resource_name"]
+            status = latest[name] = backend.get(job)
+            if seen is not None and status is not None:
+                seen[name] = status
+            why.observe(name, entry, status, clock())
+            problem = _problem(name, entry, status, backend, monotonic() - starts[name])
+            moved = retries.after_failure(name, status) if problem else None
+            if moved is not None:
+                # Its next attempt (or a live one an earlier run submitted): wait for that
+                # one instead, from now.
+                pending[name], latest[name] = moved
+                due[name] = starts[name] = monotonic()
+                why.left(name)
+                continue
+            if problem and status is not None:
+                problem += why.failed(name, backend, status)
+            if problem is None:
+                assert status is not None  # a job that is gone is a problem
+                # Read again when due, and no later than when a timeout runs out.
+                interval = poll_interval_s(age_s(status, clock()))
+                due[name] = min(monotonic() + interval, starts[name] + _timeout_s(entry, status))
+                continue
+            if problem:
+                problems.append(problem)
+            elif status is not None:
+                final[name] = status.state
+            del pending[name], latest[name], due[name]
+            why.left(name)
+            if status is not None:
+                retries.ended(name, status)
+                progress.ended(name, status, backend.console_url(job), backend.logs_url(job))
+        progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
+        if pending:
+            sleep(max(0.0, min(due.values()) - monotonic()))
+    if problems:
+        raise JobEndedError("\n".join(problems))
+    return final
+
+
+def _backend(backends: dict[str, Backend], entry: Mapping[str, Any], connection: Any) -> Backend:
+    """The backend of ``entry``'s location, connected once per location."""
+    from vertex_training.backends import connect
+
+    key = json.dumps(entry["location"], sort_keys=True)
+    if key not in backends:
+        backends[key] = connect(entry["location"], connection)
+    return backends[key]
+
+
+def _timeout_s(entry: Mapping[str, Any], status: JobStatus | None) -> float:
+    """How long the wait for this job may last from its start, as of ``status``: its
+    ``start_timeout_s`` while it has not started running, else its ``timeout_s``."""
+    wait = entry["wait"]
+    start_timeout_s = wait.get("start_timeout_s")
+    if start_timeout_s and status is not None and status.state not in states.STARTED_STATES:
+        return float(min(start_timeout_s, wait["timeout_s"]))
+    return float(wait["timeout_s"])
+
+
+class _Retries:
+    """The attempts of the jobs with ``retry``
+    (``vertex_training.resources.training_job.Attempts``):
+    submits a job's next attempt after a failure its ``retry.when`` names, says so on the
+    status line and in a lasting line, and gives ``report`` each such job's ``attempts``
+    (as its resource's ``attempts`` output lists them)."""
+
+    def __init__(
+        self,
+        entries: Mapping[str, Mapping[str, Any]],
+        settings: ProviderSettings,
+        progress: Progress,
+        report: dict[str, Any],
+    ) -> None:
+        self._jobs = {
+            name: _job_inputs(name, entry) for name, entry in entries.items() if entry.get("retry")
+        }
+        self._settings = settings
+        self._progress = progress
+        self._attempts: dict[str, list[Any]] = {}
+        self._report: dict[str, Any] = report.setdefault("attempts", {})
+
+    def after_failure(
+        self, name: str, status: JobStatus | None
+    ) -> tuple[dict[str, Any], JobStatus] | None:
+        """The entry to wait for instead of the job ``status`` says FAILED, and its status:
+        its next attempt, submitted now, or a live attempt an earlier run left; None when the job
+        did not fail, has no retry, the failure is not one it names, or its attempts ran
+        out."""
+        from vertex_training.resources.training_job import Attempts
+
+        inputs = self._jobs.get(name)
+        if inputs is None or status is None or status.state != states.FAILED:
+            return None
+        job = Attempts(inputs, self._settings)
+        tracked, attempts = job.advance()
+        self._attempts[name] = attempts
+        self._report[name] = [a.output() for a in attempts]
+        if tracked.status is None or tracked.status.name == status.name:
+            return None
+        failed = next((a for a in attempts if a.status and a.status.name == status.name), None)
+        total = len(job.plan())
+        if failed is not None:
+            failure = failure_of(status)
+            kind = f", {failure.kind}: {failure.summary}" if failure is not None else ""
+            self._progress.note(
+                f"{name}: attempt {failed.number}/{total} in {failed.region} ({failed.strategy}) "
+                f"ended FAILED{kind}"
+            )
+        verb = "submitted" if tracked.submitted else "found running"
+        self._progress.note(
+            f"{name}: attempt {tracked.number}/{total} {verb} in {tracked.region} "
+            f"({tracked.strategy}): {tracked.status.name}"
+        )
+        entry = {
+            **inputs,
+            "wait": dict(inputs["wait"]),
+            "resource_name": tracked.status.name,
+            "location": dict(tracked.location),
+        }
+        return entry, tracked.status
+
+    def ended(self, name: str, status: JobStatus) -> None:
+        """A job left the wait: its current attempt's last state goes in the report."""
+        attempts = self._attempts.get(name)
+        if not attempts:
+            return
+        last = attempts[-1]
+        if last.status is not None and last.status.name == status.name:
+            attempts[-1] = replace(last, status=status)
+        self._report[name] = [a.output() for a in attempts]
+
+    def with_attempts(self, reasons: Mapping[str, str]) -> dict[str, str]:
+        """The status line's reasons, with the attempt of each job past its first:
+        ``attempt 2/3 in us-east1 (STANDARD), after capacity in us-central1``."""
+        texts = dict(reasons)
+        for name, attempts in self._attempts.items():
+            if len(attempts) < 2:
+                continue
+            current, earlier = attempts[-1], attempts[:-1]
+            after = ", ".join(
+                f"{a.output()['class'] or a.output()['state']} in {a.region}" for a in earlier
+            )
+            text = (
+                f"attempt {current.number}/{len(self._jobs[name]['retry']['attempts'])} in "
+                f"{current.region} ({current.strategy}), after {after}"
+            )
+            texts[name] = f"{text}; {texts[name]}" if texts.get(name) else text
+        return texts
+
+
+def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``Attempts`` needs of a job, from its waiter entry (``WaitEntry``)."""
+    return {
+        "name": entry.get("name") or name,
+        "request": entry["request"],
+        "location": entry["location"],
+        "stack_name": entry["stack_name"],
+        "retry": entry["retry"],
+        "wait": entry["wait"],
+    }
+
+
+class _Why:
+    """Why jobs are not running yet, and why they failed: kept for the status line and
+    given to ``report`` (``reasons``, ``failures``)."""
+
+    def __init__(self, report: dict[str, dict[str, Any]]) -> None:
+        self.reasons: dict[str, str] = {}
+        self._pending_since: dict[str, float] = {}
+        self._report = report
+        report.setdefault("reasons", {})
+        report.setdefault("failures", {})
+
+    def observe(
+        self, name: str, entry: Mapping[str, Any], status: JobStatus | None, now: float
+    ) -> None:
+        """A job was read at ``now``."""
+        if status is not None and status.state == states.PENDING:
+            self._pending_since.setdefault(name, now)
+        reason = (
+            ""
+            if status is None
+            else not_running_reason(entry, status, now, self._pending_since.get(name))
+        )
+        if reason:
+            self.reasons[name] = self._report["reasons"][name] = reason
+        else:
+            self.reasons.pop(name, None)
+
+    def failed(self, name: str, backend: Backend, status: JobStatus) -> str:
+        """What a failure adds for a job that ended FAILED ("" for any other problem):
+        its class, fix and the failing replica's last log lines."""
+        failure = failure_of(status)
+        if failure is None:
+            return ""
+        lines = replica_log(backend, status.name, failure, status.end_time)
+        self._report["failures"][name] = {
+            **failure.to_output(),
+            "log": lines if isinstance(lines, list) else [lines],
+        }
+        return failure_text(failure, lines)
+
+    def left(self, name: str) -> None:
+        """A job left the wait."""
+        self.reasons.pop(name, None)
+
+
+def _trials(seen: Mapping[str, Any]) -> dict[str, Any]:
+    """The trials (and best trial) of each tuning job among the statuses seen."""
+    return {name: status.trial_outputs() for name, status in seen.items() if status.metric_id}
+
+
+def _changed(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
+    old_jobs = olds.get("jobs") or {}
+    return {n: e for n, e in (news.get("jobs") or {}).items() if old_jobs.get(n) != e}
+
+
+def wait_entries(
+    waited: Mapping[str, Mapping[str, Any]],
+    stack: Mapping[str, Any],
+    keys: Mapping[str, Any],
+    project_dir: Path,
+) -> dict[str, dict[str, Any]]:
+    """What ``wait_for`` needs of each waited-for job (a ``WaitEntry``), from the
+    waiter's input (``waited``: job name -> the ``resource_name`` it waits for and
+    ``until``) and the stack config.
+
+    The waiter records no other copy of a stack config job: its wait policy, location
+    and (for a job with ``retry``) what submitting its next attempt takes are read here
+    from the stack config the engine handed the provider (``keys``) by the loader the
+    program used, and each job is parsed as its resource's ``check`` parsed it, against
+    the stack settings the jobs were given (``stack``): the same request, so the same
+    labels. A job a program gave as arguments has its ``config`` and ``stack`` in its
+    entry (``vertex_training.program.library.wait_for_jobs``).
+    """
+    if not waited:
+        return {}
+    from vertex_training import stackconfig
+
+    stack_jobs: dict[str, Any] = {}
+    if any("config" not in waits for waits in waited.values()):
+        loaded = stackconfig.load_stack(keys, str(stack["stack"]), project_dir=project_dir)
+        stack_jobs = {name: job.config for name, job in loaded.jobs.items()}
+    entries: dict[str, dict[str, Any]] = {}
+    for name, waits in waited.items():
+        if "config" in waits:  # a job a program gave as arguments (``wait_for_jobs``)
+            settings, config = stackconfig.StackSettings(**waits["stack"]), waits["config"]
+        elif name in stack_jobs:
+            settings, config = stackconfig.StackSettings(**stack), stack_jobs[name]
+        else:
+            raise BackendError(
+                f"{job_key(name)} is not in the stack config the provider was given; "
+                "run `pulumi up` again"
+            )
+        spec = stackconfig.parse_job(name, whole_numbers(config), settings)
+        view = view_of(spec, settings.stack)
+        entry: dict[str, Any] = {
+            "resource_name": waits["resource_name"],
+            "wait": {**view["wait"], "until": waits["until"]},
+            "location": view["location"],
+        }
+        if "retry" in view:
+            entry.update({key: view[key] for key in ("name", "retry", "request", "stack_name")})
+        entries[name] = entry
+    return entries
+
+
+def _wait(
+    entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
+) -> tuple[dict[str, str], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
+    return the states reached, the tuning jobs' trials, why jobs waited (``reasons``
+    by job name) and the attempts of jobs with ``retry``."""
+    seen: dict[str, Any] = {}
+    report: dict[str, dict[str, Any]] = {}
+    log = EngineLog.from_process(props.get(URN_INPUT))
+    try:
+        with backend_notices(log):
+            reached = wait_for(entries, seen, report=report, settings=settings, log=log)
+    finally:
+        log.close()
+    return reached, _trials(seen), report.get("reasons", {}), report.get("attempts", {})
+
+
+class JobWaiterProvider(ConfiguredProvider):
+    """Waits in create and update, for the jobs that are new or changed."""
+
+    def configure(self, req: ConfigureRequest) -> None:
+        """Read how this machine reaches the backends, and keep the stack config the
+        jobs' wait policies are read from when there is a wait (``wait_entries``)."""
+        super().configure(req)
+        self._config = req.config
+
+    def _entries(self, waited: Mapping[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
+        if not waited:
+            return {}
+        from vertex_training import stackconfig
+
+        config = getattr(self, "_config", None)
+        keys = stackconfig.engine_keys(config.get) if config is not None else {}
+        return wait_entries(waited, props.get("stack") or {}, keys, Path(self.settings.base_dir))
+
+    def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        olds = migrate_waiter(olds)
+        return DiffResult(changes=olds.get("jobs") != news.get("jobs"), replaces=[])
+
+    def create(self, props: Any) -> CreateResult:
+        jobs = props.get("jobs") or {}
+        reached, trials, reasons, attempts = _wait(self._entries(jobs, props), props, self.settings)
+        outs = {
+            "jobs": jobs,
+            "states": reached,
+            "trials": trials,
+            "reasons": reasons,
+            "attempts": attempts,
+            URN_INPUT: props.get(URN_INPUT),
+        }
+        return CreateResult("jobs", outs)
+
+    def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
+        jobs = news.get("jobs") or {}
+        olds = migrate_waiter(olds)
+        changed = _changed(olds, news)
+        reached, seen_trials, reasons, attempts = _wait(
+            self._entries(changed, news), news, self.settings
+        )
+        previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
+        trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
+        kept = {
+            n: r for n, r in (olds.get("reasons") or {}).items() if n in jobs and n not in changed
+        }
+        return UpdateResult(
+            {
+                "jobs": jobs,
+                "states": {**previous, **reached},
+                "trials": {**trials, **seen_trials},
+                "reasons": {**kept, **reasons},
+                "attempts": {
+                    **{
+                        n: a
+                        for n, a in (olds.get("attempts") or {}).items()
+                        if n in jobs and n not in changed
+                    },
+                    **attempts,
+                },
+                URN_INPUT: news.get(URN_INPUT),
+            }
+        )
+
+    def read(self, id_: str, props: Any) -> ReadResult:
+        return ReadResult(
+            id_,
+            {
+                "jobs": props.get("jobs") or {},
+                "states": props.get("states"),
+                "trials": props.get("trials"),
+                "reasons": props.get("reasons"),
+                "attempts": props.get("attempts"),
+                URN_INPUT: props.get(URN_INPUT),
+            },
+        )
+
+
+class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
+    """Waits for every job of the stack that asks to be waited for."""
+
+    states: pulumi.Output[dict[str, str]]
+    trials: pulumi.Output[dict[str, Any]]
+    #: Why a job was not running yet, the last reason the wait gave (job name -> text).
+    reasons: pulumi.Output[dict[str, str]]
+    #: The attempts of each job with ``retry`` that the wait saw (job name -> list, as
+    #: the job's ``attempts`` output lists them).
+    attempts: pulumi.Output[dict[str, Any]]
+
+    def __init__(
+        self,
+        name: str,
+        jobs: Mapping[str, Any],
+        stack: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """``jobs``: the jobs to wait for, by name: the ``resource_name`` of the submission
+        and ``until`` (``running`` or ``succeeded``; ``waiter_input``); ``stack``: the
+        stack settings the jobs were given (the waiter reads the rest of each job from
+        the stack config, ``wait_entries``)."""
+        # The provider's create and update get the resource's properties, not its URN,
+        # and progress messages must name it. So the waiter is given its own URN as an
+        # input, computed here by the SDK's `create_urn` from the same name, type and
+        # parent the registration below uses (a parent given in `opts` included, and the
+        # stack and project of this very run), so it cannot drift from the URN the engine
+        # assigns, and it is known at preview. `diff` ignores it: a renamed stack or
+        # project changes it without making the waiter wait again.
+        urn = pulumi.resource.create_urn(
+            name, f"pulumi-python:{self._resource_type_name}", opts.parent if opts else None
+        )
+        props = {
+            "jobs": dict(jobs),
+            "stack": dict(stack),
+            "states": None,
+            "trials": None,
+            "reasons": None,
+            "attempts": None,
+            URN_INPUT: urn,
+        }
+        super().__init__(JobWaiterProvider(), name, props, opts)

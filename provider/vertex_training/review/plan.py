@@ -1,0 +1,447 @@
+"""What a change to a stack file does to its jobs, for a reviewer: ``python -m vertex_training
+plan``.
+
+The jobs the stack file defines at a git ref (the pull request's base) are compared with
+the working tree, with no engine and one cloud call (quotas), the way the TrainingJob
+provider's diff compares them: a job whose request or location changes is replaced (submitted
+again), one whose other keys change (``wait``, ``adopt``) is updated in place, one only in
+the working tree is submitted, one only at the base is deleted (cancelled, then deleted).
+Each job carries its pools' machines and accelerators, its cost estimate
+(``vertex_training.review.cost``), and the stack's rules are evaluated on the result
+(``vertex_training.review.policies``). The one cloud call: the project's custom-training quotas,
+read through ``quota_reader`` and set against the submitted jobs' needs
+(``vertex_training.review.quota_check``); without credentials the plan says they could not be
+checked.
+
+The base tree is read with ``git archive`` into a temporary folder, so the trainer
+sources at the base decide the base's package URIs: a change to a trainer's code is a
+replacement of the jobs that run it, as ``pulumi up`` would make it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from vertex_training.api.bodies import runs_differently
+from vertex_training.errors import Issue, SpecError
+from vertex_training.keys import JOBS_KEY
+
+if TYPE_CHECKING:
+    from vertex_training.catalog.cloud_quotas import Reader
+    from vertex_training.catalog.prices import Snapshot
+    from vertex_training.review.cost import Estimate
+    from vertex_training.review.policies import PoliciesConfig, RuleResult
+    from vertex_training.review.quota_check import QuotaCheck
+    from vertex_training.stackconfig import JobSpec, StackSettings
+    from vertex_training.stackconfig.platform import Platform
+
+SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
+    "submit",
+    "replace",
+    "update",
+    "delete",
+    "unchanged",
+    "invalid",
+)
+#: The changes that submit a job, and so may cost money.
+SUBMITTING = (SUBMIT, REPLACE)
+UNSET = "(unset)"
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One config key of a job, before and after, in the user's words."""
+
+    key: str
+    before: str
+    after: str
+
+
+@dataclass
+class StackJobs:
+    """A stack file's jobs as the spec sees them: valid ones, and the mistakes of others."""
+
+    stack: str
+    #: Each job's config as written (any YAML value), by job name.
+    raw: dict[str, Any] = field(default_factory=dict)
+    jobs: dict[str, JobSpec] = field(default_factory=dict)
+    issues: dict[str, list[Issue]] = field(default_factory=dict)
+    stack_issues: list[Issue] = field(default_factory=list)
+    settings: StackSettings | None = None
+    #: The stack's platform (None: the stack has none at all).
+    platform: Platform | None = None
+    #: The stack's rules (None when the stack's keys or its rules are invalid).
+    policies: PoliciesConfig | None = None
+
+
+@dataclass
+class JobPlan:
+    """What the change does to one job."""
+
+    name: str
+    change: str
+    keys: list[KeyChange] = field(default_factory=list)
+    #: The job after the change (before it, for a deleted job); None for an invalid one.
+    job: JobSpec | None = None
+    estimate: Estimate | None = None
+    issues: list[Issue] = field(default_factory=list)
+    #: What `pulumi preview` warns about the job (``key: message``), e.g. an image's end of support.
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What the change does to a stack: its jobs, the rules' results, the change's cost."""
+
+    stack: str
+    base: str
+    jobs: list[JobPlan]
+    rules: list[RuleResult]
+    stack_issues: list[Issue]
+    #: The price snapshot the estimates used, or None.
+    prices: Snapshot | None = None
+    #: Said about the prices: none to be had, or read too long ago.
+    prices_note: str | None = None
+    #: The quota check of the jobs this change submits (``check_quotas``).
+    quotas: QuotaCheck | None = None
+
+    @property
+    def invalid(self) -> bool:
+        return bool(self.stack_issues) or any(j.change == INVALID for j in self.jobs)
+
+    @property
+    def mandatory_failures(self) -> list[RuleResult]:
+        return [r for r in self.rules if not r.passed and r.enforcement == "mandatory"]
+
+    def change_cost(self) -> tuple[float | None, list[str]]:
+        """The most the jobs this change submits can cost, or None with the reasons."""
+        total, unknown = 0.0, []
+        for job in self.jobs:
+            if job.change not in SUBMITTING or job.estimate is None:
+                continue
+            if job.estimate.max_usd is None:
+                unknown.append(job.name)
+            else:
+                total += job.estimate.max_usd
+        return (None if unknown else total), unknown
+
+
+# ---------------------------------------------------------------------- reading stacks
+
+
+def read_stack(
+    stack_file: Path, project_dir: Path, today: datetime.date | None = None
+) -> StackJobs:
+    """Each job of the stack file, parsed on its own (one invalid job leaves the others),
+    through the loader every entry point uses (``vertex_training.stackconfig.load_stack``)."""
+    from vertex_training.review import policies
+    from vertex_training.stackconfig import load_stack_file
+
+    stack = load_stack_file(stack_file, project_dir=project_dir, today=today)
+    result = StackJobs(stack=stack.name, settings=stack.settings, platform=stack.platform)
+    if stack.issues:
+        result.stack_issues.extend(stack.issues)
+        return result
+    try:
+        result.policies = policies.parse_policies(stack.keys.get(policies.POLICIES_KEY))
+    except SpecError as exc:
+        result.stack_issues.extend(exc.issues)
+        return result
+    result.raw = {str(name): job for name, job in (stack.keys.get(JOBS_KEY) or {}).items()}
+    for name, loaded in stack.jobs.items():
+        if loaded.job is None:
+            result.issues[name] = list(loaded.issues)
+        else:
+            result.jobs[name] = loaded.job
+    return result
+
+
+def git_root(path: Path) -> Path:
+    out = _git(path.parent, "rev-parse", "--show-toplevel")
+    return Path(out.decode().strip())
+
+
+def read_stack_at(
+    ref: str, stack_file: Path, today: datetime.date | None = None
+) -> StackJobs | None:
+    """The stack file as it was at ``ref`` (None when it did not exist there)."""
+    from vertex_training.packaging import project_dir_of
+
+    root = git_root(stack_file)
+    relative = stack_file.resolve().relative_to(root)
+    project = project_dir_of(stack_file).resolve().relative_to(root)
+    listed = _git(root, "ls-tree", "--name-only", ref, "--", relative.as_posix())
+    if not listed.strip():
+        return None
+    with tempfile.TemporaryDirectory(prefix="vertex-training-plan-") as tmp:
+        archive = _git(root, "archive", "--format=tar", ref)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        return read_stack(Path(tmp) / relative, Path(tmp) / project, today)
+
+
+def _git(cwd: Path, *args: str) -> bytes:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True).stdout
+    except subprocess.CalledProcessError as exc:
+        message = exc.stderr.decode(errors="replace").strip()
+        raise SpecError([Issue(f"git {' '.join(args)}", None, message)]) from None
+
+
+# ------------------------------------------------------------------------- comparing
+
+
+def plan_stack(
+    stack_file: Path,
+    base: str,
+    today: datetime.date | None = None,
+    prices_file: Path | None = None,
+    quota_reader: Reader | None = None,
+) -> Plan:
+    """Compare the stack file at ``base`` with the working tree; prebuilt images are judged
+    as of ``today`` (default: the real today), costs from ``prices_file`` (default: the
+    project's ``prices/snapshot.json``), quotas read with ``quota_reader`` (None: not
+    read, and the plan says so)."""
+    from vertex_training.catalog import prices
+    from vertex_training.packaging import project_dir_of
+    from vertex_training.review import cost, policies
+
+    snapshot_file = prices_file or prices.snapshot_path(project_dir_of(stack_file))
+    snapshot, prices_note = cost.load_prices(snapshot_file, today)
+
+    head = read_stack(stack_file, project_dir_of(stack_file), today)
+    before = read_stack_at(base, stack_file, today)
+    old_jobs = before.jobs if before else {}
+    old_raw = before.raw if before else {}
+    plans: list[JobPlan] = []
+    for name in sorted(set(head.raw) | set(old_raw)):
+        if name in head.issues:
+            plans.append(JobPlan(name, INVALID, issues=head.issues[name]))
+            continue
+        new, old = head.jobs.get(name), old_jobs.get(name)
+        if new is None:
+            plans.append(JobPlan(name, DELETE, job=old))
+            continue
+        keys = key_changes(old_raw.get(name), head.raw[name]) if old is not None else []
+        if old is None:
+            change = SUBMIT
+        elif _runs_differently(old, new):
+            change = REPLACE
+            if not keys:
+                keys = [KeyChange("python_package (trainer sources)", "before", "changed")]
+        else:
+            change = UPDATE if keys else UNCHANGED
+        plans.append(
+            JobPlan(name, change, keys, new, cost.estimate(new, snapshot), warnings=new.warnings)
+        )
+    rules: list[RuleResult] = []
+    if head.policies is not None and not head.stack_issues:
+        estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
+        changed = [p.name for p in plans if p.change in SUBMITTING]
+        rules = policies.evaluate(head.policies, head.jobs, head.platform, estimates, changed)
+    from vertex_training.review.quota_check import check_quotas
+
+    quota_check = check_quotas(plans, quota_reader, snapshot)
+    return Plan(
+        head.stack, base, plans, rules, head.stack_issues, snapshot, prices_note, quota_check
+    )
+
+
+def _runs_differently(old: JobSpec, new: JobSpec) -> bool:
+    """The provider's replace rule (``vertex_training.api.bodies.runs_differently``), on the
+    request and location each job's resource would get."""
+    return runs_differently(old.run_inputs(), new.run_inputs())
+
+
+def key_changes(before: Any, after: Any) -> list[KeyChange]:
+    """The config keys whose values differ, as dotted keys with their values as written."""
+    old, new = _flatten(before), _flatten(after)
+    return [
+        KeyChange(key, _shown(old.get(key, UNSET)), _shown(new.get(key, UNSET)))
+        for key in sorted(set(old) | set(new))
+        if old.get(key, UNSET) != new.get(key, UNSET)
+    ]
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value} if prefix else {}
+
+
+def _shown(value: Any) -> str:
+    if value is UNSET or isinstance(value, str):
+        return str(value)
+    return yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix("\n...")
+
+
+# --------------------------------------------------------------------------- output
+
+
+def pools_of(job: JobSpec) -> list[str]:
+    """Each pool as ``role: replicas x machine [+ count x accelerator]``."""
+    shown = []
+    for pool in job.worker_pools:
+        if pool is None:
+            continue
+        text = f"{pool.role}: {pool.replicas} x {pool.machine}"
+        if pool.accelerator is not None:
+            text += f" + {pool.accelerator.count} x {pool.accelerator.type}"
+        if pool.tpu_topology:
+            text += f" ({pool.tpu_topology})"
+        shown.append(text)
+    return shown
+
+
+def to_markdown(plan: Plan) -> str:
+    """The plan as a pull-request comment: a table first, then each change's details."""
+    from vertex_training.review.cost import describe
+
+    lines = [f"### `{plan.stack}`: what this change does (against `{plan.base}`)", ""]
+    if plan.prices is not None:
+        lines += [
+            f"Costs from the Cloud Billing Catalog at `{plan.prices.source}`: prices read "
+            f"{plan.prices.read_date.isoformat()}, list prices in USD.",
+            "",
+        ]
+    if plan.prices_note:
+        lines += [f"- :warning: {plan.prices_note}", ""]
+    counts = {c: sum(j.change == c for j in plan.jobs) for c in (SUBMIT, REPLACE, DELETE)}
+    total, unknown = plan.change_cost()
+    cost_text = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
+    submits = counts[SUBMIT] + counts[REPLACE]
+    lines.append(
+        f"{counts[SUBMIT]} to submit, {counts[REPLACE]} to replace, {counts[DELETE]} to "
+        + (
+            f"delete; the jobs this change submits cost {cost_text}."
+            if submits
+            else "delete; this change submits no job."
+        )
+    )
+    lines.append("")
+    for issue in plan.stack_issues:
+        lines.append(f"- :x: {issue}")
+    if plan.jobs:
+        lines += ["| job | change | pools | estimated cost |", "| --- | --- | --- | --- |"]
+        for job in plan.jobs:
+            pools = "<br>".join(pools_of(job.job)) if job.job is not None else ""
+            estimate = describe(job.estimate) if job.estimate is not None else ""
+            lines.append(f"| `{job.name}` | {job.change} | {pools} | {estimate} |")
+        lines.append("")
+    lines += _breakdown(plan)
+    for job in plan.jobs:
+        if job.keys:
+            changed = "; ".join(f"`{k.key}` {k.before} -> {k.after}" for k in job.keys)
+            lines.append(f"- `{job.name}` ({job.change}): {changed}")
+        for issue in job.issues:
+            lines.append(f"- `{job.name}` is invalid: {issue}")
+        for warning in job.warnings:
+            lines.append(f"- :warning: `{job.name}`: {warning}")
+    if plan.rules:
+        lines += ["", "**Rules**", ""]
+        failed = [r for r in plan.rules if not r.passed]
+        for rule in sorted(failed, key=lambda r: r.enforcement != "mandatory"):
+            mark = ":x:" if rule.enforcement == "mandatory" else ":warning:"
+            about = f" `{rule.job}`" if rule.job else ""
+            lines.append(f"- {mark} {rule.rule} ({rule.enforcement}){about}: {rule.message}")
+        passed = sorted({r.rule for r in plan.rules if r.passed} - {r.rule for r in failed})
+        if passed:
+            lines.append(f"- :white_check_mark: every job keeps {', '.join(passed)}")
+    lines += _quota_lines(plan)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _quota_lines(plan: Plan) -> list[str]:
+    """The quota section (``vertex_training.review.quota_check``)."""
+    from vertex_training.review import quota_check
+
+    return quota_check.markdown(plan.quotas) if plan.quotas is not None else []
+
+
+def _breakdown(plan: Plan) -> list[str]:
+    """Each priced job's SKU lines, folded, so a reviewer can check the sums."""
+    from vertex_training.review.cost import describe_line
+
+    priced = [
+        (j.name, j.estimate) for j in plan.jobs if j.estimate is not None and j.estimate.lines
+    ]
+    if not priced:
+        return []
+    lines = ["<details>", "<summary>Cost breakdown: one line per SKU</summary>", ""]
+    for name, estimate in priced:
+        lines.append(f"`{name}` ({estimate.strategy}, ${estimate.hourly_usd:,.4f}/h):")
+        lines.append("")
+        lines += [f"- {describe_line(line)}" for line in estimate.lines]
+        lines.append("")
+    lines += ["</details>", ""]
+    return lines
+
+
+def to_json(plan: Plan) -> str:
+    """The plan for scripts."""
+    total, unknown = plan.change_cost()
+    document = {
+        "stack": plan.stack,
+        "base": plan.base,
+        "prices_read": plan.prices.read_date.isoformat() if plan.prices is not None else None,
+        "prices_note": plan.prices_note,
+        "stack_issues": [_issue(i) for i in plan.stack_issues],
+        "jobs": [
+            {
+                "name": job.name,
+                "change": job.change,
+                "keys": [asdict(k) for k in job.keys],
+                "pools": pools_of(job.job) if job.job is not None else [],
+                "estimate": _estimate(job.estimate),
+                "issues": [_issue(i) for i in job.issues],
+                "warnings": list(job.warnings),
+            }
+            for job in plan.jobs
+        ],
+        "rules": [asdict(r) for r in plan.rules],
+        "change_max_usd": total,
+        "change_cost_unknown_for": unknown,
+        "quotas": _quotas(plan),
+    }
+    return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def _quotas(plan: Plan) -> dict[str, Any] | None:
+    from vertex_training.review import quota_check
+
+    return quota_check.to_json(plan.quotas)
+
+
+def _issue(issue: Issue) -> dict[str, Any]:
+    return {"key": issue.key, "value": issue.value, "message": issue.message}
+
+
+def _estimate(estimate: Estimate | None) -> dict[str, Any] | None:
+    from vertex_training.review import cost
+
+    if estimate is None:
+        return None
+    return {
+        **cost.to_json(estimate),
+        "hourly_usd": estimate.hourly_usd,
+        "hours": estimate.hours,
+        "timeout_is_default": estimate.timeout_is_default,
+        "trials": estimate.trials,
+        "max_usd": estimate.max_usd,
+        "strategy": estimate.strategy,
+        "unknown": list(estimate.unknown),
+    }

@@ -1,0 +1,97 @@
+"""The stack config's keys, the values some of them take, and the API's limits and formats."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from vertex_training.keys import (
+    API_ENDPOINT_KEY,
+    BACKEND_KEY,
+    CONFIG_NAMESPACE,
+    GCP_PROJECT_KEY,
+    GCP_REGION_KEY,
+    JOBS_KEY,
+    PLATFORM_KEY,
+    POLICIES_KEY,
+    STACK_CONFIG_KEYS,
+)
+
+__all__ = [
+    "API_ENDPOINT_KEY",
+    "BACKEND_KEY",
+    "CONFIG_NAMESPACE",
+    "GCP_PROJECT_KEY",
+    "GCP_REGION_KEY",
+    "JOBS_KEY",
+    "PLATFORM_KEY",
+    "POLICIES_KEY",
+    "STACK_CONFIG_KEYS",
+]
+
+#: The job key that makes a job a hyperparameter tuning job (vertex_training.stackconfig.study).
+STUDY_KEY = "study"
+
+Backend = Literal["vertex", "local"]
+WaitUntil = Literal["submitted", "running", "succeeded"]
+Strategy = Literal["STANDARD", "SPOT", "FLEX_START"]
+BACKENDS: tuple[Backend, ...] = ("vertex", "local")
+WAIT_UNTIL: tuple[WaitUntil, ...] = ("submitted", "running", "succeeded")
+STRATEGIES: tuple[Strategy, ...] = ("STANDARD", "SPOT", "FLEX_START")
+FLEX_START = "FLEX_START"
+
+SECONDS_PER_MINUTE = 60
+SECONDS_PER_HOUR = 3600
+SECONDS_PER_DAY = 86_400
+DEFAULT_WAIT_TIMEOUT_S = 24 * SECONDS_PER_HOUR
+
+#: ``retry.attempts``: submissions of a job in all, its first included. The most a job may
+#: ask for: each attempt may be billed in full (the cost estimate counts them all).
+MAX_RETRY_ATTEMPTS = 5
+DEFAULT_RETRY_ATTEMPTS = 2
+
+#: What render prints for a Pulumi secret (``{secure: ...}``) in an env value.
+SECRET_PLACEHOLDER = "[secret]"
+MAX_DISPLAY_NAME_CHARS = 128
+MAX_ENV_VARS = 100
+MAX_PACKAGE_URIS = 100
+MAX_JOB_NAME_CHARS = 63
+#: Region (and project) recorded for local-backend jobs whose stack names none.
+LOCAL_DEFAULT_REGION = "us-central1"
+LOCAL_DEFAULT_PROJECT = "local"
+GCS_PREFIX = "gs://"
+
+#: Worker pool roles by position in ``workerPoolSpecs``.
+Role = Literal["primary", "workers", "parameter_servers", "reduction_server", "evaluators"]
+POOL_POSITIONS: Mapping[str, int] = {
+    "primary": 0,
+    "workers": 1,
+    "parameter_servers": 2,
+    "reduction_server": 2,
+    "evaluators": 3,
+}
+
+_JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_DURATION_RE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PYTHON_MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_TOPOLOGY_RE = re.compile(r"\d+x\d+(x\d+)?")
+_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_NETWORK_RE = re.compile(r"projects/[^/\s]+/global/networks/[^/\s]+")
+_TENSORBOARD_RE = re.compile(r"projects/[^/\s]+/locations/[^/\s]+/tensorboards/[^/\s]+")
+_KMS_KEY_RE = re.compile(
+    r"projects/[^/\s]+/locations/(?P<location>[^/\s]+)/keyRings/[^/\s]+/cryptoKeys/[^/\s]+"
+)
+_CONTEXT_RE = re.compile(
+    r"projects/[^/\s]+/locations/[^/\s]+/metadataStores/[^/\s]+/contexts/[^/\s]+"
+)
+#: Job resource names: ``projects/P/locations/L/<collection>/ID``.
+_JOB_RESOURCE_RE = re.compile(
+    r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[^/\s]+)/(?P<collection>\w+)/(?P<id>\d+)"
+)
+#: The resource collection of each kind of job, as in its resource name.
+CUSTOM_JOBS = "customJobs"
+TUNING_JOBS = "hyperparameterTuningJobs"
+#: PersistentResource IDs (persistent_resource_service.proto).
+_PERSISTENT_RESOURCE_ID_RE = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")

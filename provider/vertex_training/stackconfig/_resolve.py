@@ -1,0 +1,741 @@
+"""From a job's validated keys to its ``JobSpec``: defaults, inheritance between worker
+pools, and the rules that relate several keys (machine and accelerator, region, pools,
+scheduling).
+
+Worker pool inheritance: ``workers``, ``parameter_servers`` and ``evaluators`` take each of
+these from the primary pool unless they set it: the program (``image`` with its
+``command``, or ``python_package``, as one unit), ``args``, ``env``, ``machine``,
+``accelerator``, ``tpu_topology``, ``disk``. ``accelerator: null`` in a pool means "no
+accelerator" rather than "inherit". A pool that sets its own accelerator-optimized machine
+(a2, a3, a4, g2) gets the GPUs that machine comes with unless it names an accelerator.
+The reduction server inherits nothing: it runs Google's reduction server image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import (
+    BaseModel,
+)
+
+from vertex_training.api import image_refs
+from vertex_training.api.labels import RERUN_LABEL
+from vertex_training.catalog import images, machines
+from vertex_training.errors import Issue
+from vertex_training.stackconfig import platform as stack_platform
+from vertex_training.stackconfig._config import (
+    AcceleratorConfig,
+    DiskConfig,
+    JobConfig,
+    PoolConfig,
+    PythonPackageConfig,
+    ReductionServerConfig,
+    SchedulingConfig,
+    WaitConfig,
+    _PoolConfig,
+)
+from vertex_training.stackconfig._constants import (
+    _JOB_RESOURCE_RE,
+    _KMS_KEY_RE,
+    CUSTOM_JOBS,
+    FLEX_START,
+    GCP_PROJECT_KEY,
+    GCP_REGION_KEY,
+    GCS_PREFIX,
+    JOBS_KEY,
+    LOCAL_DEFAULT_REGION,
+    PLATFORM_KEY,
+    POOL_POSITIONS,
+    TUNING_JOBS,
+    Role,
+)
+from vertex_training.stackconfig._issues import did_you_mean, full_key, one_of
+from vertex_training.stackconfig._job import (
+    Accelerator,
+    Disk,
+    JobSpec,
+    PythonPackage,
+    Scheduling,
+    StackSettings,
+    WaitPolicy,
+    WorkerPool,
+)
+from vertex_training.stackconfig._retry import RetryRules
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _Checked(Generic[_T]):
+    """What a check of one pool setting found: its ``value`` (None for none), or ``ok``
+    False once the check has recorded an issue (``value`` is then None)."""
+
+    value: _T | None
+    ok: bool = True
+
+
+class _JobResolver(RetryRules):
+    """Applies defaults, pool inheritance and the rules that relate several keys."""
+
+    def __init__(
+        self, name: str, raw: Mapping[str, Any], config: JobConfig, stack: StackSettings
+    ) -> None:
+        self.name = name
+        self.raw = raw
+        self.config = config
+        self.stack = stack
+        self.base = f"{JOBS_KEY}.{name}"
+        self.issues: list[Issue] = []
+        #: What does not stop the job: shown by render and preview.
+        self.warnings: list[Issue] = []
+        self.backend = config.backend or stack.backend
+        self.vertex = self.backend == "vertex"
+        self.region = self._resolve_region()
+
+    # -- helpers
+
+    def key(self, *path: str | int) -> str:
+        return full_key(self.base, path)
+
+    def fail(self, path: Sequence[str | int], value: Any, message: str) -> None:
+        """Record an issue; its value is what the user wrote at ``path`` when there is one."""
+        written: Any = self.raw
+        for part in path:
+            in_mapping = isinstance(written, Mapping) and part in written
+            in_list = isinstance(written, list) and isinstance(part, int) and part < len(written)
+            if not (in_mapping or in_list):
+                written = _plain(value)
+                break
+            written = written[part]
+        self.issues.append(Issue(full_key(self.base, path), written, message))
+
+    # -- job-level
+
+    def _resolve_region(self) -> str:
+        region = self.config.region or self.stack.region
+        if not self.vertex:
+            return region or LOCAL_DEFAULT_REGION
+        if not self.stack.project:
+            self.issues.append(Issue(GCP_PROJECT_KEY, None, stack_platform.NO_PROJECT_MESSAGE))
+        if not region:
+            self.fail(
+                ("region",),
+                None,
+                "no region: set gcp:region for the stack or region for this job, e.g. us-central1",
+            )
+            return ""
+        if region not in machines.TRAINING_REGIONS:
+            key = self.key("region") if self.config.region else GCP_REGION_KEY
+            hint = did_you_mean(region, machines.TRAINING_REGIONS)
+            self.issues.append(
+                Issue(
+                    key,
+                    region,
+                    f"Vertex AI custom training does not run in {region}.{hint} "
+                    "Write a training region such as us-central1 or europe-west4",
+                )
+            )
+        return region
+
+    def resolve(self) -> JobSpec | None:
+        config = self.config
+        pools = self._resolve_pools()
+        scheduling = self._resolve_scheduling()
+        service_account, base_output_directory, tensorboard = self._platform_defaults()
+        self._check_job_settings(service_account, tensorboard)
+        wait = config.wait or WaitConfig()
+        self._check_wait(wait)
+        retry = self._resolve_retry(pools, scheduling) if config.retry is not None else None
+        if self.issues:
+            return None
+        return JobSpec(
+            name=self.name,
+            display_name=config.display_name or self.name,
+            project=self.stack.project,
+            region=self.region,
+            backend=self.backend,
+            worker_pools=pools,
+            scheduling=scheduling,
+            service_account=service_account,
+            network=config.network,
+            reserved_ip_ranges=list(config.reserved_ip_ranges or []),
+            base_output_directory=base_output_directory,
+            tensorboard=tensorboard,
+            enable_web_access=config.enable_web_access,
+            enable_dashboard_access=config.enable_dashboard_access,
+            labels=dict(
+                sorted(
+                    {
+                        **(config.labels or {}),
+                        **({RERUN_LABEL: config.rerun} if config.rerun is not None else {}),
+                    }.items()
+                )
+            ),
+            kms_key=config.kms_key,
+            persistent_resource_id=config.persistent_resource_id,
+            experiment=config.experiment,
+            experiment_run=config.experiment_run,
+            wait=WaitPolicy(
+                until=wait.until, timeout_s=wait.timeout, start_timeout_s=wait.start_timeout
+            ),
+            adopt=config.adopt,
+            retry=retry,
+        )
+
+    def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
+        """Service account, output directory and TensorBoard, with the platform's defaults.
+
+        A vertex job that names no service account runs as the platform's; with no
+        base_output_directory it writes under ``<output_root>/<job>``; ``tensorboard:
+        true`` is the platform's TensorBoard. Local jobs take none of these (the local
+        backend always gives a job AIP_TENSORBOARD_LOG_DIR, so ``true`` needs nothing).
+        """
+        config, stack = self.config, self.stack
+        if not self.vertex:
+            named = config.tensorboard if isinstance(config.tensorboard, str) else None
+            return config.service_account, config.base_output_directory, named
+        service_account = config.service_account or stack.service_account
+        output = config.base_output_directory
+        if output is None and stack.output_root:
+            output = f"{stack.output_root.rstrip('/')}/{self.name}"
+        tensorboard = config.tensorboard
+        if tensorboard is True:
+            tensorboard = stack.tensorboard
+            if tensorboard is None:
+                self.fail(
+                    ("tensorboard",),
+                    True,
+                    "tensorboard: true means the platform's TensorBoard, and this stack has "
+                    f"none: set {PLATFORM_KEY}.tensorboard.enabled: true (or name an "
+                    f"existing one in {PLATFORM_KEY}.existing.tensorboard), or write a "
+                    "TensorBoard resource name here",
+                )
+        elif tensorboard is False:
+            tensorboard = None
+        return service_account, output, tensorboard
+
+    def _image(self, image: str | None) -> str | None:
+        """An image with no registry host (``trainer:1``) is in the platform repository."""
+        if image is None or not self.vertex:
+            return image
+        return image_refs.in_repository(image, self.stack.image_repository)
+
+    # -- pools
+
+    def _resolve_pools(self) -> list[WorkerPool | None]:
+        config = self.config
+        if config.parameter_servers is not None and config.reduction_server is not None:
+            self.fail(
+                ("reduction_server",),
+                config.reduction_server.model_dump(exclude_unset=True),
+                "parameter_servers and reduction_server both use worker pool 2; keep one",
+            )
+        primary = self._pool("primary", (), config, inherit=False)
+        by_position: dict[int, WorkerPool | None] = {0: primary}
+        inheriting: tuple[tuple[Role, PoolConfig | None], ...] = (
+            ("workers", config.workers),
+            ("parameter_servers", config.parameter_servers),
+            ("evaluators", config.evaluators),
+        )
+        for role, pool_config in inheriting:
+            if pool_config is not None:
+                by_position[POOL_POSITIONS[role]] = self._pool(
+                    role, (role,), pool_config, inherit=True
+                )
+        if config.reduction_server is not None and config.parameter_servers is None:
+            by_position[POOL_POSITIONS["reduction_server"]] = self._reduction_server(
+                config.reduction_server, by_position.get(POOL_POSITIONS["workers"])
+            )
+        self._check_tpu_single_pool(by_position)
+        last = max(by_position)
+        return [by_position.get(position) for position in range(last + 1)]
+
+    def _pool(
+        self, role: Role, path: tuple[str, ...], own: _PoolConfig, *, inherit: bool
+    ) -> WorkerPool | None:
+        """Resolve one pool; ``inherit`` takes unset keys from the primary (the job)."""
+        parent: _PoolConfig = self.config
+        set_keys = own.model_fields_set
+
+        def pick(attribute: str) -> Any:
+            value = getattr(own, attribute)
+            if value is None and inherit and attribute not in ("accelerator", "tpu_topology"):
+                return getattr(parent, attribute)
+            return value
+
+        # The program: image (+ command) or python_package, taken from the primary as a unit.
+        program_from: tuple[str, ...]
+        if inherit and own.image is None and own.python_package is None:
+            image, command, package = parent.image, parent.command, parent.python_package
+            program_from = ()
+        else:
+            image, command, package = own.image, own.command, own.python_package
+            program_from = path
+        ok = True
+        if image is not None and package is not None:
+            self.fail(
+                (*program_from, "python_package"),
+                package.model_dump(),
+                "set either image (a container) or python_package, not both",
+            )
+            ok = False
+        elif image is None and package is None:
+            self.fail(
+                (*program_from, "image"),
+                None,
+                "nothing to run: set image (a container image URI) or python_package "
+                "(executor_image, package_uris, module)",
+            )
+            ok = False
+        if package is not None and command:
+            self.fail(
+                (*program_from, "command"),
+                command,
+                "command applies to container images only; for a Python package put "
+                "arguments in args",
+            )
+            ok = False
+        if package is not None:
+            ok = self._check_package(program_from, package) and ok
+
+        machine_name = pick("machine") or machines.DEFAULT_MACHINE
+        machine = machines.MACHINE_TYPES[machine_name]
+        machine_inherited = inherit and own.machine is None
+        accelerator_config: AcceleratorConfig | None
+        accelerator_inherited = False
+        if "accelerator" in set_keys or not inherit:
+            accelerator_config = own.accelerator
+        elif not machine_inherited and machine.built_in is not None:
+            accelerator_config = None  # its own accelerator-optimized machine: built-in GPUs
+        else:
+            accelerator_config = parent.accelerator
+            accelerator_inherited = accelerator_config is not None
+        accelerator = self._check_accelerator(
+            path, machine, accelerator_config, inherited=accelerator_inherited
+        )
+        written_topology = own.tpu_topology
+        if (
+            written_topology is None
+            and inherit
+            and "tpu_topology" not in set_keys
+            and machine_inherited
+        ):
+            written_topology = parent.tpu_topology
+        topology = self._check_topology(path, machine, written_topology)
+        disk = self._disk(path, machine, pick("disk"))
+        if not (ok and accelerator.ok and topology.ok) or disk is None:
+            return None
+        return WorkerPool(
+            role=role,
+            replicas=getattr(own, "replicas", 1) if inherit else 1,
+            machine=machine_name,
+            accelerator=accelerator.value,
+            tpu_topology=topology.value,
+            disk=disk,
+            image=self._image(image),
+            command=list(command or []) if package is None else [],
+            python_package=(
+                PythonPackage(
+                    executor_image=package.executor_image,
+                    package_uris=list(package.package_uris or []),
+                    module=package.module,
+                )
+                if package is not None
+                else None
+            ),
+            args=list(pick("args") or []),
+            env=dict(sorted((pick("env") or {}).items())),
+        )
+
+    def _check_package(self, path: Sequence[str], package: PythonPackageConfig) -> bool:
+        """Package URIs (package_path is resolved before this), then vertex-only rules."""
+        where = (*path, "python_package")
+        if package.package_path is not None:
+            self.fail(
+                (*where, "package_path"),
+                package.package_path,
+                "a package directory is built into an sdist by `pulumi up` (and by `python "
+                "-m vertex_training render`), which put its URI first in package_uris; resolve "
+                "the job with vertex_training.packaging before parsing it",
+            )
+            return False
+        if not package.package_uris:
+            self.fail(
+                (*where, "package_uris"),
+                None,
+                "nothing to install: list package_uris (sdists or wheels), or give "
+                "package_path, a local package directory that pulumi up builds and uploads",
+            )
+            return False
+        if not self.vertex:
+            return True
+        ok = True
+        executor = package.executor_image
+        if executor is None:
+            self.fail(
+                (*path, "python_package", "executor_image"),
+                None,
+                "the vertex backend runs Python packages on a prebuilt training image: set "
+                'framework: {name: pytorch, version: "2.5"} (or another framework and '
+                "version) to pick it, or executor_image to name one from "
+                f"{images.CATALOGUE_URL}",
+            )
+            ok = False
+        elif isinstance(image_refs.parse(executor), image_refs.NotAReference):
+            ok = False  # not a reference: _prebuilt reported it, with the fix
+        elif images.is_prediction_image(executor):
+            self.fail(
+                (*path, "python_package", "executor_image"),
+                executor,
+                "that is a prediction image; use the matching training image "
+                "(.../vertex-ai/training/...)",
+            )
+            ok = False
+        elif images.prebuilt_image_name(executor) is None:
+            self.fail(
+                (*path, "python_package", "executor_image"),
+                executor,
+                "executor_image must be a Vertex AI prebuilt training image "
+                "(us-, europe- or asia-docker.pkg.dev/vertex-ai/training/...); for your own "
+                "image use image instead of python_package",
+            )
+            ok = False
+        for index, uri in enumerate(package.package_uris or []):
+            if not uri.startswith(GCS_PREFIX):
+                self.fail(
+                    (*path, "python_package", "package_uris", index),
+                    uri,
+                    "the vertex backend installs packages from Cloud Storage: upload it and "
+                    "write gs://bucket/path/trainer-0.1.tar.gz (local paths work on the "
+                    "local backend only)",
+                )
+                ok = False
+        return ok
+
+    def _check_accelerator(
+        self,
+        path: Sequence[str],
+        machine: machines.MachineType,
+        config: AcceleratorConfig | None,
+        *,
+        inherited: bool,
+    ) -> _Checked[Accelerator]:
+        """The pool's accelerator (None for none), or not ``ok`` after an issue."""
+        if config is None:
+            return self._implied_accelerator(path, machine)
+        where = (*path, "accelerator")
+        inherited_note = (
+            " (inherited from the primary pool: write accelerator: null here for none)"
+            if inherited
+            else ""
+        )
+        if config.type not in machine.accelerators:
+            if machine.accelerators:
+                takes = f"takes {one_of(list(machine.accelerators))}"
+            else:
+                takes = "takes no accelerators"
+            others = machines.machines_taking(config.type)
+            example = f"; machines that take {config.type} include {one_of(others[:3])}"
+            self.fail(
+                (*where, "type"),
+                config.type,
+                f"{machine.name} {takes}{inherited_note}. Pick another accelerator or "
+                f"machine{example if others else ''}",
+            )
+            return _Checked(None, ok=False)
+        counts = machine.accelerators[config.type]
+        if config.count not in counts:
+            self.fail(
+                (*where, "count"),
+                config.count,
+                f"{machine.name} takes {config.type} in counts {one_of(counts)}"
+                f"{inherited_note}; write one of those",
+            )
+            return _Checked(None, ok=False)
+        if not self._check_region_offers(path, config.type, ("accelerator", "type")):
+            return _Checked(None, ok=False)
+        return _Checked(Accelerator(type=config.type, count=config.count))
+
+    def _implied_accelerator(
+        self, path: Sequence[str], machine: machines.MachineType
+    ) -> _Checked[Accelerator]:
+        """What a machine comes with when a pool names no accelerator."""
+        if machine.built_in is not None:
+            accelerator_type, count = machine.built_in
+            if not self._check_region_offers(path, accelerator_type, ("machine",)):
+                return _Checked(None, ok=False)
+            return _Checked(Accelerator(type=accelerator_type, count=count))
+        if machine.tpu and not machine.tpu_topologies:
+            self.fail(
+                (*path, "accelerator"),
+                None,
+                f"{machine.name} needs an accelerator: write accelerator: "
+                f"{{type: {one_of(list(machine.accelerators))}, count: 8}}",
+            )
+            return _Checked(None, ok=False)
+        if machine.tpu:  # TPU machines with built-in chips: the machine type says it all
+            (accelerator_type,) = machine.accelerators
+            if not self._check_region_offers(path, accelerator_type, ("machine",)):
+                return _Checked(None, ok=False)
+        return _Checked(None)
+
+    def _check_region_offers(
+        self,
+        path: Sequence[str | int],
+        accelerator_type: str,
+        where: Sequence[str],
+        *,
+        region: str | None = None,
+    ) -> bool:
+        """Check (vertex backend) that the job's region (or ``region``, a retry region)
+        offers ``accelerator_type``.
+
+        While the locations page has not been re-read (``REGION_TABLE_CONFIRMED_ON`` is
+        None) a row that lacks the accelerator is a warning naming the page, not a refusal.
+        """
+        region = region or self.region
+        offered = machines.TRAINING_ACCELERATORS_BY_REGION.get(region)
+        if not self.vertex or offered is None or accelerator_type in offered:
+            return True
+        regions = machines.regions_offering(accelerator_type)
+        elsewhere = f"; it is offered in {one_of(regions)}" if regions else ""
+        confirmed = machines.REGION_TABLE_CONFIRMED_ON
+        if confirmed is None:
+            self.warnings.append(
+                Issue(
+                    self.key(*path, *where),
+                    accelerator_type,
+                    f"this project's table of training accelerators by region (last read "
+                    f"2026-11-21) does not list {accelerator_type} in {region}"
+                    f"{elsewhere}, and Google's page could not be re-read to confirm it: "
+                    f"check {machines.LOCATIONS_URL} before submitting",
+                )
+            )
+            return True
+        self.fail(
+            (*path, *where),
+            accelerator_type,
+            f"{accelerator_type} is not offered for training in {region}{elsewhere} "
+            f"({machines.LOCATIONS_URL}, read {confirmed}). "
+            f"Change region, or use an accelerator {region} offers: "
+            f"{one_of(sorted(offered))}",
+        )
+        return False
+
+    def _check_topology(
+        self, path: Sequence[str], machine: machines.MachineType, topology: str | None
+    ) -> _Checked[str]:
+        """The pool's TPU topology (the machine's own when none is written; None for none).
+
+        A multi-host slice (4x4 on ct5lp-hightpu-4t: 16 chips on 4 VMs) is still one replica
+        in one pool. A shape only Cloud TPU documents for the machine is warned about.
+        """
+        if topology is None:
+            return _Checked(machine.tpu_topologies[0] if machine.tpu_topologies else None)
+        if not machine.tpu_topologies:
+            with_topologies = [n for n, m in machines.MACHINE_TYPES.items() if m.tpu_topologies]
+            self.fail(
+                (*path, "tpu_topology"),
+                topology,
+                f"{machine.name} has no TPU topology; tpu_topology applies to TPU machines "
+                f"({one_of(with_topologies)}): remove it",
+            )
+            return _Checked(None, ok=False)
+        row = machine.tpu_slice(topology)
+        if row is None:
+            shapes = ", ".join(
+                f"{s.topology} ({s.chips} chips{f', {s.vms} VMs' if s.vms > 1 else ''})"
+                for s in machine.tpu_slices
+            )
+            self.fail(
+                (*path, "tpu_topology"),
+                topology,
+                f"{machine.name} runs the topologies {shapes}, each on one replica; write "
+                f"one of those (tpu_topology: {machine.tpu_topologies[0]} for one VM)",
+            )
+            return _Checked(None, ok=False)
+        if not row.vertex_confirmed:
+            self.warnings.append(
+                Issue(
+                    self.key(*path, "tpu_topology"),
+                    topology,
+                    f"Cloud TPU documents the {topology} slice ({row.chips} chips, {row.vms} "
+                    f"{machine.name} VMs), but no Google source this project could read shows "
+                    f"Vertex AI custom training running it; check {machines.CONFIGURE_COMPUTE_URL}",
+                )
+            )
+        return _Checked(topology)
+
+    def _disk(
+        self, path: Sequence[str], machine: machines.MachineType, config: DiskConfig | None
+    ) -> Disk | None:
+        disk_type = (config.type if config else None) or machine.default_disk_type
+        size = config.size_gb if config else machines.DEFAULT_DISK_SIZE_GB
+        if disk_type not in machine.disk_types:
+            self.fail(
+                (*path, "disk", "type"),
+                disk_type,
+                f"{machine.name} boots from {one_of(machine.disk_types)} only; write that type",
+            )
+            return None
+        return Disk(type=disk_type, size_gb=size)
+
+    def _reduction_server(
+        self, config: ReductionServerConfig, workers: WorkerPool | None
+    ) -> WorkerPool | None:
+        path = ("reduction_server",)
+        machine = machines.MACHINE_TYPES[config.machine]
+        ok = True
+        if (
+            workers is None
+            or workers.accelerator is None
+            or (workers.accelerator.type not in machines.GPU_ACCELERATORS)
+        ):
+            self.fail(
+                path,
+                config.model_dump(exclude_unset=True),
+                "a reduction server speeds up all-reduce between GPU workers: give workers an "
+                "NVIDIA accelerator, or remove reduction_server",
+            )
+            ok = False
+        if machine.built_in is not None or machine.tpu:
+            self.fail(
+                (*path, "machine"),
+                config.machine,
+                "reduction servers run on CPU machines; write e.g. "
+                f"machine: {machines.DEFAULT_REDUCTION_SERVER_MACHINE}",
+            )
+            ok = False
+        disk = self._disk(path, machine, config.disk)
+        if not ok or disk is None:
+            return None
+        return WorkerPool(
+            role="reduction_server",
+            replicas=config.replicas,
+            machine=config.machine,
+            disk=disk,
+            image=machines.REDUCTION_SERVER_IMAGE,
+        )
+
+    def _check_tpu_single_pool(self, by_position: Mapping[int, WorkerPool | None]) -> None:
+        primary = by_position.get(0)
+        if primary is None or not machines.MACHINE_TYPES[primary.machine].tpu:
+            return
+        for role in ("workers", "parameter_servers", "reduction_server", "evaluators"):
+            if getattr(self.config, role) is not None:
+                self.fail(
+                    (role,),
+                    getattr(self.config, role).model_dump(exclude_unset=True),
+                    f"TPU jobs run on one pool with one replica ({primary.machine}); remove {role}",
+                )
+
+    # -- job settings
+
+    def _resolve_scheduling(self) -> Scheduling:
+        config = self.config.scheduling or SchedulingConfig()
+        if config.max_wait_duration is not None and config.strategy != FLEX_START:
+            self.fail(
+                ("scheduling", "max_wait_duration"),
+                config.max_wait_duration,
+                "max_wait_duration applies only with strategy: FLEX_START; set that strategy "
+                "or remove max_wait_duration",
+            )
+        return Scheduling(
+            timeout_s=config.timeout,
+            restart_job_on_worker_restart=config.restart_job_on_worker_restart,
+            disable_retries=config.disable_retries,
+            strategy=config.strategy,
+            max_wait_duration_s=config.max_wait_duration,
+        )
+
+    def _check_wait(self, wait: WaitConfig) -> None:
+        """``wait.start_timeout`` bounds a wait for the job to run: it needs ``until:
+        running`` or ``succeeded``, and is shorter than the whole wait's ``timeout``."""
+        if wait.start_timeout is None:
+            return
+        if wait.until == "submitted":
+            self.fail(
+                ("wait", "start_timeout"),
+                wait.start_timeout,
+                "start_timeout bounds the wait for the job to start running; set "
+                "wait.until to running or succeeded, or remove start_timeout",
+            )
+        elif wait.start_timeout > wait.timeout:
+            self.fail(
+                ("wait", "start_timeout"),
+                wait.start_timeout,
+                f"must not be longer than wait.timeout ({wait.timeout}s), which bounds the "
+                "whole wait; shorten it or lengthen timeout",
+            )
+
+    def _check_job_settings(self, service_account: str | None, tensorboard: str | None) -> None:
+        config = self.config
+        if tensorboard and not service_account:
+            self.fail(
+                ("tensorboard",),
+                config.tensorboard,
+                "a job that writes to a TensorBoard needs service_account (one with "
+                "roles/aiplatform.user and storage access); set service_account",
+            )
+        if config.reserved_ip_ranges and not config.network:
+            self.fail(
+                ("reserved_ip_ranges",),
+                config.reserved_ip_ranges,
+                "reserved IP ranges belong to a peered VPC network: set network as well",
+            )
+        if not self.vertex:
+            return
+        if config.base_output_directory and not config.base_output_directory.startswith(GCS_PREFIX):
+            self.fail(
+                ("base_output_directory",),
+                config.base_output_directory,
+                "the vertex backend writes outputs to Cloud Storage: write gs://bucket/path "
+                "(local paths work on the local backend only)",
+            )
+        if config.kms_key and self.region:
+            match = _KMS_KEY_RE.fullmatch(config.kms_key)
+            if match and match["location"] != self.region:
+                self.fail(
+                    ("kms_key",),
+                    config.kms_key,
+                    f"the key must be in the job's region ({self.region}), not "
+                    f"{match['location']}; use a key ring in {self.region}",
+                )
+        if config.adopt:
+            self._check_adopt(config.adopt)
+
+    def _check_adopt(self, name: str) -> None:
+        project_id = self.stack.project or "PROJECT"
+        tuning = self.config.study is not None
+        collection = TUNING_JOBS if tuning else CUSTOM_JOBS
+        example = f"projects/{project_id}/locations/{self.region}/{collection}/ID"
+        match = _JOB_RESOURCE_RE.fullmatch(name)
+        if match is None or match["collection"] != collection:
+            kind = "hyperparameter tuning job" if tuning else "custom job"
+            self.fail(("adopt",), name, f"must be a {kind} resource name: {example}")
+            return
+        project = match["project"]
+        if project != self.stack.project and not project.isdigit():
+            self.fail(
+                ("adopt",),
+                name,
+                f"the job is in project {project}, not this stack's {self.stack.project}; "
+                f"adopt a job of this project: {example}",
+            )
+        if match["location"] != self.region:
+            self.fail(
+                ("adopt",),
+                name,
+                f"the job is in {match['location']}, not this job's region {self.region}; set "
+                f"region: {match['location']} or adopt a job in {self.region}",
+            )
+
+
+def _plain(value: Any) -> Any:
+    """Models as dicts, so that Issue values print as the user wrote them."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_unset=True)
+    return value

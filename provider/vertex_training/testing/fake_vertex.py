@@ -1,0 +1,152 @@
+"""A fake Vertex AI JobService, served over real gRPC on loopback.
+
+The real ``google.cloud.aiplatform_v1.JobServiceClient`` talks to it through an insecure
+channel to ``FakeVertex.address``; nothing is mocked on the client side. The fake serves
+the CustomJob and HyperparameterTuningJob methods of
+``google.cloud.aiplatform.v1.JobService`` and ``GetOperation`` of
+``google.longrunning.Operations`` (which the client polls for the Delete methods); other
+methods answer UNIMPLEMENTED, as gRPC does for unregistered methods.
+
+References cited beside each behaviour (all in github.com/googleapis/googleapis unless
+a URL is given):
+
+- ``google/cloud/aiplatform/v1/job_service.proto``: the RPCs and their requests.
+- ``google/cloud/aiplatform/v1/custom_job.proto``: CustomJob, its spec and field rules.
+- ``google/cloud/aiplatform/v1/hyperparameter_tuning_job.proto``: HyperparameterTuningJob.
+- ``google/cloud/aiplatform/v1/study.proto``: StudySpec, Trial, Measurement.
+- ``google/cloud/aiplatform/v1/job_state.proto``: the states.
+- ``google/longrunning/operations.proto``: long-running operations.
+- ``google/rpc/code.proto``: which error code means what.
+- https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.customJobs
+  (create, get, list, cancel, delete).
+- https://google.aip.dev/158 (pagination) and https://google.aip.dev/160 (filtering).
+
+The fake is split by concern into the private modules of ``vertex_training.testing``; each
+depends only on those listed before it:
+
+- ``_clock``: ``ManualClock``, and clock readings as protobuf Timestamps.
+- ``_faults``: ``RpcError`` and the faults a test injects (``fail_next``, ``stall_next``).
+- ``_request_quotas``: Vertex AI's request quotas (calls per minute per kind), when asked.
+- ``_filters``: the list methods' filter (AIP-160) and pagination (AIP-158).
+- ``_validation``: the rules a created CustomJob or HyperparameterTuningJob must keep.
+- ``_operations``: the long-running delete operations, and ``GetOperation``.
+- ``_jobs``: the jobs and their lifecycle (time decides each job's state when read),
+  and the CustomJob methods.
+- ``_tuning``: hyperparameter tuning jobs and their trials (``default_trial_metric``).
+- ``_server``: ``FakeVertex``, the gRPC server and the wiring of the parts into it.
+
+This module re-exports the names tests use, and is the command line. Run from another
+process (a Pulumi engine test points a stack at it)::
+
+    python -m vertex_training.testing.fake_vertex --port 0 --run-seconds 2 --trial-seconds 0.5
+
+(``--request-quota submit=60 --request-quota crud=600`` adds Vertex AI's default request
+quotas.)
+
+prints the address (``127.0.0.1:PORT``) on its first line and serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from vertex_training.testing._clock import ManualClock
+from vertex_training.testing._jobs import (
+    DEFAULT_PENDING_S,
+    DEFAULT_QUEUED_S,
+    DEFAULT_RUN_S,
+    SCRIPTABLE_OUTCOMES,
+)
+from vertex_training.testing._loopback import serve_until_stopped
+from vertex_training.testing._request_quotas import CRUD, DEFAULT_WINDOW_S, SUBMIT
+from vertex_training.testing._server import Call, FakeVertex
+from vertex_training.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, default_trial_metric
+
+__all__ = ["Call", "FakeVertex", "ManualClock", "TrialMetric", "default_trial_metric", "main"]
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def _parse_script(text: str) -> tuple[str, str, float | None]:
+    """DISPLAY_NAME=OUTCOME[@RUN_SECONDS] -> (display name, outcome, run seconds)."""
+    display_name, sep, rest = text.rpartition("=")
+    if not sep or not display_name:
+        raise argparse.ArgumentTypeError(f"expected DISPLAY_NAME=OUTCOME[@SECONDS], got {text!r}")
+    outcome, _, seconds = rest.partition("@")
+    if outcome not in SCRIPTABLE_OUTCOMES:
+        raise argparse.ArgumentTypeError(f"outcome must be one of {SCRIPTABLE_OUTCOMES}")
+    return display_name, outcome, float(seconds) if seconds else None
+
+
+def _parse_request_quota(text: str) -> tuple[str, int]:
+    """KIND=CALLS -> (kind, calls per window)."""
+    kind, sep, calls = text.partition("=")
+    if kind not in (SUBMIT, CRUD) or not sep or not calls.isdecimal():
+        raise argparse.ArgumentTypeError(
+            f"expected KIND=CALLS, KIND one of {SUBMIT}, {CRUD} (submit=60), got {text!r}"
+        )
+    return kind, int(calls)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve a fake JobService until SIGTERM or SIGINT; print its address first."""
+    parser = argparse.ArgumentParser(
+        prog="python -m vertex_training.testing.fake_vertex", description=main.__doc__
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
+    parser.add_argument("--queued-seconds", type=float, default=DEFAULT_QUEUED_S)
+    parser.add_argument("--pending-seconds", type=float, default=DEFAULT_PENDING_S)
+    parser.add_argument(
+        "--run-seconds",
+        type=float,
+        default=DEFAULT_RUN_S,
+        help="how long each job stays RUNNING ('inf': until cancelled)",
+    )
+    parser.add_argument(
+        "--trial-seconds",
+        type=float,
+        default=DEFAULT_TRIAL_S,
+        help="how long each trial of a hyperparameter tuning job runs",
+    )
+    parser.add_argument(
+        "--script",
+        type=_parse_script,
+        action="append",
+        default=[],
+        metavar="DISPLAY_NAME=OUTCOME[@SECONDS]",
+        help="give jobs with this display name this outcome (and run time); repeatable",
+    )
+    parser.add_argument(
+        "--request-quota",
+        type=_parse_request_quota,
+        action="append",
+        default=[],
+        metavar="KIND=CALLS",
+        help="refuse calls of KIND (submit, crud) past CALLS per window; repeatable",
+    )
+    parser.add_argument(
+        "--request-window-seconds",
+        type=float,
+        default=DEFAULT_WINDOW_S,
+        help="the request quotas' window",
+    )
+    args = parser.parse_args(argv)
+    fake = FakeVertex(
+        queued_s=args.queued_seconds,
+        pending_s=args.pending_seconds,
+        run_s=args.run_seconds,
+        trial_s=args.trial_seconds,
+        port=args.port,
+        request_quotas=dict(args.request_quota),
+        request_window_s=args.request_window_seconds,
+    )
+    for display_name, outcome, run_s in args.script:
+        fake.script(display_name, outcome=outcome, run_s=run_s)
+    return serve_until_stopped(fake)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
