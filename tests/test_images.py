@@ -235,7 +235,7 @@ class TestPickImage:
         choice = choose(framework, version, kind=kind, today=datetime.date(2026, 11, 21))
         assert choice.image.name == name
         assert not choice.image.verified
-        assert "newer than this project's catalogue" in choice.warnings[0]
+        assert "newer than this package's catalogue" in choice.warnings[0]
 
     def test_newer_version_other_python(self) -> None:
         """The pattern carries the Python for TensorFlow (py311)."""

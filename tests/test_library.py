@@ -247,3 +247,34 @@ def test_the_public_names_resolve() -> None:
     """Every name of ``vertex_training.__all__`` loads."""
     for name in vt.__all__:
         assert getattr(vt, name) is not None
+
+
+class TestWaitingForAProgramsJobs:
+    """The waiter reads a program's job from its own entry, not from the stack config."""
+
+    def test_an_entry_with_its_config_needs_no_stack_config(self) -> None:
+        """The wait policy and location come from the entry's config and settings."""
+        from vertex_training.resources.waiter import wait_entries
+
+        waited = {
+            "train": {
+                "resource_name": "projects/acme/locations/europe-west4/customJobs/1",
+                "until": "succeeded",
+                "config": {"image": "python:3.12", "wait": {"until": "succeeded", "timeout": "2h"}},
+                "stack": {"stack": "dev", "config_from": "program", "project": "acme"}
+                | {"region": "europe-west4"},
+            }
+        }
+        [entry] = wait_entries(waited, {}, {}, REPO).values()
+        assert entry["wait"]["until"] == "succeeded"
+        assert entry["wait"]["timeout_s"] == 2 * 3600
+        assert entry["location"]["region"] == "europe-west4"
+
+    def test_wait_until_reads_the_jobs_wait_key(self) -> None:
+        """``wait: succeeded``, ``wait: {until: running}``; no wait, or a wrong one, is none."""
+        from vertex_training.program.waiting import wait_until
+
+        assert wait_until({"wait": "succeeded"}) == "succeeded"
+        assert wait_until({"wait": {"until": "running"}}) == "running"
+        assert wait_until({}) == "submitted"
+        assert wait_until({"wait": "finished"}) == "submitted"

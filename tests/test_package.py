@@ -68,8 +68,9 @@ PROGRAM = '''
         service_account="trainer@acme-ml.iam.gserviceaccount.com",
         output_root="gs://acme-ml-training",
     )
-    vt.wait_for_jobs("wait-for-jobs", [here, cloud])
-    pulumi.export("states", {"try-here": here.state, "train": cloud.state})
+    waiter = vt.wait_for_jobs("wait-for-jobs", [here, cloud])
+    pulumi.export("states", waiter.states)
+    pulumi.export("train", cloud.id)
 '''
 
 
@@ -207,11 +208,16 @@ class TestProgramOfOnesOwn:
             project = self.project(tmp_path, venv, fake)
             self.program(project, "n1-standard-4")
             preview = project.run("preview", "--json").check().stdout
-            assert json.loads(preview)["changeSummary"]["create"] == 3, preview
+            created = {
+                step["urn"].rsplit("::", 1)[-1]
+                for step in json.loads(preview)["steps"]
+                if step["op"] == "create"
+            }
+            assert created == {"acme-ml-dev", "try-here", "train", "wait-for-jobs"}, preview
             project.up().check()
             assert project.outputs()["states"] == {"try-here": "SUCCEEDED", "train": "SUCCEEDED"}
             [submitted] = fake.jobs.values()
-            args = list(submitted.job.job_spec.worker_pool_specs[0].container_spec.args)
+            args = list(submitted.job_spec.worker_pool_specs[0].container_spec.args)
             assert args == ["--after", project.jobs_in_state()["try-here"]["id"]]
             again = project.run("preview", "--json").check().stdout
             assert set(json.loads(again)["changeSummary"]) == {"same"}, again
@@ -300,8 +306,7 @@ class TestTemplate:
 
         project = Project(root=root, stack="local", env=env)
         project.up().check()
-        jobs = {name: job["state"] for name, job in project.jobs_in_state().items()}
-        assert jobs == {"example": "SUCCEEDED"}
+        assert set(project.jobs_in_state()) == {"example"}
         assert project.outputs()["jobs"]["example"]["state"] == "SUCCEEDED"
 
         dev = yaml.safe_load((root / "Pulumi.dev.yaml").read_text())
@@ -312,3 +317,17 @@ class TestTemplate:
         )
         body = json.loads(rendered.stdout)["example"]["customJob"]
         assert body["jobSpec"]["serviceAccount"].endswith("@acme-ml-dev.iam.gserviceaccount.com")
+
+
+class TestInstallFromGit:
+    """`pip install "git+URL#subdirectory=provider"`, as from the repository's host."""
+
+    def test_the_repository_installs_from_its_subdirectory(self, tmp_path: Path) -> None:
+        """The committed tree at HEAD installs by a git URL (its dependencies left out:
+        the wheel's are installed above) and its command runs."""
+        folder = tmp_path / "v"
+        run(sys.executable, "-m", "venv", folder)
+        url = f"git+file://{REPO}@HEAD#subdirectory=provider"
+        run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", url)
+        shown = run(folder / "bin" / "vertex-training", "--help").stdout
+        assert shown.startswith("usage: vertex-training"), shown

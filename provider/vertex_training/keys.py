@@ -9,6 +9,8 @@ PLATFORM_KEY = f"{CONFIG_NAMESPACE}:platform"
 BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
 API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
 LOCAL_ACCELERATORS_KEY = f"{CONFIG_NAMESPACE}:localAccelerators"
+#: Rows a project adds to the catalogue of prebuilt training images (docs/images.md).
+IMAGES_KEY = f"{CONFIG_NAMESPACE}:images"
 #: The team's review rules (vertex_training.review.policies); the loader accepts the key only.
 POLICIES_KEY = f"{CONFIG_NAMESPACE}:policies"
 #: ``vertex-training:localAccelerators``: what a local job with accelerators runs on.
@@ -17,7 +19,15 @@ LOCAL_ACCELERATOR_MODES = (LOCAL_GPU, LOCAL_CPU)
 GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).
-STACK_CONFIG_KEYS = ("apiEndpoint", "backend", "jobs", "localAccelerators", "platform", "policies")
+STACK_CONFIG_KEYS = (
+    "apiEndpoint",
+    "backend",
+    "images",
+    "jobs",
+    "localAccelerators",
+    "platform",
+    "policies",
+)
 #: The namespaces of the keys a stack reads.
 NAMESPACES = ("gcp", CONFIG_NAMESPACE)
 

@@ -46,9 +46,12 @@ image of the same version and Python (the framework a runtime version was named 
 with the reasoning per row. A runtime version whose image Vertex AI no longer runs is
 refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
 
-Registry host by region: ``registry_host`` (the three hosts the page lists for every image).
-A URI is read as a prebuilt image by ``vertex_training.api.image_refs`` (the reference grammar),
-then by its host and path (``PREBUILT_TRAINING_PATHS``, ``PREBUILT_PREDICTION_PATHS``).
+Registry host by region, and which URIs name a prebuilt image: ``catalog.image_uris``.
+
+A project adds rows of its own (a version Google published after this catalogue was
+compiled, or corrected dates) in the stack config key ``vertex-training:images``, each with
+its page and the day it was read (``vertex_training.stackconfig``): while a stack's jobs
+are read, ``project_rows`` puts them before the package's rows (``catalogue``).
 """
 
 from __future__ import annotations
@@ -56,14 +59,24 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from vertex_training.api import image_refs
 from vertex_training.catalog._image_rows import ROWS
 from vertex_training.catalog._runtime_rows import LEGACY_RUNTIMES, LegacyRuntime
+from vertex_training.catalog.image_uris import (
+    IMAGE_PATH,
+    IMAGE_TAG,
+    PREBUILT_PREDICTION_PATHS,
+    PREBUILT_TRAINING_PATHS,
+    is_prediction_image,
+    prebuilt_image_name,
+    registry_host,
+)
 
 __all__ = [
     "CATALOGUE_DATE",
@@ -75,6 +88,7 @@ __all__ = [
     "LEGACY_RUNTIMES",
     "PREBUILT_PREDICTION_PATHS",
     "PREBUILT_TRAINING_PATHS",
+    "PROJECT_ROWS_KEY",
     "SOURCES",
     "TPU",
     "TRAINING_IMAGES",
@@ -86,6 +100,7 @@ __all__ = [
     "PrebuiltImage",
     "Source",
     "available_versions",
+    "catalogue",
     "catalogue_age_warning",
     "catalogued_image",
     "check_named_image",
@@ -95,6 +110,7 @@ __all__ = [
     "pick_image",
     "pick_runtime_image",
     "prebuilt_image_name",
+    "project_rows",
     "registry_host",
     "supported_versions",
 ]
@@ -127,30 +143,6 @@ FRAMEWORK_NAMES: Mapping[str, str] = MappingProxyType(
         "xgboost": "XGBoost",
     }
 )
-
-#: Where every prebuilt training image lives, under each registry host.
-IMAGE_PATH: Final = "vertex-ai/training"
-#: Only ``:latest`` is served for prebuilt training images.
-IMAGE_TAG: Final = "latest"
-REGISTRY_HOSTS: Mapping[str, str] = MappingProxyType(
-    {
-        "us": "us-docker.pkg.dev",
-        "europe": "europe-docker.pkg.dev",
-        "asia": "asia-docker.pkg.dev",
-    }
-)
-#: Region name prefix -> registry host key; a region matching none uses the us host.
-REGION_PREFIX_HOSTS: tuple[tuple[str, str], ...] = (
-    ("us-", "us"),
-    ("northamerica-", "us"),
-    ("southamerica-", "us"),
-    ("europe-", "europe"),
-    ("me-", "europe"),
-    ("africa-", "europe"),
-    ("asia-", "asia"),
-    ("australia-", "asia"),
-)
-DEFAULT_REGISTRY: Final = "us"
 
 _VERSION_RE = re.compile(r"(?P<major>\d+)\.(?P<minor>\d+)")
 _PYTHON_RE = re.compile(r"3\.\d+")
@@ -223,6 +215,36 @@ def _image(row: tuple[str, str, str, str, str, str, str]) -> PrebuiltImage:
 
 TRAINING_IMAGES: tuple[PrebuiltImage, ...] = tuple(_image(row) for row in ROWS)
 
+#: The stack config key whose rows a project adds to the catalogue (``project_rows``).
+PROJECT_ROWS_KEY: Final = "vertex-training:images"
+#: How a user adds a row, for messages.
+ADD_A_ROW: Final = (
+    f"add the image's row, read from that page, to the stack config key {PROJECT_ROWS_KEY} "
+    "(docs/images.md)"
+)
+#: The rows the stack being read adds (``project_rows``): one value per thread (the
+#: provider host checks jobs of one stack on four threads).
+_PROJECT_ROWS: ContextVar[tuple[PrebuiltImage, ...]] = ContextVar("project_rows", default=())
+
+
+@contextmanager
+def project_rows(rows: Sequence[PrebuiltImage]) -> Iterator[None]:
+    """Within the block, the catalogue holds ``rows`` too: a project's own rows (the
+    stack config's ``vertex-training:images``) beside the package's, and before them:
+    a row of the same image name replaces the package's."""
+    token = _PROJECT_ROWS.set(tuple(rows))
+    try:
+        yield
+    finally:
+        _PROJECT_ROWS.reset(token)
+
+
+def catalogue() -> tuple[PrebuiltImage, ...]:
+    """The rows lookups read: the project's (``project_rows``), then the package's."""
+    own = _PROJECT_ROWS.get()
+    names = {image.name for image in own}
+    return (*own, *(image for image in TRAINING_IMAGES if image.name not in names))
+
 
 # ------------------------------------------------------------------------------ the lookups
 
@@ -246,14 +268,6 @@ class ImageRefusal:
     retired: bool = False
 
 
-def registry_host(region: str) -> str:
-    """``us-docker.pkg.dev``, ``europe-docker.pkg.dev`` or ``asia-docker.pkg.dev`` for a region."""
-    for prefix, host in REGION_PREFIX_HOSTS:
-        if region.startswith(prefix):
-            return REGISTRY_HOSTS[host]
-    return REGISTRY_HOSTS[DEFAULT_REGISTRY]
-
-
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
@@ -262,7 +276,7 @@ def _versions(framework: str, kind: str | None = None) -> list[str]:
     """Catalogued versions of a framework (newest first), optionally only for one kind."""
     found = {
         image.version
-        for image in TRAINING_IMAGES
+        for image in catalogue()
         if image.framework == framework and (kind is None or kind in image.kinds)
     }
     return sorted(found, key=_version_key, reverse=True)
@@ -272,7 +286,7 @@ def supported_versions(framework: str, kind: str, today: datetime.date) -> list[
     """Versions (newest first) with a ``kind`` image still before its end of support."""
     found = {
         image.version
-        for image in TRAINING_IMAGES
+        for image in catalogue()
         if image.framework == framework and kind in image.kinds and today <= image.end_of_support
     }
     return sorted(found, key=_version_key, reverse=True)
@@ -282,7 +296,7 @@ def available_versions(framework: str, kind: str, today: datetime.date) -> list[
     """Versions (newest first) with a ``kind`` image Vertex AI still runs on ``today``."""
     found = {
         image.version
-        for image in TRAINING_IMAGES
+        for image in catalogue()
         if image.framework == framework
         and kind in image.kinds
         and today <= image.end_of_availability
@@ -312,7 +326,7 @@ def _newest_image(framework: str, version: str, kind: str) -> PrebuiltImage:
     """The ``kind`` image of a catalogued version with the newest Python."""
     rows = [
         i
-        for i in TRAINING_IMAGES
+        for i in catalogue()
         if i.framework == framework and i.version == version and kind in i.kinds
     ]
     return max(rows, key=lambda i: _version_key(i.python))
@@ -337,8 +351,8 @@ def _none_available(framework: str, kind: str, today: datetime.date, advice: Adv
         return (
             f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
             f"name a prebuilt image Vertex AI still runs ({CATALOGUE_URL}; this package's "
-            f"catalogue was compiled {CATALOGUE_DATE}), or a container of your own that "
-            "carries the framework version the trainer needs"
+            f"catalogue was compiled {CATALOGUE_DATE}: {ADD_A_ROW}), or a container of your "
+            "own that carries the framework version the trainer needs"
         )
     how = (
         f"replace runtime_version with framework: {{name: {framework}, version: ...}} "
@@ -349,7 +363,7 @@ def _none_available(framework: str, kind: str, today: datetime.date, advice: Adv
     return (
         f"no catalogued {name} {kind.upper()} image is still available on {today}{ended}: "
         f"{how}, from {CATALOGUE_URL} (this package's catalogue was compiled "
-        f"{CATALOGUE_DATE}), or give image / executor_image directly"
+        f"{CATALOGUE_DATE}: {ADD_A_ROW}), or give image / executor_image directly"
     )
 
 
@@ -440,7 +454,8 @@ def catalogue_age_warning(today: datetime.date) -> str | None:
         f"this package's catalogue of prebuilt training images was compiled on "
         f"{CATALOGUE_DATE}, more than {CATALOGUE_MAX_AGE_MONTHS} months before {today}: "
         f"Google may have published newer versions or moved dates since; check "
-        f"{CATALOGUE_URL} and update it"
+        f"{CATALOGUE_URL} (a row Google published since goes in the stack config key "
+        f"{PROJECT_ROWS_KEY}: docs/images.md)"
     )
 
 
@@ -460,9 +475,7 @@ def _pattern_image(
     """An unverified image for a version newer than the catalogue, named like the newest row."""
     if kind == TPU:
         return None  # TPU image names do not follow the CPU/GPU pattern
-    newest = next(
-        (i for i in TRAINING_IMAGES if i.framework == framework and kind in i.kinds), None
-    )
+    newest = next((i for i in catalogue() if i.framework == framework and kind in i.kinds), None)
     if newest is None:
         return None
     dashed, old = version.replace(".", "-"), newest.version.replace(".", "-")
@@ -500,7 +513,7 @@ def pick_image(
     refusal = _check_inputs(framework, version, python, kind=kind, today=today)
     if refusal is not None:
         return refusal
-    images = [i for i in TRAINING_IMAGES if i.framework == framework and i.version == version]
+    images = [i for i in catalogue() if i.framework == framework and i.version == version]
     if not images:
         return _unknown_version(framework, version, python, kind=kind, region=region, today=today)
     newest = _select(images, framework, version, python=None, kind=kind, today=today)
@@ -613,11 +626,11 @@ def _unknown_version(
                 uri=image.uri(region),
                 image=image,
                 warnings=(
-                    f"{name} {version} is newer than this project's catalogue of prebuilt "
+                    f"{name} {version} is newer than this package's catalogue of prebuilt "
                     f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
                     f"name {image.name} follows Google's naming pattern and its end of support "
-                    f"and end of availability are unknown; check it at {CATALOGUE_URL} and add "
-                    "it to provider/vertex_training/catalog/images.py",
+                    f"and end of availability are unknown; check it at {CATALOGUE_URL} and "
+                    f"{ADD_A_ROW}",
                 ),
             )
     return ImageRefusal(
@@ -637,7 +650,7 @@ def _runtime_alternatives(kind: str, today: datetime.date) -> str:
             and i.version == r.tensorflow
             and kind in i.kinds
             and today <= i.end_of_availability
-            for i in TRAINING_IMAGES
+            for i in catalogue()
         )
     ]
     if running:
@@ -667,7 +680,7 @@ def _runtime_images(
         )
     images = [
         i
-        for i in TRAINING_IMAGES
+        for i in catalogue()
         if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
     ]
     if not images:
@@ -745,49 +758,11 @@ def pick_runtime_image(
     return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
 
 
-#: Registry host -> where Google publishes prebuilt training images under it (the
-#: Artifact Registry hosts, and the older gcr.io path).
-PREBUILT_TRAINING_PATHS: Mapping[str, str] = MappingProxyType(
-    {
-        **{host: IMAGE_PATH for host in REGISTRY_HOSTS.values()},
-        "gcr.io": "cloud-aiplatform/training",
-    }
-)
-#: Registry host -> where the prebuilt *prediction* images live: a common mistake for an
-#: executor image.
-PREBUILT_PREDICTION_PATHS: Mapping[str, str] = MappingProxyType(
-    {
-        **{host: "vertex-ai/prediction" for host in REGISTRY_HOSTS.values()},
-        "gcr.io": "cloud-aiplatform/prediction",
-    }
-)
-
-
-def _prebuilt_name(uri: str, paths: Mapping[str, str]) -> str | None:
-    """The last path component of ``uri`` when the rest of it is one of ``paths``."""
-    reference = image_refs.parse(uri.strip())
-    if not isinstance(reference, image_refs.ImageReference) or reference.host is None:
-        return None
-    directory, _, name = reference.path.rpartition("/")
-    return name if paths.get(reference.host) == directory else None
-
-
-def prebuilt_image_name(uri: str) -> str | None:
-    """The name under ``<host>/vertex-ai/training/`` of a prebuilt training image URI
-    (``tf-cpu.2-17.py310``), without its tag or digest; None for any other image."""
-    return _prebuilt_name(uri, PREBUILT_TRAINING_PATHS)
-
-
-def is_prediction_image(uri: str) -> bool:
-    """Whether ``uri`` is one of Vertex AI's prebuilt prediction images."""
-    return _prebuilt_name(uri, PREBUILT_PREDICTION_PATHS) is not None
-
-
 def catalogued_image(uri: str) -> PrebuiltImage | None:
     """The catalogue row of a prebuilt training image URI that a job names itself; None
     for any other image (a custom container, or a prebuilt one the catalogue lacks)."""
     name = prebuilt_image_name(uri)
-    return next((i for i in TRAINING_IMAGES if i.name == name), None) if name else None
+    return next((i for i in catalogue() if i.name == name), None) if name else None
 
 
 def check_named_image(

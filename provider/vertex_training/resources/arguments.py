@@ -160,6 +160,21 @@ class TrainingJobArgs(TypedDict, total=False):
     python_version: str
 
 
+class ImageRowArgs(TypedDict):
+    """A row added to the catalogue of prebuilt images (``vertex-training:images``, as
+    docs/images.md shows), read from Google's page on ``read_on``."""
+
+    framework: str
+    version: str
+    python: str
+    kinds: Sequence[Literal["cpu", "gpu", "tpu"]]
+    name: str
+    end_of_support: str
+    end_of_availability: str
+    source: str
+    read_on: str
+
+
 class BucketArgs(TypedDict, total=False):
     """``platform.bucket``: the staging bucket's name and lifecycle."""
 

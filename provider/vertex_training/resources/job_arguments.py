@@ -19,13 +19,15 @@ from typing import Any, Protocol
 import pulumi
 
 from vertex_training.errors import Issue
-from vertex_training.keys import job_key
+from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
 
 #: ``StackSettings.config_from`` of a job a program gives as arguments.
 PROGRAM = "program"
-#: The argument a job's config is given as (``TrainingJob(name, job, ...)``).
+#: The argument a job's config is given as (``TrainingJob(name, job, ...)``), and the one
+#: its rows of the image catalogue are (``vertex-training:images`` in a stack config).
 JOB_ARGUMENT = "job"
+IMAGES_ARGUMENT = "images"
 #: What stands for a value a preview does not know yet, while the rest is checked.
 UNKNOWN_TEXT = pulumi.runtime.rpc.UNKNOWN
 
@@ -71,10 +73,10 @@ def from_program(stack: Mapping[str, Any]) -> bool:
 def argument_issue(name: str, issue: Issue) -> Issue:
     """``issue`` named by argument path (``job.workers.machine``) instead of stack config
     key (``vertex-training:jobs.<name>.workers.machine``)."""
-    prefix = job_key(name)
-    if issue.key != prefix and not issue.key.startswith(f"{prefix}."):
-        return issue
-    return Issue(JOB_ARGUMENT + issue.key.removeprefix(prefix), issue.value, issue.message)
+    for prefix, argument in ((job_key(name), JOB_ARGUMENT), (IMAGES_KEY, IMAGES_ARGUMENT)):
+        if issue.key == prefix or issue.key.startswith((f"{prefix}.", f"{prefix}[")):
+            return Issue(argument + issue.key.removeprefix(prefix), issue.value, issue.message)
+    return issue
 
 
 def is_unknown(value: Any) -> bool:

@@ -163,6 +163,10 @@ class Waited(TypedDict):
     resource_name: str
     #: ``running`` or ``succeeded`` (a job waited for ``submitted`` has no entry).
     until: str
+    #: A job a program gave as arguments (``wait_for_jobs``): its config and stack
+    #: settings, which a stack config job's waiter reads from the stack config instead.
+    config: NotRequired[dict[str, Any]]
+    stack: NotRequired[dict[str, Any]]
 
 
 def model_directory_of(output_directory: str) -> str:

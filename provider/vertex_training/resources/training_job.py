@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,7 +101,7 @@ from vertex_training.resources.submission import (
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
     from vertex_training.errors import Issue
-    from vertex_training.resources.arguments import BackendName, TrainingJobArgs
+    from vertex_training.resources.arguments import BackendName, ImageRowArgs, TrainingJobArgs
     from vertex_training.stackconfig import JobSpec
 
 #: Inputs that never change what runs: changing them updates the resource in place.
@@ -668,6 +668,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         output_root: pulumi.Input[str] | None = None,
         image_repository: pulumi.Input[str] | None = None,
         tensorboard: pulumi.Input[str] | None = None,
+        images: Sequence[ImageRowArgs] | None = None,
         secret: bool = False,
         stack: Mapping[str, Any] | None = None,
     ) -> None:
@@ -676,6 +677,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         Where it runs: ``platform`` (a ``TrainingPlatform``, whose APIs and grants the job
         waits for) and the other arguments, which win (``job_arguments.program_settings``);
         or ``stack``, the settings of a stack config job (``vertex_training.program``).
+        ``images``: rows added to the catalogue of prebuilt images, as the stack config key
+        ``vertex-training:images`` takes them (docs/images.md).
         ``secret``: the job holds a secret (an env value); keep it encrypted in the state.
 
         The job is one input (``job``: name, config, stack settings), recorded by
@@ -694,6 +697,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             "output_root": output_root,
             "image_repository": image_repository,
             "tensorboard": tensorboard,
+            "images": [dict(row) for row in images] if images else None,
         }
         settings = dict(stack) if stack is not None else program_settings(platform, given)
         if stack is None:

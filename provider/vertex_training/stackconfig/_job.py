@@ -54,6 +54,9 @@ class StackSettings(_SpecModel):
     #: (``vertex-training:jobs.<name>``), ``program`` for a resource's arguments in a
     #: program (``vertex_training.resources.job_arguments``: mistakes named by argument).
     config_from: Literal["program"] | None = None
+    #: Rows the project adds to the catalogue of prebuilt images (``vertex-training:images``,
+    #: validated: ``vertex_training.stackconfig._image_rows``), as written.
+    images: list[dict[str, Any]] | None = None
 
 
 class WaitPolicy(_SpecModel):

@@ -29,6 +29,7 @@ from vertex_training.keys import (
     CONFIG_NAMESPACE,
     GCP_PROJECT_KEY,
     GCP_REGION_KEY,
+    IMAGES_KEY,
     PLATFORM_KEY,
     POLICIES_KEY,
     STACK_CONFIG_KEYS,
@@ -42,7 +43,7 @@ from vertex_training.stackconfig.platform import Platform
 
 #: Keys whose value is an object: the engine hands them to the program and to the
 #: providers as JSON text.
-OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY)
+OBJECT_KEYS = (JOBS_KEY, PLATFORM_KEY, POLICIES_KEY, IMAGES_KEY)
 #: The keys a stack is read from (``load_stack`` reads no other).
 STACK_KEYS = (
     GCP_PROJECT_KEY,

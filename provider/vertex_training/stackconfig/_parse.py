@@ -17,8 +17,14 @@ from pydantic import (
     ValidationError,
 )
 
+from vertex_training.catalog import images
 from vertex_training.errors import Issue, SpecError
-from vertex_training.keys import LOCAL_ACCELERATOR_MODES, LOCAL_ACCELERATORS_KEY, LOCAL_GPU
+from vertex_training.keys import (
+    IMAGES_KEY,
+    LOCAL_ACCELERATOR_MODES,
+    LOCAL_ACCELERATORS_KEY,
+    LOCAL_GPU,
+)
 from vertex_training.stackconfig import platform as stack_platform
 from vertex_training.stackconfig._config import JobConfig
 from vertex_training.stackconfig._constants import (
@@ -35,6 +41,7 @@ from vertex_training.stackconfig._constants import (
     STACK_CONFIG_KEYS,
     STUDY_KEY,
 )
+from vertex_training.stackconfig._image_rows import image_of, parse_image_rows
 from vertex_training.stackconfig._issues import did_you_mean, issues_from, one_of
 from vertex_training.stackconfig._job import JobSpec, StackSettings
 from vertex_training.stackconfig._prebuilt import _prebuilt_images
@@ -65,6 +72,17 @@ def parse_job(
     judging end of support as of ``today`` (default: the current date). Warnings that do
     not stop the job are on the result's ``warnings``.
     """
+    rows, row_issues = parse_image_rows(stack.images)  # given as arguments, not yet checked
+    if row_issues:
+        raise SpecError(row_issues)
+    with images.project_rows([image_of(row) for row in rows]):
+        return _parse_job(name, raw, stack, today)
+
+
+def _parse_job(
+    name: str, raw: object, stack: StackSettings, today: datetime.date | None
+) -> JobSpec:
+    """``parse_job``, with the stack's own image rows in the catalogue."""
     base = f"{JOBS_KEY}.{name}"
     issues: list[Issue] = []
     if not isinstance(name, str) or not (
@@ -193,8 +211,11 @@ def stack_settings(
         api_endpoint=api_endpoint,
     )
     issues.extend(platform_issues)
+    image_rows, image_issues = parse_image_rows(config.get(IMAGES_KEY))
+    issues.extend(image_issues)
     defaults = platform.job_defaults() if platform else {}
     settings = StackSettings(
+        images=image_rows or None,
         stack=stack,
         project=project,
         region=region,

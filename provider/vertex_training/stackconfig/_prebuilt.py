@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vertex_training.api import image_refs
-from vertex_training.catalog import images, machines
+from vertex_training.catalog import image_uris, images, machines
 from vertex_training.errors import Issue, RetiredImage
 from vertex_training.stackconfig._config import FrameworkConfig, JobConfig, _PoolConfig
 from vertex_training.stackconfig._constants import LOCAL_DEFAULT_REGION
@@ -84,7 +84,7 @@ class _PrebuiltImages:
         #: The first key (and its value) that picked an image from the catalogue.
         self.catalogue_key: tuple[str, object] | None = None
         host = images.registry_host(self.region)
-        self.unresolved = f"{host}/{images.IMAGE_PATH}/{_UNRESOLVED_IMAGE}:latest"
+        self.unresolved = f"{host}/{image_uris.IMAGE_PATH}/{_UNRESOLVED_IMAGE}:latest"
 
     def resolve(self) -> tuple[JobConfig, list[Issue], list[Issue]]:
         config = self.config
