@@ -327,7 +327,8 @@ class TestInstallFromGit:
         the wheel's are installed above) and its command runs."""
         folder = tmp_path / "v"
         run(sys.executable, "-m", "venv", folder)
-        url = f"git+file://{REPO}@HEAD#subdirectory=provider"
+        head = run("git", "rev-parse", "HEAD", cwd=REPO).stdout.strip()
+        url = f"git+file://{REPO}@{head}#subdirectory=provider"
         run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", url)
         shown = run(folder / "bin" / "vertex-training", "--help").stdout
         assert shown.startswith("usage: vertex-training"), shown
