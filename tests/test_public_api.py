@@ -103,6 +103,24 @@ class TestMovedModules:
         assert "No module named 'provider'" in result.stderr
 
 
+class TestLegacyCommandLine:
+    """``python -m provider`` (the command line before 0.2.0) still runs, saying its name."""
+
+    def test_it_runs_vertex_training_and_says_so(self) -> None:
+        """In the repository, ``python -m provider render --help`` is ``vertex-training
+        render --help``, with a note on stderr."""
+        result = subprocess.run(
+            [sys.executable, "-m", "provider", "render", "--help"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("usage: vertex-training render")
+        assert "`python -m provider` is `vertex-training`" in result.stderr
+
+
 class TestLegacyNames:
     """``vertex_training._moved.current_name``: a legacy module name -> today's."""
 

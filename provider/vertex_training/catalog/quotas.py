@@ -75,7 +75,7 @@ SEEN_IN_ERRORS = (
 )
 BY_PATTERN = "not confirmed: follows the pattern of the names seen in error text"
 SAMPLED = (
-    "named in Google's Vertex AI samples, as provider/vertex_training/catalog/machines.py "
+    "named in Google's Vertex AI samples, as vertex_training.catalog.machines "
     "TPU_TRAINING_QUOTAS records (per chip)"
 )
 FAMILY_CPUS = (
@@ -153,9 +153,7 @@ def accelerator_quota(accelerator: str, strategy: str = STANDARD) -> Quota | Non
     sampled: Mapping[str, str] = getattr(machines, "TPU_TRAINING_QUOTAS", {})
     if accelerator in sampled and not spot:
         name = sampled[accelerator].rsplit("/", 1)[-1]
-        return Quota(
-            name, accelerator, True, SAMPLED, "provider/vertex_training/catalog/machines.py"
-        )
+        return Quota(name, accelerator, True, SAMPLED, "vertex_training.catalog.machines")
     if accelerator in _TPU_NAMES:
         name = _TPU_NAMES[accelerator].replace("training_", f"training_{spot}", 1)
         return Quota(name, accelerator, False, BY_PATTERN)
@@ -404,7 +402,7 @@ def compare(needs: Iterable[JobNeeds], limits: Limits) -> list[Comparison]:
         if limit is None:
             note = (
                 f"no quota {quota.metric} among the project's {SERVICE} quotas: "
-                f"the name may be wrong (provider/vertex_training/catalog/quotas.py, {quota.how})"
+                f"the name may be wrong (vertex_training.catalog.quotas, {quota.how})"
                 if quota.metric not in limits.metrics
                 else f"{quota.metric} has no value for {region}"
             )

@@ -152,8 +152,8 @@ def refresh(
     unknown = [r for r in wanted_regions if r not in machines.TRAINING_REGIONS]
     if unknown:
         raise PricesError(
-            f"--region {', '.join(unknown)}: not a region Vertex AI trains in "
-            f"(provider/vertex_training/catalog/machines.py TRAINING_REGIONS)"
+            f"--region {', '.join(unknown)}: not a region Vertex AI trains in, as this "
+            f"package's catalogue lists them: {', '.join(sorted(machines.TRAINING_REGIONS))}"
         )
     clock = now or (lambda: datetime.datetime.now(datetime.UTC))
     machine_shapes = _read_shapes(
