@@ -5,7 +5,10 @@ checker says of a program."""
 
 from __future__ import annotations
 
+import contextvars
 import os
+import runpy
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -278,3 +281,91 @@ class TestWaitingForAProgramsJobs:
         assert wait_until({"wait": {"until": "running"}}) == "running"
         assert wait_until({}) == "submitted"
         assert wait_until({"wait": "finished"}) == "submitted"
+
+
+class TestAProgramsPlatformAndJobs:
+    """A program of one's own under Pulumi's mocks (as tests/test_platform.py runs the
+    repository's): a TrainingPlatform made from arguments, jobs on it."""
+
+    PROGRAM = """
+import vertex_training as vt
+
+platform = vt.TrainingPlatform("ml", project="acme-ml", region="us-central1")
+for name in ("a", "b"):
+    vt.TrainingJob(
+        name,
+        vt.TrainingJobArgs(
+            python_package={
+                "package_path": "trainer",
+                "module": "trainer.task",
+                "framework": {"name": "sklearn", "version": "1.7"},
+            },
+            machine="n1-standard-4",
+        ),
+        platform=platform,
+    )
+vt.TrainingJob("c", {"image": "trainer:1"}, platform=platform, region="europe-west4")
+"""
+
+    @pytest.fixture
+    def graph(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+        from pulumi.runtime import mocks as pulumi_mocks
+        from pulumi.runtime.stack import run_pulumi_func
+        from pulumi.runtime.sync_await import _sync_await
+
+        from tests.test_platform import Graph, Mocks, RecordingMonitor
+
+        shutil.copytree(REPO / "trainer", tmp_path / "trainer")
+        program = tmp_path / "__main__.py"
+        program.write_text(self.PROGRAM)
+        monkeypatch.chdir(tmp_path)
+        graph = Graph()
+
+        def run() -> None:
+            mocks = Mocks(graph)
+            pulumi.runtime.set_all_config({}, [])
+            pulumi_mocks.set_mocks(
+                mocks, project="acme-ml", stack="dev", monitor=RecordingMonitor(mocks, graph)
+            )
+            _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program))))
+
+        contextvars.Context().run(run)
+        return graph
+
+    def test_jobs_take_the_platforms_places(self, graph: Any) -> None:
+        """Each job's settings name the platform's project, region, account, bucket and
+        repository; an argument (``region``) wins over the platform's."""
+        from tests.test_platform import JOB
+
+        settings = {r.name: r.inputs["job"]["stack"] for r in graph.of(JOB)}
+        assert settings["a"]["project"] == "acme-ml"
+        assert settings["a"]["region"] == "us-central1"
+        assert settings["a"]["service_account"].endswith("@acme-ml.iam.gserviceaccount.com")
+        assert settings["a"]["output_root"].startswith("gs://")
+        assert settings["a"]["image_repository"].startswith("us-central1-docker.pkg.dev/acme-ml/")
+        assert settings["a"]["config_from"] == "program"
+        assert settings["c"]["region"] == "europe-west4"
+
+    def test_a_package_directory_is_uploaded_once_for_every_job(self, graph: Any) -> None:
+        """Two jobs of one package directory: one upload, named by its digest, which both
+        jobs name in package_uris and wait for, with the platform's grants."""
+        from tests.test_platform import BUCKET_OBJECT, IAM_TYPES, JOB
+
+        [upload] = graph.of(BUCKET_OBJECT)
+        jobs = {r.name: r for r in graph.of(JOB)}
+        uri = f"gs://{upload.inputs['bucket']}/{upload.inputs['name']}"
+        for name in ("a", "b"):
+            package = jobs[name].inputs["job"]["config"]["python_package"]
+            assert package["package_uris"] == [uri]
+            assert "package_path" not in package
+            assert upload.urn in jobs[name].dependencies
+        grants = {r.urn for r in graph.registrations if r.type in IAM_TYPES}
+        assert grants <= set(jobs["c"].dependencies)
+
+    def test_the_jobs_check_as_registered(self, graph: Any) -> None:
+        """The provider's check of what each job registered finds no mistake."""
+        from tests.test_platform import JOB
+
+        for registration in graph.of(JOB):
+            result = configured(TrainingJobProvider()).check({}, registration.inputs)
+            assert [f.reason for f in result.failures] == [], registration.name

@@ -369,6 +369,7 @@ class TestCliReading:
                 "vertex-training:backend": "vertex",
                 "vertex-training:localAccelerators": "gpu",
                 "vertex-training:apiEndpoint": None,
+                "vertex-training:images": None,
                 "vertex-training:jobs": None,
                 "vertex-training:platform": None,
                 "vertex-training:policies": None,
