@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.engine import REPO, Project, tools_missing, vertex_stack
+from tests.engine import REPO, VENV, Project, tools_missing, vertex_stack
 from vertex_training.resources.state import SCHEMA_VERSION
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -74,6 +75,13 @@ def use_release(project: Project, tree: Path) -> None:
     program imports the installed ``vertex_training``, and the project keeps
     ``provider.py``, which answers the old module names its state holds."""
     shutil.copy(tree / "__main__.py", project.root / "__main__.py")
+    # The release's Pulumi.yaml (the config keys it declares), in this test's virtualenv.
+    project_file = yaml.safe_load((tree / "Pulumi.yaml").read_text())
+    runtime = project_file["runtime"]
+    if isinstance(runtime, str):
+        runtime = project_file["runtime"] = {"name": runtime}
+    runtime.setdefault("options", {})["virtualenv"] = str(VENV)
+    (project.root / "Pulumi.yaml").write_text(yaml.safe_dump(project_file, sort_keys=False))
     package = "provider.py" if (tree / "provider.py").exists() else "provider"
     for name in ("provider", "provider.py"):
         (project.root / name).unlink(missing_ok=True)
