@@ -28,6 +28,7 @@ import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult
 
 from vertex_training.keys import job_key
+from vertex_training.resources.job_arguments import JOB_ARGUMENT, from_program
 from vertex_training.resources.training_job import (
     EXPORTED_OUTPUT_KEYS,
     JOB_INPUT,
@@ -64,10 +65,13 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
         job = news[JOB_INPUT]
         config = job.get("config")
         if not result.failures and isinstance(config, Mapping) and not is_tuning_job(config):
+            stack = job.get("stack")
+            program = isinstance(stack, Mapping) and from_program(stack)
+            key = JOB_ARGUMENT if program else job_key(str(job.get("name")))
             failure = CheckFailure(
                 "config",
-                f"{job_key(str(job.get('name')))}: a hyperparameter tuning job needs a "
-                "study: block (metrics, parameters, max_trials); see docs/config-shape.md",
+                f"{key}: a hyperparameter tuning job needs a study: block (metrics, "
+                "parameters, max_trials); see docs/tuning.md",
             )
             return CheckResult(result.inputs, [failure])
         return result
@@ -79,7 +83,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
 
 
 class HyperparameterTuningJob(TrainingJob, module="vertex", name="HyperparameterTuningJob"):
-    """A hyperparameter tuning job declared in the stack config (a job with ``study:``)."""
+    """A hyperparameter tuning job: a job with a ``study:`` block (docs/tuning.md)."""
 
     job_provider_class = HyperparameterTuningJobProvider
 
