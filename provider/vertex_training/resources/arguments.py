@@ -59,10 +59,9 @@ class PythonPackageArgs(TypedDict, total=False):
     framework: FrameworkArgs
 
 
-class PoolArgs(TypedDict, total=False):
-    """``workers``, ``parameter_servers``, ``evaluators``: a worker pool."""
+class _PoolKeys(TypedDict, total=False):
+    """The keys every pool may set, the job itself too (for its primary pool)."""
 
-    replicas: Input[int]
     image: Input[str]
     command: Input[Sequence[Input[str]]]
     python_package: PythonPackageArgs
@@ -72,6 +71,12 @@ class PoolArgs(TypedDict, total=False):
     accelerator: AcceleratorArgs
     tpu_topology: Input[str]
     disk: DiskArgs
+
+
+class PoolArgs(_PoolKeys, total=False):
+    """``workers``, ``parameter_servers``, ``evaluators``: a worker pool."""
+
+    replicas: Input[int]
 
 
 class ReductionServerArgs(TypedDict, total=False):
@@ -109,24 +114,15 @@ class RetryArgs(TypedDict, total=False):
     strategies: Sequence[StrategyName]
 
 
-class TrainingJobArgs(TypedDict, total=False):
+class TrainingJobArgs(_PoolKeys, total=False):
     """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
 
-    The primary pool's keys are the job's own (``image``, ``machine``, ``accelerator``,
-    ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add
+    The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``,
+    ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add
     pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md);
     ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
     """
 
-    image: Input[str]
-    command: Input[Sequence[Input[str]]]
-    python_package: PythonPackageArgs
-    args: Input[Sequence[Input[str]]]
-    env: Input[Mapping[str, Input[str]]]
-    machine: Input[str]
-    accelerator: AcceleratorArgs
-    tpu_topology: Input[str]
-    disk: DiskArgs
     replicas: int
     workers: PoolArgs
     parameter_servers: PoolArgs
