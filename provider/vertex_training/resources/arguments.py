@@ -118,9 +118,10 @@ class TrainingJobArgs(_PoolKeys, total=False):
     """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
 
     The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``,
-    ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add
-    pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md);
-    ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
+    ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and
+    ``evaluators`` add pools. ``study`` makes it a hyperparameter tuning job
+    (docs/tuning.md); ``training_input`` is an AI Platform Training block, translated
+    (docs/legacy.md).
     """
 
     replicas: int
