@@ -369,3 +369,37 @@ vt.TrainingJob("c", {"image": "trainer:1"}, platform=platform, region="europe-we
         for registration in graph.of(JOB):
             result = configured(TrainingJobProvider()).check({}, registration.inputs)
             assert [f.reason for f in result.failures] == [], registration.name
+
+
+class TestPackagesOfAProgramsJob:
+    """A program's job with a package directory and no platform to upload it to."""
+
+    def test_a_vertex_job_without_a_platform_says_what_to_give(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The directory is built, then refused, naming the argument and the two ways out."""
+        from vertex_training.resources.job_arguments import with_packages
+
+        shutil.copytree(REPO / "trainer", tmp_path / "trainer")
+        monkeypatch.chdir(tmp_path)
+        config = {"python_package": {"package_path": "trainer", "module": "trainer.task"}}
+        with pytest.raises(pulumi.RunError) as raised:
+            with_packages("train", config, "vertex", None)
+        message = str(raised.value)
+        assert "job.python_package.package_path" in message
+        assert "platform=TrainingPlatform(...)" in message and "package_uris" in message
+
+    def test_a_local_job_runs_the_built_sdist(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """On the local backend the sdist, named by its digest, is the package URI."""
+        from vertex_training.resources.job_arguments import with_packages
+
+        shutil.copytree(REPO / "trainer", tmp_path / "trainer")
+        monkeypatch.chdir(tmp_path)
+        config = {"python_package": {"package_path": "trainer", "module": "trainer.task"}}
+        resolved, uploads = with_packages("train", config, "local", None)
+        [uri] = resolved["python_package"]["package_uris"]
+        assert uri.startswith(".state/packages/trainer-") and uri.endswith(".tar.gz")
+        assert (tmp_path / uri).is_file()
+        assert uploads == []

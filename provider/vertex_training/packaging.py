@@ -100,6 +100,14 @@ BUILD_TIMEOUT_S = 600
 BUILD_LOG_LINES = 15
 
 
+#: Why a vertex job's package directory cannot be uploaded when the stack has no bucket.
+NO_BUCKET = (
+    "a vertex job's package is uploaded to the platform bucket, and this stack has none: "
+    f"enable {PLATFORM_KEY}, or name a bucket in {PLATFORM_KEY}.existing.bucket, or list "
+    "gs:// package_uris"
+)
+
+
 @dataclass(frozen=True)
 class TrainerPackage:
     """One package directory, its digest, and where its sdist is (or would be)."""
@@ -150,12 +158,13 @@ def plan_packages(
     bucket: str | None,
     project_dir: Path,
     build: bool,
+    no_bucket: str = NO_BUCKET,
 ) -> PackagePlan:
     """Resolve every ``package_path`` of the stack's jobs; build the sdists if ``build``.
 
     ``backend`` is the stack's default backend, ``bucket`` the platform bucket (None when
-    the stack has none). Mistakes (a missing directory, a failed build, a vertex job with
-    no bucket to upload to) are Issues keyed by
+    the stack has none: ``no_bucket`` says what to do then). Mistakes (a missing
+    directory, a failed build, a vertex job with no bucket to upload to) are Issues keyed by
     ``vertex-training:jobs.<job>[.<pool>].python_package.package_path``; the job's config
     is then left as written.
     """
@@ -179,15 +188,7 @@ def plan_packages(
                 plan.packages[path] = package
             if job_backend == "vertex":
                 if bucket is None:
-                    plan.issues.append(
-                        Issue(
-                            key,
-                            path,
-                            "a vertex job's package is uploaded to the platform bucket, and "
-                            f"this stack has none: enable {PLATFORM_KEY}, or name a bucket in "
-                            f"{PLATFORM_KEY}.existing.bucket, or list gs:// package_uris",
-                        )
-                    )
+                    plan.issues.append(Issue(key, path, no_bucket))
                     continue
                 uris[path] = f"gs://{bucket}/{package.object_name}"
                 plan.uploads[path] = package

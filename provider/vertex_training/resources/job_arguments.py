@@ -128,6 +128,11 @@ def with_packages(
         bucket=platform.bucket_name if platform is not None else None,
         project_dir=Path.cwd(),
         build=True,
+        no_bucket=(
+            "a vertex job's package is uploaded to its platform's bucket: give the job "
+            "platform=TrainingPlatform(...), or upload the sdist yourself and list its gs:// "
+            "URI in package_uris"
+        ),
     )
     if plan.issues:
         issues = [argument_issue(name, issue) for issue in plan.issues]
