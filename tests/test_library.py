@@ -183,57 +183,59 @@ class TestPlatformArguments:
         assert made.output_root == f"gs://{made.bucket}"
 
 
+TYPED_RIGHT = """
+    import vertex_training as vt
+
+    job = vt.TrainingJob(
+        "train",
+        vt.TrainingJobArgs(image="python:3.12", machine="n1-standard-4", wait="succeeded"),
+        project="acme",
+        region="us-central1",
+    )
+    vt.wait_for_jobs("wait", [job])
+"""
+TYPED_WRONG = """
+    import vertex_training as vt
+
+    vt.TrainingJobArgs(imagee="python:3.12")
+    vt.TrainingJob("b", {"image": "x"}, backend="gpu-box")
+"""
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """What mypy --strict says of the two programs, checked in one run."""
+    folder = tmp_path_factory.mktemp("typed")
+    for name, text in (("right.py", TYPED_RIGHT), ("wrong.py", TYPED_WRONG)):
+        (folder / name).write_text(textwrap.dedent(text))
+    # The package's source, read as a user's mypy reads an installed package: its
+    # types, not its own errors (the repository's virtualenv has it editable, through
+    # an import hook that type checkers do not follow).
+    (folder / "mypy.ini").write_text(
+        "[mypy]\nstrict = True\n[mypy-vertex_training.*]\nignore_errors = True\n"
+    )
+    env = {**os.environ, "MYPYPATH": str(REPO / "provider")}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--cache-dir",
+            str(REPO / ".mypy_cache" / "user"),
+            "right.py",
+            "wrong.py",
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout + result.stderr
+
+
 class TestTypeChecking:
     """A user's type checker reads the package's types (py.typed, typed arguments)."""
-
-    RIGHT = """
-        import vertex_training as vt
-
-        job = vt.TrainingJob(
-            "train",
-            vt.TrainingJobArgs(image="python:3.12", machine="n1-standard-4", wait="succeeded"),
-            project="acme",
-            region="us-central1",
-        )
-        vt.wait_for_jobs("wait", [job])
-    """
-    WRONG = """
-        import vertex_training as vt
-
-        vt.TrainingJobArgs(imagee="python:3.12")
-        vt.TrainingJob("b", {"image": "x"}, backend="gpu-box")
-    """
-
-    @pytest.fixture(scope="class")
-    def reported(self, tmp_path_factory: pytest.TempPathFactory) -> str:
-        """What mypy --strict says of the two programs, checked in one run."""
-        folder = tmp_path_factory.mktemp("typed")
-        for name, text in (("right.py", self.RIGHT), ("wrong.py", self.WRONG)):
-            (folder / name).write_text(textwrap.dedent(text))
-        # The package's source, read as a user's mypy reads an installed package: its
-        # types, not its own errors (the repository's virtualenv has it editable, through
-        # an import hook that type checkers do not follow).
-        (folder / "mypy.ini").write_text(
-            "[mypy]\nstrict = True\n[mypy-vertex_training.*]\nignore_errors = True\n"
-        )
-        env = {**os.environ, "MYPYPATH": str(REPO / "provider")}
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mypy",
-                "--cache-dir",
-                str(REPO / ".mypy_cache" / "user"),
-                "right.py",
-                "wrong.py",
-            ],
-            cwd=folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return result.stdout + result.stderr
 
     def test_a_right_program_checks(self, reported: str) -> None:
         """The example program has no type errors under mypy --strict."""
