@@ -143,6 +143,34 @@ class TestUpgrade:
             assert kept["inputs"]["config"] == job("keep")
             assert set(kept["inputs"]) == {"__provider", "name", "schema", "stack", "config"}
 
+    def test_refresh_and_destroy_through_the_old_providers(self, tmp_path: Path) -> None:
+        """A stack 0.1.0 deployed, taken over with no update: `pulumi refresh` reads its
+        jobs through the providers its state names (``provider.resources.*``), keeping
+        each job; `pulumi destroy` deletes every job through them."""
+        old = release_tree(PACKAGE_0_1_RELEASE, tmp_path / "old")
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=0.2) as fake:
+            project = Project.create(tmp_path)
+            use_release(project, old)
+            project.write_stack(vertex_stack(fake, a=job("a"), b=job("b")))
+            project.up().check()
+            before = project.jobs_in_state()
+
+            use_release(project, REPO)
+            project.run("refresh", "--yes", "--skip-preview").check()
+            refreshed = project.jobs_in_state()
+            # Read through the old provider: the jobs' states are now the fake's.
+            assert {n: j["state"] for n, j in refreshed.items()} == {
+                "a": "SUCCEEDED",
+                "b": "SUCCEEDED",
+            }
+            assert all(b"provider.resources" in provider_of(r) for r in job_resources(project))
+            assert {n: j["id"] for n, j in refreshed.items()} == {
+                n: j["id"] for n, j in before.items()
+            }
+            project.run("destroy", "--yes", "--skip-preview").check()
+            assert project.state_resources() == []
+            assert fake.jobs == {}
+
 
 def job_resources(project: Project) -> list[dict[str, Any]]:
     """The TrainingJob resources of the state, secrets shown (the provider is one)."""
