@@ -89,6 +89,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vertex_training.errors",
         "vertex_training.keys",
         "vertex_training._exports",
+        "vertex_training._version",
     ),
     ("vertex_training.api",),
     ("vertex_training.catalog",),

@@ -17,12 +17,12 @@ package loads neither Pulumi nor a Google client library. The command line is
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 from vertex_training._exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
+    from vertex_training._version import __version__
     from vertex_training.errors import Issue, SpecError, VertexTrainingError
     from vertex_training.program.platform import TrainingPlatform
     from vertex_training.program.stack import StackResources, deploy_stack_config
@@ -48,11 +48,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from vertex_training.resources.training_job import TrainingJob
     from vertex_training.resources.tuning_job import HyperparameterTuningJob
     from vertex_training.resources.waiter import JobWaiter
-
-try:
-    __version__ = metadata.version("vertex-training")
-except metadata.PackageNotFoundError:  # imported from a source tree that is not installed
-    __version__ = "0+unknown"
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
@@ -80,6 +75,7 @@ _EXPORTS = {
     "TrainingPlatform": "vertex_training.program.platform",
     "VertexTrainingError": "vertex_training.errors",
     "WaitArgs": "vertex_training.resources.arguments",
+    "__version__": "vertex_training._version",
     "deploy_stack_config": "vertex_training.program.stack",
     "wait_for_jobs": "vertex_training.program.waiting",
 }

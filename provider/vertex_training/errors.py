@@ -52,6 +52,16 @@ class Issue:
         return f"{self.key}: {self.message} (got {self.value!r})"
 
 
+def rekeyed(issue: Issue, names: Mapping[str, str]) -> Issue:
+    """``issue`` under another name: the first key of ``names`` that is its key or a
+    prefix of it (followed by ``.`` or ``[``) replaced by that key's value (a stack config
+    key -> the program's argument that says the same)."""
+    for written, name in names.items():
+        if issue.key == written or issue.key.startswith((f"{written}.", f"{written}[")):
+            return Issue(name + issue.key.removeprefix(written), issue.value, issue.message)
+    return issue
+
+
 @dataclass(frozen=True)
 class RetiredImage(Issue):
     """A prebuilt image Vertex AI no longer runs (past its end of availability): refused

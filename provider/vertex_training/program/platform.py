@@ -32,7 +32,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from vertex_training.api.labels import label_value
-from vertex_training.errors import Issue
+from vertex_training.errors import rekeyed
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
 from vertex_training.packaging import TrainerPackage
 from vertex_training.resources.arguments import PlatformArgs
@@ -260,6 +260,14 @@ class TrainingPlatform(pulumi.ComponentResource):
         return self.tensorboard.name if self.tensorboard is not None else None
 
 
+#: The stack config keys a platform is read from -> the arguments that say the same.
+PLATFORM_ARGUMENTS = {
+    PLATFORM_KEY: "settings",
+    GCP_PROJECT_KEY: "project",
+    GCP_REGION_KEY: "region",
+}
+
+
 def platform_of(
     settings: Mapping[str, Any], *, project: str | None, region: str | None
 ) -> Platform:
@@ -273,14 +281,7 @@ def platform_of(
         backend="vertex",
     )
     if issues or found is None:
-        names = {PLATFORM_KEY: "settings", GCP_PROJECT_KEY: "project", GCP_REGION_KEY: "region"}
-        lines = []
-        for issue in issues:
-            key = issue.key
-            for written, argument in names.items():
-                if key == written or key.startswith((f"{written}.", f"{written}:")):
-                    key = argument + key.removeprefix(written)
-            lines.append(str(Issue(key, issue.value, issue.message)))
+        lines = [str(rekeyed(issue, PLATFORM_ARGUMENTS)) for issue in issues]
         raise pulumi.RunError("TrainingPlatform: " + "\n".join(lines or ["cannot be built"]))
     return found
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-from vertex_training.errors import Issue
+from vertex_training.errors import Issue, rekeyed
 from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
 
@@ -73,10 +73,7 @@ def from_program(stack: Mapping[str, Any]) -> bool:
 def argument_issue(name: str, issue: Issue) -> Issue:
     """``issue`` named by argument path (``job.workers.machine``) instead of stack config
     key (``vertex-training:jobs.<name>.workers.machine``)."""
-    for prefix, argument in ((job_key(name), JOB_ARGUMENT), (IMAGES_KEY, IMAGES_ARGUMENT)):
-        if issue.key == prefix or issue.key.startswith((f"{prefix}.", f"{prefix}[")):
-            return Issue(argument + issue.key.removeprefix(prefix), issue.value, issue.message)
-    return issue
+    return rekeyed(issue, {job_key(name): JOB_ARGUMENT, IMAGES_KEY: IMAGES_ARGUMENT})
 
 
 def is_unknown(value: Any) -> bool:
