@@ -25,7 +25,7 @@ from vertex_training.errors import Issue
 from vertex_training.resources import arguments
 from vertex_training.resources.job_arguments import argument_issue, mark_unknowns
 from vertex_training.resources.training_job import TrainingJobProvider
-from vertex_training.stackconfig import _config, platform
+from vertex_training.stackconfig import _access, _config, platform
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,6 +37,11 @@ MIRRORS: list[tuple[type, type[BaseModel], frozenset[str]]] = [
     (arguments.PoolArgs, _config.PoolConfig, frozenset()),
     (arguments.AcceleratorArgs, _config.AcceleratorConfig, frozenset()),
     (arguments.DiskArgs, _config.DiskConfig, frozenset()),
+    (arguments.ReservationAffinityArgs, _access.ReservationAffinityConfig, frozenset()),
+    (arguments.NfsMountArgs, _access.NfsMountConfig, frozenset()),
+    (arguments.LustreMountArgs, _access.LustreMountConfig, frozenset()),
+    (arguments.DnsPeeringArgs, _access.DnsPeeringConfig, frozenset()),
+    (arguments.PscInterfaceArgs, _access.PscInterfaceConfig, frozenset()),
     (arguments.FrameworkArgs, _config.FrameworkConfig, frozenset()),
     (arguments.PythonPackageArgs, _config.PythonPackageConfig, frozenset()),
     (arguments.ReductionServerArgs, _config.ReductionServerConfig, frozenset()),

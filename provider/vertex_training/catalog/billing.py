@@ -107,6 +107,9 @@ FAMILY_RESOURCES: Mapping[str, tuple[str, str]] = MappingProxyType(
         "a3": ("A3 Instance Core", "A3 Instance Ram"),
         "a4": ("A4 Instance Core", "A4 Instance Ram"),
         "g2": ("G2 Instance Core", "G2 Instance Ram"),
+        # By the pattern of the rows above, not yet seen in Google's catalog.
+        "a4x": ("A4X Instance Core", "A4X Instance Ram"),
+        "g4": ("G4 Instance Core", "G4 Instance Ram"),
     }
 )
 #: Accelerator -> (Vertex AI's name, Compute Engine's name).
@@ -123,6 +126,9 @@ ACCELERATOR_RESOURCES: Mapping[str, tuple[str, str]] = MappingProxyType(
         "NVIDIA_H100_MEGA_80GB": ("NVIDIA H100 Mega 80GB", "Nvidia H100 Mega 80GB GPU"),
         "NVIDIA_H200_141GB": ("NVIDIA H200 141GB", "Nvidia H200 141GB GPU"),
         "NVIDIA_B200": ("NVIDIA B200", "Nvidia B200 GPU"),
+        # By the pattern of the rows above, not yet seen in Google's catalog.
+        "NVIDIA_GB200": ("NVIDIA GB200", "Nvidia GB200 GPU"),
+        "NVIDIA_RTX_PRO_6000": ("NVIDIA RTX PRO 6000", "Nvidia RTX PRO 6000 GPU"),
         "TPU_V2": ("TPU v2", ""),
         "TPU_V3": ("TPU v3", ""),
         "TPU_V4_POD": ("TPU v4 Pod", ""),

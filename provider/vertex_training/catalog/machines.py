@@ -83,6 +83,8 @@ GPU_ACCELERATORS: tuple[str, ...] = (
     "NVIDIA_H100_MEGA_80GB",
     "NVIDIA_H200_141GB",
     "NVIDIA_B200",
+    "NVIDIA_GB200",
+    "NVIDIA_RTX_PRO_6000",
 )
 #: TPUs, by their ``AcceleratorType`` enum names.
 TPU_ACCELERATORS: tuple[str, ...] = ("TPU_V2", "TPU_V3", "TPU_V4_POD", "TPU_V5_LITEPOD")
@@ -92,8 +94,6 @@ ACCELERATOR_TYPES: tuple[str, ...] = GPU_ACCELERATORS + TPU_ACCELERATORS
 UNAVAILABLE_ACCELERATORS: Mapping[str, str] = MappingProxyType(
     {
         "NVIDIA_TESLA_K80": "the K80 reached end of support; use NVIDIA_TESLA_T4 or NVIDIA_L4",
-        "NVIDIA_GB200": "GB200 (A4X) machines are not offered for custom jobs; use NVIDIA_B200",
-        "NVIDIA_RTX_PRO_6000": "not offered for custom jobs; use NVIDIA_L4 or NVIDIA_H100_80GB",
     }
 )
 
@@ -154,12 +154,84 @@ GPU_SERIES: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("a3-megagpu", "NVIDIA_H100_MEGA_80GB", (8,)),
     ("a3-ultragpu", "NVIDIA_H200_141GB", (8,)),
     ("a4-highgpu", "NVIDIA_B200", (8,)),
+    # NEWEST_GPU_SOURCES["configure-compute"]: a4x-highgpu-4g, four GB200 (ARM hosts).
+    ("a4x-highgpu", "NVIDIA_GB200", (4,)),
 )
 
 #: G2 machines (NVIDIA L4): vCPUs -> L4 count. Names are ``g2-standard-<vCPUs>``.
 G2_STANDARD_L4_COUNTS: Mapping[int, int] = MappingProxyType(
     {4: 1, 8: 1, 12: 1, 16: 1, 24: 2, 32: 1, 48: 4, 96: 8}
 )
+
+#: G4 machines (NVIDIA RTX PRO 6000): vCPUs -> GPU count. Names are ``g4-standard-<vCPUs>``
+#: (``NEWEST_GPU_SOURCES["configure-compute"]``).
+G4_STANDARD_RTX_COUNTS: Mapping[int, int] = MappingProxyType({48: 1, 96: 2, 192: 4, 384: 8})
+
+#: The day the rows for Google's newest GPUs (H200, B200, GB200, RTX PRO 6000: the machines,
+#: regions, partitions and flex-start rows below that name ``NEWEST_GPU_SOURCES``) were read.
+NEWEST_GPUS_READ_ON = "2026-11-26"
+#: Where those rows come from. Google moved these pages under
+#: docs.cloud.google.com/gemini-enterprise-agent-platform/machine-learning/; the old
+#: addresses below still lead there.
+NEWEST_GPU_SOURCES: Mapping[str, str] = MappingProxyType(
+    {
+        "configure-compute": "Vertex AI, Configure compute resources for custom training "
+        "(https://cloud.google.com/vertex-ai/docs/training/configure-compute, read "
+        "2026-11-26): a3-ultragpu-8g (8 H200), a4-highgpu-8g (8 B200), a4x-highgpu-4g "
+        "(4 GB200, capacity only through shared reservations), g4-standard-48/96/192/384 "
+        "(1/2/4/8 RTX PRO 6000)",
+        "locations": "Vertex AI locations, accelerator availability "
+        "(https://cloud.google.com/vertex-ai/docs/general/locations#accelerators, read "
+        "2026-11-26): the training regions of H200, B200, GB200 and RTX PRO 6000",
+        "gpu-partitions": "GKE, Running multi-instance GPUs "
+        "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi, linked from "
+        "MachineSpec.gpu_partition_size, read 2026-11-26): partition sizes per GPU",
+        "flex-start": "Vertex AI, Schedule training jobs based on resource availability "
+        "(https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, read "
+        "2026-11-26): L4, A100, H100, H200 or B200 GPUs; a timeout of 7 days or less; the "
+        "same machine configuration in every worker pool; preemptible quota",
+        "private-ip": "Vertex AI, Use a private IP for custom training "
+        "(https://cloud.google.com/vertex-ai/docs/training/using-private-ip, read "
+        "2026-11-26): VPC Network Peering is not supported with H100 Mega, H200 and B200; "
+        "use a Private Service Connect interface",
+    }
+)
+GPU_PARTITIONS_URL = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi"
+#: GPU -> the multi-instance partition sizes it divides into (``gpu_partition_size``;
+#: ``NEWEST_GPU_SOURCES["gpu-partitions"]``). GPUs absent here take no partitions.
+GPU_PARTITION_SIZES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "NVIDIA_TESLA_A100": ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
+        "NVIDIA_A100_80GB": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
+        "NVIDIA_H100_80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"),
+        "NVIDIA_H200_141GB": ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "7g.141gb"),
+    }
+)
+#: The GPUs a flex-start job may request (``NEWEST_GPU_SOURCES["flex-start"]``: "L4, A100,
+#: H100, H200 or B200"), and the longest timeout it may have.
+FLEX_START_ACCELERATORS: frozenset[str] = frozenset(
+    {
+        "NVIDIA_L4",
+        "NVIDIA_TESLA_A100",
+        "NVIDIA_A100_80GB",
+        "NVIDIA_H100_80GB",
+        "NVIDIA_H100_MEGA_80GB",
+        "NVIDIA_H200_141GB",
+        "NVIDIA_B200",
+    }
+)
+FLEX_START_MAX_TIMEOUT_S = 7 * 24 * 3600
+FLEX_START_URL = "https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"
+#: GPUs whose machines Vertex AI does not peer with a VPC network
+#: (``NEWEST_GPU_SOURCES["private-ip"]``).
+NO_VPC_PEERING_ACCELERATORS: frozenset[str] = frozenset(
+    {"NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200"}
+)
+#: GPUs whose capacity comes only from a shared reservation
+#: (``NEWEST_GPU_SOURCES["configure-compute"]``).
+RESERVATION_ONLY_ACCELERATORS: frozenset[str] = frozenset({"NVIDIA_GB200"})
+#: Machines with ARM hosts: an image must be built for arm64 (A4X).
+ARM_MACHINES: frozenset[str] = frozenset({"a4x-highgpu-4g"})
 
 #: TPU machines whose accelerator is chosen in the job (TPU v2 / v3, 8 cores each).
 TPU_PICKED_MACHINES: Mapping[str, Mapping[str, tuple[int, ...]]] = MappingProxyType(
@@ -188,6 +260,8 @@ TPU_SOURCES: Mapping[str, str] = MappingProxyType(
         "(commit cc0d791, read 2026-11-23)",
         "locations": f"Vertex AI locations, accelerator availability ({LOCATIONS_URL}, "
         "read 2026-11-21)",
+        "newest-gpus-locations": f"Vertex AI locations, accelerator availability "
+        f"({LOCATIONS_URL}, read 2026-11-26): H200, B200, GB200 and RTX PRO 6000",
     }
 )
 
@@ -304,7 +378,18 @@ DISK_TYPES: tuple[str, ...] = ("pd-ssd", "pd-standard", "hyperdisk-balanced")
 DEFAULT_DISK_TYPE = "pd-ssd"
 #: Machines that boot only from Hyperdisk (DiskSpec: "for A3U machines, the default value
 #: is hyperdisk-balanced"; A4 likewise has no Persistent Disk support).
-HYPERDISK_ONLY_MACHINES: frozenset[str] = frozenset({"a3-ultragpu-8g", "a4-highgpu-8g"})
+#: A4X and G4, like the newest Compute Engine series, have no Persistent Disk either.
+HYPERDISK_ONLY_MACHINES: frozenset[str] = frozenset(
+    {
+        "a3-ultragpu-8g",
+        "a4-highgpu-8g",
+        "a4x-highgpu-4g",
+        "g4-standard-48",
+        "g4-standard-96",
+        "g4-standard-192",
+        "g4-standard-384",
+    }
+)
 DISK_SIZE_GB_MIN = 100
 DISK_SIZE_GB_MAX = 64_000
 DEFAULT_DISK_SIZE_GB = 100
@@ -383,6 +468,44 @@ _H100, _H100_MEGA, _H200, _B200 = (
     "NVIDIA_H200_141GB",
     "NVIDIA_B200",
 )
+_GB200, _RTX6000 = "NVIDIA_GB200", "NVIDIA_RTX_PRO_6000"
+#: The newest GPUs' training regions (``NEWEST_GPU_SOURCES["locations"]``); merged below
+#: into the rows of the regions the table has (a region it lacks stays unchecked).
+_NEWEST_GPU_REGIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        _H200: (
+            "asia-south1",
+            "asia-south2",
+            "europe-west1",
+            "europe-west4",
+            "us-central1",
+            "us-east4",
+            "us-east5",
+            "us-south1",
+            "us-west1",
+        ),
+        _B200: (
+            "asia-northeast1",
+            "asia-southeast1",
+            "europe-west4",
+            "us-central1",
+            "us-east1",
+            "us-east4",
+            "us-south1",
+            "us-west2",
+            "us-west3",
+        ),
+        _GB200: ("us-central1", "us-east4"),
+        _RTX6000: (
+            "asia-south2",
+            "asia-southeast1",
+            "europe-west4",
+            "us-central1",
+            "us-east1",
+            "us-east4",
+        ),
+    }
+)
 
 #: The day ``TRAINING_ACCELERATORS_BY_REGION`` was last compared with the locations page
 #: (``LOCATIONS_URL``); None while it could not be re-read: a region's row then warns about
@@ -449,6 +572,20 @@ TRAINING_ACCELERATORS_BY_REGION: Mapping[str, frozenset[str]] = MappingProxyType
     }
 )
 
+_NEWEST_ADDED = {
+    (region, accelerator)
+    for accelerator, regions in _NEWEST_GPU_REGIONS.items()
+    for region in regions
+    if region in TRAINING_ACCELERATORS_BY_REGION
+    and accelerator not in TRAINING_ACCELERATORS_BY_REGION[region]
+}
+TRAINING_ACCELERATORS_BY_REGION = MappingProxyType(
+    {
+        region: offered | {a for r, a in _NEWEST_ADDED if r == region}
+        for region, offered in TRAINING_ACCELERATORS_BY_REGION.items()
+    }
+)
+
 #: (region, accelerator) entries added after the locations page reading, each with its
 #: ``TPU_SOURCES`` keys and the day read.
 REGION_ROW_ADDITIONS: Mapping[tuple[str, str], tuple[tuple[str, ...], str]] = MappingProxyType(
@@ -457,6 +594,10 @@ REGION_ROW_ADDITIONS: Mapping[tuple[str, str], tuple[tuple[str, ...], str]] = Ma
             ("notebook-llama2-v5e", "notebook-gemma-v5e", "cloud-tpu-zones"),
             TPU_READ_ON,
         ),
+        **{
+            pair: (("newest-gpus-locations",), NEWEST_GPUS_READ_ON)
+            for pair in sorted(_NEWEST_ADDED)
+        },
     }
 )
 
@@ -533,6 +674,16 @@ def _build_machine_types() -> dict[str, MachineType]:
         name = f"g2-standard-{vcpus}"
         machines[name] = MachineType(
             name=name, family="g2", accelerators={_L4: (count,)}, built_in=(_L4, count)
+        )
+    for vcpus, count in G4_STANDARD_RTX_COUNTS.items():
+        name = f"g4-standard-{vcpus}"
+        machines[name] = MachineType(
+            name=name,
+            family="g4",
+            accelerators={_RTX6000: (count,)},
+            built_in=(_RTX6000, count),
+            disk_types=("hyperdisk-balanced",),
+            default_disk_type="hyperdisk-balanced",
         )
     for name, picks in TPU_PICKED_MACHINES.items():
         machines[name] = MachineType(name=name, family=name, accelerators=picks, tpu=True)

@@ -15,8 +15,12 @@ What a job consumes (each ``Need`` carries its reasons, each ``Quota`` its sourc
 - Accelerators: ``replicas x accelerator count``, against the accelerator's own quota.
   TPU machines hold their TPU quota only (not a CPU quota; not verified).
 - ``scheduling.strategy: SPOT`` holds the *preemptible* variant of each quota instead.
-  FLEX_START is counted against the standard quotas (not verified; Compute Engine counts
-  its flex-start VMs against preemptible quota, Vertex AI does not say).
+  FLEX_START holds the preemptible GPU quotas too (Vertex AI's flex-start page, read
+  2026-11-26: ``machines.NEWEST_GPU_SOURCES["flex-start"]``), and the standard CPU quotas
+  (its CPUs are not said; not verified).
+- A job on a reservation (``reservation_affinity``) holds the same quotas as one without:
+  Google's pages on reservations with Vertex AI ask for enough quota for the jobs and name
+  no quota of their own (read 2026-11-26).
 - A tuning job holds ``parallel_trials`` trials' worth at once (``copies``).
 
 Sources, read 2026-11-23 (``QUOTAS_DATE``) with the search tool over stored copies:
@@ -67,6 +71,7 @@ QUOTA_PAGE = (
     "&service=aiplatform.googleapis.com&metric={metric}"
 )
 STANDARD, SPOT = STANDARD_STRATEGY, SPOT_STRATEGY
+FLEX_START = "FLEX_START"
 #: Machine families whose vCPUs count against the plain CPU quota.
 PLAIN_CPU_FAMILIES = ("n1", "e2")
 
@@ -116,6 +121,8 @@ _GPU_PARTS: Mapping[str, tuple[str, bool]] = MappingProxyType(
         "NVIDIA_H100_MEGA_80GB": ("nvidia_h100_mega", False),
         "NVIDIA_H200_141GB": ("nvidia_h200", False),
         "NVIDIA_B200": ("nvidia_b200", False),
+        "NVIDIA_GB200": ("nvidia_gb200", False),
+        "NVIDIA_RTX_PRO_6000": ("nvidia_rtx_pro_6000", False),
     }
 )
 #: TPU -> its metric (unit: the job's acceleratorCount; cores or chips, not confirmed).
@@ -142,8 +149,11 @@ def cpu_quota(family: str, strategy: str = STANDARD) -> Quota:
 
 
 def accelerator_quota(accelerator: str, strategy: str = STANDARD) -> Quota | None:
-    """The quota ``accelerator`` holds under ``strategy``; None for one not known here."""
-    spot = "preemptible_" if strategy == SPOT else ""
+    """The quota ``accelerator`` holds under ``strategy``; None for one not known here.
+
+    SPOT jobs and flex-start jobs both hold the preemptible GPU quotas (flex-start: its page,
+    ``machines.NEWEST_GPU_SOURCES["flex-start"]``; its machines are not preempted)."""
+    spot = "preemptible_" if strategy in (SPOT, FLEX_START) else ""
     if accelerator in _GPU_PARTS:
         part, seen = _GPU_PARTS[accelerator]
         name = f"custom_model_training_{spot}{part}_gpus"

@@ -59,6 +59,50 @@ class PythonPackageArgs(TypedDict, total=False):
     framework: FrameworkArgs
 
 
+ReservationAffinityType = Literal["NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION"]
+
+
+class ReservationAffinityArgs(TypedDict, total=False):
+    """``reservation_affinity``: the Compute Engine reservation a pool's machines come from;
+    ``values`` names a specific one (projects/P/zones/Z/reservations/NAME)."""
+
+    type: Required[ReservationAffinityType]
+    key: Input[str]
+    values: Input[Sequence[Input[str]]]
+
+
+class NfsMountArgs(TypedDict):
+    """An NFS export mounted at ``/mnt/nfs/<mount_point>``."""
+
+    server: Input[str]
+    path: Input[str]
+    mount_point: Input[str]
+
+
+class LustreMountArgs(TypedDict):
+    """A Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>``."""
+
+    instance_ip: Input[str]
+    volume_handle: Input[str]
+    filesystem: Input[str]
+    mount_point: Input[str]
+
+
+class DnsPeeringArgs(TypedDict):
+    """A DNS zone (its suffix ends with a dot) resolved through a peered network."""
+
+    domain: Input[str]
+    target_project: Input[str]
+    target_network: Input[str]
+
+
+class PscInterfaceArgs(TypedDict, total=False):
+    """``psc_interface_config``: a VPC network reached through a network attachment."""
+
+    network_attachment: Required[Input[str]]
+    dns_peering_configs: Sequence[DnsPeeringArgs]
+
+
 class _PoolKeys(TypedDict, total=False):
     """The keys every pool may set, the job itself too (for its primary pool)."""
 
@@ -71,6 +115,10 @@ class _PoolKeys(TypedDict, total=False):
     accelerator: AcceleratorArgs
     tpu_topology: Input[str]
     disk: DiskArgs
+    reservation_affinity: ReservationAffinityType | ReservationAffinityArgs
+    gpu_partition_size: Input[str]
+    nfs_mounts: Sequence[NfsMountArgs]
+    lustre_mounts: Sequence[LustreMountArgs]
 
 
 class PoolArgs(_PoolKeys, total=False):
@@ -136,6 +184,9 @@ class TrainingJobArgs(_PoolKeys, total=False):
     service_account: Input[str]
     network: Input[str]
     reserved_ip_ranges: Input[Sequence[Input[str]]]
+    psc_interface_config: PscInterfaceArgs
+    protected_artifact_location_id: Input[str]
+    models: Input[Sequence[Input[str]]]
     base_output_directory: Input[str]
     tensorboard: Input[str] | bool
     enable_web_access: Input[bool]

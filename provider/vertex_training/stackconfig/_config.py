@@ -16,6 +16,13 @@ from pydantic import (
 )
 
 from vertex_training.catalog import images, machines
+from vertex_training.stackconfig._access import (
+    LustreMountConfig,
+    ModelName,
+    NfsMountConfig,
+    PscInterfaceConfig,
+    ReservationAffinityField,
+)
 from vertex_training.stackconfig._constants import (
     BACKENDS,
     DEFAULT_RETRY_ATTEMPTS,
@@ -132,6 +139,13 @@ class _PoolConfig(_ConfigModel):
     accelerator: Annotated[AcceleratorConfig | None, BeforeValidator(_accelerator_before)] = None
     tpu_topology: TpuTopology | None = None
     disk: DiskConfig | None = None
+    #: Which Compute Engine reservation the pool's machines come from (taken with the
+    #: machine by a pool that inherits it).
+    reservation_affinity: ReservationAffinityField = None
+    #: Multi-instance GPU partitions of each GPU (taken with the accelerator).
+    gpu_partition_size: NonEmptyText | None = None
+    nfs_mounts: list[NfsMountConfig] | None = None
+    lustre_mounts: list[LustreMountConfig] | None = None
 
 
 class PoolConfig(_PoolConfig):
@@ -211,6 +225,9 @@ class JobConfig(_PoolConfig):
     service_account: ServiceAccount | None = None
     network: NetworkName | None = None
     reserved_ip_ranges: list[NonEmptyText] | None = None
+    psc_interface_config: PscInterfaceConfig | None = None
+    protected_artifact_location_id: NonEmptyText | None = None
+    models: list[ModelName] | None = None
     base_output_directory: NonEmptyText | None = None
     tensorboard: Annotated[str | bool | None, BeforeValidator(_tensorboard_before)] = None
     enable_web_access: bool = False

@@ -40,6 +40,7 @@ BACKENDS: tuple[Backend, ...] = ("vertex", "local")
 WAIT_UNTIL: tuple[WaitUntil, ...] = ("submitted", "running", "succeeded")
 STRATEGIES: tuple[Strategy, ...] = ("STANDARD", "SPOT", "FLEX_START")
 FLEX_START = "FLEX_START"
+SPOT = "SPOT"
 
 SECONDS_PER_MINUTE = 60
 SECONDS_PER_HOUR = 3600
@@ -93,5 +94,20 @@ _JOB_RESOURCE_RE = re.compile(
 #: The resource collection of each kind of job, as in its resource name.
 CUSTOM_JOBS = "customJobs"
 TUNING_JOBS = "hyperparameterTuningJobs"
+#: Compute Engine resource names (RFC 1035 labels): reservations, network attachments.
+_RESOURCE_NAME_RE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+#: A reservation's full name (reservation_affinity.proto's resource pattern).
+#: The API reference (CustomJobSpec, ReservationAffinity.values) also takes a reservation
+#: block or sub-block of one.
+_RESERVATION_RE = re.compile(
+    r"projects/(?P<project>[^/\s]+)/zones/(?P<zone>[a-z0-9-]+)/reservations/[^/\s]+"
+    r"(/reservationBlocks/[^/\s]+(/reservationSubBlocks/[^/\s]+)?)?"
+)
+#: A network attachment's full name (service_networking.proto's resource pattern).
+_NETWORK_ATTACHMENT_RE = re.compile(
+    r"projects/[^/\s]+/regions/(?P<region>[a-z0-9-]+)/networkAttachments/[^/\s]+"
+)
+#: A Model's resource name, with an optional version ID or alias (custom_job.proto, models).
+_MODEL_RE = re.compile(r"projects/[^/\s]+/locations/[^/\s]+/models/[^/@\s]+(@[A-Za-z0-9_-]+)?")
 #: PersistentResource IDs (persistent_resource_service.proto).
 _PERSISTENT_RESOURCE_ID_RE = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")

@@ -107,6 +107,80 @@ class PythonPackage(_SpecModel):
     module: str
 
 
+class ReservationAffinity(_SpecModel):
+    """Which Compute Engine reservation a pool's machines come from."""
+
+    type: str
+    key: str | None = None
+    values: list[str] = []
+
+    def request_body(self) -> dict[str, Any]:
+        """REST ``ReservationAffinity``."""
+        body: dict[str, Any] = {"reservationAffinityType": self.type}
+        if self.key:
+            body["key"] = self.key
+        if self.values:
+            body["values"] = list(self.values)
+        return body
+
+
+class NfsMount(_SpecModel):
+    """An NFS export mounted at ``/mnt/nfs/<mount_point>``."""
+
+    server: str
+    path: str
+    mount_point: str
+
+    def request_body(self) -> dict[str, Any]:
+        return {"server": self.server, "path": self.path, "mountPoint": self.mount_point}
+
+
+class LustreMount(_SpecModel):
+    """A Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>``."""
+
+    instance_ip: str
+    volume_handle: str
+    filesystem: str
+    mount_point: str
+
+    def request_body(self) -> dict[str, Any]:
+        return {
+            "instanceIp": self.instance_ip,
+            "volumeHandle": self.volume_handle,
+            "filesystem": self.filesystem,
+            "mountPoint": self.mount_point,
+        }
+
+
+class DnsPeering(_SpecModel):
+    """A DNS zone the job resolves through a peered network's Cloud DNS."""
+
+    domain: str
+    target_project: str
+    target_network: str
+
+
+class PscInterface(_SpecModel):
+    """The network attachment a job reaches a VPC network through."""
+
+    network_attachment: str
+    dns_peering_configs: list[DnsPeering] = []
+
+    def request_body(self) -> dict[str, Any]:
+        """REST ``PscInterfaceConfig``."""
+        body: dict[str, Any] = {"networkAttachment": self.network_attachment}
+        if self.dns_peering_configs:
+            body["dnsPeeringConfigs"] = [
+                {
+                    "domain": d.domain,
+                    "targetProject": d.target_project,
+                    "targetNetwork": d.target_network,
+                }
+                for d in self.dns_peering_configs
+            ]
+        return body
+
+
 EnvValue = Annotated[str | SecretValue, Field(union_mode="left_to_right")]
 #: JobSpec fields that only the provider uses (changing them never resubmits a job).
 _SETTINGS_FIELDS = frozenset({"wait", "adopt", "retry"})
@@ -128,28 +202,44 @@ class WorkerPool(_SpecModel):
     machine: str = machines.DEFAULT_MACHINE
     accelerator: Accelerator | None = None
     tpu_topology: str | None = None
+    reservation: ReservationAffinity | None = None
+    gpu_partition_size: str | None = None
     disk: Disk = Disk()
+    nfs_mounts: list[NfsMount] = []
+    lustre_mounts: list[LustreMount] = []
     image: str | None = None
     command: list[str] = []
     python_package: PythonPackage | None = None
     args: list[str] = []
     env: dict[str, EnvValue] = {}
 
-    def request_body(self) -> dict[str, Any]:
-        """Return this pool as a REST ``WorkerPoolSpec``."""
+    def machine_spec(self) -> dict[str, Any]:
+        """REST ``MachineSpec``."""
         machine: dict[str, Any] = {"machineType": self.machine}
         if self.accelerator is not None:
             machine["acceleratorType"] = self.accelerator.type
             machine["acceleratorCount"] = self.accelerator.count
+        if self.gpu_partition_size:
+            machine["gpuPartitionSize"] = self.gpu_partition_size
         if self.tpu_topology:
             machine["tpuTopology"] = self.tpu_topology
+        if self.reservation is not None:
+            machine["reservationAffinity"] = self.reservation.request_body()
+        return machine
+
+    def request_body(self) -> dict[str, Any]:
+        """Return this pool as a REST ``WorkerPoolSpec``."""
         body: dict[str, Any] = {
-            "machineSpec": machine,
+            "machineSpec": self.machine_spec(),
             # int64 in the proto: a JSON string, as the proto3 JSON mapping (and REST) has it.
             "replicaCount": str(self.replicas),
             # int32 in the proto: a JSON number.
             "diskSpec": {"bootDiskType": self.disk.type, "bootDiskSizeGb": self.disk.size_gb},
         }
+        if self.nfs_mounts:
+            body["nfsMounts"] = [m.request_body() for m in self.nfs_mounts]
+        if self.lustre_mounts:
+            body["lustreMounts"] = [m.request_body() for m in self.lustre_mounts]
         if self.python_package is not None:
             package: dict[str, Any] = {
                 "packageUris": list(self.python_package.package_uris),
@@ -221,6 +311,9 @@ class JobSpec(_SpecModel):
     service_account: str | None = None
     network: str | None = None
     reserved_ip_ranges: list[str] = []
+    psc_interface: PscInterface | None = None
+    protected_artifact_location_id: str | None = None
+    models: list[str] = []
     base_output_directory: str | None = None
     tensorboard: str | None = None
     enable_web_access: bool = False
@@ -270,10 +363,15 @@ class JobSpec(_SpecModel):
             "experiment": self.experiment,
             "experimentRun": self.experiment_run,
             "persistentResourceId": self.persistent_resource_id,
+            "protectedArtifactLocationId": self.protected_artifact_location_id,
         }
         job_spec.update({k: v for k, v in optional_text.items() if v})
         if self.reserved_ip_ranges:
             job_spec["reservedIpRanges"] = list(self.reserved_ip_ranges)
+        if self.psc_interface is not None:
+            job_spec["pscInterfaceConfig"] = self.psc_interface.request_body()
+        if self.models:
+            job_spec["models"] = list(self.models)
         if self.base_output_directory:
             job_spec["baseOutputDirectory"] = {"outputUriPrefix": self.base_output_directory}
         if self.enable_web_access:

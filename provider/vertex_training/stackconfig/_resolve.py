@@ -26,6 +26,11 @@ from vertex_training.api.labels import RERUN_LABEL
 from vertex_training.catalog import images, machines
 from vertex_training.errors import Issue
 from vertex_training.stackconfig import platform as stack_platform
+from vertex_training.stackconfig._access import (
+    check_job_access,
+    check_mounts,
+    check_pool_access,
+)
 from vertex_training.stackconfig._config import (
     AcceleratorConfig,
     DiskConfig,
@@ -33,15 +38,10 @@ from vertex_training.stackconfig._config import (
     PoolConfig,
     PythonPackageConfig,
     ReductionServerConfig,
-    SchedulingConfig,
     WaitConfig,
     _PoolConfig,
 )
 from vertex_training.stackconfig._constants import (
-    _JOB_RESOURCE_RE,
-    _KMS_KEY_RE,
-    CUSTOM_JOBS,
-    FLEX_START,
     GCP_PROJECT_KEY,
     GCP_REGION_KEY,
     GCS_PREFIX,
@@ -49,23 +49,32 @@ from vertex_training.stackconfig._constants import (
     LOCAL_DEFAULT_REGION,
     PLATFORM_KEY,
     POOL_POSITIONS,
-    TUNING_JOBS,
     Role,
 )
 from vertex_training.stackconfig._issues import did_you_mean, full_key, one_of
 from vertex_training.stackconfig._job import (
     Accelerator,
     Disk,
+    DnsPeering,
     JobSpec,
+    LustreMount,
+    NfsMount,
+    PscInterface,
     PythonPackage,
-    Scheduling,
+    ReservationAffinity,
     StackSettings,
     WaitPolicy,
     WorkerPool,
 )
 from vertex_training.stackconfig._retry import RetryRules
+from vertex_training.stackconfig._settings_rules import JobSettingsRules
 
 _T = TypeVar("_T")
+#: The warning for a key only Vertex AI acts on, in a job the local backend runs.
+LOCAL_IGNORES = (
+    "the local backend runs the job on this machine and does not act on this key (no "
+    "reservation, partition, mount or private network there); the vertex backend sends it"
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,7 @@ class _Checked(Generic[_T]):
     ok: bool = True
 
 
-class _JobResolver(RetryRules):
+class _JobResolver(RetryRules, JobSettingsRules):
     """Applies defaults, pool inheritance and the rules that relate several keys."""
 
     def __init__(
@@ -94,6 +103,10 @@ class _JobResolver(RetryRules):
         self.backend = config.backend or stack.backend
         self.vertex = self.backend == "vertex"
         self.region = self._resolve_region()
+        #: The pools that mount NFS exports (their key paths), for the network rule.
+        self.nfs_paths: list[tuple[str | int, ...]] = []
+        #: Each pool's GPU type (by the pool's key path), for the networking rules.
+        self.gpus_by_pool: list[tuple[tuple[str | int, ...], str]] = []
 
     # -- helpers
 
@@ -111,6 +124,10 @@ class _JobResolver(RetryRules):
                 break
             written = written[part]
         self.issues.append(Issue(full_key(self.base, path), written, message))
+
+    def warn(self, path: Sequence[str | int], value: Any, message: str) -> None:
+        """Record a warning: shown by render and preview; the job goes ahead."""
+        self.warnings.append(Issue(full_key(self.base, path), _plain(value), message))
 
     # -- job-level
 
@@ -144,11 +161,25 @@ class _JobResolver(RetryRules):
         config = self.config
         pools = self._resolve_pools()
         scheduling = self._resolve_scheduling()
+        self._check_capacity(pools, scheduling)
         service_account, base_output_directory, tensorboard = self._platform_defaults()
         self._check_job_settings(service_account, tensorboard)
         wait = config.wait or WaitConfig()
         self._check_wait(wait)
         retry = self._resolve_retry(pools, scheduling) if config.retry is not None else None
+        psc = config.psc_interface_config
+        if psc is not None and not self.vertex:
+            self.warn(("psc_interface_config",), psc, LOCAL_IGNORES)
+        if self.vertex:
+            check_job_access(
+                self.fail,
+                region=self.region,
+                network=config.network,
+                psc=psc,
+                protected_location=config.protected_artifact_location_id,
+                nfs_paths=self.nfs_paths,
+                gpus_by_pool=self.gpus_by_pool,
+            )
         if self.issues:
             return None
         return JobSpec(
@@ -162,6 +193,18 @@ class _JobResolver(RetryRules):
             service_account=service_account,
             network=config.network,
             reserved_ip_ranges=list(config.reserved_ip_ranges or []),
+            psc_interface=(
+                PscInterface(
+                    network_attachment=psc.network_attachment,
+                    dns_peering_configs=[
+                        DnsPeering(**d.model_dump()) for d in psc.dns_peering_configs or []
+                    ],
+                )
+                if psc is not None
+                else None
+            ),
+            protected_artifact_location_id=config.protected_artifact_location_id,
+            models=list(config.models or []),
             base_output_directory=base_output_directory,
             tensorboard=tensorboard,
             enable_web_access=config.enable_web_access,
@@ -326,7 +369,10 @@ class _JobResolver(RetryRules):
             written_topology = parent.tpu_topology
         topology = self._check_topology(path, machine, written_topology)
         disk = self._disk(path, machine, pick("disk"))
-        if not (ok and accelerator.ok and topology.ok) or disk is None:
+        access = self._pool_access(
+            path, own, inherit=inherit, machine_inherited=machine_inherited, gpus=accelerator.value
+        )
+        if not (ok and accelerator.ok and topology.ok) or access is None or disk is None:
             return None
         return WorkerPool(
             role=role,
@@ -335,6 +381,7 @@ class _JobResolver(RetryRules):
             accelerator=accelerator.value,
             tpu_topology=topology.value,
             disk=disk,
+            **access,
             image=self._image(image),
             command=list(command or []) if package is None else [],
             python_package=(
@@ -349,6 +396,79 @@ class _JobResolver(RetryRules):
             args=list(pick("args") or []),
             env=dict(sorted((pick("env") or {}).items())),
         )
+
+    def _pool_access(
+        self,
+        path: Sequence[str],
+        own: _PoolConfig,
+        *,
+        inherit: bool,
+        machine_inherited: bool,
+        gpus: Accelerator | None,
+    ) -> dict[str, Any] | None:
+        """The pool's reservation, GPU partitions and mounts as WorkerPool fields, or None
+        after an issue. A pool that inherits the machine inherits its reservation; one that
+        inherits the accelerator, its partition size; mounts are inherited like env."""
+        parent: _PoolConfig = self.config
+        set_keys = own.model_fields_set
+        reservation = (
+            parent.reservation_affinity
+            if inherit and machine_inherited and "reservation_affinity" not in set_keys
+            else own.reservation_affinity
+        )
+        inherits_gpus = inherit and machine_inherited and "accelerator" not in set_keys
+        partition = (
+            parent.gpu_partition_size
+            if inherits_gpus and "gpu_partition_size" not in set_keys
+            else own.gpu_partition_size
+        )
+        nfs = own.nfs_mounts if own.nfs_mounts is not None or not inherit else parent.nfs_mounts
+        lustre = (
+            own.lustre_mounts
+            if own.lustre_mounts is not None or not inherit
+            else parent.lustre_mounts
+        )
+        if nfs:
+            self.nfs_paths.append((*path, "nfs_mounts"))
+        if not self.vertex:
+            written = {
+                "reservation_affinity": reservation,
+                "gpu_partition_size": partition,
+                "nfs_mounts": nfs,
+                "lustre_mounts": lustre,
+            }
+            for key in (k for k, v in written.items() if v):
+                self.warn((*path, key), written[key], LOCAL_IGNORES)
+        if gpus is not None:
+            self.gpus_by_pool.append((tuple(path), gpus.type))
+        ok = check_pool_access(
+            self.fail,
+            self.warn,
+            path,
+            region=self.region,
+            vertex=self.vertex,
+            reservation=reservation,
+            partition=partition,
+            accelerator=(gpus.type, gpus.count) if gpus else None,
+            strategy=self.config.scheduling.strategy if self.config.scheduling else None,
+            persistent_resource=self.config.persistent_resource_id is not None,
+        )
+        if not check_mounts(self.fail, path, nfs or [], lustre or []) or not ok:
+            return None
+        return {
+            "reservation": (
+                ReservationAffinity(
+                    type=reservation.type,
+                    key=reservation.reservation_key,
+                    values=list(reservation.values or []),
+                )
+                if reservation is not None
+                else None
+            ),
+            "gpu_partition_size": partition,
+            "nfs_mounts": [NfsMount(**m.model_dump()) for m in nfs or []],
+            "lustre_mounts": [LustreMount(**m.model_dump()) for m in lustre or []],
+        }
 
     def _check_package(self, path: Sequence[str], package: PythonPackageConfig) -> bool:
         """Package URIs (package_path is resolved before this), then vertex-only rules."""
@@ -631,107 +751,6 @@ class _JobResolver(RetryRules):
                     getattr(self.config, role).model_dump(exclude_unset=True),
                     f"TPU jobs run on one pool with one replica ({primary.machine}); remove {role}",
                 )
-
-    # -- job settings
-
-    def _resolve_scheduling(self) -> Scheduling:
-        config = self.config.scheduling or SchedulingConfig()
-        if config.max_wait_duration is not None and config.strategy != FLEX_START:
-            self.fail(
-                ("scheduling", "max_wait_duration"),
-                config.max_wait_duration,
-                "max_wait_duration applies only with strategy: FLEX_START; set that strategy "
-                "or remove max_wait_duration",
-            )
-        return Scheduling(
-            timeout_s=config.timeout,
-            restart_job_on_worker_restart=config.restart_job_on_worker_restart,
-            disable_retries=config.disable_retries,
-            strategy=config.strategy,
-            max_wait_duration_s=config.max_wait_duration,
-        )
-
-    def _check_wait(self, wait: WaitConfig) -> None:
-        """``wait.start_timeout`` bounds a wait for the job to run: it needs ``until:
-        running`` or ``succeeded``, and is shorter than the whole wait's ``timeout``."""
-        if wait.start_timeout is None:
-            return
-        if wait.until == "submitted":
-            self.fail(
-                ("wait", "start_timeout"),
-                wait.start_timeout,
-                "start_timeout bounds the wait for the job to start running; set "
-                "wait.until to running or succeeded, or remove start_timeout",
-            )
-        elif wait.start_timeout > wait.timeout:
-            self.fail(
-                ("wait", "start_timeout"),
-                wait.start_timeout,
-                f"must not be longer than wait.timeout ({wait.timeout}s), which bounds the "
-                "whole wait; shorten it or lengthen timeout",
-            )
-
-    def _check_job_settings(self, service_account: str | None, tensorboard: str | None) -> None:
-        config = self.config
-        if tensorboard and not service_account:
-            self.fail(
-                ("tensorboard",),
-                config.tensorboard,
-                "a job that writes to a TensorBoard needs service_account (one with "
-                "roles/aiplatform.user and storage access); set service_account",
-            )
-        if config.reserved_ip_ranges and not config.network:
-            self.fail(
-                ("reserved_ip_ranges",),
-                config.reserved_ip_ranges,
-                "reserved IP ranges belong to a peered VPC network: set network as well",
-            )
-        if not self.vertex:
-            return
-        if config.base_output_directory and not config.base_output_directory.startswith(GCS_PREFIX):
-            self.fail(
-                ("base_output_directory",),
-                config.base_output_directory,
-                "the vertex backend writes outputs to Cloud Storage: write gs://bucket/path "
-                "(local paths work on the local backend only)",
-            )
-        if config.kms_key and self.region:
-            match = _KMS_KEY_RE.fullmatch(config.kms_key)
-            if match and match["location"] != self.region:
-                self.fail(
-                    ("kms_key",),
-                    config.kms_key,
-                    f"the key must be in the job's region ({self.region}), not "
-                    f"{match['location']}; use a key ring in {self.region}",
-                )
-        if config.adopt:
-            self._check_adopt(config.adopt)
-
-    def _check_adopt(self, name: str) -> None:
-        project_id = self.stack.project or "PROJECT"
-        tuning = self.config.study is not None
-        collection = TUNING_JOBS if tuning else CUSTOM_JOBS
-        example = f"projects/{project_id}/locations/{self.region}/{collection}/ID"
-        match = _JOB_RESOURCE_RE.fullmatch(name)
-        if match is None or match["collection"] != collection:
-            kind = "hyperparameter tuning job" if tuning else "custom job"
-            self.fail(("adopt",), name, f"must be a {kind} resource name: {example}")
-            return
-        project = match["project"]
-        if project != self.stack.project and not project.isdigit():
-            self.fail(
-                ("adopt",),
-                name,
-                f"the job is in project {project}, not this stack's {self.stack.project}; "
-                f"adopt a job of this project: {example}",
-            )
-        if match["location"] != self.region:
-            self.fail(
-                ("adopt",),
-                name,
-                f"the job is in {match['location']}, not this job's region {self.region}; set "
-                f"region: {match['location']} or adopt a job in {self.region}",
-            )
 
 
 def _plain(value: Any) -> Any:

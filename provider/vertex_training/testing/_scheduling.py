@@ -13,7 +13,12 @@ before. Each behaviour, and the page that documents it:
   admitted, oldest first, once they fit. A machine's vCPUs are read from its name's last
   number (``n1-standard-4``: 4), the fake's approximation; a name without one counts 0.
 - Stockout: the next N jobs created in a region fail before they run with Vertex AI's
-  "Resources are insufficient in region: REGION." (``_jobs.STOCKOUT_MESSAGE``).
+  "Resources are insufficient in region: REGION." (``_jobs.STOCKOUT_MESSAGE``). A job
+  whose every pool consumes a specific reservation is not one of them: its machines are
+  held for it ("You can immediately consume the reserved resources, and they remain
+  available until you delete the reservation",
+  https://cloud.google.com/compute/docs/instances/reservations-overview), so it neither
+  fails nor uses up a stockout.
 - Preemption: the next N SPOT jobs (``scheduling.strategy: SPOT``) fail ``after_s``
   seconds into running ("Spot VMs ... can be preempted",
   https://cloud.google.com/vertex-ai/docs/training/use-spot-vms).
@@ -51,6 +56,8 @@ HOLDING = (states.PENDING, states.RUNNING, states.CANCELLING)
 _TRAILING_NUMBER = re.compile(r"-(\d+)$")
 #: Scheduling.Strategy values, as the API's enum names them.
 _SPOT, _FLEX_START = 4, 6
+#: ReservationAffinity.Type.SPECIFIC_RESERVATION.
+_SPECIFIC_RESERVATION = 3
 
 
 def usage(record: JobRecord) -> dict[str, float]:
@@ -81,7 +88,7 @@ class Scheduling:
     def created(self, record: JobRecord) -> None:
         """A job was just created: decide what holds it back or ends it."""
         region = _region(record)
-        if self.stockouts.get(region, 0) > 0:
+        if self.stockouts.get(region, 0) > 0 and not _on_specific_reservations(record):
             self.stockouts[region] -= 1
             after = record.script.queued_s + record.script.pending_s
             message = STOCKOUT_MESSAGE.format(region=region)
@@ -144,6 +151,16 @@ class Scheduling:
         return all(
             held.get(key, 0.0) + amount <= limits.get(key, 0.0) for key, amount in need.items()
         )
+
+
+def _on_specific_reservations(record: JobRecord) -> bool:
+    """Whether every pool of the job runs on a specific reservation."""
+    spec = getattr(record.job, "job_spec", None) or getattr(record.job, "trial_job_spec", None)
+    pools = [p for p in (spec.worker_pool_specs if spec is not None else ()) if p.replica_count]
+    return bool(pools) and all(
+        p.machine_spec.reservation_affinity.reservation_affinity_type == _SPECIFIC_RESERVATION
+        for p in pools
+    )
 
 
 def _region(record: JobRecord) -> str:

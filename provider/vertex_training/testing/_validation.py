@@ -1,5 +1,6 @@
 """Validation of the create requests: the rules of custom_job.proto,
-hyperparameter_tuning_job.proto and study.proto that a CustomJob or a
+hyperparameter_tuning_job.proto, study.proto, machine_resources.proto (mounts, GPU
+partitions), reservation_affinity.proto and service_networking.proto that a CustomJob or a
 HyperparameterTuningJob must keep, each broken rule listed in one INVALID_ARGUMENT.
 
 It depends only on ``_faults`` (for ``RpcError``).
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import grpc
 from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
 from google.cloud.aiplatform_v1.types import study as study_types
+from google.cloud.aiplatform_v1.types.reservation_affinity import ReservationAffinity
 
 from vertex_training.testing._faults import RpcError, VertexMessage
 
@@ -28,6 +30,7 @@ MAX_LABELS = 64
 MAX_LABEL_CHARS = 63
 
 _WorkerPoolSpecPb = custom_job_types.WorkerPoolSpec.pb()
+_AffinityType = ReservationAffinity.Type
 
 # -- CreateCustomJob ---------------------------------------------------------------------
 
@@ -68,7 +71,56 @@ def _custom_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
                 yield field, "The first worker pool spec (the primary replica) must be set."
             continue
         yield from _worker_pool_problems(field, index, pool)
+    yield from _psc_problems("custom_job.job_spec", job.job_spec)
     yield from _label_problems(job.labels)
+
+
+def _psc_problems(prefix: str, spec: VertexMessage) -> Iterator[tuple[str, str]]:
+    # service_networking.proto, DnsPeeringConfig: domain, target_project and target_network
+    # are Required; the domain "Must end with a dot".
+    if not spec.HasField("psc_interface_config"):
+        return
+    for index, peering in enumerate(spec.psc_interface_config.dns_peering_configs):
+        field = f"{prefix}.psc_interface_config.dns_peering_configs[{index}]"
+        for required in ("domain", "target_project", "target_network"):
+            if not getattr(peering, required):
+                yield f"{field}.{required}", "Required field is not set."
+        if peering.domain and not peering.domain.endswith("."):
+            yield f"{field}.domain", "The DNS name suffix must end with a dot."
+
+
+def _machine_problems(field: str, pool: VertexMessage) -> Iterator[tuple[str, str]]:
+    machine = pool.machine_spec
+    # reservation_affinity.proto: reservation_affinity_type is Required; SPECIFIC_RESERVATION
+    # "must be identified via the key and values fields".
+    if machine.HasField("reservation_affinity"):
+        affinity = machine.reservation_affinity
+        where = f"{field}.machine_spec.reservation_affinity"
+        kind = _AffinityType(affinity.reservation_affinity_type).name
+        if kind == "TYPE_UNSPECIFIED":
+            yield f"{where}.reservation_affinity_type", "Required field is not set."
+        elif kind == "SPECIFIC_RESERVATION" and not (affinity.key and affinity.values):
+            yield where, "A specific reservation must be identified by key and values."
+    # machine_resources.proto, gpu_partition_size: "If set, the accelerator_count should be
+    # set to 1".
+    if machine.gpu_partition_size and machine.accelerator_count != 1:
+        yield (
+            f"{field}.machine_spec.accelerator_count",
+            "accelerator_count must be 1 when gpu_partition_size is set.",
+        )
+    # machine_resources.proto, NfsMount: server, path and mount_point are Required; path
+    # "Has to start with '/'". LustreMount: all four fields Required.
+    for index, mount in enumerate(pool.nfs_mounts):
+        where = f"{field}.nfs_mounts[{index}]"
+        for required in ("server", "path", "mount_point"):
+            if not getattr(mount, required):
+                yield f"{where}.{required}", "Required field is not set."
+        if mount.path and not mount.path.startswith("/"):
+            yield f"{where}.path", "The path must start with '/'."
+    for index, mount in enumerate(pool.lustre_mounts):
+        for required in ("instance_ip", "volume_handle", "filesystem", "mount_point"):
+            if not getattr(mount, required):
+                yield f"{field}.lustre_mounts[{index}].{required}", "Required field is not set."
 
 
 def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterator[tuple[str, str]]:
@@ -97,6 +149,7 @@ def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterat
             )
         if len(spec.env) > MAX_ENV_VARS:
             yield f"{field}.python_package_spec.env", f"At most {MAX_ENV_VARS} are allowed."
+    yield from _machine_problems(field, pool)
     # The primary pool (index 0) runs exactly one replica (the chief).
     if index == 0 and pool.replica_count != 1:
         yield f"{field}.replica_count", "The primary worker pool must have exactly 1 replica."
@@ -175,6 +228,7 @@ def _tuning_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
                 yield field_name, "The first worker pool spec (the primary replica) must be set."
             continue
         yield from _worker_pool_problems(field_name, index, pool)
+    yield from _psc_problems(f"{prefix}.trial_job_spec", job.trial_job_spec)
     yield from _label_problems(job.labels, prefix)
 
 

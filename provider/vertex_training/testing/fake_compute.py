@@ -119,6 +119,7 @@ SERIES_GPUS: Mapping[str, str] = MappingProxyType(
         "a3-megagpu": "nvidia-h100-mega-80gb",
         "a3-ultragpu": "nvidia-h200-141gb",
         "a4-highgpu": "nvidia-b200",
+        "a4x-highgpu": "nvidia-gb200",
     }
 )
 _CPU_SIZES = (2, 4, 8, 12, 16, 24, 30, 32, 48, 56, 60, 64, 80, 96, 112, 128, 224)
@@ -134,6 +135,7 @@ MACHINE_NAMES: tuple[str, ...] = (
         for size in _CPU_SIZES
     ),
     *(f"g2-standard-{size}" for size in (4, 8, 12, 16, 24, 32, 48, 96)),
+    *(f"g4-standard-{size}" for size in (48, 96, 192, 384)),
     *(f"m1-ultramem-{size}" for size in (40, 80, 160)),
     "m1-megamem-96",
     *(f"{series}-{count}g" for series in SERIES_GPUS for count in _GPU_COUNTS),
