@@ -503,6 +503,18 @@ class TestRules:
         assert workers.reservation == primary.reservation is not None
         assert evaluators.reservation is None
 
+    def test_retry_elsewhere_cannot_use_the_reservation(self) -> None:
+        key, value, message = issue_of(
+            {**RESERVATION_CONFIG, "retry": {"when": ["capacity"], "regions": ["us-east4"]}}
+        )
+        assert (key, value) == ("vertex-training:jobs.job.retry.regions", ["us-east4"])
+        assert "the primary pool runs on a specific reservation" in message
+
+    def test_local_backend_warns_that_it_ignores_them(self) -> None:
+        local = StackSettings(stack="local", backend="local")
+        spec = parse_job("job", NFS_CONFIG, local)
+        assert any("nfs_mounts" in w and "local backend" in w for w in spec.warnings)
+
     def test_gb200_needs_a_reservation(self) -> None:
         key, _, message = issue_of({"image": IMAGE, "machine": "a4x-highgpu-4g"})
         assert key == "vertex-training:jobs.job.reservation_affinity"
@@ -590,3 +602,65 @@ class TestRules:
             },
         ):
             parse_job("job", {k: v for k, v in config.items() if v is not None}, STACK)
+
+
+class TestNewestGpus:
+    """H200, B200, GB200 and RTX PRO 6000: machines, counts, regions, each row sourced."""
+
+    def test_rtx_pro_6000_machines(self) -> None:
+        """g4-standard-96 comes with 2 RTX PRO 6000 and boots from Hyperdisk; us-central1
+        offers them (no warning)."""
+        spec = parse_job("job", {"image": IMAGE, "machine": "g4-standard-96"}, STACK)
+        machine = spec.request_body()["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]
+        assert (machine["acceleratorType"], machine["acceleratorCount"]) == (
+            "NVIDIA_RTX_PRO_6000",
+            2,
+        )
+        assert spec.primary.disk.type == "hyperdisk-balanced"
+        assert spec.warnings == []
+
+    def test_a_region_whose_row_lacks_it_warns_naming_the_page(self) -> None:
+        asia = StackSettings(stack="dev", project="my-project", region="asia-east1")
+        spec = parse_job("job", {"image": IMAGE, "machine": "g4-standard-48"}, asia)
+        (warning,) = spec.warnings
+        assert "NVIDIA_RTX_PRO_6000" in warning and machines.LOCATIONS_URL in warning
+
+    def test_gb200_on_a_reservation(self) -> None:
+        """a4x-highgpu-4g: 4 GB200 on a reservation, warned that its hosts are ARM."""
+        spec = parse_job(
+            "job",
+            {
+                "image": IMAGE,
+                "machine": "a4x-highgpu-4g",
+                "reservation_affinity": {"type": "SPECIFIC_RESERVATION", "values": [RESERVATION]},
+            },
+            STACK,
+        )
+        assert spec.primary.accelerator is not None
+        assert (spec.primary.accelerator.type, spec.primary.accelerator.count) == (
+            "NVIDIA_GB200",
+            4,
+        )
+        (warning,) = spec.warnings
+        assert "arm64" in warning
+
+    def test_every_added_row_names_its_source_and_day(self) -> None:
+        """Each region row added for the newest GPUs names the locations page and the day."""
+        newest = {"NVIDIA_H200_141GB", "NVIDIA_B200", "NVIDIA_GB200", "NVIDIA_RTX_PRO_6000"}
+        added = [key for key in machines.REGION_ROW_ADDITIONS if key[1] in newest]
+        assert added
+        for region, accelerator in added:
+            assert accelerator in machines.TRAINING_ACCELERATORS_BY_REGION[region]
+            assert "read 2026-11-26" in machines.region_row_source(region, accelerator)
+        for source in machines.NEWEST_GPU_SOURCES.values():
+            assert "https://" in source and "read 2026-11-26" in source
+
+    def test_quotas_and_billing_phrases(self) -> None:
+        """Every newest GPU has a quota metric and a billing phrase (by pattern where Google's
+        were not read: quotas.py and billing.py say which)."""
+        from vertex_training.catalog import billing, quotas
+
+        for gpu in ("NVIDIA_H200_141GB", "NVIDIA_B200", "NVIDIA_GB200", "NVIDIA_RTX_PRO_6000"):
+            quota = quotas.accelerator_quota(gpu)
+            assert quota is not None and quota.name.endswith("_gpus")
+            assert all(billing.ACCELERATOR_RESOURCES[gpu])

@@ -106,6 +106,41 @@ class TestEstimate:
         assert result.hourly_usd == pytest.approx(hourly)
         assert result.max_usd == pytest.approx(hourly / 2)
 
+    def test_a_reserved_pool_is_compute_engine_on_demand_plus_the_fee(self) -> None:
+        """e2-standard-4 on a specific reservation: Compute Engine's on-demand core and RAM
+        (what the reservation is billed at), the management fee, on-demand disk; and the
+        line says the reservation is billed whether or not the job runs."""
+        reservation = "projects/my-project/zones/us-central1-a/reservations/cpus"
+        result = estimate_of(
+            {
+                "machine": "e2-standard-4",
+                "reservation_affinity": {"type": "SPECIFIC_RESERVATION", "values": [reservation]},
+                "scheduling": {"timeout": "2h"},
+            }
+        )
+        shape = fake_shape("e2-standard-4")
+        core = fake_sku("E2 Instance Core running in Americas").usd()
+        ram = fake_sku("E2 Instance Ram running in Americas").usd()
+        hourly = (
+            shape.guest_cpus * (core + E2_FEE_CORE)
+            + shape.memory_mb / 1024 * (ram + E2_FEE_RAM)
+            + 100 * SSD_COMPUTE_US / MONTH_H
+        )
+        assert result.hourly_usd == pytest.approx(hourly)
+        assert result.reserved == ("primary",)
+        assert "primary on a reservation" in describe(result)
+        assert "whether or not the job runs" in describe(result)
+        assert to_json(result)["reserved_pools"] == ["primary"]
+
+    def test_any_reservation_is_priced_as_on_demand(self) -> None:
+        """ANY_RESERVATION may fall back to on-demand capacity: priced by the strategy."""
+        plain = estimate_of({"machine": "e2-standard-4"})
+        anywhere = estimate_of(
+            {"machine": "e2-standard-4", "reservation_affinity": "ANY_RESERVATION"}
+        )
+        assert anywhere.hourly_usd == pytest.approx(plain.hourly_usd)
+        assert anywhere.reserved == ()
+
     def test_a_regions_own_sku_wins_over_a_multi_region_one(self) -> None:
         """us-central1's own N1 Spot SKU prices it; us-east1 gets the Americas SKU."""
         raw = {"machine": "n1-standard-4", "scheduling": {"timeout": "1h", "strategy": "SPOT"}}

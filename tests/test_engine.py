@@ -162,6 +162,43 @@ class TestVertexStack:
             assert "replica workerpool0-0 exited 1" in result.output, result.output
             assert "doomed" in project.jobs_in_state()
 
+    def test_a_reserved_job_runs_through_a_stockout(self, project: Project) -> None:
+        """A job on a specific reservation, reaching its data over a PSC interface and an
+        NFS mount, goes up through the region's stockout with those fields in its request;
+        the preview of a flex-start change with a 10-day timeout is refused naming the key."""
+        reserved = {
+            **container_job("reserved"),
+            "machine": "a3-highgpu-8g",
+            "reservation_affinity": {
+                "type": "SPECIFIC_RESERVATION",
+                "values": ["projects/test-project/zones/us-central1-a/reservations/h100"],
+            },
+            "psc_interface_config": {"network_attachment": "training-attachment"},
+            "nfs_mounts": [{"server": "10.76.0.10", "path": "/vol1", "mount_point": "data"}],
+        }
+        with FakeVertex(run_s=1.0) as fake:
+            fake.stockout("us-central1")
+            project.write_stack(vertex_stack(fake, reserved=reserved))
+            project.up().check()
+            assert project.outputs()["jobs"]["reserved"]["state"] == "SUCCEEDED"
+            (job,) = fake.jobs.values()
+            pool = job.job_spec.worker_pool_specs[0]
+            affinity = pool.machine_spec.reservation_affinity
+            assert affinity.reservation_affinity_type.name == "SPECIFIC_RESERVATION"
+            assert list(affinity.values) == reserved["reservation_affinity"]["values"]
+            assert pool.nfs_mounts[0].mount_point == "data"
+            assert job.job_spec.psc_interface_config.network_attachment == "training-attachment"
+
+            flex = {**reserved, "scheduling": {"strategy": "FLEX_START", "timeout": "10d"}}
+            del flex["reservation_affinity"]
+            project.write_stack(vertex_stack(fake, reserved=flex))
+            result = project.run("preview")
+            assert result.returncode != 0
+            assert "vertex-training:jobs.reserved.scheduling.timeout" in result.output, (
+                result.output
+            )
+            assert "7d or less" in result.output
+
     def test_destroy_of_a_running_job_cancels_then_deletes(self, project: Project) -> None:
         """Destroying a running job calls CancelCustomJob, then DeleteCustomJob."""
         with FakeVertex(run_s=600) as fake:

@@ -333,6 +333,28 @@ class TestFakeScheduling:
         assert fake.jobs[second].state.name == "JOB_STATE_SUCCEEDED"
         assert classify(job.error.code, job.error.message).kind == failures.CAPACITY
 
+    def test_a_job_on_a_specific_reservation_meets_no_stockout(
+        self, fake: FakeVertex, clock: ManualClock
+    ) -> None:
+        """Reserved machines are held for the job: it runs through the region's stockout,
+        which the next job without a reservation still meets."""
+        fake.stockout(REGION)
+        reserved = body("reserved", machine="a3-highgpu-8g")
+        reserved["jobSpec"]["workerPoolSpecs"][0]["machineSpec"] |= {
+            "acceleratorType": "NVIDIA_H100_80GB",
+            "acceleratorCount": 8,
+            "reservationAffinity": {
+                "reservationAffinityType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": [f"projects/{PROJECT}/zones/{REGION}-a/reservations/h100"],
+            },
+        }
+        on_reservation = backend(fake).submit(reserved).name
+        plain = backend(fake).submit(body("plain")).name
+        clock.advance(30)
+        assert fake.jobs[on_reservation].state.name == "JOB_STATE_SUCCEEDED"
+        assert fake.jobs[plain].state.name == "JOB_STATE_FAILED"
+
     def test_a_spot_job_is_preempted(self, fake: FakeVertex, clock: ManualClock) -> None:
         """The next SPOT job fails after_s into running; a STANDARD one is not touched."""
         fake.preempt_spot(3.0)

@@ -66,7 +66,8 @@ class TestRefresh:
     """refresh(): both services, every page, only the SKUs estimates use."""
 
     def test_keeps_only_what_estimates_use(self, fake: FakeCatalog, compute: FakeCompute) -> None:
-        """Decoys (committed use, reserved, on-demand Compute Engine cores) are dropped."""
+        """Decoys (committed use, reserved) are dropped; Compute Engine's on-demand cores are
+        kept, as they price a pool on a reservation (billing.RESERVED)."""
         snapshot = refresh.refresh(REGIONS, endpoint=fake.address, compute_endpoint=compute.address)
         kept = {
             (s.service, s.usage_type, billing.resource_phrase(s.description)) for s in snapshot.skus
@@ -74,13 +75,14 @@ class TestRefresh:
         assert kept <= billing.wanted_keys()
         usage = {s.usage_type for s in snapshot.skus}
         assert usage == {"OnDemand", "Preemptible"}
-        assert not any(
+        assert any(
             s.service == COMPUTE
             and s.resource_group == "CPU"
             and s.usage_type == "OnDemand"
-            and not s.description.startswith("DWS")
+            and s.description.startswith("E2 Instance Core")
             for s in snapshot.skus
         )
+        assert not any(s.description.startswith(("Commitment", "Reserved")) for s in snapshot.skus)
         assert snapshot.source == fake.address and set(snapshot.regions) == set(REGIONS)
 
     def test_regions_not_asked_for_are_dropped(

@@ -167,6 +167,55 @@ class TestCreateCustomJob:
                 "custom_job.labels",
                 "At most 64",
             ),
+            (
+                lambda b: b["job_spec"]["worker_pool_specs"][0]["machine_spec"].update(
+                    reservation_affinity={"reservation_affinity_type": "SPECIFIC_RESERVATION"}
+                ),
+                "machine_spec.reservation_affinity",
+                "key and values",
+            ),
+            (
+                lambda b: b["job_spec"]["worker_pool_specs"][0]["machine_spec"].update(
+                    reservation_affinity={"key": "compute.googleapis.com/reservation-name"}
+                ),
+                "reservation_affinity.reservation_affinity_type",
+                "Required",
+            ),
+            (
+                lambda b: b["job_spec"]["worker_pool_specs"][0].update(
+                    nfs_mounts=[{"server": "10.0.0.2", "path": "share", "mount_point": "d"}]
+                ),
+                "nfs_mounts[0].path",
+                "start with '/'",
+            ),
+            (
+                lambda b: b["job_spec"]["worker_pool_specs"][0].update(
+                    lustre_mounts=[{"instance_ip": "10.0.0.3", "mount_point": "l"}]
+                ),
+                "lustre_mounts[0].volume_handle",
+                "Required",
+            ),
+            (
+                lambda b: b["job_spec"]["worker_pool_specs"][0]["machine_spec"].update(
+                    accelerator_type="NVIDIA_TESLA_A100",
+                    accelerator_count=2,
+                    gpu_partition_size="1g.5gb",
+                ),
+                "machine_spec.accelerator_count",
+                "gpu_partition_size",
+            ),
+            (
+                lambda b: b["job_spec"].update(
+                    psc_interface_config={
+                        "network_attachment": "a",
+                        "dns_peering_configs": [
+                            {"domain": "corp", "target_project": "p", "target_network": "n"}
+                        ],
+                    }
+                ),
+                "psc_interface_config.dns_peering_configs[0].domain",
+                "end with a dot",
+            ),
         ],
         ids=[
             "no-display-name",
@@ -180,6 +229,12 @@ class TestCreateCustomJob:
             "label-key",
             "label-value",
             "too-many-labels",
+            "specific-reservation-unnamed",
+            "reservation-type-unset",
+            "nfs-relative-path",
+            "lustre-missing-fields",
+            "partitions-of-two-gpus",
+            "dns-domain-without-dot",
         ],
     )
     def test_refuses_what_vertex_refuses(

@@ -20,7 +20,13 @@ from vertex_training.catalog import cloud_quotas, quotas
 from vertex_training.errors import QuotasError
 from vertex_training.review import quota_check
 from vertex_training.review.plan import plan_stack, to_json, to_markdown
-from vertex_training.stackconfig import Accelerator, JobSpec, Scheduling, WorkerPool
+from vertex_training.stackconfig import (
+    Accelerator,
+    JobSpec,
+    ReservationAffinity,
+    Scheduling,
+    WorkerPool,
+)
 from vertex_training.testing.fake_quotas import FakeQuotas
 
 CPUS = "aiplatform.googleapis.com/custom_model_training_cpus"
@@ -75,6 +81,41 @@ class TestJobNeeds:
             )
         )
         assert amounts(quotas.job_needs(job)) == {CPUS: 16, T4: 4}
+
+    def test_flex_start_holds_the_preemptible_gpu_quota(self) -> None:
+        """FLEX_START: its GPUs count against the preemptible GPU quota (Google's flex-start
+        page), its vCPUs against the standard one."""
+        job = training_job(
+            WorkerPool(
+                role="primary",
+                machine="g2-standard-8",
+                accelerator=Accelerator(type="NVIDIA_L4", count=1),
+            ),
+            strategy="FLEX_START",
+        )
+        needs = amounts(quotas.job_needs(job, shape_of=lambda _m: (8.0, "test")))
+        assert needs == {
+            "aiplatform.googleapis.com/custom_model_training_g2_cpus": 8,
+            "aiplatform.googleapis.com/custom_model_training_preemptible_nvidia_l4_gpus": 1,
+        }
+
+    def test_a_reserved_pool_holds_the_same_quota_and_says_so(self) -> None:
+        """A pool on a reservation needs the same quota; the reason names the reservation."""
+        reserved = WorkerPool(
+            role="primary",
+            machine="n1-standard-4",
+            accelerator=Accelerator(type="NVIDIA_TESLA_T4", count=1),
+            reservation=ReservationAffinity(
+                type="SPECIFIC_RESERVATION",
+                key="compute.googleapis.com/reservation-name",
+                values=["projects/p/zones/us-central1-a/reservations/r"],
+            ),
+        )
+        plain = reserved.model_copy(update={"reservation": None})
+        on_reservation = quotas.job_needs(training_job(reserved))
+        assert amounts(on_reservation) == amounts(quotas.job_needs(training_job(plain)))
+        (t4,) = [n for n in on_reservation.needs if n.quota.unit == "NVIDIA_TESLA_T4"]
+        assert "on a reservation" in t4.reasons[0]
 
     def test_spot_holds_the_preemptible_quotas(self) -> None:
         """scheduling.strategy SPOT moves vCPUs and GPUs to their preemptible quotas."""

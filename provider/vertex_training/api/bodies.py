@@ -92,6 +92,8 @@ def runs_differently(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 STANDARD_STRATEGY: Final = "STANDARD"
 SPOT_STRATEGY: Final = "SPOT"
 FLEX_START_STRATEGY: Final = "FLEX_START"
+#: ReservationAffinity.Type of a pool that runs on one named reservation.
+SPECIFIC_RESERVATION: Final = "SPECIFIC_RESERVATION"
 
 
 def strategy_of(body: Mapping[str, Any]) -> str:

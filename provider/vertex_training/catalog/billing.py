@@ -65,6 +65,16 @@ STANDARD, SPOT, FLEX_START = STANDARD_STRATEGY, SPOT_STRATEGY, FLEX_START_STRATE
 STRATEGIES: tuple[str, ...] = (STANDARD, SPOT, FLEX_START)
 #: The strategy of a job whose ``scheduling.strategy`` is unset.
 DEFAULT_STRATEGY = STANDARD
+#: How a pool on a specific reservation (``reservation_affinity``) is billed, priced as if
+#: it were a strategy: Compute Engine's on-demand prices for the reserved machines plus
+#: the management fee. Google's "Use reservations with training" (read 2026-11-26): "you're
+#: billed for ... Compute Engine pricing for the Compute Engine resources, including any
+#: applicable committed use discounts (CUDs)" and the serverless training management fee;
+#: Compute Engine bills the reservation itself at the on-demand rate until it is deleted,
+#: used or not.
+RESERVED = "RESERVATION"
+#: Everything an estimate prices: the strategies and the reservation rule.
+PRICED_AS: tuple[str, ...] = (*STRATEGIES, RESERVED)
 
 #: Hours in a month, as the catalog's monthly units count them (disk is per GiB month).
 HOURS_PER_MONTH = 730
@@ -206,13 +216,20 @@ def _wants(kind: Kind, strategy: str, vertex_name: str, compute_name: str) -> li
         return []
     if strategy == STANDARD:
         return [Want(kind, VERTEX_SERVICE, ON_DEMAND, f"{TRAINING_PREFIX} {vertex_name}")]
-    if strategy not in COMPUTE_WORDING or not compute_name:
+    if (strategy not in COMPUTE_WORDING and strategy != RESERVED) or not compute_name:
         return []
-    prefix, vms = COMPUTE_WORDING[strategy]
     usage = PREEMPTIBLE if strategy == SPOT else ON_DEMAND
     if kind == "disk":
         return [Want(kind, COMPUTE_SERVICE, ON_DEMAND, compute_name)]
-    described = f"{compute_name} attached to {vms}" if kind == "gpu" else f"{prefix} {compute_name}"
+    if kind == "tpu" and strategy == RESERVED:
+        return []  # no rule for reserved TPUs: their Compute Engine SKUs are not read
+    if strategy == RESERVED:
+        described = compute_name  # Compute Engine's own on-demand SKU
+    else:
+        prefix, vms = COMPUTE_WORDING[strategy]
+        described = (
+            f"{compute_name} attached to {vms}" if kind == "gpu" else f"{prefix} {compute_name}"
+        )
     return [
         Want(kind, COMPUTE_SERVICE, usage, described),
         Want(kind, VERTEX_SERVICE, ON_DEMAND, f"{FEE_PREFIX} {vertex_name}", fee=True),
@@ -295,7 +312,7 @@ def wanted_keys() -> frozenset[tuple[str, str, str]]:
         accelerators: tuple[str | None, ...] = tuple(machine_type.accelerators) or (None,)
         for accelerator in accelerators:
             for disk in DISK_RESOURCES:
-                for strategy in STRATEGIES:
+                for strategy in PRICED_AS:
                     components, _ = replica_components(
                         machine,
                         accelerator,

@@ -325,10 +325,16 @@ def job_needs(
         if quota is None:
             unknown.append(f"{pool.role}: no quota known for {accelerator}")
             continue
+        affinity = getattr(pool, "reservation", None)
+        reserved = (
+            " (on a reservation: its jobs need the quota too)"
+            if affinity is not None and affinity.type != "NO_RESERVATION"
+            else ""
+        )
         add(
             quota,
             replicas * count,
-            f"{pool.role}: {pool.replicas} x {count} {accelerator}{times}",
+            f"{pool.role}: {pool.replicas} x {count} {accelerator}{times}{reserved}",
         )
     needs = tuple(Need(quotas[n], amounts[n], tuple(reasons[n])) for n in sorted(quotas))
     return JobNeeds(job.name, job.region, strategy, needs, tuple(unknown))

@@ -19,6 +19,12 @@
   strategy), and the most it can cost is that rate x hours x trials x attempts, the
   worst case. Every attempt's region and strategy must be priced: one that is not makes
   the estimate unknown.
+- A pool on a specific reservation (``reservation_affinity: SPECIFIC_RESERVATION``) is
+  priced by ``billing.RESERVED``: Compute Engine's on-demand prices for its machines (the
+  reservation's, which Compute Engine bills whether or not a job runs on it; committed
+  use discounts not applied) plus the management fee. ``Estimate.reserved`` names those
+  pools, and ``describe`` says so. ``ANY_RESERVATION`` may fall back to on-demand
+  capacity, so it is priced by the job's strategy, the dearer case.
 - A SKU missing from the snapshot makes the rate and the total unknown (``None``) with
   the SKU it needs and how to refresh; so does a machine type whose shape the snapshot
   lacks, naming it; no snapshot at all says how to make one. Never zero. A local-backend
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vertex_training.api.bodies import SPECIFIC_RESERVATION as SPECIFIC
 from vertex_training.catalog import billing, prices
 from vertex_training.catalog.billing import DEFAULT_STRATEGY, UNIT_HOURS, PriceIndex
 from vertex_training.catalog.prices import REFRESH_HINT, SNAPSHOT_PATH, Snapshot
@@ -104,6 +111,8 @@ class Estimate:
     #: The region and strategy the rate is of, for a job with retry (the dearest
     #: attempt's); "" without.
     priced_as: str = ""
+    #: The pools (roles) that run on a specific reservation, priced by its rule.
+    reserved: tuple[str, ...] = ()
 
     @property
     def lines(self) -> tuple[Line, ...]:
@@ -258,6 +267,7 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
         prices_read=read,
         attempts=attempts,
         priced_as=f"{where[dearest][0]} {where[dearest][1]}" if where else "",
+        reserved=tuple(p.role for p in pools_in_use if _billed_as(p, "") == billing.RESERVED),
     )
 
 
@@ -271,11 +281,18 @@ def _priced(
     """The job's pools priced in ``region`` under ``strategy``: each pool's cost, the
     hourly rate (None when a price is unknown) and why any is unknown."""
     pools = tuple(
-        pool_cost(pool, region, strategy, index, usage_hours=usage_hours) for pool in pools_in_use
+        pool_cost(pool, region, _billed_as(pool, strategy), index, usage_hours=usage_hours)
+        for pool in pools_in_use
     )
     unknown = tuple(dict.fromkeys(why for pool in pools for why in pool.unknown))
     hourly = None if unknown else sum(pool.hourly_usd or 0.0 for pool in pools)
     return pools, hourly, unknown
+
+
+def _billed_as(pool: WorkerPool, strategy: str) -> str:
+    """The rule a pool is priced by: the reservation's when it runs on a specific one."""
+    on_reservation = pool.reservation is not None and pool.reservation.type == SPECIFIC
+    return billing.RESERVED if on_reservation else strategy
 
 
 def _usd(value: float) -> str:
@@ -308,7 +325,14 @@ def describe(estimate: Estimate) -> str:
     if estimate.trials != 1:
         peak = estimate.peak_usd_per_hour or 0.0
         rate += f" a trial, {_usd(peak)}/h with {estimate.parallel_trials} at once"
-    return f"{rate}; at most {_usd(estimate.max_usd)} ({timeout})"
+    reserved = ""
+    if estimate.reserved:
+        reserved = (
+            f"; {', '.join(estimate.reserved)} on a reservation: Compute Engine bills the "
+            "reserved machines at their on-demand rate (less any committed use discount) "
+            "whether or not the job runs, and the job adds Vertex AI's management fee"
+        )
+    return f"{rate}; at most {_usd(estimate.max_usd)} ({timeout}){reserved}"
 
 
 def describe_line(line: Line) -> str:
@@ -332,6 +356,7 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
         "parallel_trials": estimate.parallel_trials,
         "attempts": estimate.attempts,
         "priced_as": estimate.priced_as,
+        "reserved_pools": list(estimate.reserved),
         "unknown": list(estimate.unknown),
         "breakdown": [
             {

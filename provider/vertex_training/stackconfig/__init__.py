@@ -12,7 +12,9 @@ One module a stage, each with one job; a job's config goes through them in this 
 - ``study``: the ``study:`` dialect, which makes the job a hyperparameter tuning job.
 - ``_config``: the user's keys, pydantic models of the YAML shape (docs/config-shape.md).
 - ``_rules``: the rules on single keys (formats, names, durations, labels, env).
-- ``_resolve``: the rules that relate keys, defaults and pool inheritance -> ``JobSpec``.
+- ``_resolve``: the rules that relate keys, defaults and pool inheritance -> ``JobSpec``;
+  ``_settings_rules`` (scheduling, networking, adopt) and ``_access`` (reservations, GPU
+  partitions, mounts, private networks) hold its rules on those keys.
 - ``_prebuilt``: ``framework:`` / ``runtime_version:`` -> a prebuilt training image.
 - ``_job``: the resolved job and its Vertex AI REST request body.
 - ``_issues``: how every stage words a mistake (key, bad value, fix), pydantic's errors
@@ -35,6 +37,11 @@ _EXPORTS = {
     "Accelerator": "vertex_training.stackconfig._job",
     "DEFAULT_WAIT_TIMEOUT_S": "vertex_training.stackconfig._constants",
     "Disk": "vertex_training.stackconfig._job",
+    "DnsPeering": "vertex_training.stackconfig._job",
+    "LustreMount": "vertex_training.stackconfig._job",
+    "NfsMount": "vertex_training.stackconfig._job",
+    "PscInterface": "vertex_training.stackconfig._job",
+    "ReservationAffinity": "vertex_training.stackconfig._job",
     "JOBS_KEY": "vertex_training.stackconfig._constants",
     "JobConfig": "vertex_training.stackconfig._config",
     "JobSpec": "vertex_training.stackconfig._job",
@@ -72,10 +79,15 @@ __all__ = [
     "STUDY_KEY",
     "Accelerator",
     "Disk",
+    "DnsPeering",
     "JobConfig",
     "JobSpec",
     "LoadedJob",
+    "LustreMount",
+    "NfsMount",
+    "PscInterface",
     "PythonPackage",
+    "ReservationAffinity",
     "Scheduling",
     "SecretValue",
     "Stack",

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 
+from vertex_training.api.bodies import SPECIFIC_RESERVATION
 from vertex_training.catalog import machines
 from vertex_training.stackconfig._constants import (
     _MODEL_RE,
@@ -39,7 +40,6 @@ AFFINITY_TYPES: tuple[AffinityType, ...] = (
     "ANY_RESERVATION",
     "SPECIFIC_RESERVATION",
 )
-SPECIFIC_RESERVATION = "SPECIFIC_RESERVATION"
 #: Google's pages behind the rules here.
 RESERVATIONS_URL = "https://cloud.google.com/vertex-ai/docs/training/use-reservations"
 PSC_INTERFACE_URL = "https://cloud.google.com/vertex-ai/docs/training/psc-i-egress"

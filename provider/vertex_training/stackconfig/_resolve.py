@@ -67,7 +67,7 @@ from vertex_training.stackconfig._job import (
     WorkerPool,
 )
 from vertex_training.stackconfig._retry import RetryRules
-from vertex_training.stackconfig._settings_rules import JobSettingsRules
+from vertex_training.stackconfig._settings_rules import JobSettingsRules, reserved_retry_issue
 
 _T = TypeVar("_T")
 #: The warning for a key only Vertex AI acts on, in a job the local backend runs.
@@ -167,6 +167,10 @@ class _JobResolver(RetryRules, JobSettingsRules):
         wait = config.wait or WaitConfig()
         self._check_wait(wait)
         retry = self._resolve_retry(pools, scheduling) if config.retry is not None else None
+        if config.retry is not None and (
+            why := reserved_retry_issue(pools, config.retry.regions, self.region)
+        ):
+            self.fail(("retry", "regions"), config.retry.regions, why)
         psc = config.psc_interface_config
         if psc is not None and not self.vertex:
             self.warn(("psc_interface_config",), psc, LOCAL_IGNORES)

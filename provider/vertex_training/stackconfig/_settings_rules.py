@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vertex_training.api.bodies import SPECIFIC_RESERVATION as SPECIFIC
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue
 from vertex_training.stackconfig._config import JobConfig, SchedulingConfig, WaitConfig
@@ -214,3 +215,24 @@ def _shape(pool: WorkerPool) -> tuple[str, str | None, int]:
 def _shape_text(pool: WorkerPool) -> str:
     gpus = pool.accelerator
     return f"{pool.machine}" + (f" with {gpus.count} {gpus.type}" if gpus else "")
+
+
+def reserved_retry_issue(
+    pools: Sequence[WorkerPool | None], regions: Sequence[str], region: str
+) -> str | None:
+    """Why retry.regions cannot hold a job on a specific reservation (a zonal resource of
+    the job's region), or None."""
+    reserved = [
+        p.role
+        for p in pools
+        if p is not None and p.reservation is not None and p.reservation.type == SPECIFIC
+    ]
+    elsewhere = [r for r in regions if r != region]
+    if not reserved or not elsewhere:
+        return None
+    return (
+        f"the {one_of(reserved, 'and')} pool{'s run' if len(reserved) > 1 else ' runs'} on a "
+        f"specific reservation, which is in {region}'s "
+        f"zones: an attempt in {one_of(elsewhere)} could not use it. Retry in {region} only "
+        "(remove regions), or take reservation_affinity off"
+    )
