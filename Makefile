@@ -83,7 +83,10 @@ PRICES_REGIONS ?=
 prices: venv  ## Refresh prices/snapshot.json: Cloud Billing Catalog prices, Compute Engine machine shapes (needs credentials).
 	$(VENV)/bin/vertex-training prices refresh $(if $(PRICES_ENDPOINT),--endpoint $(PRICES_ENDPOINT)) $(if $(PRICES_COMPUTE_ENDPOINT),--compute-endpoint $(PRICES_COMPUTE_ENDPOINT)) $(if $(PRICES_PROJECT),--project $(PRICES_PROJECT)) $(foreach region,$(PRICES_REGIONS),--region $(region))
 
+images: venv  ## Refresh prices/images.json: Google's prebuilt training images, listed from its registry (needs credentials).
+	$(VENV)/bin/vertex-training images refresh $(if $(IMAGES_ENDPOINT),--endpoint $(IMAGES_ENDPOINT))
+
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench bench-scale prices bench-prices
+.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench bench-scale prices images bench-prices

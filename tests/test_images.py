@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from vertex_training.catalog import images
-from vertex_training.catalog.images import ImageChoice, ImageRefusal, pick_image, pick_runtime_image
+from vertex_training.catalog.images import ImageChoice, ImageRefusal, pick_image
+from vertex_training.catalog.runtimes import pick_runtime_image
 from vertex_training.errors import Issue, SpecError
 from vertex_training.stackconfig import JobSpec, StackSettings, parse_job
 

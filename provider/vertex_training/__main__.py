@@ -34,6 +34,12 @@ and Compute Engine's SKUs from Google's Cloud Billing Catalog with application d
 credentials (or the API key in ``CLOUD_BILLING_API_KEY``) and writes the price snapshot
 (``vertex_training.catalog.refresh``), showing its progress on stderr.
 
+``images refresh [--endpoint HOST:PORT] [--location us|europe|asia ...] [--out FILE]`` lists
+Google's prebuilt training images in its registry (the ``vertex-ai`` project's ``training``
+repositories) with application default credentials and writes the dated snapshot that
+decides which prebuilt images exist (``prices/images.json``,
+``vertex_training.catalog.registry``), showing its progress on stderr.
+
 ``plan STACK_FILE --base REF [--format markdown|json] [--today DATE]`` compares the jobs
 the stack file defines at git ref REF with the working tree (``vertex_training.review.plan``):
 each job submitted, replaced with the keys that changed, updated, deleted or unchanged,
@@ -165,6 +171,39 @@ def _cmd_prices_refresh(args: argparse.Namespace) -> int:
                 "commit this snapshot",
                 file=sys.stderr,
             )
+    return 0
+
+
+def _cmd_images_refresh(args: argparse.Namespace) -> int:
+    from vertex_training.catalog import registry
+    from vertex_training.catalog.refresh import is_loopback
+    from vertex_training.packaging import enclosing_project
+
+    def progress(repository: str, read: int, kept: int) -> None:
+        print(f"{repository}: {read:,} images read, {kept:,} names", file=sys.stderr, flush=True)
+
+    out = Path(args.out) if args.out else registry.snapshot_path(enclosing_project(Path.cwd()))
+    try:
+        snapshot = registry.refresh(
+            endpoint=args.endpoint,
+            locations=args.location or tuple(registry.REPOSITORIES),
+            progress=progress,
+        )
+    except registry.ImagesError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_PRICES_FAILED
+    registry.save_snapshot(snapshot, out)
+    print(
+        f"wrote {out}: {len(snapshot.names()):,} image names in "
+        f"{len(snapshot.repositories)} repositories, read "
+        f"{snapshot.read_at.isoformat(timespec='seconds')} from {snapshot.source}"
+    )
+    if args.endpoint and is_loopback(args.endpoint):
+        print(
+            f"{WARNING_PREFIX}{args.endpoint} is a loopback endpoint (a fake registry's "
+            "invented images?): do not commit this snapshot",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -468,6 +507,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     refresh_parser.add_argument("--out", help="the file to write (default: prices/snapshot.json)")
     refresh_parser.set_defaults(handler=_cmd_prices_refresh)
+    images_parser = subparsers.add_parser(
+        "images", help="the snapshot of Google's prebuilt training images (prices/images.json)"
+    )
+    images_commands = images_parser.add_subparsers(dest="images_command", required=True)
+    images_refresh = images_commands.add_parser(
+        "refresh",
+        help="list Google's prebuilt training images in its registry into the snapshot",
+        description=(
+            "List the Docker images of Google's registry of prebuilt training images "
+            "(projects/vertex-ai/locations/{us,europe,asia}/repositories/training) with "
+            "application default credentials and write each image's name, tags, digest and "
+            "upload time, dated, to the snapshot that decides which prebuilt images exist."
+        ),
+    )
+    images_refresh.add_argument(
+        "--endpoint", help="HOST:PORT of Artifact Registry (default: Google's; loopback: plaintext)"
+    )
+    images_refresh.add_argument(
+        "--location",
+        action="append",
+        choices=("us", "europe", "asia"),
+        default=[],
+        help="a registry multi-region to read; repeatable (default: all three)",
+    )
+    images_refresh.add_argument("--out", help="the file to write (default: prices/images.json)")
+    images_refresh.set_defaults(handler=_cmd_images_refresh)
     return parser
 
 

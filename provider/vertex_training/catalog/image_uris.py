@@ -40,6 +40,14 @@ REGION_PREFIX_HOSTS: tuple[tuple[str, str], ...] = (
 DEFAULT_REGISTRY: Final = "us"
 
 
+def registry_location(region: str) -> str:
+    """``us``, ``europe`` or ``asia``: the registry location serving ``region``."""
+    for prefix, location in REGION_PREFIX_HOSTS:
+        if region.startswith(prefix):
+            return location
+    return DEFAULT_REGISTRY
+
+
 def registry_host(region: str) -> str:
     """``us-docker.pkg.dev``, ``europe-docker.pkg.dev`` or ``asia-docker.pkg.dev`` for a region."""
     for prefix, host in REGION_PREFIX_HOSTS:

@@ -41,12 +41,19 @@ warned about (``catalogue_age_warning``): Google may have published versions sin
 ``today`` is injectable so that tests and ``vertex-training convert --today`` are
 stable.
 
-Legacy AI Platform Training runtime versions (``LEGACY_RUNTIMES``) map to the TensorFlow
-image of the same version and Python (the framework a runtime version was named after),
-with the reasoning per row. A runtime version whose image Vertex AI no longer runs is
-refused the same way, advising ``framework: {name: tensorflow, version: ...}`` instead.
+Legacy AI Platform Training runtime versions (``LEGACY_RUNTIMES``, picked by
+``catalog.runtimes``) map to the TensorFlow image of the same version and Python (the
+framework a runtime version was named after), with the reasoning per row. A runtime
+version whose image Vertex AI no longer runs is refused the same way, advising
+``framework: {name: tensorflow, version: ...}`` instead.
 
 Registry host by region, and which URIs name a prebuilt image: ``catalog.image_uris``.
+
+With a snapshot of Google's registry (``catalog.registry``, ``prices/images.json``), the
+registry decides which images exist: ``catalogue`` adds an undated row for each image it
+holds that the table lacks, and a version it does not hold in the registry location of
+the job's region is refused naming the nearest versions it holds (``_held``). The table
+keeps the dates. Legacy runtime versions: ``catalog.runtimes``.
 
 A project adds rows of its own (a version Google published after this catalogue was
 compiled, or corrected dates) in the stack config key ``vertex-training:images``, each with
@@ -66,6 +73,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from vertex_training.catalog import registry
+from vertex_training.catalog._held import not_held, registry_only
 from vertex_training.catalog._image_rows import ROWS
 from vertex_training.catalog._runtime_rows import LEGACY_RUNTIMES, LegacyRuntime
 from vertex_training.catalog.image_uris import (
@@ -76,6 +85,7 @@ from vertex_training.catalog.image_uris import (
     is_prediction_image,
     prebuilt_image_name,
     registry_host,
+    registry_location,
 )
 
 __all__ = [
@@ -108,7 +118,6 @@ __all__ = [
     "nearest_available",
     "newest_supported",
     "pick_image",
-    "pick_runtime_image",
     "prebuilt_image_name",
     "project_rows",
     "registry_host",
@@ -188,10 +197,16 @@ class PrebuiltImage:
     #: Where and when the row was read (None for an estimated image).
     source: Source | None = None
     verified: bool = True
+    #: Held by Google's registry (``catalog.registry``) and absent from the table: it
+    #: exists, its dates are unknown.
+    from_registry: bool = False
 
     def uri(self, region: str) -> str:
-        """The image URI on the registry host that serves ``region``."""
-        return f"{registry_host(region)}/{IMAGE_PATH}/{self.name}:{IMAGE_TAG}"
+        """The image URI on the registry host that serves ``region`` (by digest when the
+        registry's snapshot shows no ``latest`` tag for it there)."""
+        snapshot = registry.active()
+        held = snapshot.holds(self.name, registry_location(region)) if snapshot else None
+        return held.uri if held else f"{registry_host(region)}/{IMAGE_PATH}/{self.name}:{IMAGE_TAG}"
 
     @property
     def label(self) -> str:
@@ -240,10 +255,27 @@ def project_rows(rows: Sequence[PrebuiltImage]) -> Iterator[None]:
 
 
 def catalogue() -> tuple[PrebuiltImage, ...]:
-    """The rows lookups read: the project's (``project_rows``), then the package's."""
+    """The rows lookups read: the project's (``project_rows``), then the package's, then
+    an undated row for each image Google's registry holds (its snapshot,
+    ``registry.active``) that neither has."""
     own = _PROJECT_ROWS.get()
+    snapshot = registry.active()
+    key = (own, id(snapshot))
+    cached = _CATALOGUES.get(key)
+    if cached is not None and cached[0] is snapshot:
+        return cached[1]
     names = {image.name for image in own}
-    return (*own, *(image for image in TRAINING_IMAGES if image.name not in names))
+    rows = (*own, *(image for image in TRAINING_IMAGES if image.name not in names))
+    if snapshot is not None:
+        rows = (*rows, *(_registry_row(found) for found in registry_only(snapshot, rows)))
+    if len(_CATALOGUES) > _CATALOGUES_KEPT:
+        _CATALOGUES.clear()
+    _CATALOGUES[key] = (snapshot, rows)
+    return rows
+
+
+_CATALOGUES: dict[tuple[object, int], tuple[object, tuple[PrebuiltImage, ...]]] = {}
+_CATALOGUES_KEPT = 64
 
 
 # ------------------------------------------------------------------------------ the lookups
@@ -386,9 +418,16 @@ def _move_to(
         how = f'write version: "{target.version}"'
     return (
         f"move to {name} {target.version}, the nearest version Vertex AI still runs "
-        f"({target.name} until {target.end_of_availability}, supported until "
-        f"{target.end_of_support}): {how}"
+        f"({_dates_of(target)}): {how}"
     )
+
+
+def _dates_of(image: PrebuiltImage) -> str:
+    """'tf-cpu.2-17.py310 until 2026-07-11, supported until 2025-07-11', or, for an image
+    only the registry shows, that its dates are not known here."""
+    if image.from_registry:
+        return f"{image.name}, in Google's registry; its dates are not in this package's table"
+    return f"{image.name} until {image.end_of_availability}, supported until {image.end_of_support}"
 
 
 def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date) -> str:
@@ -396,10 +435,7 @@ def _newest_supported_note(image: PrebuiltImage, kind: str, today: datetime.date
     name = FRAMEWORK_NAMES[image.framework]
     newest = newest_supported(image.framework, kind, today)
     if newest is not None:
-        return (
-            f"the newest supported {name} version is {newest.version} ({newest.name}, "
-            f"supported until {newest.end_of_support})"
-        )
+        return f"the newest supported {name} version is {newest.version} ({_dates_of(newest)})"
     return (
         f"no catalogued {name} {kind.upper()} image is still supported on {today}; newer "
         f"versions: {CATALOGUE_URL} (catalogue compiled {CATALOGUE_DATE})"
@@ -446,7 +482,11 @@ def _check_dates(
 
 
 def catalogue_age_warning(today: datetime.date) -> str | None:
-    """A warning when the catalogue was compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` ago."""
+    """A warning when the registry's snapshot is older than its limit, or, without one,
+    when the catalogue was compiled more than ``CATALOGUE_MAX_AGE_MONTHS`` ago."""
+    snapshot = registry.active()
+    if snapshot is not None:
+        return snapshot.stale_warning(today)
     compiled = datetime.date.fromisoformat(CATALOGUE_DATE)
     if today <= _add_months(compiled, CATALOGUE_MAX_AGE_MONTHS):
         return None
@@ -524,10 +564,67 @@ def pick_image(
     image = _select(images, framework, version, python=python, kind=kind, today=today)
     if isinstance(image, ImageRefusal):
         return image
-    dates = _check_dates(image, kind, today)
+    dates = _verdict(image, kind, region, today)
     if isinstance(dates, ImageRefusal):
         return dates
     return ImageChoice(uri=image.uri(region), image=image, warnings=dates)
+
+
+def _verdict(
+    image: PrebuiltImage, kind: str, region: str, today: datetime.date
+) -> ImageRefusal | tuple[str, ...]:
+    """The dates' rules, then the registry's: refused when its snapshot lacks the image;
+    warned when the table has no dates for an image only the registry shows."""
+    dates = _check_dates(image, kind, today)
+    if isinstance(dates, ImageRefusal):
+        return dates
+    wanted = registry.ImageName(image.framework, image.version, kind, image.python)
+    missing = _not_held(wanted, region, today)
+    if missing is not None:
+        return missing
+    return (*dates, _undated(image)) if image.from_registry else dates
+
+
+def _registry_row(found: registry.ImageName) -> PrebuiltImage:
+    """An undated row for an image only the registry shows."""
+    return PrebuiltImage(
+        framework=found.framework,
+        version=found.version,
+        python=found.python or "",
+        kinds=frozenset({found.kind}),
+        name=found.name,
+        end_of_support=datetime.date.max,
+        end_of_availability=datetime.date.max,
+        verified=False,
+        from_registry=True,
+    )
+
+
+def _not_held(wanted: registry.ImageName, region: str, today: datetime.date) -> ImageRefusal | None:
+    """With a registry snapshot, the refusal of an image it does not hold for the region."""
+    snapshot = registry.active()
+    if snapshot is None:
+        return None
+    message = not_held(
+        snapshot,
+        catalogue(),
+        wanted,
+        location=registry_location(region),
+        running=set(available_versions(wanted.framework, wanted.kind, today)),
+        label=FRAMEWORK_NAMES[wanted.framework],
+    )
+    return ImageRefusal("version", message) if message is not None else None
+
+
+def _undated(image: PrebuiltImage) -> str:
+    """The warning for an image the registry holds and the table has no dates for."""
+    snapshot = registry.active()
+    seen = snapshot.describe() if snapshot is not None else "Google's registry"
+    return (
+        f"{image.label}: {seen} holds {image.name}, and this package's table of dates "
+        f"(compiled {CATALOGUE_DATE}) has no end of support or availability for it: read "
+        f"them at {CATALOGUE_URL} and {ADD_A_ROW}"
+    )
 
 
 #: What ``vertex-training convert`` writes as ``framework.version`` when no TensorFlow
@@ -619,6 +716,9 @@ def _unknown_version(
     """A version with no row: estimated from the pattern if newer than all rows, else refused."""
     name = FRAMEWORK_NAMES[framework]
     known = _versions(framework)
+    missing = _not_held(registry.ImageName(framework, version, kind, python), region, today)
+    if missing is not None:
+        return missing
     if _version_key(version) > _version_key(known[0]):
         image = _pattern_image(framework, version, python, kind)
         if image is not None:
@@ -630,7 +730,7 @@ def _unknown_version(
                     f"training images (compiled {CATALOGUE_DATE}, newest {known[0]}): the image "
                     f"name {image.name} follows Google's naming pattern and its end of support "
                     f"and end of availability are unknown; check it at {CATALOGUE_URL} and "
-                    f"{ADD_A_ROW}",
+                    f"{ADD_A_ROW}; or {registry.REFRESH_HINT}, which then decides",
                 ),
             )
     return ImageRefusal(
@@ -638,124 +738,6 @@ def _unknown_version(
         f"{name} {version} has no Vertex AI prebuilt training image; versions Vertex AI still "
         f"runs: {_available_or_none(framework, kind, today)}",
     )
-
-
-def _runtime_alternatives(kind: str, today: datetime.date) -> str:
-    """Runtime versions whose image Vertex AI still runs, or what to write when none is."""
-    running = [
-        r.runtime_version
-        for r in LEGACY_RUNTIMES.values()
-        if any(
-            i.framework == "tensorflow"
-            and i.version == r.tensorflow
-            and kind in i.kinds
-            and today <= i.end_of_availability
-            for i in catalogue()
-        )
-    ]
-    if running:
-        return f"runtime versions whose image Vertex AI still runs: {', '.join(running)}"
-    versions = available_versions("tensorflow", kind, today)
-    if versions:
-        return (
-            f"no runtime version has a {kind.upper()} image Vertex AI still runs: replace "
-            f'runtime_version with framework: {{name: tensorflow, version: "{versions[0]}"}} '
-            f"(TensorFlow versions with one: {', '.join(versions)})"
-        )
-    return f"no runtime version's image is still available on {today}: " + _none_available(
-        "tensorflow", kind, today, "runtime"
-    )
-
-
-def _runtime_images(
-    runtime_version: str, kind: str, today: datetime.date
-) -> tuple[LegacyRuntime, list[PrebuiltImage]] | ImageRefusal:
-    """A runtime version's row and its TensorFlow ``kind`` images, or why it has none."""
-    runtime = LEGACY_RUNTIMES.get(runtime_version)
-    if runtime is None:
-        return ImageRefusal(
-            "runtime_version",
-            f"AI Platform runtime version {runtime_version} has no Vertex AI prebuilt image; "
-            f"{_runtime_alternatives(kind, today)}",
-        )
-    images = [
-        i
-        for i in catalogue()
-        if i.framework == "tensorflow" and i.version == runtime.tensorflow and kind in i.kinds
-    ]
-    if not images:
-        return ImageRefusal(
-            "runtime_version",
-            f"runtime version {runtime_version} maps to TensorFlow {runtime.tensorflow}, which "
-            f"has no {kind.upper()} prebuilt training image on Vertex AI; "
-            f"{_runtime_alternatives(kind, today)}",
-        )
-    return runtime, images
-
-
-def pick_runtime_image(
-    runtime_version: str,
-    python_version: str | None,
-    *,
-    kind: str,
-    region: str,
-    today: datetime.date,
-) -> ImageChoice | ImageRefusal:
-    """The prebuilt image that replaces an AI Platform Training runtime version.
-
-    Refusals concern ``runtime_version`` or ``python_version``. The choice always carries
-    a warning that the runtime's scikit-learn and XGBoost now have images of their own.
-    """
-    found = _runtime_images(runtime_version, kind, today)
-    if isinstance(found, ImageRefusal):
-        return found
-    runtime, images = found
-    # Retired first: a Python suggested for a retired runtime would be refused next.
-    newest = max(images, key=lambda i: _version_key(i.python))
-    retired = _check_dates(newest, kind, today, advice="runtime")
-    if isinstance(retired, ImageRefusal):
-        return ImageRefusal(
-            "runtime_version",
-            f"runtime version {runtime_version} maps to the {newest.name} image: {retired.message}",
-            retired=retired.retired,
-        )
-    offered = sorted({i.python for i in images}, key=_version_key, reverse=True)
-    python = python_version or runtime.default_python
-    if python not in runtime.pythons:
-        usable = [p for p in runtime.pythons if p in offered]
-        return ImageRefusal(
-            "python_version",
-            f"runtime version {runtime_version} offered Python {' or '.join(runtime.pythons)}, "
-            f"not {python}; Vertex AI's image runs Python {' or '.join(usable or offered)}: "
-            "write that",
-        )
-    by_python = [i for i in images if i.python == python]
-    if not by_python:
-        unset = " (its default when pythonVersion is not set)" if python_version is None else ""
-        return ImageRefusal(
-            "python_version",
-            f"runtime version {runtime_version} ran Python {python}{unset}, and Vertex AI's "
-            f"TensorFlow {runtime.tensorflow} {kind.upper()} image runs Python "
-            f'{" or ".join(offered)}: write python_version: "{offered[0]}" once the trainer '
-            "runs on it",
-        )
-    image = by_python[0]
-    dates = _check_dates(image, kind, today, advice="runtime")
-    if isinstance(dates, ImageRefusal):
-        return ImageRefusal(
-            "runtime_version",
-            f"runtime version {runtime_version} maps to the {image.name} image: {dates.message}",
-            retired=dates.retired,
-        )
-    notes = [
-        f"runtime version {runtime_version} runs on the {image.label} image {image.name}; "
-        "the runtime also bundled scikit-learn and XGBoost, which have images of their own "
-        "on Vertex AI: a trainer built on them should say framework: {name: sklearn | "
-        "xgboost, version: ...} instead",
-    ]
-    if runtime.tensorflow != runtime_version:
-        notes.append(f"runtime version {runtime_version}: {runtime.reasoning}")
-    return ImageChoice(uri=image.uri(region), image=image, warnings=(*notes, *dates))
 
 
 def catalogued_image(uri: str) -> PrebuiltImage | None:
@@ -773,3 +755,6 @@ def check_named_image(
     warned past or near its end of support."""
     kind = kind if kind in image.kinds else min(image.kinds)
     return _check_dates(image, kind, today, advice="image", region=region)
+
+
+# The legacy runtime versions' lookups read the table above: defined in their own module.

@@ -57,8 +57,8 @@ def _affinity_before(value: Any) -> Any:
 
 
 class ReservationAffinityConfig(_AccessModel):
-    """``reservation_affinity: {type: SPECIFIC_RESERVATION, values: [my-reservation]}``:
-    which Compute Engine reservation a pool's machines come from (MachineSpec
+    """``reservation_affinity: {type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/
+    reservations/N]}``: which Compute Engine reservation a pool's machines come from (MachineSpec
     .reservation_affinity). ``key`` defaults to ``compute.googleapis.com/reservation-name``
     for a specific reservation, the only key Google documents."""
 
@@ -375,8 +375,8 @@ def check_job_access(
                 ("psc_interface_config", "network_attachment"),
                 psc.network_attachment,
                 f"the network attachment is in {match['region']}, and a job attaches one of "
-                f"its own region ({region}): create the attachment in {region}, or set "
-                f"region: {match['region']}",
+                f"its own region ({region}; {PSC_INTERFACE_URL}): create the attachment in "
+                f"{region}, or set region: {match['region']}",
             )
     if network is None and psc is None:
         for path in nfs_paths:

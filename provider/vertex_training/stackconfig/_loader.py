@@ -24,6 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from vertex_training.catalog import registry
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import (
     CONFIG_NAMESPACE,
@@ -183,8 +184,12 @@ def load_stack(
         name = issue.key.removeprefix(f"{JOBS_KEY}.").split(".")[0]
         package_issues.setdefault(name, []).append(issue)
     jobs: dict[str, LoadedJob] = {}
-    for name, config in packages.configs.items():
-        jobs[name] = _load_job(name, config, settings, package_issues.get(name, []), today)
+    snapshot, problem = _registry_snapshot(project_dir)
+    if problem is not None:
+        issues.append(problem)
+    with registry.using(snapshot) if snapshot is not None else contextlib.nullcontext():
+        for name, config in packages.configs.items():
+            jobs[name] = _load_job(name, config, settings, package_issues.get(name, []), today)
     return Stack(
         name=stack,
         keys=dict(keys),
@@ -211,6 +216,20 @@ def load_stack_file(
     stack, keys = read_stack_file(path)
     folder = project_dir if project_dir is not None else project_dir_of(Path(path))
     return load_stack(keys, stack, project_dir=folder, today=today)
+
+
+def _registry_snapshot(
+    project_dir: Path,
+) -> tuple[registry.RegistrySnapshot | None, Issue | None]:
+    """The project's snapshot of Google's registry of prebuilt images, or the issue of one
+    that cannot be read; None without one (lookups then read the working directory's)."""
+    path = registry.find_snapshot(project_dir)
+    if path is None:
+        return None, None
+    try:
+        return registry.load_cached(path), None
+    except registry.ImagesError as exc:
+        return None, Issue(str(registry.SNAPSHOT_PATH), None, str(exc))
 
 
 def _load_job(

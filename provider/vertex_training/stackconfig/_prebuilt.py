@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vertex_training.api import image_refs
-from vertex_training.catalog import image_uris, images, machines
+from vertex_training.catalog import image_uris, images, machines, runtimes
 from vertex_training.errors import Issue, RetiredImage
 from vertex_training.stackconfig._config import FrameworkConfig, JobConfig, _PoolConfig
 from vertex_training.stackconfig._constants import LOCAL_DEFAULT_REGION
@@ -251,7 +251,7 @@ class _PrebuiltImages:
         key = full_key(self.base, ("runtime_version",))
         if self.catalogue_key is None:
             self.catalogue_key = (key, runtime_version)
-        choice = images.pick_runtime_image(
+        choice = runtimes.pick_runtime_image(
             runtime_version, config.python_version, kind=kind, region=self.region, today=self.today
         )
         if isinstance(choice, images.ImageRefusal):
