@@ -27,12 +27,20 @@ def is_loopback(endpoint: str) -> bool:
     return host in LOOPBACK_HOSTS or endpoint.startswith("[::1]")
 
 
-def credentials_advice(exc: BaseException, what: str = "price catalog") -> str:
-    """What to do when Google refuses the caller (or no credentials are found)."""
+def credentials_advice(
+    exc: BaseException, what: str = "price catalog", *, api_key: bool = True
+) -> str:
+    """What to do when Google refuses the caller (or no credentials are found); ``api_key``
+    when an API key (``CLOUD_BILLING_API_KEY``) is another way in."""
+    key = (
+        ", or set CLOUD_BILLING_API_KEY to an API key of a project with the Cloud Billing "
+        "API enabled"
+        if api_key
+        else " (any Google identity may list Google's public images)"
+    )
     return (
         f"cannot read Google's {what} ({type(exc).__name__}: {exc}): sign in with "
-        "`gcloud auth application-default login`, or set CLOUD_BILLING_API_KEY to an API "
-        "key of a project with the Cloud Billing API enabled"
+        f"`gcloud auth application-default login`{key}"
     )
 
 

@@ -341,7 +341,9 @@ def make_client(endpoint: str | None = None) -> ArtifactRegistryClient:
             client_options={"api_endpoint": endpoint} if endpoint else None
         )
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
-        raise ImagesError(credentials_advice(exc, "registry of prebuilt images")) from exc
+        raise ImagesError(
+            credentials_advice(exc, "registry of prebuilt images", api_key=False)
+        ) from exc
     return client
 
 
@@ -368,7 +370,7 @@ def refresh(
             if isinstance(exc, refused):
                 raise ImagesError(
                     f"{repository}: {exc.message}: "
-                    f"{credentials_advice(exc, 'registry of prebuilt images')}"
+                    f"{credentials_advice(exc, 'registry of prebuilt images', api_key=False)}"
                 ) from exc
             code = exc.grpc_status_code.name if exc.grpc_status_code is not None else exc.code
             raise ImagesError(f"{repository}: the registry answered {code} {exc.message}") from exc
