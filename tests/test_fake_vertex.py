@@ -22,6 +22,7 @@ from google.cloud.aiplatform_v1.types import CustomJob, DeleteOperationMetadata,
 
 from tests.clients import job_service_client
 from vertex_training.testing import FakeVertex, ManualClock
+from vertex_training.testing.fake_vertex import main as fake_vertex_main
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -626,6 +627,71 @@ class TestCommandLine:
             process.terminate()
             _, stderr = process.communicate(timeout=10)
         assert process.returncode == 0, stderr
+
+    @pytest.mark.timeout(120)
+    def test_a_stockout_from_the_command_line(self) -> None:
+        """`--stockout us-central1` fails the next job there with Google's words."""
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-W",
+                "ignore",
+                "-m",
+                "vertex_training.testing.fake_vertex",
+                "--run-seconds",
+                "0.1",
+                "--stockout",
+                "us-central1",
+                "--quota",
+                "europe-west4:cpus=8,NVIDIA_TESLA_T4=1",
+                "--preempt-spot",
+                "3",
+                "--flex-capacity-after",
+                "60",
+                "--serve-logging",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            address = process.stdout.readline().strip()
+            channel = grpc.insecure_channel(address)
+            client = JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
+            name = create(client, display_name="short").name
+            deadline = time.monotonic() + 10
+            while state_of(client, name) != "JOB_STATE_FAILED":
+                assert time.monotonic() < deadline, "the job did not fail in time"
+                time.sleep(0.05)
+            job = client.get_custom_job(name=name)
+            assert job.error.message == "Resources are insufficient in region: us-central1."
+            channel.close()
+        finally:
+            process.terminate()
+            process.communicate(timeout=10)
+
+    @pytest.mark.parametrize(
+        "argument", [["--quota", "us-central1"], ["--quota", "r:cpus=x"], ["--stockout", "r=a"]]
+    )
+    def test_malformed_options_are_refused(
+        self, argument: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        with pytest.raises(SystemExit) as exited:
+            fake_vertex_main(argument)
+        assert exited.value.code == 2
+        assert "expected" in capsys.readouterr().err
+
+    def test_fake_logging_says_what_serves_it(self) -> None:
+        result = subprocess.run(
+            [sys.executable, "-m", "vertex_training.testing.fake_logging"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert result.returncode == 2
+        assert "fake_vertex --serve-logging" in result.stderr
 
 
 class TestPublicApi:

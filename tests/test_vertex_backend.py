@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ import grpc
 import pytest
 
 from vertex_training.api import states
+from vertex_training.backends import reachability
 from vertex_training.backends.base import JobStatus
 from vertex_training.backends.pacing import PacingPolicy
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
@@ -368,3 +370,43 @@ class TestLaziness:
             cwd=Path(__file__).parents[1],
         )
         assert result.returncode == 0, result.stderr
+
+
+class TestUnreachableEndpoint:
+    """An endpoint no connection can be made to is told within seconds, by name."""
+
+    @pytest.fixture(autouse=True)
+    def _fresh(self) -> Iterator[None]:
+        reachability.forget()
+        yield
+        reachability.forget()
+
+    @staticmethod
+    def closed_port() -> str:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return f"127.0.0.1:{probe.getsockname()[1]}"
+
+    def test_a_dead_endpoint_is_told_within_30s_naming_the_key(self) -> None:
+        """Connection refused: one TransientError within 30 s that names the endpoint and
+        vertex-training:apiEndpoint; every later call fails at once with it."""
+        endpoint = self.closed_port()
+        dead = VertexBackend("p", "us-central1", api_endpoint=endpoint)
+        started = time.monotonic()
+        with pytest.raises(TransientError) as caught:
+            dead.find_by_label("k", "v")
+        assert time.monotonic() - started < 30
+        message = str(caught.value)
+        assert f"cannot reach Vertex AI at {endpoint}" in message
+        assert "vertex-training:apiEndpoint" in message and "Nothing was submitted" in message
+        started = time.monotonic()
+        with pytest.raises(TransientError, match="cannot reach Vertex AI"):
+            dead.submit(body())
+        assert time.monotonic() - started < 1
+
+    def test_an_endpoint_that_answered_keeps_its_retries(self, fake: FakeVertex) -> None:
+        """Once the fake answered, a later UNAVAILABLE is retried as before, not reported."""
+        backend = VertexBackend("p", "us-central1", api_endpoint=fake.address)
+        backend.find_by_label("k", "v")
+        fake.fail_next("ListCustomJobs", grpc.StatusCode.UNAVAILABLE, times=1)
+        assert backend.find_by_label("k", "v") == []

@@ -48,6 +48,7 @@ earlier attempt created is adopted and never submitted twice.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from urllib.parse import quote
 
 from vertex_training.api.bodies import is_tuning_body
 from vertex_training.api.scheduling import PoolShape, shape_of_spec
+from vertex_training.backends import reachability
 from vertex_training.backends.base import JobStatus, Trial
 from vertex_training.backends.cloud_logs import is_loopback as _is_loopback
 from vertex_training.backends.pacing import (
@@ -68,6 +70,7 @@ from vertex_training.backends.pacing import (
     pacer_for,
 )
 from vertex_training.errors import PermanentError, TransientError, UncertainError
+from vertex_training.keys import API_ENDPOINT_KEY
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
 # the pinned toolchain's business, not the user's; in a Pulumi run those warnings land in
@@ -93,6 +96,9 @@ RETRY_MULTIPLIER = 2.0
 #: Give up retrying one call after this long; and give up a call refused for quota when
 #: the quota has admitted none of the process's calls for this long (``_invoke``).
 RETRY_DEADLINE_S = 300.0
+#: The longest wait between retries of a call to an endpoint not reached yet
+#: (``reachability``): with the jitter, an unreachable one is told within about 20 s.
+FIRST_CONTACT_MAX_S = 4.0
 #: Deadline of a single RPC attempt.
 RPC_TIMEOUT_S = 60.0
 #: Polling of the DeleteCustomJob long-running operation, and how long to wait for it.
@@ -376,8 +382,7 @@ class VertexBackend:
         )
 
     def _pacer_key(self, quota: str) -> PacerKey:
-        endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
-        return PacerKey(endpoint, self.project, self.region, quota)
+        return PacerKey(self._endpoint(), self.project, self.region, quota)
 
     @overload
     def _invoke(
@@ -419,15 +424,29 @@ class VertexBackend:
         """
         from google.api_core import exceptions
 
+        endpoint = self._endpoint()
+        if (told := reachability.known_unreachable(endpoint)) is not None:
+            raise TransientError(told)
+
+        def retryable(exc: Exception) -> bool:
+            if _is_connect_failure(exc) and reachability.never_reached(endpoint):
+                return reachability.keep_trying(endpoint)
+            return _code_name(exc) in retry_codes and _code_name(exc) != QUOTA_CODE
+
         pacer = pacer_for(self._pacer_key(quota), self.pacing)
-        backoff = self.retry.build(
-            lambda exc: _code_name(exc) in retry_codes and _code_name(exc) != QUOTA_CODE
-        )
+        # Until the endpoint answers once, short waits: a dead one is told within seconds.
+        policy = self.retry
+        if reachability.never_reached(endpoint):
+            policy = dataclasses.replace(policy, max_s=min(policy.max_s, FIRST_CONTACT_MAX_S))
+        backoff = policy.build(retryable)
         while True:
             turn = pacer.wait_turn()
             try:
                 result = call(backoff)
             except exceptions.GoogleAPICallError as exc:
+                if _is_connect_failure(exc) and reachability.never_reached(endpoint):
+                    pacer.admitted(turn)
+                    raise TransientError(self._unreachable(endpoint, exc)) from exc
                 if _code_name(exc) != QUOTA_CODE:
                     pacer.admitted(turn)
                     _raise_unless_tolerated(exc, tolerate=tolerate, uncertain=uncertain)
@@ -444,6 +463,13 @@ class VertexBackend:
             except exceptions.RetryError as exc:
                 pacer.admitted(turn)
                 cause = exc.cause
+                if (
+                    cause is not None
+                    and _is_connect_failure(cause)
+                    and reachability.never_reached(endpoint)
+                ):
+                    raise TransientError(self._unreachable(endpoint, cause)) from exc
+                cause = exc.cause
                 last = cause.message if isinstance(cause, exceptions.GoogleAPICallError) else cause
                 raise TransientError(f"{exc.message} while retrying; last error: {last}") from exc
             except TimeoutError as exc:
@@ -451,7 +477,37 @@ class VertexBackend:
                 pacer.admitted(turn)
                 raise TransientError(str(exc)) from exc
             pacer.admitted(turn)
+            reachability.reached(endpoint)
             return result
+
+    def _endpoint(self) -> str:
+        """Where this backend's calls go: the configured endpoint, else the region's."""
+        return self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+
+    def _unreachable(self, endpoint: str, exc: BaseException) -> str:
+        """The one message for an endpoint no connection could be made to."""
+        said = getattr(exc, "message", None) or str(exc)
+        waited = reachability.failing_for_s(endpoint)
+        if self.api_endpoint:
+            fix = (
+                f"it is set by {API_ENDPOINT_KEY}: correct it (a fake service prints its "
+                "address when it starts), or remove the key to reach Google's "
+                f"{ENDPOINT_TEMPLATE.format(region=self.region)}"
+            )
+        else:
+            fix = (
+                f"it is region {self.region}'s endpoint: check this machine's network, "
+                f"proxy and DNS (or set {API_ENDPOINT_KEY})"
+            )
+        return reachability.unreachable(
+            endpoint,
+            f"cannot reach Vertex AI at {endpoint}: no connection could be made for "
+            f"{waited:.0f}s ({said}); {fix}. Nothing was submitted",
+        )
+
+
+def _is_connect_failure(exc: BaseException) -> bool:
+    return reachability.is_connect_failure(_code_name(exc), str(getattr(exc, "message", exc)))
 
 
 def _raise_unless_tolerated(

@@ -20,6 +20,7 @@ does for what it does not serve. ``resource_names`` must name one project
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
@@ -141,3 +142,20 @@ class FakeLogging(GrpcLoopbackServer):
 
     def _handlers(self) -> Sequence[grpc.GenericRpcHandler]:
         return logging_handlers(self._fake)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Say what serves the fake's logs: they are the jobs of a fake JobService, so it runs
+    with one, on the JobService's port."""
+    del argv
+    print(
+        "the fake Cloud Logging serves the log lines of a fake JobService's jobs: run "
+        "`python -m vertex_training.testing.fake_vertex --serve-logging` and point "
+        "vertex-training:apiEndpoint at the address it prints (it serves both)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -91,6 +91,34 @@ def _parse_request_quota(text: str) -> tuple[str, int]:
     return kind, int(calls)
 
 
+def _parse_stockout(text: str) -> tuple[str, int]:
+    """REGION[=TIMES] -> (region, times)."""
+    region, _, times = text.partition("=")
+    if not region or (times and not times.isdecimal()):
+        raise argparse.ArgumentTypeError(f"expected REGION[=TIMES], got {text!r}")
+    return region, int(times) if times else 1
+
+
+def _parse_quota(text: str) -> tuple[str, dict[str, float]]:
+    """REGION:RESOURCE=AMOUNT[,RESOURCE=AMOUNT] -> (region, limits)."""
+    region, sep, rest = text.partition(":")
+    limits: dict[str, float] = {}
+    try:
+        for part in rest.split(","):
+            resource, eq, amount = part.partition("=")
+            if not (resource and eq):
+                raise ValueError(part)
+            limits[resource] = float(amount)
+    except ValueError:
+        limits = {}
+    if not (region and sep and limits):
+        raise argparse.ArgumentTypeError(
+            "expected REGION:RESOURCE=AMOUNT[,...] (resources: cpus or an accelerator "
+            f"type, e.g. us-central1:cpus=8,NVIDIA_TESLA_T4=1), got {text!r}"
+        )
+    return region, limits
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a fake JobService until SIGTERM or SIGINT; print its address first."""
     parser = argparse.ArgumentParser(
@@ -133,6 +161,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_WINDOW_S,
         help="the request quotas' window",
     )
+    parser.add_argument(
+        "--stockout",
+        type=_parse_stockout,
+        action="append",
+        default=[],
+        metavar="REGION[=TIMES]",
+        help="fail the next TIMES (1) jobs created in REGION with Vertex AI's 'Resources are "
+        "insufficient in region'; repeatable",
+    )
+    parser.add_argument(
+        "--preempt-spot",
+        type=float,
+        action="append",
+        default=[],
+        metavar="SECONDS",
+        help="preempt the next SPOT job SECONDS into running; repeatable (one job each)",
+    )
+    parser.add_argument(
+        "--flex-capacity-after",
+        type=float,
+        metavar="SECONDS",
+        help="FLEX_START jobs get capacity SECONDS after submission (a shorter "
+        "max_wait_duration fails)",
+    )
+    parser.add_argument(
+        "--quota",
+        type=_parse_quota,
+        action="append",
+        default=[],
+        metavar="REGION:RESOURCE=AMOUNT[,...]",
+        help="the region's custom-training quota: jobs over it stay QUEUED; repeatable",
+    )
+    parser.add_argument(
+        "--serve-logging",
+        action="store_true",
+        help="also serve Cloud Logging (the jobs' invented log lines) on the same port",
+    )
     args = parser.parse_args(argv)
     fake = FakeVertex(
         queued_s=args.queued_seconds,
@@ -142,9 +207,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         request_quotas=dict(args.request_quota),
         request_window_s=args.request_window_seconds,
+        quotas=dict(args.quota),
+        serve_logging=args.serve_logging,
     )
     for display_name, outcome, run_s in args.script:
         fake.script(display_name, outcome=outcome, run_s=run_s)
+    for region, times in args.stockout:
+        fake.stockout(region, times=times)
+    for after_s in args.preempt_spot:
+        fake.preempt_spot(after_s)
+    if args.flex_capacity_after is not None:
+        fake.flex_start_capacity_after(args.flex_capacity_after)
     return serve_until_stopped(fake)
 
 
