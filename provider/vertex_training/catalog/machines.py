@@ -185,7 +185,9 @@ NEWEST_GPU_SOURCES: Mapping[str, str] = MappingProxyType(
         "2026-11-26): the training regions of H200, B200, GB200 and RTX PRO 6000",
         "gpu-partitions": "GKE, Running multi-instance GPUs "
         "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi, linked from "
-        "MachineSpec.gpu_partition_size, read 2026-11-26): partition sizes per GPU",
+        "MachineSpec.gpu_partition_size, read 2026-11-26 in excerpts: the page's table of "
+        "sizes could not be read whole; the sizes below are NVIDIA's MIG profiles for each "
+        "GPU the page names, as a summary of that table gave them)",
         "flex-start": "Vertex AI, Schedule training jobs based on resource availability "
         "(https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, read "
         "2026-11-26): L4, A100, H100, H200 or B200 GPUs; a timeout of 7 days or less; the "
