@@ -76,6 +76,10 @@ class TestRetries:
 
             assert "attempt 1/3 in us-central1 (STANDARD) ended FAILED, capacity" in result.output
             assert "attempt 3/3 submitted in europe-west4 (STANDARD)" in result.output
+            lasting = [
+                line for line in result.output.splitlines() if "attempt 3/3 SUCCEEDED after" in line
+            ]
+            assert lasting and "since attempt 1 was submitted" in lasting[0], result.output
             job = project.outputs()["jobs"]["train"]
             assert job["state"] == "SUCCEEDED"
             assert "/locations/europe-west4/" in job["resource_name"]

@@ -215,9 +215,10 @@ class TestStartTimeout:
         start = clock()
         with pytest.raises(
             JobEndedError, match=r"vertex-training:jobs\.stuck\.wait\.start_timeout"
-        ):
+        ) as raised:
             run({"stuck": entry(name, start_timeout_s=600)}, clock, fake)
         assert clock() - start == pytest.approx(600)
+        assert "why it has not started: queued for quota" in str(raised.value)
 
     def test_a_running_job_is_not_bound_by_it(self, fake: FakeVertex, clock: ManualClock) -> None:
         """Once running, only timeout counts."""

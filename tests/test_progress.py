@@ -18,6 +18,7 @@ from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
 
 from tests.test_waiter import PROJECT, REGION, body, entry, run, submit
 from vertex_training.api import states
+from vertex_training.api.times import epoch_s
 from vertex_training.backends.base import JobStatus, Trial
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError
@@ -132,6 +133,35 @@ class TestLines:
         """Seconds under a minute, minutes under an hour, then hours and minutes."""
         assert [duration_text(s) for s in (5, 125, 3 * 3600 + 300)] == ["5s", "2m", "3h05m"]
 
+    def test_a_job_that_never_started_says_so(self) -> None:
+        """A job left QUEUED reads as never started and left submitted, not "running"."""
+        status = JobStatus(name="j", state="QUEUED", create_time="2026-11-26T10:00:00Z")
+        line = lasting_line("train", status, "console", "logs")
+        assert line.startswith("train: QUEUED ")
+        assert ", never started; left submitted;" in line and "left running" not in line
+
+    def test_a_retried_jobs_lasting_line_names_its_attempt(self) -> None:
+        """The attempt that ended, its own time, and the time since attempt 1."""
+        status = JobStatus(
+            name="projects/p/locations/europe-west4/customJobs/3",
+            state="SUCCEEDED",
+            create_time="2026-11-26T10:00:40Z",
+            start_time="2026-11-26T10:00:50Z",
+            end_time="2026-11-26T10:01:00Z",
+        )
+        line = lasting_line(
+            "train",
+            status,
+            "console",
+            "logs",
+            attempt="attempt 3/3",
+            first_created=epoch_s("2026-11-26T10:00:00Z"),
+        )
+        assert line.startswith(
+            "train: attempt 3/3 SUCCEEDED after 20.0s (ran 10.0s), 1m00s since attempt 1 "
+            "was submitted"
+        )
+
     def test_tuning_jobs_show_trials_and_the_best(self) -> None:
         """A tuning job adds its trials done and running, and the best metric so far."""
         trials = [
@@ -142,10 +172,10 @@ class TestLines:
         ]
         sweep = status(trials=trials, metric_id="accuracy", goal="MAXIMIZE")
         line = status_line({"sweep": sweep}, T0 + 10.2 + 60)
-        assert line == "sweep: RUNNING 1m, 3 trials done, 1 running, best accuracy 0.91"
+        assert line == "sweep: RUNNING 60s, 3 trials done, 1 running, best accuracy 0.91"
         of_eight = status(trials=trials, metric_id="accuracy", goal="MAXIMIZE", max_trials=8)
         line = status_line({"sweep": of_eight}, T0 + 10.2 + 60)
-        assert line == "sweep: RUNNING 1m, 3/8 trials done, 1 running, best accuracy 0.91"
+        assert line == "sweep: RUNNING 60s, 3/8 trials done, 1 running, best accuracy 0.91"
 
     def test_lasting_line_of_an_ended_job(self) -> None:
         """State, time from submission to end, time run, console and logs links."""

@@ -32,6 +32,7 @@ import math
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -203,9 +204,22 @@ class Progress:
         next one submitted)."""
         self.log.lasting(message)
 
-    def ended(self, name: str, status: JobStatus, console_url: str, logs_url: str) -> None:
+    def ended(
+        self,
+        name: str,
+        status: JobStatus,
+        console_url: str,
+        logs_url: str,
+        *,
+        attempt: str = "",
+        first_created: float | None = None,
+    ) -> None:
         """A job left the wait: it ended, reached its policy or timed out."""
-        self.log.lasting(lasting_line(name, status, console_url, logs_url))
+        self.log.lasting(
+            lasting_line(
+                name, status, console_url, logs_url, attempt=attempt, first_created=first_created
+            )
+        )
 
 
 # -- the lines --------------------------------------------------------------------------
@@ -220,9 +234,10 @@ def age_s(status: JobStatus, now: float) -> float | None:
 
 
 def duration_text(seconds: float) -> str:
-    """``42s``, ``42m``, ``3h05m``: seconds under a minute, minutes under an hour."""
+    """``42s``, ``95s``, ``42m``, ``3h05m``: seconds under two minutes (a line that moves
+    by whole minutes looks hung), minutes under an hour."""
     seconds = max(0, int(seconds))
-    if seconds < 60:
+    if seconds < 120:
         return f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m"
@@ -272,20 +287,35 @@ def status_line(
     )
 
 
-def lasting_line(name: str, status: JobStatus, console_url: str, logs_url: str) -> str:
-    """The line a job leaves when it leaves the wait: its state, and how long it took from
-    submission to its end (and how long it ran) when it ended, or that it was left running
-    (its policy was `running`, or its wait timed out); then where to look."""
+def lasting_line(
+    name: str,
+    status: JobStatus,
+    console_url: str,
+    logs_url: str,
+    *,
+    attempt: str = "",
+    first_created: float | None = None,
+) -> str:
+    """The line a job leaves when it leaves the wait: its state (naming the ``attempt`` of
+    a retried job), and how long it took from submission to its end (and how long it ran;
+    for a retried job, how long since attempt 1 was submitted, ``first_created``) when it
+    ended, or that it was left running (its policy was `running`, or its wait timed out);
+    then where to look."""
     created, started, ended = (
         epoch_s(status.create_time),
         epoch_s(status.start_time),
         epoch_s(status.end_time),
     )
-    text = f"{name}: {status.state}"
+    text = f"{name}: {attempt + ' ' if attempt else ''}{status.state}"
     if created is not None and ended is not None:
         text += f" after {_exact(ended - created)}"
         if started is not None:
             text += f" (ran {_exact(ended - started)})"
+        if first_created is not None and attempt:
+            text += f", {_exact(ended - first_created)} since attempt 1 was submitted"
+    elif status.state not in states.STARTED_STATES:
+        waited = f" {_exact(time.time() - created)}" if created is not None else ""
+        text += f"{waited}, never started; left submitted"
     elif status.state not in states.TERMINAL_STATES:
         text += ", left running"
     if status.metric_id:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -318,8 +319,15 @@ def wait_for(
             del pending[name], latest[name], due[name]
             why.left(name)
             if status is not None:
-                retries.ended(name, status)
-                progress.ended(name, status, backend.console_url(job), backend.logs_url(job))
+                attempt, first_created = retries.ended(name, status)
+                progress.ended(
+                    name,
+                    status,
+                    backend.console_url(job),
+                    backend.logs_url(job),
+                    attempt=attempt,
+                    first_created=first_created,
+                )
         progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
         if pending:
             sleep(max(0.0, min(due.values()) - monotonic()))
@@ -397,7 +405,7 @@ class _Retries:
                 f"{name}: attempt {failed.number}/{total} in {failed.region} ({failed.strategy}) "
                 f"ended FAILED{kind}"
             )
-        verb = "submitted" if tracked.submitted else "found running"
+        verb = "submitted" if tracked.submitted else f"found {tracked.status.state}"
         self._progress.note(
             f"{name}: attempt {tracked.number}/{total} {verb} in {tracked.region} "
             f"({tracked.strategy}): {tracked.status.name}"
@@ -410,15 +418,30 @@ class _Retries:
         }
         return entry, tracked.status
 
-    def ended(self, name: str, status: JobStatus) -> None:
-        """A job left the wait: its current attempt's last state goes in the report."""
+    def ended(self, name: str, status: JobStatus) -> tuple[str, float | None]:
+        """A job left the wait: its current attempt's last state goes in the report.
+        Returns ``which`` attempt it is, for its lasting line."""
         attempts = self._attempts.get(name)
         if not attempts:
-            return
+            return "", None
         last = attempts[-1]
         if last.status is not None and last.status.name == status.name:
             attempts[-1] = replace(last, status=status)
         self._report[name] = [a.output() for a in attempts]
+        return self.which(name)
+
+    def which(self, name: str) -> tuple[str, float | None]:
+        """For a job past its first attempt: ``attempt 2/3`` and when attempt 1 was
+        submitted (epoch seconds); ("", None) for any other job."""
+        attempts = self._attempts.get(name) or []
+        if len(attempts) < 2:
+            return "", None
+        first = attempts[0].status
+        total = len(self._jobs[name]["retry"]["attempts"])
+        return (
+            f"attempt {attempts[-1].number}/{total}",
+            epoch_s(first.create_time) if first is not None else None,
+        )
 
     def with_attempts(self, reasons: Mapping[str, str]) -> dict[str, str]:
         """The status line's reasons, with the attempt of each job past its first:
@@ -428,15 +451,21 @@ class _Retries:
             if len(attempts) < 2:
                 continue
             current, earlier = attempts[-1], attempts[:-1]
-            after = ", ".join(
+            seen = Counter(
                 f"{a.output()['class'] or a.output()['state']} in {a.region}" for a in earlier
             )
+            after = ", ".join(f"{text}{_times(count)}" for text, count in seen.items())
             text = (
                 f"attempt {current.number}/{len(self._jobs[name]['retry']['attempts'])} in "
                 f"{current.region} ({current.strategy}), after {after}"
             )
             texts[name] = f"{text}; {texts[name]}" if texts.get(name) else text
         return texts
+
+
+def _times(count: int) -> str:
+    """'' once, ' twice', ' 3 times'."""
+    return "" if count == 1 else " twice" if count == 2 else f" {count} times"
 
 
 def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -479,11 +508,13 @@ class _Why:
             self.reasons.pop(name, None)
 
     def failed(self, name: str, backend: Backend, status: JobStatus) -> str:
-        """What a failure adds for a job that ended FAILED ("" for any other problem):
-        its class, fix and the failing replica's last log lines."""
+        """What a problem adds: for a job that ended FAILED, its class, fix and the failing
+        replica's last log lines; for one that never started, why it had not."""
         failure = failure_of(status)
         if failure is None:
-            return ""
+            reason = self.reasons.get(name)
+            waiting = status.state not in states.STARTED_STATES
+            return f"\n  why it has not started: {reason}" if reason and waiting else ""
         lines = replica_log(backend, status.name, failure, status.end_time)
         self._report["failures"][name] = {
             **failure.to_output(),
