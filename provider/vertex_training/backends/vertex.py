@@ -469,7 +469,6 @@ class VertexBackend:
                     and reachability.never_reached(endpoint)
                 ):
                     raise TransientError(self._unreachable(endpoint, cause)) from exc
-                cause = exc.cause
                 last = cause.message if isinstance(cause, exceptions.GoogleAPICallError) else cause
                 raise TransientError(f"{exc.message} while retrying; last error: {last}") from exc
             except TimeoutError as exc:

@@ -297,9 +297,9 @@ def check_pool_access(
             fail(
                 (*path, "gpu_partition_size"),
                 partition,
-                f"GPU partitions (multi-instance GPUs) divide {with_sizes}; this pool "
-                f"has {accelerator[0] if accelerator else 'no GPU'}: give it one of those "
-                "GPUs, or remove gpu_partition_size",
+                f"only {with_sizes} divide into partitions (multi-instance GPUs); this "
+                f"pool has {accelerator[0] if accelerator else 'no GPU'}: give it one of "
+                "those GPUs, or remove gpu_partition_size",
             )
             ok = False
         elif partition not in sizes:
