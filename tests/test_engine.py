@@ -160,6 +160,7 @@ class TestVertexStack:
             result = project.up()
             assert result.returncode != 0
             assert "replica workerpool0-0 exited 1" in result.output, result.output
+            assert "Exception calling application" not in result.output, result.output
             assert "doomed" in project.jobs_in_state()
 
     def test_a_reserved_job_runs_through_a_stockout(self, project: Project) -> None:

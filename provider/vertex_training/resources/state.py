@@ -64,6 +64,7 @@ from pulumi.dynamic import ConfigureRequest, ResourceProvider
 from vertex_training.api.bodies import canonical_request, is_tuning_body
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY, job_key
+from vertex_training.resources.rpc_errors import plain_errors
 
 if TYPE_CHECKING:
     from vertex_training.stackconfig import JobSpec
@@ -363,6 +364,14 @@ class ConfiguredProvider(ResourceProvider):
     with the stack's whole config, before any other call; it runs in the project
     directory. The provider is pickled before that, so the settings never reach the state.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each lifecycle method a provider defines ends its gRPC call with the project's
+        own error message alone (``rpc_errors``)."""
+        super().__init_subclass__(**kwargs)
+        for name in ("check", "diff", "create", "read", "update", "delete"):
+            if name in cls.__dict__:
+                setattr(cls, name, plain_errors(cls.__dict__[name]))
 
     def configure(self, req: ConfigureRequest) -> None:
         """Read how this machine reaches the backends."""
