@@ -270,6 +270,33 @@ class TestVertexStack:
             assert len(creates) == 1 and len(fake.jobs) == 1
             assert project.outputs()["jobs"]["once"]["state"] == "SUCCEEDED"
 
+    def test_engine_killed_mid_wait_is_repaired_by_the_documented_commands(
+        self, project: Project
+    ) -> None:
+        """Killed while the waiter waits: `pulumi cancel` and `pulumi up` wait for the job
+        again (the engine warns of the waiter's pending CREATE);
+        `pulumi refresh --yes --clear-pending-creates`, as docs/operations.md says, clears
+        it, and the next `pulumi up` is clean."""
+        with FakeVertex(run_s=6.0) as fake:
+            project.write_stack(vertex_stack(fake, long=container_job("long")))
+            project.init()
+            proc = project.start("up", "--yes", "--skip-preview")
+            deadline = time.monotonic() + 120
+            while not fake.jobs and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert fake.jobs, "the job was never submitted"
+            time.sleep(2)  # the waiter is waiting now
+            project.kill_engine(proc)
+
+            project.run("cancel", "--yes").check()
+            again = project.up().check()
+            assert "pending CREATE" in again.output, again.output
+            assert project.outputs()["jobs"]["long"]["state"] == "SUCCEEDED"
+            project.run("refresh", "--yes", "--clear-pending-creates").check()
+            clean = project.up().check()
+            assert "pending" not in clean.output.lower(), clean.output
+            assert len(fake.jobs) == 1
+
 
 def _alive(pid: int) -> bool:
     """Whether a process runs (a zombie waiting to be reaped by its parent does not)."""
