@@ -258,8 +258,11 @@ class TestFailureLogs:
                 PROJECT, REGION, api_endpoint=fake.address, logging_endpoint=no_logging.address
             )
             clock.advance(60)
-            with pytest.raises(BackendError, match="UNIMPLEMENTED"):
+            with pytest.raises(BackendError, match="UNIMPLEMENTED") as raised:
                 broken.log_tail(name, "workerpool0-0", 5)
+        said = str(raised.value)
+        assert f"Cloud Logging at {no_logging.address} answered UNIMPLEMENTED" in said
+        assert "--serve-logging" in said
 
     def test_a_standalone_fake_logging_and_its_filter_subset(
         self, fake: FakeVertex, clock: ManualClock

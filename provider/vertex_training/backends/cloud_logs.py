@@ -95,12 +95,25 @@ class CloudLogs:
             )
             page = next(iter(pager.pages), None)
         except exceptions.GoogleAPICallError as exc:
-            raise BackendError(f"{_code(exc)}: {exc.message}") from exc
+            raise BackendError(self._answered(_code(exc), exc.message)) from exc
         except Exception as exc:
             # Credentials not found, a channel that failed: all mean "could not read".
             raise BackendError(f"{type(exc).__name__}: {exc}") from exc
         entries = list(page.entries)[:lines] if page is not None else []
         return [_text(entry) for entry in reversed(entries)]
+
+    def _answered(self, code: str, message: str) -> str:
+        """What Cloud Logging's refusal says, where it came from, and the likely why."""
+        endpoint = self.api_endpoint or LOGGING_ENDPOINT
+        text = f"Cloud Logging at {endpoint} answered {code}: {message}"
+        if code == "UNIMPLEMENTED" and is_loopback(endpoint):
+            text += (
+                " (a fake JobService serves logs only when started with --serve-logging: "
+                "python -m vertex_training.testing.fake_vertex --serve-logging)"
+            )
+        elif code in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
+            text += " (reading job logs needs roles/logging.viewer on the project)"
+        return text
 
     def _make_client(self) -> LoggingServiceV2Client:
         from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
