@@ -5,12 +5,14 @@ A ManualClock drives job timelines, so each test moves time explicitly and never
 
 from __future__ import annotations
 
+import contextlib
 import math
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -589,87 +591,83 @@ class TestFaults:
             fake.fail_next("CreateCustomJob", grpc.StatusCode.OK)
 
 
+@dataclass
+class Served:
+    """A fake JobService run from the command line: its address and a client of it while
+    it serves; its exit status and stderr once stopped."""
+
+    address: str = ""
+    client: JobServiceClient | None = None
+    returncode: int | None = None
+    stderr: str = ""
+
+
+@contextlib.contextmanager
+def served_from_the_command_line(*options: str) -> Iterator[Served]:
+    """``python -m vertex_training.testing.fake_vertex OPTIONS``, until the block ends."""
+    process = subprocess.Popen(
+        [sys.executable, "-W", "ignore", "-m", "vertex_training.testing.fake_vertex", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    served = Served()
+    try:
+        assert process.stdout is not None
+        served.address = process.stdout.readline().strip()
+        channel = grpc.insecure_channel(served.address)
+        served.client = JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
+        try:
+            yield served
+        finally:
+            channel.close()
+    finally:
+        process.terminate()
+        _, served.stderr = process.communicate(timeout=10)
+        served.returncode = process.returncode
+
+
+def wait_until_failed(client: JobServiceClient, name: str) -> None:
+    deadline = time.monotonic() + 10
+    while state_of(client, name) != "JOB_STATE_FAILED":
+        assert time.monotonic() < deadline, "the job did not fail in time"
+        time.sleep(0.05)
+
+
 class TestCommandLine:
     @pytest.mark.timeout(120)
     def test_serves_from_another_process_until_killed(self) -> None:
         """`python -m vertex_training.testing.fake_vertex` prints its address and serves jobs."""
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-W",
-                "ignore",
-                "-m",
-                "vertex_training.testing.fake_vertex",
-                "--port",
-                "0",
-                "--run-seconds",
-                "0.1",
-                "--script",
-                "bad=FAILED",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            address = process.stdout.readline().strip()
-            assert address.startswith("127.0.0.1:")
-            channel = grpc.insecure_channel(address)
-            client = JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-            name = create(client, display_name="bad").name
-            deadline = time.monotonic() + 10
-            while state_of(client, name) != "JOB_STATE_FAILED":
-                assert time.monotonic() < deadline, "the job did not fail in time"
-                time.sleep(0.05)
-            channel.close()
-        finally:
-            process.terminate()
-            _, stderr = process.communicate(timeout=10)
-        assert process.returncode == 0, stderr
+        with served_from_the_command_line(
+            "--port", "0", "--run-seconds", "0.1", "--script", "bad=FAILED"
+        ) as served:
+            assert served.address.startswith("127.0.0.1:")
+            assert served.client is not None
+            name = create(served.client, display_name="bad").name
+            wait_until_failed(served.client, name)
+        assert served.returncode == 0, served.stderr
 
     @pytest.mark.timeout(120)
     def test_a_stockout_from_the_command_line(self) -> None:
         """`--stockout us-central1` fails the next job there with Google's words."""
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-W",
-                "ignore",
-                "-m",
-                "vertex_training.testing.fake_vertex",
-                "--run-seconds",
-                "0.1",
-                "--stockout",
-                "us-central1",
-                "--quota",
-                "europe-west4:cpus=8,NVIDIA_TESLA_T4=1",
-                "--preempt-spot",
-                "3",
-                "--flex-capacity-after",
-                "60",
-                "--serve-logging",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            address = process.stdout.readline().strip()
-            channel = grpc.insecure_channel(address)
-            client = JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-            name = create(client, display_name="short").name
-            deadline = time.monotonic() + 10
-            while state_of(client, name) != "JOB_STATE_FAILED":
-                assert time.monotonic() < deadline, "the job did not fail in time"
-                time.sleep(0.05)
-            job = client.get_custom_job(name=name)
+        with served_from_the_command_line(
+            "--run-seconds",
+            "0.1",
+            "--stockout",
+            "us-central1",
+            "--quota",
+            "europe-west4:cpus=8,NVIDIA_TESLA_T4=1",
+            "--preempt-spot",
+            "3",
+            "--flex-capacity-after",
+            "60",
+            "--serve-logging",
+        ) as served:
+            assert served.client is not None
+            name = create(served.client, display_name="short").name
+            wait_until_failed(served.client, name)
+            job = served.client.get_custom_job(name=name)
             assert job.error.message == "Resources are insufficient in region: us-central1."
-            channel.close()
-        finally:
-            process.terminate()
-            process.communicate(timeout=10)
 
     @pytest.mark.parametrize(
         "argument", [["--quota", "us-central1"], ["--quota", "r:cpus=x"], ["--stockout", "r=a"]]

@@ -214,8 +214,13 @@ class TestTheSnapshotDecides:
         """dev (scikit-learn 1.7) and prod (PyTorch 2.5) render with the registry's images:
         no guessed name, no refusal; the only image note is that the table lacks their
         dates (docs/images.md)."""
-        shutil.copytree(REPO, tmp_path / "project", ignore=_ignored)
         project = tmp_path / "project"
+        # What the stacks read: the project file, the stack files, the trainer they build.
+        for part in ("stacks", "trainer"):
+            shutil.copytree(
+                REPO / part, project / part, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
         registry.save_snapshot(snapshot, project / "prices" / "images.json")
         loaded = load_stack_file(project / "stacks" / f"Pulumi.{stack}.yaml", today=TODAY)
         assert not loaded.issues
@@ -231,8 +236,3 @@ class TestTheSnapshotDecides:
         ]
         expected = {"dev": "sklearn-cpu.1-7:latest", "prod": "pytorch-gpu.2-5.py310:latest"}
         assert any(uri.endswith(expected[stack]) for uri in uris), uris
-
-
-def _ignored(folder: str, names: list[str]) -> list[str]:
-    """What a copy of the project for a stack render leaves out."""
-    return [n for n in names if n in {".git", ".venv", ".tools", "node_modules", "__pycache__"}]

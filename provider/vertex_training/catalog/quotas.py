@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-from vertex_training.api.bodies import SPOT_STRATEGY, STANDARD_STRATEGY
+from vertex_training.api.bodies import FLEX_START_STRATEGY, SPOT_STRATEGY, STANDARD_STRATEGY
 from vertex_training.catalog import machines
 
 QUOTAS_DATE = "2026-11-23"
@@ -70,8 +70,7 @@ QUOTA_PAGE = (
     "https://console.cloud.google.com/iam-admin/quotas?project={project}"
     "&service=aiplatform.googleapis.com&metric={metric}"
 )
-STANDARD, SPOT = STANDARD_STRATEGY, SPOT_STRATEGY
-FLEX_START = "FLEX_START"
+STANDARD, SPOT, FLEX_START = STANDARD_STRATEGY, SPOT_STRATEGY, FLEX_START_STRATEGY
 #: Machine families whose vCPUs count against the plain CPU quota.
 PLAIN_CPU_FAMILIES = ("n1", "e2")
 

@@ -267,7 +267,7 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
         prices_read=read,
         attempts=attempts,
         priced_as=f"{where[dearest][0]} {where[dearest][1]}" if where else "",
-        reserved=tuple(p.role for p in pools_in_use if _billed_as(p, "") == billing.RESERVED),
+        reserved=tuple(p.role for p in pools_in_use if _on_reservation(p)),
     )
 
 
@@ -289,10 +289,14 @@ def _priced(
     return pools, hourly, unknown
 
 
+def _on_reservation(pool: WorkerPool) -> bool:
+    """Whether the pool runs on a specific reservation."""
+    return pool.reservation is not None and pool.reservation.type == SPECIFIC
+
+
 def _billed_as(pool: WorkerPool, strategy: str) -> str:
     """The rule a pool is priced by: the reservation's when it runs on a specific one."""
-    on_reservation = pool.reservation is not None and pool.reservation.type == SPECIFIC
-    return billing.RESERVED if on_reservation else strategy
+    return billing.RESERVED if _on_reservation(pool) else strategy
 
 
 def _usd(value: float) -> str:

@@ -40,7 +40,6 @@ BACKENDS: tuple[Backend, ...] = ("vertex", "local")
 WAIT_UNTIL: tuple[WaitUntil, ...] = ("submitted", "running", "succeeded")
 STRATEGIES: tuple[Strategy, ...] = ("STANDARD", "SPOT", "FLEX_START")
 FLEX_START = "FLEX_START"
-SPOT = "SPOT"
 
 SECONDS_PER_MINUTE = 60
 SECONDS_PER_HOUR = 3600

@@ -82,9 +82,7 @@ def _psc_problems(prefix: str, spec: VertexMessage) -> Iterator[tuple[str, str]]
         return
     for index, peering in enumerate(spec.psc_interface_config.dns_peering_configs):
         field = f"{prefix}.psc_interface_config.dns_peering_configs[{index}]"
-        for required in ("domain", "target_project", "target_network"):
-            if not getattr(peering, required):
-                yield f"{field}.{required}", "Required field is not set."
+        yield from _unset(field, peering, ("domain", "target_project", "target_network"))
         if peering.domain and not peering.domain.endswith("."):
             yield f"{field}.domain", "The DNS name suffix must end with a dot."
 
@@ -112,15 +110,22 @@ def _machine_problems(field: str, pool: VertexMessage) -> Iterator[tuple[str, st
     # "Has to start with '/'". LustreMount: all four fields Required.
     for index, mount in enumerate(pool.nfs_mounts):
         where = f"{field}.nfs_mounts[{index}]"
-        for required in ("server", "path", "mount_point"):
-            if not getattr(mount, required):
-                yield f"{where}.{required}", "Required field is not set."
+        yield from _unset(where, mount, ("server", "path", "mount_point"))
         if mount.path and not mount.path.startswith("/"):
             yield f"{where}.path", "The path must start with '/'."
     for index, mount in enumerate(pool.lustre_mounts):
-        for required in ("instance_ip", "volume_handle", "filesystem", "mount_point"):
-            if not getattr(mount, required):
-                yield f"{field}.lustre_mounts[{index}].{required}", "Required field is not set."
+        yield from _unset(
+            f"{field}.lustre_mounts[{index}]",
+            mount,
+            ("instance_ip", "volume_handle", "filesystem", "mount_point"),
+        )
+
+
+def _unset(where: str, message: VertexMessage, names: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """Each of ``names`` that ``message`` leaves unset, as a missing required field."""
+    for name in names:
+        if not getattr(message, name):
+            yield f"{where}.{name}", "Required field is not set."
 
 
 def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterator[tuple[str, str]]:
@@ -137,9 +142,9 @@ def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterat
             yield f"{field}.container_spec.env", f"At most {MAX_ENV_VARS} are allowed."
     else:
         spec = pool.python_package_spec
-        for required in ("executor_image_uri", "python_module"):
-            if not getattr(spec, required):
-                yield f"{field}.python_package_spec.{required}", "Required field is not set."
+        yield from _unset(
+            f"{field}.python_package_spec", spec, ("executor_image_uri", "python_module")
+        )
         if not spec.package_uris:
             yield f"{field}.python_package_spec.package_uris", "Required field is not set."
         elif len(spec.package_uris) > MAX_PACKAGE_URIS:
