@@ -153,7 +153,9 @@ class TestVertexStack:
             assert fake.jobs == {}
 
     def test_a_failed_job_fails_the_update_with_its_error(self, project: Project) -> None:
-        """A job that ends FAILED fails `pulumi up` with the job's error, and stays in state."""
+        """A job that ends FAILED fails `pulumi up` with the job's error, once, and stays
+        in state; the stack outputs record its state and error; the next `pulumi up`
+        waits for it again (and fails again: it is still FAILED)."""
         with FakeVertex(run_s=0.5) as fake:
             fake.script("doomed", outcome="FAILED", error_message="replica workerpool0-0 exited 1")
             project.write_stack(vertex_stack(fake, doomed=container_job("doomed")))
@@ -161,7 +163,17 @@ class TestVertexStack:
             assert result.returncode != 0
             assert "replica workerpool0-0 exited 1" in result.output, result.output
             assert "Exception calling application" not in result.output, result.output
+            assert "1 errored" in result.output, result.output
             assert "doomed" in project.jobs_in_state()
+            job = project.outputs()["jobs"]["doomed"]
+            assert job["state"] == "FAILED"
+            assert "replica workerpool0-0 exited 1" in job["error"]
+
+            before = len(fake.calls)
+            again = project.up()
+            assert again.returncode != 0
+            assert "replica workerpool0-0 exited 1" in again.output, again.output
+            assert [c.method for c in fake.calls[before:]].count("GetCustomJob") >= 1
 
     def test_a_reserved_job_runs_through_a_stockout(self, project: Project) -> None:
         """A job on a specific reservation, reaching its data over a PSC interface and an

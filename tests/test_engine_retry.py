@@ -191,7 +191,8 @@ class TestWhyNotRunning:
 
     def test_a_queued_job_names_its_quota(self, project: Project) -> None:
         """A job held QUEUED by the region's CPU quota: its line names the quota, and
-        start_timeout ends the wait."""
+        start_timeout ends the wait with one error that carries the reason; the stack
+        outputs record the job's state, the error and the reason all the same."""
         fake_clock = lambda: time.time() - QUEUED_LONG_AGO_S  # noqa: E731 - a clock behind
         with FakeVertex(clock=fake_clock) as fake:
             fake.set_quota("us-central1", cpus=2)
@@ -207,6 +208,12 @@ class TestWhyNotRunning:
             assert "queued" in result.output and "QUEUED" in result.output
             assert "custom_model_training_cpus (4)" in result.output, result.output
             assert "start_timeout" in result.output
+            assert "why it has not started" in result.output
+            assert "1 errored" in result.output and "2 errored" not in result.output
+            job = project.outputs()["jobs"]["queued"]
+            assert job["state"] == "QUEUED"
+            assert "custom_model_training_cpus (4)" in job["waiting_reason"]
+            assert "start_timeout" in job["error"]
 
     def test_a_user_code_failure_shows_its_log_and_is_not_retried(self, project: Project) -> None:
         """A replica that exits non-zero: class user_code, the replica's last log lines

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import grpc
+import pulumi
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
@@ -20,7 +21,12 @@ from vertex_training.program.exports import job_view, latest_state
 from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import identity_label, labelled_request
 from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
-from vertex_training.resources.waiter import JobWaiterProvider, wait_entries, wait_for
+from vertex_training.resources.waiter import (
+    JobWaiterProvider,
+    fail_on_problems,
+    wait_entries,
+    wait_for,
+)
 from vertex_training.testing.fake_vertex import FakeVertex
 
 REPO = Path(__file__).resolve().parent.parent
@@ -404,6 +410,39 @@ class TestWaiter:
         polled = {call.request.name for call in fake.calls[before:]}
         assert polled == {new_entry["resource_name"]}
 
+    def test_a_failed_wait_is_recorded_then_waited_for_again(self, fake: FakeVertex) -> None:
+        """A job that fails the wait does not fail the waiter's create: the state it was
+        last seen in and why it failed (``problems``) are recorded, and the program fails
+        the update from them (``fail_on_problems``). The next `pulumi up` sees a change
+        and waits for that job again, and only that one."""
+        fake.script("bad", outcome="FAILED", error_message="replica workerpool0-0 exited 3")
+        entries = {name: self.submit(fake, name) for name in ("bad", "good")}
+        configs = {name: {"image": IMAGE, "display_name": name} for name in entries}
+        waiter = waiter_for(
+            fake, {name: {**config, "wait": "succeeded"} for name, config in configs.items()}
+        )
+        stack = registered(fake, {})["job"]["stack"]
+        jobs = {name: waited(entry["resource_name"]) for name, entry in entries.items()}
+        news = {"jobs": jobs, "stack": stack}
+        outs = waiter.create(news).outs
+        assert outs["states"] == {"bad": "FAILED", "good": "SUCCEEDED"}
+        assert list(outs["problems"]) == ["bad"]
+        assert "ended FAILED: replica workerpool0-0 exited 3" in outs["problems"]["bad"]
+        with pytest.raises(pulumi.RunError, match=r"^job bad \(projects/"):
+            fail_on_problems(outs["problems"])
+        fail_on_problems({})
+        fail_on_problems(None)
+
+        assert waiter.diff("jobs", outs, news).changes
+        assert not waiter.diff("jobs", {**outs, "problems": {}}, news).changes
+        before = len(fake.calls)
+        again = waiter.update("jobs", outs, news).outs
+        assert {call.request.name for call in fake.calls[before:]} == {
+            entries["bad"]["resource_name"]
+        }
+        assert list(again["problems"]) == ["bad"]
+        assert again["states"] == outs["states"]
+
 
 class TestWaitEntries:
     """What the waiter reads of a job from the stack config is what its check derived."""
@@ -479,9 +518,25 @@ class TestJobView:
             "attempts": [],
             "state": "SUCCEEDED",
             "error": "",
+            "waiting_reason": "",
             "output_directory": "gs://bucket/out",
             "model_directory": "gs://bucket/out/model",
         }
+
+    def test_a_failed_wait_gives_the_error_and_the_reason(self) -> None:
+        """A job that failed the wait: the state the waiter last saw, why it failed the
+        wait as its error, and why it had not started; its own error comes first."""
+        seen = {
+            "states": {"a": "QUEUED"},
+            "reasons": {"a": "QUEUED 3m: waiting for quota custom_model_training_cpus (4)"},
+            "problems": {"a": "job a (...) is still QUEUED after 180s, ..."},
+        }
+        view = job_view("a", self.RECORDED, seen, "/nowhere")
+        assert view["state"] == "QUEUED"
+        assert view["error"] == seen["problems"]["a"]
+        assert view["waiting_reason"] == seen["reasons"]["a"]
+        own = job_view("a", {**self.RECORDED, "error": "replica exited 1"}, seen, "/nowhere")
+        assert own["error"] == "replica exited 1"
 
     def test_the_last_attempt_names_the_job(self) -> None:
         """With retry, the job the outputs name is the waiter's last attempt."""

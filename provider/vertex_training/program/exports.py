@@ -88,11 +88,10 @@ def jobs_exports(
         for name, job in jobs.items()
         for key in keys[name]
     ]
-    seen = [waiter.states, waiter.attempts, waiter.trials]
+    seen = [getattr(waiter, key) for key in WAITER_OUTPUTS]
 
     def views(resolved: list[Any]) -> dict[str, Any]:
-        states, attempts, trials = resolved[-3:]
-        waited = {"states": states, "attempts": attempts, "trials": trials}
+        waited = dict(zip(WAITER_OUTPUTS, resolved[-len(WAITER_OUTPUTS) :], strict=True))
         position, result = 0, {}
         for name in jobs:
             count = len(keys[name])
@@ -103,6 +102,10 @@ def jobs_exports(
         return result
 
     return gathered([*values, *seen]).apply(views)
+
+
+#: The waiter's outputs a job's stack outputs read (``job_view``).
+WAITER_OUTPUTS = ("states", "attempts", "trials", "reasons", "problems")
 
 
 def preview_unknown() -> pulumi.Output[Any]:
@@ -168,7 +171,10 @@ def job_view(
 ) -> dict[str, Any]:
     """A job's stack outputs from the outputs its resource ``recorded`` (its ID as
     ``resource_name``, and its ``read_outputs``) and what the waiter has ``seen`` (its
-    ``states``, ``attempts`` and ``trials`` outputs): the newer of each. The job ID, its
+    ``WAITER_OUTPUTS``): the newer of each. ``error`` is the job's own, else why it
+    failed the last wait; ``waiting_reason``, why it was not running yet, the last reason
+    the wait gave (both recorded when the wait fails: the program fails the update
+    after the stack outputs are recorded). The job ID, its
     pages, its output directory (from ``named_output``, what its request names) and its
     model directory are derived here from the job it runs as (its last attempt's, with
     ``retry``)."""
@@ -184,7 +190,8 @@ def job_view(
         **{key: last_attempts(attempts, key) or derived.get(key) or "" for key in ATTEMPT_KEYS},
         "attempts": attempts,
         "state": state,
-        "error": recorded.get("error") or "",
+        "error": recorded.get("error") or (seen.get("problems") or {}).get(name) or "",
+        "waiting_reason": (seen.get("reasons") or {}).get(name) or "",
         "output_directory": output_directory,
         "model_directory": model_directory_of(output_directory),
     }

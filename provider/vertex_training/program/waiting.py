@@ -38,8 +38,9 @@ def wait_for_jobs(
     """A JobWaiter named ``name`` for each of ``jobs`` that asks to be waited for.
 
     ``pulumi up`` then ends when every such job has reached its state, or fails naming
-    each job that did not (with its reason and the last lines of its logs); the waiter's
-    ``states``, ``reasons`` and ``attempts`` outputs hold what it saw, by job name.
+    each job that did not (with its reason and the last lines of its logs), once the
+    waiter and the program's stack outputs are recorded; the waiter's ``states``,
+    ``reasons``, ``attempts`` and ``problems`` outputs hold what it saw, by job name.
     """
     entries: dict[str, Any] = {}
     for job in jobs:

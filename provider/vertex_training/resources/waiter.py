@@ -9,7 +9,9 @@ together: `pulumi up` takes about as long as the longest job.
 A job that ends FAILED, CANCELLED or EXPIRED, or that is not where its policy asks when
 its timeout runs out, fails the update with the job's error and a link to its logs. The
 jobs themselves are already in the stack's state at that point, so nothing is left
-running outside it; the next `pulumi up` waits for them again.
+running outside it. The waiter is recorded too, with what it saw (``problems`` says why
+each such job failed the wait), and so are the stack outputs; then the program fails
+the update (``fail_on_problems``). The next `pulumi up` waits for those jobs again.
 
 Each job is read on its own schedule (``poll_interval_s``): after 5% of the time it has
 run, between 2 s and 60 s. While it waits, the waiter shows each job's state on its row
@@ -262,8 +264,10 @@ def wait_for(
     endpoint override). Raises JobEndedError
     naming every job that failed or timed out, after all others were waited for.
     ``seen``, when given, receives each polled job's last ``JobStatus``; ``report``
-    receives ``reasons`` (why a job was not running yet, the last one given) and
-    ``failures`` (a failed job's class, message, fix and last log lines), by job name.
+    receives ``reasons`` (why a job was not running yet, the last one given),
+    ``failures`` (a failed job's class, message, fix and last log lines) and
+    ``problems`` (why a job failed the wait: the JobEndedError's text for it), by job
+    name.
     A job not running after its ``start_timeout_s`` fails the wait. ``log`` shows the
     progress on the waiter's row (``vertex_training.resources.progress``): a status line while jobs
     are
@@ -283,7 +287,7 @@ def wait_for(
     retries = _Retries(entries, settings, progress, report if report is not None else {})
     latest: dict[str, Any] = {}
     final: dict[str, str] = {}
-    problems: list[str] = []
+    problems: dict[str, str] = (report if report is not None else {}).setdefault("problems", {})
     backends: dict[str, Backend] = {}
     why = _Why(report if report is not None else {})
     while pending:
@@ -313,7 +317,7 @@ def wait_for(
                 due[name] = min(monotonic() + interval, starts[name] + _timeout_s(entry, status))
                 continue
             if problem:
-                problems.append(problem)
+                problems[name] = problem
             elif status is not None:
                 final[name] = status.state
             del pending[name], latest[name], due[name]
@@ -332,7 +336,7 @@ def wait_for(
         if pending:
             sleep(max(0.0, min(due.values()) - monotonic()))
     if problems:
-        raise JobEndedError("\n".join(problems))
+        raise JobEndedError("\n".join(problems.values()))
     return final
 
 
@@ -587,25 +591,50 @@ def wait_entries(
     return entries
 
 
+#: What a wait records, by job name, beside the jobs it waited for: the waiter's outputs.
+SEEN_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
+
+
 def _wait(
     entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
-) -> tuple[dict[str, str], dict[str, Any], dict[str, Any], dict[str, Any]]:
+) -> dict[str, dict[str, Any]]:
     """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
-    return the states reached, the tuning jobs' trials, why jobs waited (``reasons``
-    by job name) and the attempts of jobs with ``retry``."""
+    return what it saw, as the waiter's ``SEEN_OUTPUTS``: the state each job was last
+    seen in, the tuning jobs' trials, why jobs waited, the attempts of jobs with
+    ``retry``, and why jobs failed the wait (``problems``). A job that fails the wait
+    is recorded, not raised: the waiter is kept with what it saw, the stack outputs are
+    recorded, and then the program fails the update (``JobWaiter``). A failure to
+    wait at all (an endpoint that cannot be reached, a configuration the provider
+    cannot read) is raised."""
     seen: dict[str, Any] = {}
     report: dict[str, dict[str, Any]] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
     try:
         with backend_notices(log):
             reached = wait_for(entries, seen, report=report, settings=settings, log=log)
+    except JobEndedError:
+        reached = {name: status.state for name, status in seen.items() if name in entries}
     finally:
         log.close()
-    return reached, _trials(seen), report.get("reasons", {}), report.get("attempts", {})
+    return {
+        "states": reached,
+        "trials": _trials(seen),
+        "reasons": report.get("reasons", {}),
+        "attempts": report.get("attempts", {}),
+        "problems": report.get("problems", {}),
+    }
+
+
+def _failed_before(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
+    """The jobs of ``news`` that failed the last wait: waited for again, as a changed
+    job is (an earlier release recorded no ``problems``: none)."""
+    failed = olds.get("problems") or {}
+    return {n: e for n, e in (news.get("jobs") or {}).items() if n in failed}
 
 
 class JobWaiterProvider(ConfiguredProvider):
-    """Waits in create and update, for the jobs that are new or changed."""
+    """Waits in create and update, for the jobs that are new or changed, or that failed
+    the last wait."""
 
     def configure(self, req: ConfigureRequest) -> None:
         """Read how this machine reaches the backends, and keep the stack config the
@@ -624,60 +653,38 @@ class JobWaiterProvider(ConfiguredProvider):
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         olds = migrate_waiter(olds)
-        return DiffResult(changes=olds.get("jobs") != news.get("jobs"), replaces=[])
+        changes = olds.get("jobs") != news.get("jobs") or bool(_failed_before(olds, news))
+        return DiffResult(changes=changes, replaces=[])
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        reached, trials, reasons, attempts = _wait(self._entries(jobs, props), props, self.settings)
-        outs = {
-            "jobs": jobs,
-            "states": reached,
-            "trials": trials,
-            "reasons": reasons,
-            "attempts": attempts,
-            URN_INPUT: props.get(URN_INPUT),
-        }
-        return CreateResult("jobs", outs)
+        seen = _wait(self._entries(jobs, props), props, self.settings)
+        return CreateResult("jobs", {"jobs": jobs, **seen, URN_INPUT: props.get(URN_INPUT)})
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
         jobs = news.get("jobs") or {}
         olds = migrate_waiter(olds)
-        changed = _changed(olds, news)
-        reached, seen_trials, reasons, attempts = _wait(
-            self._entries(changed, news), news, self.settings
-        )
-        previous = {n: s for n, s in (olds.get("states") or {}).items() if n in jobs}
-        trials = {n: t for n, t in (olds.get("trials") or {}).items() if n in jobs}
-        kept = {
-            n: r for n, r in (olds.get("reasons") or {}).items() if n in jobs and n not in changed
-        }
-        return UpdateResult(
-            {
-                "jobs": jobs,
-                "states": {**previous, **reached},
-                "trials": {**trials, **seen_trials},
-                "reasons": {**kept, **reasons},
-                "attempts": {
-                    **{
-                        n: a
-                        for n, a in (olds.get("attempts") or {}).items()
-                        if n in jobs and n not in changed
-                    },
-                    **attempts,
-                },
-                URN_INPUT: news.get(URN_INPUT),
+        waited = {**_changed(olds, news), **_failed_before(olds, news)}
+        seen = _wait(self._entries(waited, news), news, self.settings)
+        # What the last wait saw of the jobs not waited for now is kept; a job waited
+        # for now has only what this wait saw of it (its last problem is gone if it
+        # has none now).
+        outs: dict[str, Any] = {"jobs": jobs}
+        for key in SEEN_OUTPUTS:
+            kept = {
+                n: value
+                for n, value in (olds.get(key) or {}).items()
+                if n in jobs and (n not in waited or key in ("states", "trials"))
             }
-        )
+            outs[key] = {**kept, **seen[key]}
+        return UpdateResult({**outs, URN_INPUT: news.get(URN_INPUT)})
 
     def read(self, id_: str, props: Any) -> ReadResult:
         return ReadResult(
             id_,
             {
                 "jobs": props.get("jobs") or {},
-                "states": props.get("states"),
-                "trials": props.get("trials"),
-                "reasons": props.get("reasons"),
-                "attempts": props.get("attempts"),
+                **{key: props.get(key) for key in SEEN_OUTPUTS},
                 URN_INPUT: props.get(URN_INPUT),
             },
         )
@@ -693,6 +700,10 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
     #: The attempts of each job with ``retry`` that the wait saw (job name -> list, as
     #: the job's ``attempts`` output lists them).
     attempts: pulumi.Output[dict[str, Any]]
+    #: Why each job that failed the last wait failed it (job name -> text: its state, error,
+    #: class, fix and last log lines, or why it never started). Such a job is waited for
+    #: again by the next `pulumi up`.
+    problems: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
@@ -704,7 +715,11 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         """``jobs``: the jobs to wait for, by name: the ``resource_name`` of the submission
         and ``until`` (``running`` or ``succeeded``; ``waiter_input``); ``stack``: the
         stack settings the jobs were given (the waiter reads the rest of each job from
-        the stack config, ``wait_entries``)."""
+        the stack config, ``wait_entries``).
+
+        A job that fails the wait fails the update once the waiter is recorded with what
+        it saw, and the stack outputs with it (``fail_on_problems``): the update's one
+        error names every such job."""
         # The provider's create and update get the resource's properties, not its URN,
         # and progress messages must name it. So the waiter is given its own URN as an
         # input, computed here by the SDK's `create_urn` from the same name, type and
@@ -722,6 +737,21 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
             "trials": None,
             "reasons": None,
             "attempts": None,
+            "problems": None,
             URN_INPUT: urn,
         }
         super().__init__(JobWaiterProvider(), name, props, opts)
+        if not pulumi.runtime.is_dry_run():
+            self.problems.apply(fail_on_problems)
+
+
+def fail_on_problems(problems: Mapping[str, str] | None) -> None:
+    """Fail the update with why each job failed the wait, if any did.
+
+    Raised in an apply of the waiter's ``problems``: the SDK sends every registration,
+    the stack's outputs among them, before it raises what an apply raised, so the state
+    keeps the waiter and the stack outputs what it saw (the jobs' states and reasons).
+    A ``RunError`` is shown by the language host as its message alone, under the
+    stack's row: one error for the update, however many jobs failed."""
+    if problems:
+        raise pulumi.RunError("\n".join(problems[name] for name in sorted(problems)))
