@@ -156,6 +156,40 @@ class TestRetries:
             project.run("destroy", "--yes").check()
             assert fake.jobs == {}
 
+    def test_an_attempt_that_failed_while_no_engine_watched_gets_its_line(
+        self, project: Project
+    ) -> None:
+        """The engine is killed while the waiter submits attempt 2, which then fails for
+        capacity with no engine to see it; the next `pulumi up` leaves a lasting line for
+        it (as for attempt 1), then submits attempt 3."""
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=1.0) as fake:
+            fake.stockout("us-central1")
+            fake.stockout("us-east1")
+            project.write_stack(vertex_stack(fake, train=retried_job("train")))
+            project.init()
+            proc = project.start("up", "--yes", "--skip-preview")
+            deadline = time.monotonic() + 120
+            while not fake.jobs and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert fake.jobs, "the first attempt was never submitted"
+            fake.stall_next("CreateCustomJob", 30.0)
+            while len(fake.jobs) < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(fake.jobs) == 2, "the second attempt was never submitted"
+            project.kill_engine(proc)
+            while time.monotonic() < deadline and sum(j.state == 5 for j in fake.jobs.values()) < 2:
+                time.sleep(0.05)  # until attempt 2 has failed too (5: JOB_STATE_FAILED)
+
+            project.run("cancel", "--yes").check()
+            result = project.up().check()
+            assert "attempt 1/3 in us-central1 (STANDARD) ended FAILED, capacity" in result.output
+            assert "attempt 2/3 in us-east1 (STANDARD) ended FAILED, capacity" in result.output, (
+                result.output
+            )
+            assert "attempt 3/3 submitted in europe-west4 (STANDARD)" in result.output
+            assert [c.method for c in fake.calls].count("CreateCustomJob") == 3
+            assert project.outputs()["jobs"]["train"]["state"] == "SUCCEEDED"
+
     def test_a_job_not_waited_for_is_resubmitted_by_the_next_up(self, project: Project) -> None:
         """`wait: submitted`: the first `pulumi up` submits and returns; once the job has
         failed for capacity, `pulumi up --refresh` replaces it with its next attempt, and

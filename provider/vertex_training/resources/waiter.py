@@ -380,6 +380,7 @@ class _Retries:
         self._settings = settings
         self._progress = progress
         self._attempts: dict[str, list[Any]] = {}
+        self._noted: dict[str, set[int]] = {}
         self._report: dict[str, Any] = report.setdefault("attempts", {})
 
     def after_failure(
@@ -400,14 +401,21 @@ class _Retries:
         self._report[name] = [a.output() for a in attempts]
         if tracked.status is None or tracked.status.name == status.name:
             return None
-        failed = next((a for a in attempts if a.status and a.status.name == status.name), None)
         total = len(job.plan())
-        if failed is not None:
-            failure = failure_of(status)
+        # Every earlier attempt that ended gets its lasting line once per wait: the one
+        # just read, and any that ended while no engine watched (killed between attempts).
+        noted = self._noted.setdefault(name, set())
+        for ended in attempts:
+            if ended is tracked or ended.status is None or ended.number in noted:
+                continue
+            if ended.status.state not in states.TERMINAL_STATES:
+                continue
+            noted.add(ended.number)
+            failure = failure_of(ended.status)
             kind = f", {failure.kind}: {failure.summary}" if failure is not None else ""
             self._progress.note(
-                f"{name}: attempt {failed.number}/{total} in {failed.region} ({failed.strategy}) "
-                f"ended FAILED{kind}"
+                f"{name}: attempt {ended.number}/{total} in {ended.region} ({ended.strategy}) "
+                f"ended {ended.status.state}{kind}"
             )
         verb = "submitted" if tracked.submitted else f"found {tracked.status.state}"
         self._progress.note(
