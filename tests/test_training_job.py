@@ -552,6 +552,20 @@ class TestJobView:
         assert view["attempts"][-1] == second
         assert (view["job_id"], view["console_url"]) == ("43", "https://console/43")
 
+    def test_an_attempt_the_waiter_saw_end_has_its_state(self) -> None:
+        """A job with retry that ended on its first attempt: the waiter lists no attempts
+        (it does once one fails), so the attempt the resource recorded at submission
+        (QUEUED) takes the state the waiter saw; an attempt that ended keeps its own."""
+        first = {"attempt": 1, "state": "QUEUED", "resource_name": self.RECORDED["resource_name"]}
+        recorded = {**self.RECORDED, "attempts": [first]}
+        view = job_view("a", recorded, {"states": {"a": "SUCCEEDED"}}, "/x")
+        assert [a["state"] for a in view["attempts"]] == ["SUCCEEDED"]
+        assert view["state"] == "SUCCEEDED"
+        ended = {**recorded, "attempts": [{**first, "state": "FAILED"}]}
+        kept = job_view("a", ended, {"states": {"a": "SUCCEEDED"}}, "/x")
+        assert [a["state"] for a in kept["attempts"]] == ["FAILED"]
+        assert job_view("a", recorded, {}, "/x")["attempts"] == [first]
+
     def test_a_local_jobs_pages_are_its_files(self, tmp_path: Path) -> None:
         """A local job's pages and output directory are those the local backend gives."""
         from vertex_training.backends.local import LocalBackend

@@ -180,6 +180,11 @@ def job_view(
     ``retry``)."""
     attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
     state = latest_state(recorded.get("state") or "", seen.get("states"), name)
+    waited = (seen.get("states") or {}).get(name)
+    if waited and attempts and attempts[-1].get("state") not in states.TERMINAL_STATES:
+        # The waiter lists attempts only once one has failed: a job that ended on its
+        # first attempt has that attempt as its resource recorded it when submitted.
+        attempts = [*attempts[:-1], {**attempts[-1], "state": waited}]
     resource_name = last_attempts(attempts, "resource_name") or str(
         recorded.get("resource_name") or ""
     )
