@@ -286,9 +286,9 @@ class TestVertexStack:
         self, project: Project
     ) -> None:
         """Killed while the waiter waits: `pulumi cancel` and `pulumi up` wait for the job
-        again (the engine warns of the waiter's pending CREATE);
-        `pulumi refresh --yes --clear-pending-creates`, as docs/operations.md says, clears
-        it, and the next `pulumi up` is clean."""
+        again (the engine warns of the waiter's pending CREATE, and the waiter names the
+        command that clears it); `pulumi refresh --yes --clear-pending-creates`, as
+        docs/operations.md says, clears it, and the next `pulumi up` is clean."""
         with FakeVertex(run_s=6.0) as fake:
             project.write_stack(vertex_stack(fake, long=container_job("long")))
             project.init()
@@ -303,10 +303,15 @@ class TestVertexStack:
             project.run("cancel", "--yes").check()
             again = project.up().check()
             assert "pending CREATE" in again.output, again.output
+            warned = [line for line in again.output.splitlines() if "stopped while it" in line]
+            assert warned and "warning" in warned[0], again.output
+            assert "`pulumi refresh --yes --clear-pending-creates`" in again.output
+            assert not list((project.root / ".state" / "waits").glob("*")), "a mark stays"
             assert project.outputs()["jobs"]["long"]["state"] == "SUCCEEDED"
             project.run("refresh", "--yes", "--clear-pending-creates").check()
             clean = project.up().check()
             assert "pending" not in clean.output.lower(), clean.output
+            assert "stopped while it" not in clean.output, clean.output
             assert len(fake.jobs) == 1
 
 

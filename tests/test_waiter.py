@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from vertex_training.api import states
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError
+from vertex_training.resources import interrupted
 from vertex_training.resources.state import ProviderSettings
 from vertex_training.resources.waiter import (
     POLL_FRACTION,
@@ -150,3 +153,44 @@ class TestSchedule:
         name = backend.submit(body("doomed")).name
         with pytest.raises(JobEndedError, match=r"ended FAILED: exit 1\n  logs: https://"):
             run({"doomed": entry(fake, name)}, clock, fake)
+
+
+class TestInterruptedWaits:
+    """A create's wait is marked while it runs; the next one finds a mark another engine
+    left and says so (``vertex_training.resources.interrupted``)."""
+
+    URN = "urn:pulumi:dev::proj::pulumi-python:dynamic/vertex:JobWaiter::wait-for-jobs"
+
+    def test_a_wait_that_ended_leaves_no_mark(self, tmp_path: Path) -> None:
+        with interrupted.marked(tmp_path, self.URN, "127.0.0.1:1001") as stopped_before:
+            assert not stopped_before
+            assert interrupted.mark_path(tmp_path, self.URN).is_file()
+        assert not interrupted.mark_path(tmp_path, self.URN).exists()
+        with pytest.raises(RuntimeError), interrupted.marked(tmp_path, self.URN, "127.0.0.1:1"):
+            raise RuntimeError("the wait failed")
+        assert not interrupted.mark_path(tmp_path, self.URN).exists()
+
+    def test_a_mark_another_engine_left_is_reported_once(self, tmp_path: Path) -> None:
+        """A mark left by a killed engine: the next engine's wait is told, and its own
+        mark goes when it ends; another waiter's mark is not its business."""
+        path = interrupted.mark_path(tmp_path, self.URN)
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"urn": self.URN, "engine": "127.0.0.1:1001"}))
+        other = self.URN.replace("dev", "prod")
+        with interrupted.marked(tmp_path, other, "127.0.0.1:1002") as stopped_before:
+            assert not stopped_before
+        with interrupted.marked(tmp_path, self.URN, "127.0.0.1:1002") as stopped_before:
+            assert stopped_before
+        with interrupted.marked(tmp_path, self.URN, "127.0.0.1:1003") as stopped_before:
+            assert not stopped_before
+
+    def test_no_engine_or_no_room_marks_nothing_and_fails_nothing(self, tmp_path: Path) -> None:
+        """Without an engine (a provider called directly) nothing is written; a project
+        directory that cannot be written to does not fail the wait."""
+        with interrupted.marked(tmp_path, self.URN, "") as stopped_before:
+            assert not stopped_before
+        assert not (tmp_path / interrupted.WAITS_DIR).exists()
+        blocked = tmp_path / "file"
+        blocked.write_text("not a directory")
+        with interrupted.marked(blocked, self.URN, "127.0.0.1:1001") as stopped_before:
+            assert not stopped_before

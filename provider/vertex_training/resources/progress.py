@@ -102,13 +102,17 @@ class EngineLog:
         """Keep ``message`` under the resource, in both displays (non-ephemeral)."""
         self._send(message, ephemeral=False)
 
+    def warning(self, message: str) -> None:
+        """Keep ``message`` under the resource as a warning."""
+        self._send(message, ephemeral=False, warning=True)
+
     def close(self) -> None:
         if self._channel is not None:
             with contextlib.suppress(Exception):  # closing must never fail a wait
                 self._channel.close()
             self._channel = self._stub = None
 
-    def _send(self, message: str, *, ephemeral: bool) -> None:
+    def _send(self, message: str, *, ephemeral: bool, warning: bool = False) -> None:
         if self._broken:
             return
         try:
@@ -121,7 +125,7 @@ class EngineLog:
                 self._channel = grpc.insecure_channel(self.address or "")
                 self._stub = engine_pb2_grpc.EngineStub(self._channel)
             request = engine_pb2.LogRequest(
-                severity=engine_pb2.INFO,
+                severity=engine_pb2.WARNING if warning else engine_pb2.INFO,
                 message=message,
                 urn=self.urn,
                 ephemeral=ephemeral,

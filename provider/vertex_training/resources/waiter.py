@@ -25,6 +25,7 @@ newer than what the job's resource recorded at submission.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
@@ -48,6 +49,7 @@ from vertex_training.api.scheduling import PoolShape, waiting_reason
 from vertex_training.api.times import epoch_s
 from vertex_training.errors import BackendError, JobEndedError
 from vertex_training.keys import job_key
+from vertex_training.resources import interrupted
 from vertex_training.resources.progress import EngineLog, Progress, age_s, backend_notices
 
 if TYPE_CHECKING:
@@ -604,7 +606,11 @@ SEEN_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
 
 
 def _wait(
-    entries: Mapping[str, Any], props: Mapping[str, Any], settings: ProviderSettings
+    entries: Mapping[str, Any],
+    props: Mapping[str, Any],
+    settings: ProviderSettings,
+    *,
+    create: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
     return what it saw, as the waiter's ``SEEN_OUTPUTS``: the state each job was last
@@ -613,12 +619,20 @@ def _wait(
     is recorded, not raised: the waiter is kept with what it saw, the stack outputs are
     recorded, and then the program fails the update (``JobWaiter``). A failure to
     wait at all (an endpoint that cannot be reached, a configuration the provider
-    cannot read) is raised."""
+    cannot read) is raised. A ``create``'s wait is marked while it runs, and warns when
+    an earlier engine stopped during one (``vertex_training.resources.interrupted``)."""
     seen: dict[str, Any] = {}
     report: dict[str, dict[str, Any]] = {}
     log = EngineLog.from_process(props.get(URN_INPUT))
+    mark = (
+        interrupted.marked(settings.base_dir, log.urn, log.address or "")
+        if create and entries
+        else contextlib.nullcontext(False)
+    )
     try:
-        with backend_notices(log):
+        with mark as stopped_before, backend_notices(log):
+            if stopped_before:
+                log.warning(interrupted.INTERRUPTED)
             reached = wait_for(entries, seen, report=report, settings=settings, log=log)
     except JobEndedError:
         reached = {name: status.state for name, status in seen.items() if name in entries}
@@ -666,7 +680,7 @@ class JobWaiterProvider(ConfiguredProvider):
 
     def create(self, props: Any) -> CreateResult:
         jobs = props.get("jobs") or {}
-        seen = _wait(self._entries(jobs, props), props, self.settings)
+        seen = _wait(self._entries(jobs, props), props, self.settings, create=True)
         return CreateResult("jobs", {"jobs": jobs, **seen, URN_INPUT: props.get(URN_INPUT)})
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
