@@ -773,7 +773,8 @@ def fail_on_problems(problems: Mapping[str, str] | None) -> None:
     Raised in an apply of the waiter's ``problems``: the SDK sends every registration,
     the stack's outputs among them, before it raises what an apply raised, so the state
     keeps the waiter and the stack outputs what it saw (the jobs' states and reasons).
-    A ``RunError`` is shown by the language host as its message alone, under the
-    stack's row: one error for the update, however many jobs failed."""
+    A ``RunError`` is shown by the language host as its message, without a traceback,
+    under the stack's row: one error for the update however many jobs failed (Pulumi
+    adds its own line, that the program exited with code 1)."""
     if problems:
         raise pulumi.RunError("\n".join(problems[name] for name in sorted(problems)))
