@@ -55,6 +55,24 @@ def one_alive_at_a_time(fake: FakeVertex) -> bool:
     return all(later.create_time >= earlier.end_time for earlier, later in itertools.pairwise(jobs))
 
 
+def kill_while_attempt_2_is_submitted(project: Project, fake: FakeVertex) -> None:
+    """Start `pulumi up` of one job with ``retry`` (``retried_job``) whose first attempt
+    fails, and SIGKILL the engine once attempt 2 exists, before the reply naming it."""
+    project.write_stack(vertex_stack(fake, train=retried_job("train")))
+    project.init()
+    proc = project.start("up", "--yes", "--skip-preview")
+    deadline = time.monotonic() + 120
+    while not fake.jobs and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert fake.jobs, "the first attempt was never submitted"
+    # Attempt 2 exists at once, but the reply that names it comes late.
+    fake.stall_next("CreateCustomJob", 30.0)
+    while len(fake.jobs) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(fake.jobs) == 2, "the second attempt was never submitted"
+    project.kill_engine(proc)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
@@ -130,19 +148,7 @@ class TestRetries:
         adopts that attempt (no third submission), and destroy deletes both."""
         with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=3.0) as fake:
             fake.stockout("us-central1")
-            project.write_stack(vertex_stack(fake, train=retried_job("train")))
-            project.init()
-            proc = project.start("up", "--yes", "--skip-preview")
-            deadline = time.monotonic() + 120
-            while not fake.jobs and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert fake.jobs, "the first attempt was never submitted"
-            # Attempt 2 exists at once, but the reply that names it comes late.
-            fake.stall_next("CreateCustomJob", 30.0)
-            while len(fake.jobs) < 2 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert len(fake.jobs) == 2, "the second attempt was never submitted"
-            project.kill_engine(proc)
+            kill_while_attempt_2_is_submitted(project, fake)
 
             project.run("cancel", "--yes").check()
             project.up().check()
@@ -165,18 +171,8 @@ class TestRetries:
         with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=1.0) as fake:
             fake.stockout("us-central1")
             fake.stockout("us-east1")
-            project.write_stack(vertex_stack(fake, train=retried_job("train")))
-            project.init()
-            proc = project.start("up", "--yes", "--skip-preview")
-            deadline = time.monotonic() + 120
-            while not fake.jobs and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert fake.jobs, "the first attempt was never submitted"
-            fake.stall_next("CreateCustomJob", 30.0)
-            while len(fake.jobs) < 2 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert len(fake.jobs) == 2, "the second attempt was never submitted"
-            project.kill_engine(proc)
+            kill_while_attempt_2_is_submitted(project, fake)
+            deadline = time.monotonic() + 60
             while time.monotonic() < deadline and sum(j.state == 5 for j in fake.jobs.values()) < 2:
                 time.sleep(0.05)  # until attempt 2 has failed too (5: JOB_STATE_FAILED)
 
