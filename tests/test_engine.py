@@ -45,6 +45,41 @@ def container_job(display_name: str, wait: str = "succeeded") -> dict[str, Any]:
     }
 
 
+#: A team's own program: one job on Vertex AI, its waiter, and a resource that is to
+#: exist only once the job has succeeded (as a model upload or an endpoint would).
+GATED_PROGRAM = """
+import pulumi
+from pulumi.dynamic import CreateResult, Resource, ResourceProvider
+
+import vertex_training as vt
+
+
+class _Noted(ResourceProvider):
+    def create(self, props):
+        return CreateResult("noted", dict(props))
+
+
+class Deployed(Resource):
+    def __init__(self, name, opts=None):
+        super().__init__(_Noted(), name, {}, opts)
+
+
+train = vt.TrainingJob(
+    "train",
+    vt.TrainingJobArgs(
+        image="us-docker.pkg.dev/test-project/repo/trainer:1",
+        display_name=pulumi.Config().require("display_name"),
+        wait="succeeded",
+    ),
+    project="test-project",
+    region="us-central1",
+)
+waiter = vt.wait_for_jobs("wait-for-jobs", [train])
+Deployed("deploy", pulumi.ResourceOptions(depends_on=[waiter]))
+pulumi.export("states", waiter.states)
+"""
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
@@ -174,6 +209,29 @@ class TestVertexStack:
             assert again.returncode != 0
             assert "replica workerpool0-0 exited 1" in again.output, again.output
             assert [c.method for c in fake.calls[before:]].count("GetCustomJob") >= 1
+
+    def test_what_depends_on_the_waiter_waits_for_its_jobs_to_succeed(self, tmp_path: Path) -> None:
+        """In a team's own program, a resource that depends on the waiter is not created
+        when the job fails the wait (the update fails naming the job, and the program's
+        stack outputs are recorded); once a job succeeds, it is."""
+        project = Project.of_program(tmp_path, GATED_PROGRAM, {})
+        with FakeVertex(run_s=0.5) as fake:
+            fake.script("doomed", outcome="FAILED", error_message="replica workerpool0-0 exited 1")
+            config = {"vertex-training:apiEndpoint": fake.address}
+            project.write_stack({**config, "bench-baseline:display_name": "doomed"})
+            result = project.up()
+            assert result.returncode != 0
+            assert "job train" in result.output and "exited 1" in result.output, result.output
+            assert "1 errored" in result.output, result.output
+            names = {r["urn"].rsplit("::", 1)[-1] for r in project.state_resources()}
+            assert {"train", "wait-for-jobs"} <= names and "deploy" not in names, names
+            assert project.outputs()["states"] == {"train": "FAILED"}
+
+            project.write_stack({**config, "bench-baseline:display_name": "fixed"})
+            project.up().check()
+            names = {r["urn"].rsplit("::", 1)[-1] for r in project.state_resources()}
+            assert "deploy" in names
+            assert project.outputs()["states"] == {"train": "SUCCEEDED"}
 
     def test_a_reserved_job_runs_through_a_stockout(self, project: Project) -> None:
         """A job on a specific reservation, reaching its data over a PSC interface and an

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -194,3 +196,87 @@ class TestInterruptedWaits:
         blocked.write_text("not a directory")
         with interrupted.marked(blocked, self.URN, "127.0.0.1:1001") as stopped_before:
             assert not stopped_before
+
+
+#: A program under the SDK's mocks, run in a process of its own (the SDK keeps what a
+#: failed program leaves, so two programs in one process are not independent): a
+#: waiter whose outputs say ``problems`` (argv[1], JSON), a resource that depends on it,
+#: and a stack output; it prints what was registered and the error, as JSON.
+MOCKED_PROGRAM = """
+import json, sys
+import pulumi
+from pulumi.runtime import mocks
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+from vertex_training.resources.waiter import JobWaiter
+
+problems, preview = json.loads(sys.argv[1]), sys.argv[2] == "preview"
+registered = []
+
+
+class Mocks(mocks.Mocks):
+    def new_resource(self, args):
+        registered.append(args.name)
+        outputs = dict(args.inputs)
+        if args.typ.endswith(":JobWaiter"):
+            outputs["problems"] = problems
+        return f"{args.name}-id", outputs
+
+    def call(self, args):
+        return {}
+
+
+def program():
+    waiter = JobWaiter("wait-for-jobs", {}, {})
+    pulumi.CustomResource(
+        "test:index:Deployed", "deploy", {}, pulumi.ResourceOptions(depends_on=[waiter])
+    )
+    pulumi.export("states", waiter.states)
+
+
+mocks.set_mocks(Mocks(), project="p", stack="s", preview=preview)
+error = None
+try:
+    _sync_await(run_pulumi_func(program))
+except pulumi.RunError as exc:
+    error = str(exc)
+print(json.dumps({"registered": registered, "error": error}))
+"""
+
+
+class TestWhatDependsOnTheWaiter:
+    """A resource that depends on the waiter is registered only when no job failed the
+    wait (``JobWaiter.urn``); the stack outputs are registered either way."""
+
+    def run(self, problems: dict[str, str], preview: bool = False) -> dict[str, Any]:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                MOCKED_PROGRAM,
+                json.dumps(problems),
+                "preview" if preview else "update",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        ran: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
+        return ran
+
+    def test_a_failed_wait_registers_no_dependent(self) -> None:
+        ran = self.run({"train": "job train (...) ended FAILED: exit 1"})
+        assert ran == {
+            "registered": ["wait-for-jobs"],
+            "error": "job train (...) ended FAILED: exit 1",
+        }
+
+    def test_a_wait_that_reached_its_states_registers_the_dependent(self) -> None:
+        ran = self.run({})
+        assert ran == {"registered": ["wait-for-jobs", "deploy"], "error": None}
+
+    def test_a_preview_is_not_gated(self) -> None:
+        """In a preview nothing was waited for: the waiter's URN is the SDK's own."""
+        ran = self.run({"train": "recorded by the last update"}, preview=True)
+        assert ran == {"registered": ["wait-for-jobs", "deploy"], "error": None}

@@ -764,17 +764,48 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
         }
         super().__init__(JobWaiterProvider(), name, props, opts)
         if not pulumi.runtime.is_dry_run():
-            self.problems.apply(fail_on_problems)
+            registered = super().urn
+            self.__dict__[_GATED_URN] = pulumi.Output.all(registered, self.problems).apply(
+                _urn_unless_failed
+            )
+
+    @property
+    def urn(self) -> pulumi.Output[str]:
+        """The waiter's URN; in an update, known only once every job it waits for is
+        where it was asked to be.
+
+        A resource that depends on the waiter (``depends_on=[waiter]``, or an input
+        made of its outputs: a model upload, an endpoint, a notification) is registered
+        once the SDK has the URNs of its dependencies. So when a job failed the wait,
+        such a resource is not registered, as it would not be were the waiter's create
+        to fail, while the waiter itself is recorded with what it saw
+        (``fail_on_problems``). In a preview it is the URN the SDK resolves.
+        """
+        gated: pulumi.Output[str] | None = self.__dict__.get(_GATED_URN)
+        return gated if gated is not None else super().urn
+
+
+#: Where a JobWaiter keeps its gated URN (``JobWaiter.urn``), beside the SDK's own.
+_GATED_URN = "_vertex_training_gated_urn"
+
+
+def _urn_unless_failed(urn_and_problems: list[Any]) -> str:
+    urn, problems = urn_and_problems
+    fail_on_problems(problems)
+    return str(urn)
 
 
 def fail_on_problems(problems: Mapping[str, str] | None) -> None:
     """Fail the update with why each job failed the wait, if any did.
 
-    Raised in an apply of the waiter's ``problems``: the SDK sends every registration,
-    the stack's outputs among them, before it raises what an apply raised, so the state
-    keeps the waiter and the stack outputs what it saw (the jobs' states and reasons).
-    A ``RunError`` is shown by the language host as its message, without a traceback,
-    under the stack's row: one error for the update however many jobs failed (Pulumi
-    adds its own line, that the program exited with code 1)."""
+    Raised where the waiter's URN is resolved (``JobWaiter.urn``), after the waiter's
+    create or update has returned: the state keeps the waiter with what it saw. The SDK
+    sends every other registration the program made (the stack's outputs among them:
+    the jobs' states, errors and reasons) before it raises what an apply raised; a
+    registration that depends on the waiter is not sent, and fails with this error (as
+    do stack outputs made of such a resource's outputs). A ``RunError``
+    is shown by the language host as its message, without a traceback, under the
+    stack's row: one error for the update however many jobs failed (Pulumi adds its
+    own line, that the program exited with code 1)."""
     if problems:
         raise pulumi.RunError("\n".join(problems[name] for name in sorted(problems)))
