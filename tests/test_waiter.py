@@ -200,8 +200,9 @@ class TestInterruptedWaits:
 
 #: A program under the SDK's mocks, run in a process of its own (the SDK keeps what a
 #: failed program leaves, so two programs in one process are not independent): a
-#: waiter whose outputs say ``problems`` (argv[1], JSON), a resource that depends on it,
-#: and a stack output; it prints what was registered and the error, as JSON.
+#: waiter whose outputs say ``problems`` (argv[1], JSON; argv[2]: preview or update), a
+#: resource that depends on it (argv[3]: by ``depends_on``, or by an ``input`` made of
+#: its outputs), and a stack output; it prints what was registered and the error, as JSON.
 MOCKED_PROGRAM = """
 import json, sys
 import pulumi
@@ -220,6 +221,7 @@ class Mocks(mocks.Mocks):
         outputs = dict(args.inputs)
         if args.typ.endswith(":JobWaiter"):
             outputs["problems"] = problems
+            outputs["states"] = {"train": "FAILED" if problems else "SUCCEEDED"}
         return f"{args.name}-id", outputs
 
     def call(self, args):
@@ -228,9 +230,12 @@ class Mocks(mocks.Mocks):
 
 def program():
     waiter = JobWaiter("wait-for-jobs", {}, {})
-    pulumi.CustomResource(
-        "test:index:Deployed", "deploy", {}, pulumi.ResourceOptions(depends_on=[waiter])
-    )
+    if sys.argv[3] == "input":
+        pulumi.CustomResource("test:index:Deployed", "deploy", {"after": waiter.states})
+    else:
+        pulumi.CustomResource(
+            "test:index:Deployed", "deploy", {}, pulumi.ResourceOptions(depends_on=[waiter])
+        )
     pulumi.export("states", waiter.states)
 
 
@@ -248,7 +253,9 @@ class TestWhatDependsOnTheWaiter:
     """A resource that depends on the waiter is registered only when no job failed the
     wait (``JobWaiter.urn``); the stack outputs are registered either way."""
 
-    def run(self, problems: dict[str, str], preview: bool = False) -> dict[str, Any]:
+    def run(
+        self, problems: dict[str, str], preview: bool = False, by: str = "depends_on"
+    ) -> dict[str, Any]:
         result = subprocess.run(
             [
                 sys.executable,
@@ -256,6 +263,7 @@ class TestWhatDependsOnTheWaiter:
                 MOCKED_PROGRAM,
                 json.dumps(problems),
                 "preview" if preview else "update",
+                by,
             ],
             capture_output=True,
             text=True,
@@ -265,12 +273,11 @@ class TestWhatDependsOnTheWaiter:
         ran: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
         return ran
 
-    def test_a_failed_wait_registers_no_dependent(self) -> None:
-        ran = self.run({"train": "job train (...) ended FAILED: exit 1"})
-        assert ran == {
-            "registered": ["wait-for-jobs"],
-            "error": "job train (...) ended FAILED: exit 1",
-        }
+    @pytest.mark.parametrize("by", ["depends_on", "input"])
+    def test_a_failed_wait_registers_no_dependent(self, by: str) -> None:
+        failed = "job train (...) ended FAILED: exit 1"
+        ran = self.run({"train": failed}, by=by)
+        assert ran == {"registered": ["wait-for-jobs"], "error": failed}
 
     def test_a_wait_that_reached_its_states_registers_the_dependent(self) -> None:
         ran = self.run({})
