@@ -1,6 +1,6 @@
 """Why a job waits, or failed the wait: the texts the waiter gives (``waiter``).
 
-A QUEUED or PENDING job that has been so long enough is given a reason: the quotas it
+A QUEUED or PENDING job that has been so for long enough is given a reason: the quotas it
 consumes, or how long its machines have been provisioned
 (``vertex_training.api.scheduling``). A job that ended FAILED is given its class and fix
 (``vertex_training.api.failures``) and the failing replica's last log lines, or why they
