@@ -191,12 +191,12 @@ def wait_for(
     # When each job's current attempt began to be waited for: a resubmitted attempt gets
     # the wait's timeouts afresh.
     starts = dict.fromkeys(pending, start)
-    retries = _Retries(entries, settings, progress, report if report is not None else {})
+    report = {} if report is None else report
+    retries = _Retries(entries, settings, progress, report)
     latest: dict[str, Any] = {}
     final: dict[str, str] = {}
-    problems: dict[str, str] = (report if report is not None else {}).setdefault("problems", {})
     backends: dict[str, Backend] = {}
-    why = Why(report if report is not None else {})
+    why = Why(report)
     while pending:
         for name, entry in sorted(pending.items()):
             if due[name] > monotonic():
@@ -224,7 +224,7 @@ def wait_for(
                 due[name] = min(monotonic() + interval, starts[name] + _timeout_s(entry, status))
                 continue
             if problem:
-                problems[name] = problem
+                why.problems[name] = problem
             elif status is not None:
                 final[name] = status.state
             del pending[name], latest[name], due[name]
@@ -242,8 +242,8 @@ def wait_for(
         progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
         if pending:
             sleep(max(0.0, min(due.values()) - monotonic()))
-    if problems:
-        raise JobEndedError("\n".join(problems.values()))
+    if why.problems:
+        raise JobEndedError("\n".join(why.problems.values()))
     return final
 
 

@@ -119,10 +119,12 @@ def quota_texts(pools: Sequence[PoolShape], strategy: str, project: str) -> tupl
 
 class Why:
     """Why jobs are not running yet, and why they failed: kept for the status line and
-    given to ``report`` (``reasons``, ``failures``)."""
+    given to ``report`` (``reasons``, ``failures``, and ``problems``: why a job failed the
+    wait, by job name, as the wait's error names it)."""
 
     def __init__(self, report: dict[str, dict[str, Any]]) -> None:
         self.reasons: dict[str, str] = {}
+        self.problems: dict[str, str] = report.setdefault("problems", {})
         self._pending_since: dict[str, float] = {}
         self._report = report
         report.setdefault("reasons", {})
