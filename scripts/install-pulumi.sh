@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Makes a Pulumi CLI and a Python language host available in .tools/bin.
+# Makes a Pulumi CLI, a Python language host and a YAML language host
+# (pulumi-language-yaml, which runs Pulumi YAML programs) available in .tools/bin.
 #
 #   1. A `pulumi` already installed (on PATH) at MIN_CLI or later is used as it is, with
-#      the language host its release ships beside it: no Go, no build.
+#      the language hosts its release ships beside it: no Go, no build. Only if no
+#      pulumi-language-yaml is beside it or on PATH is that host built, as in step 3 (or,
+#      without Go, left out with a warning: YAML programs then do not run).
 #   2. Else a CLI built here before, at the release requirements.txt pins for the `pulumi`
 #      Python package, is reused.
 #   3. Else that release is built from the Go module proxy (tools/pulumi-cli), with the
-#      Python language host of tools/language-host and the two host scripts of tools/host,
-#      the Go caches under .tools/go.
+#      Python language host of tools/language-host and the two host scripts of tools/host.
 #
-# VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it); PULUMI_BUILD=1 skips step 1.
+# The YAML language host is built from tools/language-yaml, at the pulumi-yaml release its
+# go.mod requires, when .tools/bin has none of that release. Builds keep the Go caches
+# under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it);
+# PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
 
 # The oldest Pulumi CLI the project supports, and why: the engine tests pass on it (the
@@ -33,8 +38,60 @@ grep -q "github.com/pulumi/pulumi/pkg/v3 v$version\$" "$root/tools/pulumi-cli/go
 cli_version() { PULUMI_SKIP_UPDATE_CHECK=1 "$1" version 2>/dev/null | tr -d 'v\r\n'; }
 # at_least A B: version A is B or later.
 at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+# remove_ours: removes the CLI and hosts from .tools/bin, all but a YAML host built here
+# (yaml_host below replaces that one only when it is of another release).
+remove_ours() {
+  local f
+  for f in "$bin"/pulumi*; do
+    [ "$f" = "$bin/pulumi-language-yaml" ] || rm -f "$f"
+  done
+}
 
-# 1. An installed CLI. The official release ships its language host and host scripts
+# Builds use the Go module proxy, with the Go caches under .tools/go.
+# -checklinkname=0: a dependency (github.com/pgavlin/text) links to internal/bytealg by
+# name, which Go 1.23 and later refuse unless told otherwise.
+go_env() {
+  export GOMODCACHE="${GOMODCACHE:-$tools/go/mod}" GOCACHE="${GOCACHE:-$tools/go/cache}"
+  export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+}
+build() {  # build DIR VERSION PACKAGE [VERSION_VARIABLE]
+  local variable=${4:-github.com/pulumi/pulumi/sdk/v3/go/common/version.Version}
+  (cd "$root/tools/$1" && go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0 \
+    -X $variable=v$2" "$3")
+}
+
+# The YAML language host: the release tools/language-yaml/go.mod requires, built there
+# (with the version variable pulumi-yaml's own builds set) unless .tools/bin has it.
+yaml_version=$(sed -n 's|^require github.com/pulumi/pulumi-yaml v\(.*\)$|\1|p' \
+  "$root/tools/language-yaml/go.mod")
+[ -n "$yaml_version" ] || {
+  echo "tools/language-yaml/go.mod must require github.com/pulumi/pulumi-yaml vX.Y.Z" >&2
+  exit 1
+}
+yaml_host() {
+  local built=
+  if [ -x "$bin/pulumi-language-yaml" ] && [ ! -L "$bin/pulumi-language-yaml" ]; then
+    command -v go >/dev/null || return 0  # cannot check it, nor build another: keep it
+    # The release it was built from, as its build info records it (the module of the
+    # main package is on the `mod` line).
+    built=$(go version -m "$bin/pulumi-language-yaml" 2>/dev/null \
+      | awk '$1 == "mod" && $2 == "github.com/pulumi/pulumi-yaml" { print substr($3, 2) }')
+  fi
+  [ "$built" != "$yaml_version" ] || return 0
+  command -v go >/dev/null || {
+    echo "warning: no pulumi-language-yaml is installed beside the Pulumi CLI or on PATH," \
+      "and building it needs Go: Pulumi YAML programs will not run (install Go," \
+      "go.dev/doc/install, and run this again)" >&2
+    return 0
+  }
+  echo "building the Pulumi YAML language host $yaml_version from the Go module proxy" >&2
+  go_env
+  rm -f "$bin/pulumi-language-yaml"
+  build language-yaml "$yaml_version" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml \
+    github.com/pulumi/pulumi-yaml/pkg/version.Version
+}
+
+# 1. An installed CLI. The official release ships its language hosts and host scripts
 #    beside the binary; the CLI finds them there and on PATH.
 path_without_tools=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd: -)
 if [ "${PULUMI_BUILD:-}" != 1 ] \
@@ -44,9 +101,15 @@ if [ "${PULUMI_BUILD:-}" != 1 ] \
   if [ -n "$found" ] && at_least "$found" "$MIN_CLI"; then
     if PATH=$(dirname "$installed"):$path_without_tools command -v pulumi-language-python \
          >/dev/null; then
-      rm -f "$bin"/pulumi*
+      remove_ours
       ln -s "$installed" "$bin/pulumi"
       echo "using the installed Pulumi CLI $found ($installed)" >&2
+      if PATH=$(dirname "$installed"):$path_without_tools command -v pulumi-language-yaml \
+           >/dev/null; then
+        rm -f "$bin/pulumi-language-yaml"
+      else
+        yaml_host
+      fi
       exit 0
     fi
     echo "the installed Pulumi CLI $found ($installed) has no pulumi-language-python beside" \
@@ -67,20 +130,14 @@ if [ "$built" != "$version" ] || [ ! -x "$bin/pulumi-language-python" ]; then
     exit 1
   }
   echo "building Pulumi $version and its Python language host from the Go module proxy" >&2
-  export GOMODCACHE="${GOMODCACHE:-$tools/go/mod}" GOCACHE="${GOCACHE:-$tools/go/cache}"
-  export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
-  # -checklinkname=0: a dependency (github.com/pgavlin/text) links to internal/bytealg by
-  # name, which Go 1.23 and later refuse unless told otherwise.
-  build() {  # build DIR VERSION PACKAGE
-    (cd "$root/tools/$1" && go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0 \
-      -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$2" "$3")
-  }
-  rm -f "$bin"/pulumi*
+  go_env
+  remove_ours
   build pulumi-cli "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   host=$(sed -n 's|^require github.com/pulumi/pulumi/sdk/v3 v\(.*\)$|\1|p' \
     "$root/tools/language-host/go.mod")
   build language-host "$host" github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 fi
+yaml_host
 
 # The host scripts a CLI release ships beside its language host: the host runs the program
 # through the first; the engine starts the second as the plugin that serves every dynamic
