@@ -256,15 +256,31 @@ class VertexBackend:
     def get(self, name: str) -> JobStatus | None:
         """Return the job (a tuning job with its trials), or None when it does not exist
         (NOT_FOUND)."""
+        job = self._fetch(name)
+        return None if job is None else _job_status(job)
+
+    def _fetch(self, name: str) -> Any:
+        """The job's message, or None when it does not exist."""
         client = self._job_client()
         method = (
             client.get_hyperparameter_tuning_job if _is_tuning_name(name) else client.get_custom_job
         )
-        job = self._invoke(
+        return self._invoke(
             lambda retry: method(name=name, retry=retry, timeout=RPC_TIMEOUT_S),
             tolerate={"NOT_FOUND"},
         )
-        return None if job is None else _job_status(job)
+
+    def get_body(self, name: str) -> dict[str, Any] | None:
+        """The job as the server holds it, as its REST body (camelCase JSON, int64 fields
+        as text), output-only fields included; None when it does not exist. ``pulumi
+        import`` reads a job's keys from it (``vertex_training.api.job_config``)."""
+        from google.protobuf import json_format
+
+        job = self._fetch(name)
+        if job is None:
+            return None
+        body: dict[str, Any] = json_format.MessageToDict(type(job).pb(job))
+        return body
 
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
         """Return the custom and tuning jobs whose label ``key`` equals ``value``, newest

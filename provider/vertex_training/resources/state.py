@@ -375,7 +375,12 @@ class ConfiguredProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         """Read how this machine reaches the backends."""
-        self._settings = ProviderSettings.from_config(req.config.get, Path.cwd())
+        self.start(ProviderSettings.from_config(req.config.get, Path.cwd()))
+
+    def start(self, settings: ProviderSettings) -> None:
+        """Begin an update with ``settings``: what ``configure`` does with what it read.
+        The provider plugin (``vertex_training.plugin``) calls it with its own config."""
+        self._settings = settings
 
     @property
     def settings(self) -> ProviderSettings:

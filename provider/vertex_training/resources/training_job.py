@@ -47,7 +47,6 @@ import pulumi
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
-    ConfigureRequest,
     CreateResult,
     DiffResult,
     ReadResult,
@@ -212,10 +211,10 @@ class TrainingJobProvider(ConfiguredProvider):
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
 
-    def configure(self, req: ConfigureRequest) -> None:
-        """Read the settings, and start this update's listing of the stack's jobs
+    def start(self, settings: ProviderSettings) -> None:
+        """Keep the settings, and start this update's listing of the stack's jobs
         (``vertex_training.resources.listing``)."""
-        super().configure(req)
+        super().start(settings)
         self._listing = StackListing()
 
     def outputs(
@@ -318,11 +317,15 @@ class TrainingJobProvider(ConfiguredProvider):
         )
 
     def create(self, props: Any) -> CreateResult:
+        return self.create_at(props)
+
+    def create_at(self, props: Any, urn: str = "") -> CreateResult:
+        """``create``, showing what slows the submission down (a request quota) on the row
+        of the resource ``urn`` (by default the dynamic resource's of the job's name)."""
         recorded = self._recorded(props)
         inputs = self._view(recorded)
-        # What slows a submission down (a request quota) is shown on the job's row.
         log = EngineLog.from_process(
-            resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
+            urn or resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
         )
         with contextlib.closing(log), backend_notices(log):
             return self._create(inputs, recorded)

@@ -1,0 +1,571 @@
+"""The provider plugin: a second host of the job resources' operations.
+
+The engine calls the plugin with each resource's properties in the schema's naming
+(``schema.json``: a job's keys under ``job``, in camelCase, and its settings beside
+them). Each call is translated to the dynamic providers' shape (``JobInputs``: the job's
+name, its keys as a stack config has them, its stack settings) and handed to the very
+provider classes of ``vertex_training.resources`` (``TrainingJobProvider``,
+``HyperparameterTuningJobProvider``, ``JobWaiterProvider``): one implementation of
+check, diff, create, read, update and delete, the same refusals, waits, retries,
+adoption by label and cancel-then-delete, whichever host runs it. What comes back is
+translated again: outputs in camelCase beside the inputs as given.
+
+The state records the inputs as the program gave them (with the provider's defaults
+filled in by ``check``, so that a changed default shows as a change) and the outputs:
+no pickled code. ``read`` with no inputs is ``pulumi import``: the job's keys are read
+from the server's job (``vertex_training.api.job_config``).
+
+Blocking work runs on threads (``asyncio.to_thread``): the plugin serves every call of
+an update at once, as the engine makes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pulumi.provider.experimental.property_value import Computed, PropertyValue, ResourceReference
+from pulumi.provider.experimental.provider import (
+    CheckFailure,
+    CheckRequest,
+    CheckResponse,
+    ConfigureRequest,
+    ConfigureResponse,
+    CreateRequest,
+    CreateResponse,
+    DeleteRequest,
+    DiffRequest,
+    DiffResponse,
+    GetSchemaRequest,
+    GetSchemaResponse,
+    PropertyDiff,
+    PropertyDiffKind,
+    Provider,
+    ReadRequest,
+    ReadResponse,
+    UpdateRequest,
+    UpdateResponse,
+)
+
+from vertex_training.errors import BackendError
+from vertex_training.keys import LOCAL_ACCELERATOR_MODES
+from vertex_training.plugin import schema, shapes
+from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
+from vertex_training.resources.job_arguments import PROGRAM, UNKNOWN_TEXT
+from vertex_training.resources.state import (
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    ProviderSettings,
+    whole_numbers,
+)
+
+#: The job's settings among a job resource's inputs: property -> stack setting.
+SETTINGS = {name: shapes.snake(name) for name in schema.JOB_SETTINGS}
+#: A job resource's outputs that the dynamic provider records: property -> its key.
+RECORDED_OUTPUTS = {
+    "state": "state",
+    "error": "error",
+    "createTime": "create_time",
+    "startTime": "start_time",
+    "endTime": "end_time",
+    "webAccessUris": "web_access_uris",
+    "outputDirectory": "output_directory",
+    "failure": "failure",
+    "attempts": "attempts",
+    "trials": "trials",
+    "bestTrial": "best_trial",
+}
+BACKENDS = ("vertex", "local")
+
+
+def plain(value: PropertyValue) -> Any:
+    """A property value as plain data: an unknown one as the dynamic providers' sentinel,
+    every number a float (as the engine gives them)."""
+    inner = value.value
+    if isinstance(inner, Computed):
+        return UNKNOWN_TEXT
+    if isinstance(inner, ResourceReference):
+        return inner.urn
+    if isinstance(inner, Mapping):
+        return {key: plain(item) for key, item in inner.items()}
+    if isinstance(inner, tuple):
+        return [plain(item) for item in inner]
+    return inner
+
+
+def plain_map(values: Mapping[str, PropertyValue]) -> dict[str, Any]:
+    return {key: plain(value) for key, value in values.items()}
+
+
+def property_value(value: Any, *, secret: bool = False) -> PropertyValue:
+    """Plain data as a property value (an int as a float: the engine has no integers)."""
+    if isinstance(value, Mapping):
+        inner: Any = {str(key): property_value(item) for key, item in value.items()}
+    elif isinstance(value, list | tuple):
+        inner = [property_value(item) for item in value]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        inner = float(value)
+    else:
+        inner = value
+    return PropertyValue(inner, is_secret=secret)
+
+
+def is_secret(values: Mapping[str, PropertyValue]) -> bool:
+    return any(value.contains_secret() for value in values.values())
+
+
+def stack_of(urn: str) -> str:
+    """The stack a URN is in (``urn:pulumi:STACK::PROJECT::TYPE::NAME``)."""
+    return urn.split("::", maxsplit=1)[0].rsplit(":", maxsplit=1)[-1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Defaults:
+    """The provider's config: how this machine reaches the backends, and the project,
+    region and backend of every job that names none."""
+
+    settings: ProviderSettings = dataclasses.field(default_factory=ProviderSettings)
+    project: str = ""
+    region: str = ""
+    backend: str = ""
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any], base_dir: Path) -> Defaults:
+        def text(name: str) -> str:
+            value = args.get(name)
+            return value if isinstance(value, str) else ""
+
+        settings = ProviderSettings(
+            api_endpoint=text("apiEndpoint"),
+            base_dir=str(base_dir),
+            local_accelerators=text("localAccelerators") or "gpu",
+        )
+        return cls(settings, text("project"), text("region"), text("backend"))
+
+    def filled(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """A job resource's inputs with the provider's defaults for what they leave out
+        (recorded, so that a default changed later shows as a change to the job)."""
+        filled = dict(inputs)
+        platform = inputs.get("platform") if isinstance(inputs.get("platform"), Mapping) else {}
+        for name, default in (("project", self.project), ("region", self.region)):
+            if not filled.get(name) and not platform.get(name) and default:
+                filled[name] = default
+        if not filled.get("backend"):
+            filled["backend"] = self.backend or "vertex"
+        return filled
+
+
+def job_input(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A job resource's checked inputs (plain, in the schema's naming) as the dynamic
+    providers' ``job`` input: its name, its keys and its stack settings (the platform's,
+    then the arguments', as ``TrainingJob(platform=..., project=...)`` takes them)."""
+    stack_settings: dict[str, Any] = {"stack": stack, "config_from": PROGRAM}
+    platform = inputs.get("platform")
+    if isinstance(platform, Mapping):
+        stack_settings.update({SETTINGS[k]: v for k, v in platform.items() if k in SETTINGS and v})
+    for prop, key in SETTINGS.items():
+        if inputs.get(prop):
+            stack_settings[key] = inputs[prop]
+    if inputs.get("images"):
+        rows = inputs["images"]
+        stack_settings["images"] = (
+            rows if rows == UNKNOWN_TEXT else [shapes.to_config(row, ImageRowArgs) for row in rows]
+        )
+    job = inputs.get("job")
+    config = (
+        job if job == UNKNOWN_TEXT else whole_numbers(shapes.to_config(job or {}, TrainingJobArgs))
+    )
+    return {"name": name, "config": config, "stack": stack_settings}
+
+
+def recorded(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the dynamic providers record of a job (``resources.state``, schema 4)."""
+    job = job_input(name, stack, inputs)
+    return {
+        "name": job["name"],
+        SCHEMA_KEY: SCHEMA_VERSION,
+        "stack": job["stack"],
+        "config": job["config"],
+    }
+
+
+def property_failure(reason: str) -> CheckFailure:
+    """A dynamic provider's refusal (``job.workers.machine: ... (got ...)``, named by the
+    stack config's keys) on its property path in the schema's naming."""
+    key, colon, rest = reason.partition(": ")
+    head, dot, tail = key.partition(".")
+    if colon and head == "job" and dot:
+        key = f"job.{shapes.property_path(TrainingJobArgs, tail)}"
+    elif colon and head.startswith("images["):
+        key = f"{head}.{shapes.property_path(ImageRowArgs, tail)}" if dot else head
+    elif not colon or head != "job":
+        return CheckFailure("job", reason)
+    return CheckFailure(key, f"{key}: {rest}")
+
+
+class VertexTrainingProvider(Provider):
+    """The ``vertex-training`` package's provider: TrainingJob, HyperparameterTuningJob
+    and JobWaiter resources, run by the dynamic providers' classes, and the
+    TrainingPlatform component."""
+
+    def __init__(self, version: str) -> None:
+        from vertex_training.resources.training_job import TrainingJobProvider
+        from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
+        from vertex_training.resources.waiter import JobWaiterProvider
+
+        self.version = version
+        self.defaults = Defaults(ProviderSettings(base_dir=str(Path.cwd())))
+        self.jobs: dict[str, TrainingJobProvider] = {
+            schema.TRAINING_JOB: TrainingJobProvider(),
+            schema.TUNING_JOB: HyperparameterTuningJobProvider(),
+        }
+        self.waiter = JobWaiterProvider()
+        self._start()
+
+    def _start(self) -> None:
+        for provider in (*self.jobs.values(), self.waiter):
+            provider.start(self.defaults.settings)
+
+    def _job_provider(self, type_: str) -> Any:
+        if type_ not in self.jobs:
+            raise BackendError(f"the vertex-training plugin has no resource type {type_}")
+        return self.jobs[type_]
+
+    async def get_schema(self, request: GetSchemaRequest) -> GetSchemaResponse:
+        return GetSchemaResponse(schema=schema.served(self.version))
+
+    async def check_config(self, request: CheckRequest) -> CheckResponse:
+        """Refuse a provider setting the plugin cannot use, naming it and the fix."""
+        news = plain_map(request.new_inputs)
+        failures = []
+        allowed = {"localAccelerators": LOCAL_ACCELERATOR_MODES, "backend": BACKENDS}
+        for name, values in allowed.items():
+            value = news.get(name)
+            if value not in (None, "", UNKNOWN_TEXT, *values):
+                failures.append(
+                    CheckFailure(
+                        name,
+                        f"vertex-training:{name}: {value!r} is not one of "
+                        f"{', '.join(values)}; write one of them (docs/plugin.md)",
+                    )
+                )
+        return CheckResponse(inputs=request.new_inputs, failures=failures)
+
+    async def configure(self, request: ConfigureRequest) -> ConfigureResponse:
+        """Read the provider's config (its arguments; the older engines' variables)."""
+        args = (
+            plain_map(request.args)
+            if request.args
+            else {key.rsplit(":", 1)[-1]: value for key, value in request.variables.items()}
+        )
+        self.defaults = Defaults.from_args(args, Path.cwd())
+        self._start()
+        # No preview of creates and updates: the engine shows their outputs as unknown,
+        # and never asks for a job to be submitted or waited for in a preview.
+        return ConfigureResponse(accept_secrets=True, supports_preview=False, accept_resources=True)
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        if request.type == schema.JOB_WAITER:
+            return CheckResponse(inputs=request.new_inputs)
+        provider = self._job_provider(request.type)
+        news = self.defaults.filled(plain_map(request.new_inputs))
+        olds = plain_map(request.old_inputs)
+        stack = stack_of(request.urn)
+        old = recorded(request.name, stack, olds) if olds else {}
+        job = job_input(request.name, stack, news)
+        result = await asyncio.to_thread(provider.check, old, {"job": job})
+        failures = [property_failure(failure.reason) for failure in result.failures or []]
+        failures += self._kind_failures(request.type, job["config"])
+        inputs = dict(request.new_inputs)
+        for name in ("project", "region", "backend"):
+            if name in news and name not in inputs:
+                inputs[name] = property_value(news[name])
+        return CheckResponse(inputs=inputs, failures=failures)
+
+    @staticmethod
+    def _kind_failures(type_: str, config: Any) -> list[CheckFailure]:
+        """A training job with a study is a tuning job (the tuning job's own check
+        refuses the reverse)."""
+        from vertex_training.stackconfig.study import is_tuning_job
+
+        if type_ == schema.TRAINING_JOB and isinstance(config, Mapping) and is_tuning_job(config):
+            return [
+                CheckFailure(
+                    "job.study",
+                    "job.study: a TrainingJob runs no study; declare this job as a "
+                    f"{schema.TUNING_JOB} (docs/tuning.md), or remove study",
+                )
+            ]
+        return []
+
+    def _recorded_state(self, urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
+        """A job resource's state (inputs and outputs, plain) as the dynamic provider's."""
+        state = recorded(urn.rsplit("::", 1)[-1], stack_of(urn), props)
+        for prop, key in RECORDED_OUTPUTS.items():
+            if prop in props:
+                state[key] = props[prop]
+        return state
+
+    async def diff(self, request: DiffRequest) -> DiffResponse:
+        olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
+        if request.type == schema.JOB_WAITER:
+            old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
+            result = await asyncio.to_thread(self.waiter.diff, request.resource_id, old, new)
+            return DiffResponse(
+                changes=bool(result.changes), diffs=["jobs"] if result.changes else []
+            )
+        provider = self._job_provider(request.type)
+        old = self._recorded_state(request.urn, olds)
+        new = self._recorded_state(request.urn, news)
+        result = await asyncio.to_thread(provider.diff, request.resource_id, old, new)
+        if not result.changes:
+            return DiffResponse(changes=False)
+        replacing = bool(result.replaces)
+        detailed = _detailed_diff(olds, news, replacing)
+        if replacing and not any(_replaces(d) for d in detailed.values()):
+            # Nothing the program wrote changed: the job's retry submits its next attempt
+            # (``retries_on_next_up``), or a default it took changed.
+            detailed["job.retry" if "retry" in result.replaces else "job"] = PropertyDiff(
+                PropertyDiffKind.UPDATE_REPLACE, input_diff=True
+            )
+        return DiffResponse(
+            changes=True,
+            replaces=sorted({_top(path) for path, d in detailed.items() if _replaces(d)}),
+            diffs=sorted({_top(path) for path in detailed}),
+            detailed_diff=detailed,
+            delete_before_replace=False,
+        )
+
+    async def create(self, request: CreateRequest) -> CreateResponse:
+        if request.preview:  # never asked for (``configure``): submit nothing
+            return CreateResponse(None, dict(request.properties))
+        props = plain_map(request.properties)
+        if request.type == schema.JOB_WAITER:
+            state = _waiter_state(request.urn, props)
+            result = await asyncio.to_thread(self.waiter.create, state)
+            return CreateResponse(result.id, self._waited(request.properties, result.outs))
+        provider = self._job_provider(request.type)
+        state = recorded(request.name, stack_of(request.urn), props)
+        created = await asyncio.to_thread(provider.create_at, state, request.urn)
+        outputs = await asyncio.to_thread(
+            self._job_outputs, request.name, request.properties, created.id, created.outs
+        )
+        return CreateResponse(created.id, outputs)
+
+    async def read(self, request: ReadRequest) -> ReadResponse:
+        if request.type == schema.JOB_WAITER:
+            return ReadResponse(request.resource_id, request.properties, request.inputs)
+        provider = self._job_provider(request.type)
+        inputs = request.inputs
+        if not inputs:  # `pulumi import`: the job's keys from the server's job
+            inputs = await asyncio.to_thread(self._imported, request.type, request.resource_id)
+        state = self._recorded_state(request.urn, plain_map(inputs))
+        found = await asyncio.to_thread(provider.read, request.resource_id, state)
+        if not found.id:  # deleted outside Pulumi: the engine drops it from the state
+            return ReadResponse(None, {}, {})
+        outputs = await asyncio.to_thread(
+            self._job_outputs, request.name, inputs, found.id, found.outs
+        )
+        return ReadResponse(found.id, outputs, inputs)
+
+    async def update(self, request: UpdateRequest) -> UpdateResponse:
+        if request.preview:  # never asked for (``configure``): wait for nothing
+            return UpdateResponse(dict(request.news))
+        olds, news = plain_map(request.olds), plain_map(request.news)
+        if request.type == schema.JOB_WAITER:
+            old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
+            result = await asyncio.to_thread(self.waiter.update, request.resource_id, old, new)
+            return UpdateResponse(self._waited(request.news, result.outs))
+        provider = self._job_provider(request.type)
+        old = self._recorded_state(request.urn, olds)
+        new = self._recorded_state(request.urn, news)
+        result = await asyncio.to_thread(provider.update, request.resource_id, old, new)
+        outputs = await asyncio.to_thread(
+            self._job_outputs, request.name, request.news, request.resource_id, result.outs
+        )
+        return UpdateResponse(outputs)
+
+    async def delete(self, request: DeleteRequest) -> None:
+        if request.type == schema.JOB_WAITER:
+            return
+        provider = self._job_provider(request.type)
+        state = self._recorded_state(request.urn, plain_map(request.properties))
+        await asyncio.to_thread(provider.delete, request.resource_id, state)
+
+    def _waited(
+        self, inputs: Mapping[str, PropertyValue], outs: Mapping[str, Any]
+    ) -> dict[str, PropertyValue]:
+        """A JobWaiter's properties: its inputs and what the wait saw. A job that failed
+        the wait fails the update, naming why (``fail_on_problems``'s text): the plugin
+        cannot keep a resource it fails, so the next `pulumi up` waits again."""
+        from vertex_training.resources.waiter import SEEN_OUTPUTS
+
+        problems = outs.get("problems") or {}
+        if problems:
+            raise BackendError("\n".join(problems[name] for name in sorted(problems)))
+        return {**inputs, **{key: property_value(outs.get(key) or {}) for key in SEEN_OUTPUTS}}
+
+    def _job_outputs(
+        self,
+        name: str,
+        inputs: Mapping[str, PropertyValue],
+        resource_name: str,
+        outs: Mapping[str, Any],
+    ) -> dict[str, PropertyValue]:
+        """A job resource's properties: its inputs as given, what its provider reports
+        (``RECORDED_OUTPUTS``), what the stack outputs derive (its ID, pages, model
+        directory: ``program.exports.job_view``) and its ``waiterEntry``."""
+        from vertex_training.api.bodies import named_output_directory
+        from vertex_training.program.exports import job_view
+        from vertex_training.program.waiting import wait_until
+        from vertex_training.resources.state import recorded_view
+
+        # The job's recorded inputs come back among its provider's outputs.
+        job = {
+            "name": name,
+            SCHEMA_KEY: SCHEMA_VERSION,
+            "stack": outs["stack"],
+            "config": outs["config"],
+        }
+        view = recorded_view(job)
+        reported = {key: outs[key] for key in RECORDED_OUTPUTS.values() if key in outs}
+        derived = job_view(
+            name,
+            {**reported, "resource_name": resource_name},
+            {},
+            self.defaults.settings.local_root,
+            named_output_directory(view["request"]),
+        )
+        values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
+        values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})
+        values.update(
+            jobId=derived["job_id"],
+            consoleUrl=derived["console_url"],
+            logsUrl=derived["logs_url"],
+            outputDirectory=derived["output_directory"],
+            modelDirectory=derived["model_directory"],
+        )
+        entry = {
+            "name": name,
+            "resourceName": resource_name,
+            "until": wait_until(job["config"]),
+            "config": job["config"],
+            "stack": job["stack"],
+        }
+        properties = {prop: property_value(value) for prop, value in values.items()}
+        properties["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
+        return {**inputs, **properties}
+
+    def _imported(self, type_: str, resource_name: str) -> dict[str, PropertyValue]:
+        """The inputs of a job made outside Pulumi, read from its backend: its keys in the
+        schema's naming, its project, region and backend."""
+        from vertex_training.api.job_config import config_of_request
+        from vertex_training.backends import connect
+        from vertex_training.backends.base import location_of
+        from vertex_training.backends.vertex import VertexBackend
+
+        tuning = "/hyperparameterTuningJobs/" in resource_name
+        kind = "hyperparameterTuningJobs" if type_ == schema.TUNING_JOB else "customJobs"
+        if tuning != (type_ == schema.TUNING_JOB):
+            raise BackendError(
+                f"{resource_name} is not a {type_} ID: import "
+                f"projects/P/locations/R/{kind}/ID as {type_}, or import this one as "
+                f"{schema.TRAINING_JOB if tuning else schema.TUNING_JOB}"
+            )
+        try:
+            location = location_of(resource_name)
+        except ValueError as exc:
+            raise BackendError(
+                f"{resource_name} is not a job's resource name; import "
+                f"projects/P/locations/R/{kind}/ID"
+            ) from exc
+        backend = connect(location, self.defaults.settings.connection())
+        if not isinstance(backend, VertexBackend):
+            raise BackendError(
+                f"{resource_name} runs on this machine: only Vertex AI jobs can be imported"
+            )
+        body = backend.get_body(resource_name)
+        if body is None:
+            raise BackendError(f"{resource_name} does not exist; check the ID and the region")
+        try:
+            config = config_of_request(body)
+        except ValueError as exc:
+            raise BackendError(f"{resource_name} cannot be imported: {exc}") from exc
+        inputs = {
+            "job": shapes.to_arguments(config, TrainingJobArgs),
+            "project": location["project"],
+            "region": location["region"],
+            "backend": location["backend"],
+        }
+        return {key: property_value(value) for key, value in inputs.items()}
+
+
+#: The job's keys that never change what runs: changed alone, they update the resource.
+PROVIDER_SIDE = ("wait", "adopt", "retry")
+
+
+def _top(path: str) -> str:
+    return path.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
+
+
+def _replaces(diff: PropertyDiff) -> bool:
+    return diff.kind in (
+        PropertyDiffKind.ADD_REPLACE,
+        PropertyDiffKind.DELETE_REPLACE,
+        PropertyDiffKind.UPDATE_REPLACE,
+    )
+
+
+def _kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
+    if old is None:
+        return PropertyDiffKind.ADD_REPLACE if replace else PropertyDiffKind.ADD
+    if new is None:
+        return PropertyDiffKind.DELETE_REPLACE if replace else PropertyDiffKind.DELETE
+    return PropertyDiffKind.UPDATE_REPLACE if replace else PropertyDiffKind.UPDATE
+
+
+def _detailed_diff(
+    olds: Mapping[str, Any], news: Mapping[str, Any], replacing: bool
+) -> dict[str, PropertyDiff]:
+    """What changed between a job's recorded inputs and its new ones, by property path
+    (each of the job's keys on its own: ``job.machine``), and whether each change
+    replaces the job (when the job's provider says it is replaced: every change but
+    those of its provider-side keys)."""
+    detailed: dict[str, PropertyDiff] = {}
+    for prop in sorted(set(olds) | set(news)):
+        old, new = olds.get(prop), news.get(prop)
+        if old == new or prop in RECORDED_OUTPUTS or prop in schema.JOB_OUTPUTS:
+            continue
+        if prop == "job" and isinstance(old, Mapping) and isinstance(new, Mapping):
+            for key in sorted(set(old) | set(new)):
+                if old.get(key) != new.get(key):
+                    replace = replacing and key not in [shapes.camel(k) for k in PROVIDER_SIDE]
+                    detailed[f"job.{key}"] = PropertyDiff(
+                        _kind(old.get(key), new.get(key), replace), input_diff=True
+                    )
+            continue
+        detailed[prop] = PropertyDiff(_kind(old, new, replacing), input_diff=True)
+    return detailed
+
+
+def _waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
+    """A JobWaiter's properties (plain, in the schema's naming) as the dynamic waiter's:
+    the jobs it waits for by name (those whose ``wait`` is ``submitted`` left out), each
+    with the keys and settings its entry carries, what it saw, and its URN."""
+    from vertex_training.resources.waiter import SEEN_OUTPUTS, URN_INPUT
+
+    jobs = {}
+    for entry in props.get("jobs") or []:
+        if not isinstance(entry, Mapping) or entry.get("until") not in ("running", "succeeded"):
+            continue
+        jobs[str(entry["name"])] = {
+            "resource_name": entry.get("resourceName"),
+            "until": entry["until"],
+            "config": entry.get("config") or {},
+            "stack": entry.get("stack") or {},
+        }
+    seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
+    return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}

@@ -1,0 +1,312 @@
+"""The plugin's Pulumi package schema, written from the job's typed keys and the docs.
+
+The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobArgs``
+holds, read by ``shapes``), the descriptions from the docs: each job key's row of
+docs/config-shape.md ("Job keys", the study's keys), each resource property's row of
+docs/plugin.md. ``make schema`` writes ``schema.json`` beside this module (the installed
+plugin serves that file, stamped with its version: the docs are not installed);
+``tests/test_plugin_schema.py`` fails when the file, the typed keys and the docs
+disagree.
+
+    python -m vertex_training.plugin.schema DOCS_DIR OUT.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vertex_training.plugin import shapes
+from vertex_training.resources import arguments
+
+#: Where the written schema is, in the installed package.
+SCHEMA_FILE = Path(__file__).with_name("schema.json")
+#: The resources' tokens.
+TRAINING_JOB = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingJob"
+TUNING_JOB = f"{shapes.PACKAGE}:{shapes.MODULE}:HyperparameterTuningJob"
+JOB_WAITER = f"{shapes.PACKAGE}:{shapes.MODULE}:JobWaiter"
+TRAINING_PLATFORM = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingPlatform"
+PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
+WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
+#: What a key of a typed dictionary is called in docs/config-shape.md: its prefix there.
+DOC_PREFIXES: dict[type, str] = {
+    arguments.PythonPackageArgs: "python_package",
+    arguments.SchedulingArgs: "scheduling",
+    arguments.WaitArgs: "wait",
+    arguments.RetryArgs: "retry",
+    arguments.AcceleratorArgs: "accelerator",
+    arguments.DiskArgs: "disk",
+    arguments.ReservationAffinityArgs: "reservation_affinity",
+    arguments.NfsMountArgs: "nfs_mounts",
+    arguments.LustreMountArgs: "lustre_mounts",
+    arguments.PscInterfaceArgs: "psc_interface_config",
+    arguments.DnsPeeringArgs: "psc_interface_config",
+    arguments.FrameworkArgs: "framework",
+    arguments.ReductionServerArgs: "reduction_server",
+    arguments.PoolArgs: "workers",
+}
+#: Settings a job takes beside its keys, in the schema's naming: the stack settings of
+#: ``StackSettings`` that a program's job is given (``TrainingJob(project=..., ...)``).
+JOB_SETTINGS = (
+    "project",
+    "region",
+    "backend",
+    "serviceAccount",
+    "outputRoot",
+    "imageRepository",
+    "tensorboard",
+)
+#: A job resource's outputs, each a plain value (what the dynamic resource records,
+#: ``resources.training_job.OUTPUT_KEYS``, and what the stack outputs derive).
+JOB_OUTPUTS: dict[str, dict[str, Any]] = {
+    "state": {"type": "string"},
+    "error": {"type": "string"},
+    "createTime": {"type": "string"},
+    "startTime": {"type": "string"},
+    "endTime": {"type": "string"},
+    "webAccessUris": {"type": "object", "additionalProperties": {"type": "string"}},
+    "outputDirectory": {"type": "string"},
+    "failure": {"$ref": "pulumi.json#/Any"},
+    "attempts": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
+    "jobId": {"type": "string"},
+    "consoleUrl": {"type": "string"},
+    "logsUrl": {"type": "string"},
+    "modelDirectory": {"type": "string"},
+    "waiterEntry": {"$ref": f"#/types/{WAITER_ENTRY}"},
+}
+TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
+    "trials": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
+    "bestTrial": {"$ref": "pulumi.json#/Any"},
+}
+WAITER_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
+PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
+PROVIDER_SETTINGS = ("apiEndpoint", "localAccelerators", "project", "region", "backend")
+#: What a job defaults from on a TrainingPlatform (``TrainingPlatform.job_settings``).
+PLATFORM_SETTING_NAMES = tuple(name for name in JOB_SETTINGS if name != "backend")
+#: A value of any shape.
+ANY = shapes.ANY
+#: What a platform key of a typed dictionary is called in docs/config-shape.md.
+PLATFORM_PREFIXES: dict[type, str] = {
+    arguments.BucketArgs: "bucket",
+    arguments.RepositoryArgs: "repository",
+    arguments.ServiceAccountArgs: "service_account",
+    arguments.TensorboardArgs: "tensorboard",
+}
+
+_ROW = re.compile(r"^\|\s*(`[^|]*?`(?:\s*,\s*`[^|]*?`)*)\s*\|\s*(.*?)\s*\|\s*$")
+_HEADING = re.compile(r"^(#{2,3})\s+(.*?)\s*$")
+
+
+def doc_tables(text: str) -> dict[str, dict[str, str]]:
+    """The key tables of a docs page: heading -> key -> meaning. A row naming several
+    keys (`` `args`, `env` ``) gives each the same meaning."""
+    tables: dict[str, dict[str, str]] = {}
+    heading = ""
+    for line in text.splitlines():
+        if found := _HEADING.match(line):
+            heading = found.group(2)
+        elif found := _ROW.match(line):
+            for key in re.findall(r"`([^`]+)`", found.group(1)):
+                tables.setdefault(heading, {})[key] = found.group(2)
+    return tables
+
+
+class Descriptions:
+    """Each property's description, from the docs' tables."""
+
+    def __init__(self, docs: Path) -> None:
+        shape = doc_tables((docs / "config-shape.md").read_text())
+        self.job_keys = shape["Job keys"]
+        self.platform_keys = shape["Platform keys"]
+        plugin_text = (docs / "plugin.md").read_text()
+        self.plugin = doc_tables(plugin_text)
+        self.intros = _intros(plugin_text)
+
+    def job_key(self, typed: type, name: str) -> str:
+        """A job key's row: under its dictionary's prefix (``scheduling.timeout``), else
+        the key itself (a pool's ``machine`` is the job's), else its parent's row."""
+        return _keyed(self.job_keys, DOC_PREFIXES.get(typed, ""), typed, name)
+
+    def platform_key(self, typed: type, name: str) -> str:
+        """A platform key's row (``bucket.name``), as ``job_key``."""
+        return _keyed(self.platform_keys, PLATFORM_PREFIXES.get(typed, ""), typed, name)
+
+    def image_row(self, typed: type, name: str) -> str:
+        """An image row's field, from docs/plugin.md."""
+        return self.resource("Image rows", shapes.camel(name)) if name else _doc(typed)
+
+    def resource(self, section: str, prop: str) -> str:
+        """A resource property's row of docs/plugin.md (TrainingJob's, for a tuning job
+        property it shares)."""
+        for table in (section, "TrainingJob"):
+            if prop in self.plugin.get(table, {}):
+                return _sentence(self.plugin[table][prop])
+        raise KeyError(f"docs/plugin.md has no row for {section}.{prop}")
+
+
+def _keyed(rows: Mapping[str, str], prefix: str, typed: type, name: str) -> str:
+    if not name:
+        return _doc(typed)
+    for key in (f"{prefix}.{name}" if prefix else name, name):
+        if key in rows:
+            return _sentence(rows[key])
+    if prefix in rows:
+        return f"Of `{prefix}`: {_sentence(rows[prefix])}"
+    kind = shapes.fields(typed)[name][0]
+    if shapes.is_typed_dict(kind):
+        return _doc(kind)
+    raise KeyError(f"the docs have no row for the key {prefix}.{name}".replace(" .", " "))
+
+
+def _doc(typed: type) -> str:
+    return " ".join((typed.__doc__ or "").split())
+
+
+def _intros(text: str) -> dict[str, str]:
+    """The first paragraph under each ``###`` heading of docs/plugin.md."""
+    intros: dict[str, str] = {}
+    for section in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        heading, _, body = section.partition("\n")
+        paragraph = body.strip().split("\n\n")[0]
+        intros[heading.strip()] = " ".join(paragraph.split())
+    return intros
+
+
+def _sentence(meaning: str) -> str:
+    text = meaning.replace("\\|", "|").strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def build(docs: Path, version: str = "0.0.0") -> dict[str, Any]:
+    """The whole schema, stamped with ``version``."""
+    described = Descriptions(docs)
+    types: dict[str, dict[str, Any]] = {}
+    job_type = shapes.schema_type(arguments.TrainingJobArgs, types, described.job_key)
+    image_row = shapes.schema_type(arguments.ImageRowArgs, types, described.image_row)
+    platform_args = shapes.schema_type(arguments.PlatformArgs, types, described.platform_key)
+
+    def props(section: str, specs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        return {
+            name: {**spec, "description": described.resource(section, name)}
+            for name, spec in specs.items()
+        }
+
+    text = {"type": "string"}
+    types[PLATFORM_SETTINGS] = {
+        "type": "object",
+        "description": described.intros["Platform settings"],
+        "properties": props("Platform settings", {n: text for n in PLATFORM_SETTING_NAMES}),
+    }
+    types[WAITER_ENTRY] = {
+        "type": "object",
+        "description": described.intros["Waiter entries"],
+        "properties": props(
+            "Waiter entries",
+            {
+                "name": text,
+                "resourceName": text,
+                "until": text,
+                "config": ANY,
+                "stack": ANY,
+            },
+        ),
+        "required": ["name", "resourceName", "until"],
+    }
+    job_inputs = {
+        "job": job_type,
+        **{name: text for name in JOB_SETTINGS},
+        "images": {"type": "array", "items": image_row},
+        "platform": {"$ref": f"#/types/{PLATFORM_SETTINGS}"},
+    }
+
+    def job_resource(section: str, outputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        inputs = props(section, job_inputs)
+        return {
+            "description": described.intros[section],
+            "inputProperties": inputs,
+            "requiredInputs": ["job"],
+            "properties": {**inputs, **props(section, outputs)},
+            "required": ["job", "state", "error", "waiterEntry"],
+        }
+
+    map_of_any = {"type": "object", "additionalProperties": ANY}
+    map_of_text = {"type": "object", "additionalProperties": text}
+    waiter_inputs = {"jobs": {"type": "array", "items": {"$ref": f"#/types/{WAITER_ENTRY}"}}}
+    waiter_outputs = {
+        "states": map_of_text,
+        "trials": map_of_any,
+        "reasons": map_of_text,
+        "attempts": map_of_any,
+        "problems": map_of_text,
+    }
+    platform_inputs = {
+        "project": text,
+        "region": text,
+        "settings": platform_args,
+        "vertexApiRole": {"type": "boolean"},
+    }
+    platform_outputs = {
+        "jobSettings": {"$ref": f"#/types/{PLATFORM_SETTINGS}"},
+        **{name: text for name in PLATFORM_OUTPUTS},
+    }
+    provider_settings = props("Provider settings", {n: text for n in PROVIDER_SETTINGS})
+    resources = {
+        TRAINING_JOB: job_resource("TrainingJob", JOB_OUTPUTS),
+        TUNING_JOB: job_resource("HyperparameterTuningJob", {**JOB_OUTPUTS, **TUNING_OUTPUTS}),
+        JOB_WAITER: {
+            "description": described.intros["JobWaiter"],
+            "inputProperties": props("JobWaiter", waiter_inputs),
+            "requiredInputs": ["jobs"],
+            "properties": props("JobWaiter", {**waiter_inputs, **waiter_outputs}),
+            "required": ["jobs", *waiter_outputs],
+        },
+        TRAINING_PLATFORM: {
+            "isComponent": True,
+            "description": described.intros["TrainingPlatform"],
+            "inputProperties": props("TrainingPlatform", platform_inputs),
+            "requiredInputs": ["project", "region"],
+            "properties": props("TrainingPlatform", platform_outputs),
+            "required": list(platform_outputs),
+        },
+    }
+    return {
+        "name": shapes.PACKAGE,
+        "displayName": "Vertex AI training",
+        "version": version,
+        "description": (
+            "Google Cloud training jobs (Vertex AI CustomJobs and hyperparameter tuning "
+            "jobs) as Pulumi resources."
+        ),
+        "keywords": ["pulumi", "vertex-ai", "google-cloud", "training"],
+        "config": {"variables": provider_settings},
+        "provider": {"inputProperties": provider_settings},
+        "types": dict(sorted(types.items())),
+        "resources": resources,
+    }
+
+
+def served(version: str) -> str:
+    """The schema the plugin serves: the written file, stamped with ``version``."""
+    schema = json.loads(SCHEMA_FILE.read_text())
+    schema["version"] = version
+    return json.dumps(schema)
+
+
+def render(docs: Path) -> str:
+    """The schema as ``make schema`` writes it (the version left for ``served``)."""
+    return json.dumps(build(docs), indent=2, sort_keys=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """``python -m vertex_training.plugin.schema DOCS_DIR OUT.json``."""
+    docs, out = Path(argv[0]), Path(argv[1])
+    out.write_text(render(docs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

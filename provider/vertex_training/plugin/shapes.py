@@ -1,0 +1,233 @@
+"""The job's typed arguments read as the plugin's schema types, and values converted
+between the two namings.
+
+One source: the typed dictionaries of ``vertex_training.resources.arguments`` (what a
+Python program's ``TrainingJobArgs`` holds, the keys of a stack config job) are read here
+for the schema (``schema_type``) and for every value the plugin is given
+(``to_config``) or gives back (``to_arguments``). A property is the key's name in
+camelCase (``python_package`` -> ``pythonPackage``), as Pulumi schemas name them; the
+keys of a map (``env``, ``labels``) and of an untyped value (``study``,
+``training_input``, which keep the stack config's own spelling) are never renamed.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ForwardRef, Literal, NotRequired, Required, Union
+
+#: The schema's package name and its module of every type.
+PACKAGE = "vertex-training"
+MODULE = "index"
+
+
+#: The schema's type of each plain value.
+SCALARS: dict[Any, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
+#: A value of any shape.
+ANY: dict[str, str] = {"$ref": "pulumi.json#/Any"}
+
+
+def camel(name: str) -> str:
+    """``size_gb`` -> ``sizeGb``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def snake(name: str) -> str:
+    """``sizeGb`` -> ``size_gb`` (``camel``'s reverse)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def type_token(typed: type) -> str:
+    """The schema token of a typed dictionary: ``AcceleratorArgs`` ->
+    ``vertex-training:index:Accelerator``; ``TrainingJobArgs`` -> ``...:Job``."""
+    name = typed.__name__.removesuffix("Args")
+    return f"{PACKAGE}:{MODULE}:{'Job' if name == 'TrainingJob' else name}"
+
+
+def is_typed_dict(value: Any) -> bool:
+    return isinstance(value, type) and typing.is_typeddict(value)
+
+
+def _is_wrapper(arg: Any) -> bool:
+    """An ``Awaitable[T]`` or ``Output[T]`` member of ``pulumi.Input[T]``."""
+    if isinstance(arg, ForwardRef):
+        return arg.__forward_arg__.startswith("Output")
+    return typing.get_origin(arg) is collections.abc.Awaitable
+
+
+def plain(annotation: Any) -> Any:
+    """``annotation`` without ``Required``/``NotRequired`` and ``pulumi.Input``'s
+    wrappers: ``Input[str]`` -> ``str``; a union of several kinds stays a union."""
+    origin = typing.get_origin(annotation)
+    if origin in (Required, NotRequired):
+        return plain(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        members = [plain(arg) for arg in typing.get_args(annotation) if not _is_wrapper(arg)]
+        unique = list(dict.fromkeys(members))
+        return unique[0] if len(unique) == 1 else Union[tuple(unique)]  # noqa: UP007
+    return annotation
+
+
+@functools.cache
+def fields(typed: type) -> dict[str, tuple[Any, bool]]:
+    """A typed dictionary's keys: name -> (plain annotation, required)."""
+    required = typed.__required_keys__  # type: ignore[attr-defined]
+    return {name: (plain(kind), name in required) for name, kind in typed.__annotations__.items()}
+
+
+@functools.cache
+def _by_property(typed: type) -> dict[str, str]:
+    """A typed dictionary's property names -> its keys."""
+    return {camel(name): name for name in fields(typed)}
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    union = typing.get_origin(annotation) in (Union, types.UnionType)
+    return typing.get_args(annotation) if union else (annotation,)
+
+
+def schema_type(
+    annotation: Any, types: dict[str, dict[str, Any]], describe: Callable[[type, str], str]
+) -> dict[str, Any]:
+    """The schema's type spec of ``annotation``; each typed dictionary it reaches is added
+    to ``types`` (token -> object type, its properties described by ``describe``)."""
+    annotation = plain(annotation)
+    members = _members(annotation)
+    if len(members) > 1:
+        return {"oneOf": [schema_type(member, types, describe) for member in members]}
+    origin = typing.get_origin(annotation)
+    leaf = _leaf(annotation)
+    if leaf is not None:
+        return leaf
+    if origin is collections.abc.Sequence:
+        return {
+            "type": "array",
+            "items": schema_type(typing.get_args(annotation)[0], types, describe),
+        }
+    if origin is collections.abc.Mapping:
+        value = typing.get_args(annotation)[1]
+        if value is Any:
+            return dict(ANY)
+        return {"type": "object", "additionalProperties": schema_type(value, types, describe)}
+    if is_typed_dict(annotation):
+        token = type_token(annotation)
+        if token not in types:
+            types[token] = {}  # reserved first: a type may reach itself
+            types[token] = object_type(annotation, types, describe)
+        return {"$ref": f"#/types/{token}"}
+    raise TypeError(f"no schema type for {annotation!r}")
+
+
+def _leaf(annotation: Any) -> dict[str, Any] | None:
+    """The schema's type of a plain value (text, a ``Literal``'s, a number, a flag, any
+    value), or None for a composite one."""
+    if typing.get_origin(annotation) is Literal:
+        return {"type": "string"}
+    if annotation is Any:
+        return dict(ANY)
+    kind = SCALARS.get(annotation)
+    return {"type": kind} if kind else None
+
+
+def object_type(
+    typed: type, types: dict[str, dict[str, Any]], describe: Callable[[type, str], str]
+) -> dict[str, Any]:
+    """The schema's object type of a typed dictionary."""
+    properties = {}
+    for name, (kind, _) in fields(typed).items():
+        spec = schema_type(kind, types, describe)
+        properties[camel(name)] = {**spec, "description": describe(typed, name)}
+    required = sorted(camel(name) for name, (_, needed) in fields(typed).items() if needed)
+    spec: dict[str, Any] = {
+        "type": "object",
+        "description": describe(typed, ""),
+        "properties": properties,
+    }
+    if required:
+        spec["required"] = required
+    return spec
+
+
+def literal_values(annotation: Any) -> list[str]:
+    """The values a ``Literal`` (or a union holding one) allows; [] for any other."""
+    values: list[str] = []
+    for member in _members(plain(annotation)):
+        if typing.get_origin(member) is Literal:
+            values.extend(str(value) for value in typing.get_args(member))
+    return values
+
+
+def _walk(value: Any, annotation: Any, *, to_keys: bool) -> Any:
+    """``value`` with each typed dictionary's names renamed, at any depth: properties to
+    keys (``to_keys``), or keys to properties. A name the dictionary does not know is
+    kept as written (the job's check refuses it by name); so are a map's keys."""
+    members = _members(plain(annotation))
+    if isinstance(value, Mapping):
+        typed = next((m for m in members if is_typed_dict(m)), None)
+        if typed is not None:
+            kinds, renamed = fields(typed), {}
+            for name, item in value.items():
+                key = _by_property(typed).get(name, name) if to_keys else name
+                if key not in kinds:
+                    renamed[name] = item
+                    continue
+                renamed[key if to_keys else camel(key)] = _walk(
+                    item, kinds[key][0], to_keys=to_keys
+                )
+            return renamed
+        mapping = next(
+            (m for m in members if typing.get_origin(m) is collections.abc.Mapping), None
+        )
+        inner = typing.get_args(mapping)[1] if mapping is not None else Any
+        return {name: _walk(item, inner, to_keys=to_keys) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        sequence = next(
+            (m for m in members if typing.get_origin(m) is collections.abc.Sequence), None
+        )
+        inner = typing.get_args(sequence)[0] if sequence is not None else Any
+        return [_walk(item, inner, to_keys=to_keys) for item in value]
+    return value
+
+
+def to_config(value: Any, annotation: Any) -> Any:
+    """A value given in the schema's naming with the stack config's keys."""
+    return _walk(value, annotation, to_keys=True)
+
+
+def to_arguments(value: Any, annotation: Any) -> Any:
+    """A value with the stack config's keys in the schema's naming (``to_config``'s
+    reverse)."""
+    return _walk(value, annotation, to_keys=False)
+
+
+def property_path(typed: type, key_path: str) -> str:
+    """A dotted path of stack config keys under ``typed`` in the schema's naming:
+    ``workers.python_package.module`` -> ``workers.pythonPackage.module``,
+    ``nfs_mounts[0].mount_point`` -> ``nfsMounts[0].mountPoint`` (a segment under a map
+    or an untyped value is kept)."""
+    out: list[str] = []
+    current: Any = typed
+    for segment in key_path.split(".") if key_path else []:
+        name, bracket, index = segment.partition("[")
+        typed_now = next((m for m in _members(plain(current)) if is_typed_dict(m)), None)
+        if typed_now is not None and name in fields(typed_now):
+            out.append(camel(name) + bracket + index)
+            current = fields(typed_now)[name][0]
+            if bracket:
+                sequence = next(
+                    (
+                        m
+                        for m in _members(plain(current))
+                        if typing.get_origin(m) is collections.abc.Sequence
+                    ),
+                    None,
+                )
+                current = typing.get_args(sequence)[0] if sequence is not None else Any
+        else:
+            out.append(segment)
+            current = Any
+    return ".".join(out)
