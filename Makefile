@@ -50,6 +50,9 @@ lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode o
 	$(VENV)/bin/ruff format --check provider provider.py policy tests trainer examples scripts __main__.py
 	$(VENV)/bin/mypy
 
+schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.
+	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json
+
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
 	$(PY) scripts/outdated.py
 
@@ -89,4 +92,4 @@ images: venv  ## Refresh prices/images.json: Google's prebuilt training images, 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools up preview render destroy test lint outdated policy-venv plan bench bench-scale prices images bench-prices
+.PHONY: help venv tools up preview render destroy test lint schema outdated policy-venv plan bench bench-scale prices images bench-prices

@@ -9,8 +9,14 @@ the same Pulumi CLI and the same fake JobService on loopback, three rounds of:
    - the baseline, a program of N no-op dynamic resources, each given its job's config
      as its input (a provider that checks, diffs and creates nothing: the cost of the
      engine, the language host and the dynamic provider host alone);
-2. then ``--previews`` (3) no-change `pulumi preview`s of each, taken in pairs (this
-   project's, then the baseline's, then the other way round), so that each pair meets
+   and the same jobs through the provider plugin, on two more stacks:
+   - a Pulumi YAML program of N ``vertex-training:TrainingJob`` resources, served by
+     the plugin (provider/), the same job configs in the schema's naming;
+   - its baseline, a YAML program of N resources of a no-op plugin written with the same
+     SDK (a provider whose check, diff and create do nothing: the cost of the engine,
+     the YAML language host and a Python plugin alone);
+2. then ``--previews`` (3) no-change `pulumi preview`s of each, taken in pairs (the
+   project's, then its baseline's, then the other way round), so that each pair meets
    the machine in the same state.
 
 It prints the medians (the first `up` of each round; every preview) and the ratio
@@ -30,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +48,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.engine import Project
+import vertex_training.plugin  # noqa: F401  (before the SDK's provider modules: its docstring)
+from tests.engine import Project, Result, engine_env
+from vertex_training.plugin import shapes
+from vertex_training.resources.arguments import TrainingJobArgs
 from vertex_training.testing.fake_vertex import FakeVertex
 
 SIZES = (50, 200, 400)
@@ -77,6 +87,31 @@ from noop import Job
 for name, config in (pulumi.Config("vertex-training").get_object("jobs") or {}).items():
     Job(name, {"name": name, "config": config})
 """
+
+#: The no-op plugin of the plugin's baseline: one resource type whose operations do
+#: nothing, served by the SDK's provider server as the project's plugin is.
+NOOP_PLUGIN = """
+import json, sys
+from pulumi.provider.experimental.provider import (
+    CheckResponse, CreateResponse, DiffResponse, GetSchemaResponse, Provider)
+from pulumi.provider.experimental.server import main
+
+SCHEMA = {"name": "noop", "version": "0.0.1", "resources": {"noop:index:Job": {
+    "inputProperties": {"job": {"$ref": "pulumi.json#/Any"}}, "properties": {}}}}
+
+class NoOp(Provider):
+    async def get_schema(self, request):
+        return GetSchemaResponse(json.dumps(SCHEMA))
+    async def check(self, request):
+        return CheckResponse(request.new_inputs)
+    async def diff(self, request):
+        return DiffResponse(changes=request.old_state.get("job") != request.new_inputs.get("job"))
+    async def create(self, request):
+        return CreateResponse(request.urn.rsplit("::", 1)[-1], request.properties)
+
+main(sys.argv[1:], "0.0.1", NoOp())
+"""
+PLUGIN_DIR = Path(__file__).resolve().parent.parent / "provider"
 
 
 def job_config(index: int) -> dict[str, Any]:
@@ -146,6 +181,59 @@ class Stack:
             raise AssertionError(f"the preview after `up` is not empty:\n{result.output}")
 
 
+class YamlProject(Project):
+    """A Pulumi YAML program of N resources of ``type_`` from the plugin in ``plugin``."""
+
+    @classmethod
+    def of_yaml(
+        cls,
+        tmp: Path,
+        *,
+        plugin: Path,
+        name: str,
+        type_: str,
+        config: dict[str, Any],
+        jobs: dict[str, Any],
+    ) -> YamlProject:
+        root = tmp / "project"
+        root.mkdir()
+        program = {
+            "name": "bench-yaml",
+            "runtime": "yaml",
+            "plugins": {"providers": [{"name": name, "path": str(plugin)}]},
+            "config": config,
+            "resources": {
+                job: {
+                    "type": type_,
+                    "properties": {"job": shapes.to_arguments(keys, TrainingJobArgs)},
+                }
+                for job, keys in jobs.items()
+            },
+        }
+        (root / "Pulumi.yaml").write_text(json.dumps(program))
+        env = {**engine_env(tmp, Path(sys.prefix)), "VERTEX_TRAINING_PYTHON": sys.executable}
+        return cls(root=root, env=env)
+
+    def init(self) -> None:
+        marker = self.root / ".stack-made"
+        if not marker.exists():
+            marker.touch()
+            self.run("stack", "init", self.stack).check()
+
+    def run(self, *args: str, timeout: float = 600) -> Result:
+        if args[:2] == ("stack", "init"):
+            proc = subprocess.run(
+                ["pulumi", *args, "--non-interactive"],
+                cwd=self.root,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
+        return super().run(*args, timeout=timeout)
+
+
 def state_size(tmp: Path) -> int:
     """The size of the stack's checkpoint in the file backend."""
     files = [p for p in (tmp / "state" / ".pulumi" / "stacks").rglob("*.json") if p.is_file()]
@@ -164,26 +252,72 @@ def baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
     return Stack(project, tmp, fake, figures)
 
 
-def round_of(jobs: int, number: int, previews: int, mine: Figures, theirs: Figures) -> None:
-    """Both first `up`s (the first to go alternates with ``number``), then ``previews``
-    pairs of no-change previews, each pair in the other order from the last."""
+def through_plugin(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+    config = {
+        "vertex-training:apiEndpoint": fake.address,
+        "vertex-training:project": "bench-project",
+        "vertex-training:region": "us-central1",
+    }
+    keys = stack_config(jobs, fake)["vertex-training:jobs"]
+    project = YamlProject.of_yaml(
+        tmp,
+        plugin=PLUGIN_DIR,
+        name="vertex-training",
+        type_="vertex-training:TrainingJob",
+        config=config,
+        jobs=keys,
+    )
+    return Stack(project, tmp, fake, figures)
+
+
+def plugin_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+    plugin = tmp / "noop-plugin"
+    plugin.mkdir()
+    (plugin / "noop.py").write_text(NOOP_PLUGIN)
+    launcher = plugin / "pulumi-resource-noop"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{plugin / "noop.py"}" "$@"\n')
+    launcher.chmod(0o755)
+    keys = stack_config(jobs, fake)["vertex-training:jobs"]
+    project = YamlProject.of_yaml(
+        tmp, plugin=plugin, name="noop", type_="noop:Job", config={}, jobs=keys
+    )
+    return Stack(project, tmp, fake, figures)
+
+
+#: The pairs measured side by side: a program and its baseline.
+PAIRS = ((this_project, baseline), (through_plugin, plugin_baseline))
+
+
+def round_of(
+    jobs: int, number: int, previews: int, *, pair: int, mine: Figures, theirs: Figures
+) -> None:
+    """Both first `up`s of the ``pair``'s programs (the first to go alternates with
+    ``number``), then ``previews`` pairs of no-change previews, each pair in the other
+    order from the last."""
     with ExitStack() as stack:
         both = []
-        for make, figures in ((this_project, mine), (baseline, theirs)):
+        for make, figures in zip(PAIRS[pair], (mine, theirs), strict=True):
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             fake = stack.enter_context(FakeVertex())
             both.append(make(tmp, jobs, fake, figures))
         order = both if number % 2 == 0 else both[::-1]
         for measured in order:
             measured.up()
-        for pair in range(previews):
-            for measured in order if pair % 2 == 0 else order[::-1]:
+        for turn in range(previews):
+            for measured in order if turn % 2 == 0 else order[::-1]:
                 measured.preview()
 
 
 def paired(mine: list[float], theirs: list[float]) -> float:
     """The median of the ratios of measurements taken side by side."""
     return statistics.median(m / t for m, t in zip(mine, theirs, strict=True))
+
+
+#: What each pair compares, for the tables.
+TITLES = (
+    "the dynamic resources (a Python program of stack config jobs) vs N no-op dynamic resources",
+    "the plugin (a YAML program of TrainingJob resources) vs N resources of a no-op plugin",
+)
 
 
 def main() -> None:
@@ -194,29 +328,53 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    results: dict[int, tuple[Figures, Figures]] = {}
+    results: dict[tuple[int, int], tuple[Figures, Figures]] = {}
     for jobs in args.sizes:
-        mine, theirs = Figures(), Figures()
-        for number in range(args.rounds):
-            round_of(jobs, number, args.previews, mine, theirs)
-            recent = slice(-args.previews, None)
-            print(
-                f"{jobs} jobs, round {number + 1}: up {mine.up_s[-1]:.2f} s vs "
-                f"{theirs.up_s[-1]:.2f} s, previews "
-                + ", ".join(
-                    f"{m:.2f} vs {t:.2f}"
-                    for m, t in zip(mine.preview_s[recent], theirs.preview_s[recent], strict=True)
-                ),
-                file=sys.stderr,
-                flush=True,
-            )
-        results[jobs] = (mine, theirs)
+        for pair in range(len(PAIRS)):
+            mine, theirs = Figures(), Figures()
+            for number in range(args.rounds):
+                round_of(jobs, number, args.previews, pair=pair, mine=mine, theirs=theirs)
+                recent = slice(-args.previews, None)
+                print(
+                    f"{jobs} jobs, {TITLES[pair].split(' (')[0]}, round {number + 1}: up "
+                    f"{mine.up_s[-1]:.2f} s vs {theirs.up_s[-1]:.2f} s, previews "
+                    + ", ".join(
+                        f"{m:.2f} vs {t:.2f}"
+                        for m, t in zip(
+                            mine.preview_s[recent], theirs.preview_s[recent], strict=True
+                        )
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
+            results[(pair, jobs)] = (mine, theirs)
 
     print(
         f"medians: first up of {args.rounds} rounds, {args.rounds * args.previews} previews; "
-        "ratio: median of the side-by-side ratios; this project vs N no-op dynamic "
-        "resources (same engine, same run)"
+        "ratio: median of the side-by-side ratios (same engine, same run)"
     )
+    for pair, title in enumerate(TITLES):
+        print(f"\n{title}")
+        table(
+            {jobs: figures for (p, jobs), figures in results.items() if p == pair},
+        )
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    f"{['dynamic', 'plugin'][pair]} {jobs}": {
+                        "project": {**vars(m), "calls": dict(m.calls)},
+                        "baseline": {**vars(t), "calls": dict(t.calls)},
+                    }
+                    for (pair, jobs), (m, t) in results.items()
+                },
+                indent=2,
+            )
+        )
+
+
+def table(results: dict[int, tuple[Figures, Figures]]) -> None:
+    """One pair's figures at each size, and the targets at the largest."""
     header = (
         f"{'jobs':>5} | {'preview (s)':>16} {'ratio':>6} | {'first up (s)':>16} {'ratio':>6} "
         f"| {'state/job (B)':>15} | calls/job in up"
@@ -239,19 +397,6 @@ def main() -> None:
         f"(now {paired(mine.preview_s, theirs.preview_s):.2f}x), first up <= {UP_TARGET}x "
         f"(now {paired(mine.up_s, theirs.up_s):.2f}x)"
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    str(jobs): {
-                        "project": {**vars(m), "calls": dict(m.calls)},
-                        "baseline": {**vars(t), "calls": dict(t.calls)},
-                    }
-                    for jobs, (m, t) in results.items()
-                },
-                indent=2,
-            )
-        )
 
 
 if __name__ == "__main__":

@@ -278,7 +278,7 @@ class VertexTrainingProvider(Provider):
         job = job_input(request.name, stack, news)
         result = await asyncio.to_thread(provider.check, old, {"job": job})
         failures = [property_failure(failure.reason) for failure in result.failures or []]
-        failures += self._kind_failures(request.type, job["config"])
+        failures = self._plugin_failures(request.type, job["config"]) or failures
         inputs = dict(request.new_inputs)
         for name in ("project", "region", "backend"):
             if name in news and name not in inputs:
@@ -286,20 +286,40 @@ class VertexTrainingProvider(Provider):
         return CheckResponse(inputs=inputs, failures=failures)
 
     @staticmethod
-    def _kind_failures(type_: str, config: Any) -> list[CheckFailure]:
-        """A training job with a study is a tuning job (the tuning job's own check
-        refuses the reverse)."""
+    def _plugin_failures(type_: str, config: Any) -> list[CheckFailure]:
+        """What a job of the plugin cannot be that a Python program's can: a training job
+        with a study (a tuning job; its own check refuses the reverse), and a package
+        directory to build (a Python program builds and uploads it; here, the program
+        uploads the sdist)."""
         from vertex_training.stackconfig.study import is_tuning_job
 
-        if type_ == schema.TRAINING_JOB and isinstance(config, Mapping) and is_tuning_job(config):
-            return [
+        if not isinstance(config, Mapping):
+            return []
+        failures = []
+        if type_ == schema.TRAINING_JOB and is_tuning_job(config):
+            failures.append(
                 CheckFailure(
                     "job.study",
                     "job.study: a TrainingJob runs no study; declare this job as a "
                     f"{schema.TUNING_JOB} (docs/tuning.md), or remove study",
                 )
-            ]
-        return []
+            )
+        pools = ("", "workers", "parameter_servers", "evaluators")
+        for pool in pools:
+            keys = config.get(pool) if pool else config
+            package = keys.get("python_package") if isinstance(keys, Mapping) else None
+            if isinstance(package, Mapping) and "package_path" in package:
+                path = ".".join(p for p in (shapes.camel(pool), "pythonPackage.packagePath") if p)
+                failures.append(
+                    CheckFailure(
+                        f"job.{path}",
+                        f"job.{path}: the plugin builds no trainer packages: build the "
+                        "sdist (python -m build), upload it (a storage object of your "
+                        "program) and list its gs:// URI in pythonPackage.packageUris "
+                        f"(got {package['package_path']!r})",
+                    )
+                )
+        return failures
 
     def _recorded_state(self, urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
         """A job resource's state (inputs and outputs, plain) as the dynamic provider's."""
@@ -473,7 +493,7 @@ class VertexTrainingProvider(Provider):
             raise BackendError(
                 f"{resource_name} is not a {type_} ID: import "
                 f"projects/P/locations/R/{kind}/ID as {type_}, or import this one as "
-                f"{schema.TRAINING_JOB if tuning else schema.TUNING_JOB}"
+                f"{schema.TUNING_JOB if tuning else schema.TRAINING_JOB}"
             )
         try:
             location = location_of(resource_name)
