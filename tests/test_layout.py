@@ -99,6 +99,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vertex_training.review",),
     ("vertex_training.resources",),
     ("vertex_training.program",),
+    ("vertex_training.plugin",),
     ("vertex_training.__main__",),
     # The package's public names (its __init__): every layer's, re-exported.
     ("vertex_training",),

@@ -27,13 +27,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pulumi.provider.experimental.property_value import Computed, PropertyValue, ResourceReference
+from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import (
     CheckFailure,
     CheckRequest,
     CheckResponse,
     ConfigureRequest,
     ConfigureResponse,
+    ConstructRequest,
+    ConstructResponse,
     CreateRequest,
     CreateResponse,
     DeleteRequest,
@@ -53,6 +55,8 @@ from pulumi.provider.experimental.provider import (
 from vertex_training.errors import BackendError
 from vertex_training.keys import LOCAL_ACCELERATOR_MODES
 from vertex_training.plugin import schema, shapes
+from vertex_training.plugin.importing import imported_inputs
+from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import PROGRAM, UNKNOWN_TEXT
 from vertex_training.resources.state import (
@@ -79,42 +83,6 @@ RECORDED_OUTPUTS = {
     "bestTrial": "best_trial",
 }
 BACKENDS = ("vertex", "local")
-
-
-def plain(value: PropertyValue) -> Any:
-    """A property value as plain data: an unknown one as the dynamic providers' sentinel,
-    every number a float (as the engine gives them)."""
-    inner = value.value
-    if isinstance(inner, Computed):
-        return UNKNOWN_TEXT
-    if isinstance(inner, ResourceReference):
-        return inner.urn
-    if isinstance(inner, Mapping):
-        return {key: plain(item) for key, item in inner.items()}
-    if isinstance(inner, tuple):
-        return [plain(item) for item in inner]
-    return inner
-
-
-def plain_map(values: Mapping[str, PropertyValue]) -> dict[str, Any]:
-    return {key: plain(value) for key, value in values.items()}
-
-
-def property_value(value: Any, *, secret: bool = False) -> PropertyValue:
-    """Plain data as a property value (an int as a float: the engine has no integers)."""
-    if isinstance(value, Mapping):
-        inner: Any = {str(key): property_value(item) for key, item in value.items()}
-    elif isinstance(value, list | tuple):
-        inner = [property_value(item) for item in value]
-    elif isinstance(value, int) and not isinstance(value, bool):
-        inner = float(value)
-    else:
-        inner = value
-    return PropertyValue(inner, is_secret=secret)
-
-
-def is_secret(values: Mapping[str, PropertyValue]) -> bool:
-    return any(value.contains_secret() for value in values.values())
 
 
 def stack_of(urn: str) -> str:
@@ -149,7 +117,8 @@ class Defaults:
         """A job resource's inputs with the provider's defaults for what they leave out
         (recorded, so that a default changed later shows as a change to the job)."""
         filled = dict(inputs)
-        platform = inputs.get("platform") if isinstance(inputs.get("platform"), Mapping) else {}
+        given = inputs.get("platform")
+        platform: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         for name, default in (("project", self.project), ("region", self.region)):
             if not filled.get(name) and not platform.get(name) and default:
                 filled[name] = default
@@ -348,7 +317,7 @@ class VertexTrainingProvider(Provider):
         if replacing and not any(_replaces(d) for d in detailed.values()):
             # Nothing the program wrote changed: the job's retry submits its next attempt
             # (``retries_on_next_up``), or a default it took changed.
-            detailed["job.retry" if "retry" in result.replaces else "job"] = PropertyDiff(
+            detailed["job.retry" if "retry" in (result.replaces or []) else "job"] = PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE, input_diff=True
             )
         return DiffResponse(
@@ -366,7 +335,7 @@ class VertexTrainingProvider(Provider):
         if request.type == schema.JOB_WAITER:
             state = _waiter_state(request.urn, props)
             result = await asyncio.to_thread(self.waiter.create, state)
-            return CreateResponse(result.id, self._waited(request.properties, result.outs))
+            return CreateResponse(result.id, self._waited(request.properties, result.outs or {}))
         provider = self._job_provider(request.type)
         state = recorded(request.name, stack_of(request.urn), props)
         created = await asyncio.to_thread(provider.create_at, state, request.urn)
@@ -381,7 +350,14 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         inputs = request.inputs
         if not inputs:  # `pulumi import`: the job's keys from the server's job
-            inputs = await asyncio.to_thread(self._imported, request.type, request.resource_id)
+            imported = await asyncio.to_thread(
+                imported_inputs,
+                request.type,
+                request.name,
+                request.resource_id,
+                self.defaults.settings,
+            )
+            inputs = {key: property_value(value) for key, value in imported.items()}
         state = self._recorded_state(request.urn, plain_map(inputs))
         found = await asyncio.to_thread(provider.read, request.resource_id, state)
         if not found.id:  # deleted outside Pulumi: the engine drops it from the state
@@ -398,13 +374,13 @@ class VertexTrainingProvider(Provider):
         if request.type == schema.JOB_WAITER:
             old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
             result = await asyncio.to_thread(self.waiter.update, request.resource_id, old, new)
-            return UpdateResponse(self._waited(request.news, result.outs))
+            return UpdateResponse(self._waited(request.news, result.outs or {}))
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
         result = await asyncio.to_thread(provider.update, request.resource_id, old, new)
         outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, request.news, request.resource_id, result.outs
+            self._job_outputs, request.name, request.news, request.resource_id, result.outs or {}
         )
         return UpdateResponse(outputs)
 
@@ -414,6 +390,19 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         state = self._recorded_state(request.urn, plain_map(request.properties))
         await asyncio.to_thread(provider.delete, request.resource_id, state)
+
+    async def construct(self, request: ConstructRequest) -> ConstructResponse:
+        """A TrainingPlatform (``vertex_training.program.platform``), as a Python program
+        makes one: its outputs, and ``jobSettings`` for the jobs that run on it, which
+        depends on the platform's APIs and grants (a job given it waits for them)."""
+        from vertex_training.plugin.platform import construct_platform
+
+        if request.resource_type != schema.TRAINING_PLATFORM:
+            raise BackendError(
+                f"the vertex-training plugin constructs no {request.resource_type}; its "
+                f"component is {schema.TRAINING_PLATFORM}"
+            )
+        return await construct_platform(request)
 
     def _waited(
         self, inputs: Mapping[str, PropertyValue], outs: Mapping[str, Any]
@@ -478,49 +467,6 @@ class VertexTrainingProvider(Provider):
         properties = {prop: property_value(value) for prop, value in values.items()}
         properties["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
         return {**inputs, **properties}
-
-    def _imported(self, type_: str, resource_name: str) -> dict[str, PropertyValue]:
-        """The inputs of a job made outside Pulumi, read from its backend: its keys in the
-        schema's naming, its project, region and backend."""
-        from vertex_training.api.job_config import config_of_request
-        from vertex_training.backends import connect
-        from vertex_training.backends.base import location_of
-        from vertex_training.backends.vertex import VertexBackend
-
-        tuning = "/hyperparameterTuningJobs/" in resource_name
-        kind = "hyperparameterTuningJobs" if type_ == schema.TUNING_JOB else "customJobs"
-        if tuning != (type_ == schema.TUNING_JOB):
-            raise BackendError(
-                f"{resource_name} is not a {type_} ID: import "
-                f"projects/P/locations/R/{kind}/ID as {type_}, or import this one as "
-                f"{schema.TUNING_JOB if tuning else schema.TRAINING_JOB}"
-            )
-        try:
-            location = location_of(resource_name)
-        except ValueError as exc:
-            raise BackendError(
-                f"{resource_name} is not a job's resource name; import "
-                f"projects/P/locations/R/{kind}/ID"
-            ) from exc
-        backend = connect(location, self.defaults.settings.connection())
-        if not isinstance(backend, VertexBackend):
-            raise BackendError(
-                f"{resource_name} runs on this machine: only Vertex AI jobs can be imported"
-            )
-        body = backend.get_body(resource_name)
-        if body is None:
-            raise BackendError(f"{resource_name} does not exist; check the ID and the region")
-        try:
-            config = config_of_request(body)
-        except ValueError as exc:
-            raise BackendError(f"{resource_name} cannot be imported: {exc}") from exc
-        inputs = {
-            "job": shapes.to_arguments(config, TrainingJobArgs),
-            "project": location["project"],
-            "region": location["region"],
-            "backend": location["backend"],
-        }
-        return {key: property_value(value) for key, value in inputs.items()}
 
 
 #: The job's keys that never change what runs: changed alone, they update the resource.

@@ -137,10 +137,10 @@ def object_type(
     typed: type, types: dict[str, dict[str, Any]], describe: Callable[[type, str], str]
 ) -> dict[str, Any]:
     """The schema's object type of a typed dictionary."""
-    properties = {}
-    for name, (kind, _) in fields(typed).items():
-        spec = schema_type(kind, types, describe)
-        properties[camel(name)] = {**spec, "description": describe(typed, name)}
+    properties = {
+        camel(name): {**schema_type(kind, types, describe), "description": describe(typed, name)}
+        for name, (kind, _) in fields(typed).items()
+    }
     required = sorted(camel(name) for name, (_, needed) in fields(typed).items() if needed)
     spec: dict[str, Any] = {
         "type": "object",

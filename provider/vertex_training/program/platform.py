@@ -55,6 +55,9 @@ class TrainingPlatform(pulumi.ComponentResource):
     #: Every IAM member the platform grants (the account's roles and the deployers').
     iam_members: list[pulumi.CustomResource]
     tensorboard: gcp.vertex.AiTensorboard | None
+    #: The component's type: a Python program's; the provider plugin constructs it as
+    #: its schema's ``vertex-training:index:TrainingPlatform`` (``vertex_training.plugin``).
+    type_token = "vertex-training:platform:TrainingPlatform"
 
     def __init__(
         self,
@@ -76,7 +79,7 @@ class TrainingPlatform(pulumi.ComponentResource):
         writes to a TensorBoard or to Vertex AI Experiments)."""
         if platform is None:
             platform = platform_of(settings or {}, project=project, region=region)
-        super().__init__("vertex-training:platform:TrainingPlatform", name, None, opts)
+        super().__init__(self.type_token, name, None, opts)
         if not platform.create:
             raise ValueError("TrainingPlatform is built for a platform with create=True")
         self.platform = platform

@@ -1,0 +1,257 @@
+"""The provider plugin on the real engine: a Pulumi YAML program outside the repository
+names provider/ as its plugin and runs a training job and a tuning job against the fake
+JobService through preview, up, a no-change preview, a replacement, `pulumi import` of a
+job made outside, and destroy, checking what the fake holds after each step.
+
+The plugin runs under the tests' own Python (``VERTEX_TRAINING_PYTHON``); the YAML
+language host is the one `make tools` builds. CI runs these once (``polyglot``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.clients import job_service_client
+from tests.engine import TOOLS_BIN, Result, engine_env, tools_missing
+from vertex_training.testing.fake_vertex import FakeVertex
+
+pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "provider"
+IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+PARENT = "projects/test-project/locations/us-central1"
+STUDY = {
+    "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+    "parameters": {"learning-rate": {"type": "double", "min": 0.001, "max": 1.0, "scale": "log"}},
+    "max_trials": 2,
+    "parallel_trials": 2,
+}
+
+
+def missing() -> str | None:
+    if reason := tools_missing():
+        return reason
+    if not (TOOLS_BIN / "pulumi-language-yaml").exists():
+        return "the YAML language host is not built: run `make tools`"
+    return None
+
+
+class YamlProgram:
+    """A Pulumi YAML program in a directory of its own, its state in a file backend."""
+
+    def __init__(self, tmp: Path, fake: FakeVertex) -> None:
+        self.root = tmp / "training"
+        self.root.mkdir()
+        self.fake = fake
+        self.env = {
+            **engine_env(tmp, Path(sys.prefix)),
+            "VERTEX_TRAINING_PYTHON": sys.executable,
+        }
+        self.resources: dict[str, Any] = {}
+        self.outputs: dict[str, Any] = {}
+        self.write()
+        self.run("stack", "init", "dev").check()
+
+    def write(self) -> None:
+        program = {
+            "name": "training",
+            "runtime": "yaml",
+            "plugins": {"providers": [{"name": "vertex-training", "path": str(PLUGIN)}]},
+            "config": {
+                "vertex-training:apiEndpoint": self.fake.address,
+                "vertex-training:project": "test-project",
+                "vertex-training:region": "us-central1",
+            },
+            "resources": self.resources,
+            "outputs": self.outputs,
+        }
+        (self.root / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+
+    def run(self, *args: str) -> Result:
+        import subprocess
+
+        proc = subprocess.run(
+            ["pulumi", *args, "--non-interactive"],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
+
+    def state(self) -> list[dict[str, Any]]:
+        exported = json.loads(self.run("stack", "export").check().stdout)
+        resources: list[dict[str, Any]] = exported["deployment"].get("resources") or []
+        return resources
+
+
+def job(machine: str = "e2-standard-4") -> dict[str, Any]:
+    return {
+        "type": "vertex-training:TrainingJob",
+        "properties": {
+            "job": {
+                "image": IMAGE,
+                "machine": machine,
+                "args": ["--epochs", "3"],
+                "wait": "succeeded",
+            }
+        },
+    }
+
+
+def sweep() -> dict[str, Any]:
+    return {
+        "type": "vertex-training:HyperparameterTuningJob",
+        "properties": {"job": {"image": IMAGE, "wait": "succeeded", "study": STUDY}},
+    }
+
+
+def waiter(*names: str) -> dict[str, Any]:
+    return {
+        "type": "vertex-training:JobWaiter",
+        "properties": {"jobs": [f"${{{name}.waiterEntry}}" for name in names]},
+    }
+
+
+def states(jobs: dict[str, Any]) -> dict[str, str]:
+    return {name: job.state.name for name, job in jobs.items()}
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Iterator[YamlProgram]:
+    if reason := missing():
+        pytest.skip(reason)
+    with FakeVertex(queued_s=0.5, pending_s=0.5, run_s=1.0, trial_s=0.3) as fake:
+        yield YamlProgram(tmp_path, fake)
+
+
+class TestYamlProgram:
+    def test_jobs_from_a_yaml_program_through_preview_up_replace_import_and_destroy(
+        self, program: YamlProgram
+    ) -> None:
+        """The whole life of two jobs, and of one made outside, as the fake sees it."""
+        fake = program.fake
+        program.resources = {
+            "train": job(),
+            "sweep": sweep(),
+            "wait-for-jobs": waiter("train", "sweep"),
+        }
+        program.outputs = {
+            "state": '${wait-for-jobs.states["train"]}',
+            "sweepState": '${wait-for-jobs.states["sweep"]}',
+            "jobId": "${train.jobId}",
+        }
+        program.write()
+
+        preview = program.run("preview").check()
+        assert "+ 4 to create" in preview.output
+        assert fake.jobs == {} and fake.tuning_jobs == {}, "a preview submitted a job"
+
+        up = program.run("up", "--yes", "--skip-preview").check()
+        assert "train: SUCCEEDED" in up.output and "sweep: SUCCEEDED" in up.output
+        [first] = fake.jobs.values()
+        assert first.job_spec.worker_pool_specs[0].machine_spec.machine_type == "e2-standard-4"
+        assert states(fake.jobs) == {first.name: "JOB_STATE_SUCCEEDED"}
+        assert list(states(fake.tuning_jobs).values()) == ["JOB_STATE_SUCCEEDED"]
+        outputs = json.loads(program.run("stack", "output", "--json").check().stdout)
+        assert outputs == {
+            "state": "SUCCEEDED",
+            "sweepState": "SUCCEEDED",
+            "jobId": first.name.rsplit("/", 1)[-1],
+        }
+        exported = json.dumps(program.state())
+        assert "__provider" not in exported and "dill" not in exported
+
+        unchanged = program.run("preview", "--expect-no-changes").check()
+        assert "4 unchanged" in unchanged.output
+        assert len(fake.jobs) == 1 and len(fake.tuning_jobs) == 1
+
+        program.resources["train"] = job(machine="e2-standard-8")
+        program.write()
+        replaced = program.run("up", "--yes", "--skip-preview").check()
+        assert "+-1 replaced" in replaced.output
+        [second] = fake.jobs.values()
+        assert second.name != first.name, "the replaced job is still there"
+        assert second.job_spec.worker_pool_specs[0].machine_spec.machine_type == "e2-standard-8"
+
+        # A job made outside Pulumi, imported.
+        with job_service_client(fake.address) as client:
+            outside = client.create_custom_job(
+                parent=PARENT,
+                custom_job={
+                    "display_name": "made-by-hand",
+                    "job_spec": {
+                        "worker_pool_specs": [
+                            {
+                                "machine_spec": {"machine_type": "e2-standard-4"},
+                                "replica_count": 1,
+                                "container_spec": {"image_uri": IMAGE, "args": ["--lr", "0.1"]},
+                            }
+                        ]
+                    },
+                    "labels": {"team": "vision"},
+                },
+            )
+        code = program.root / "imported.yaml"
+        imported = program.run(
+            "import",
+            "vertex-training:index:TrainingJob",
+            "by-hand",
+            outside.name,
+            "--yes",
+            "--protect=false",
+            "--out",
+            str(code),
+        ).check()
+        assert "1 imported" in imported.output
+        written = yaml.safe_load(code.read_text())["resources"]
+        assert written["by-hand"]["properties"]["job"] == {
+            "image": IMAGE,
+            "machine": "e2-standard-4",
+            "args": ["--lr", "0.1"],
+            "displayName": "made-by-hand",
+            "labels": {"team": "vision"},
+        }
+        program.resources.update(written)
+        program.write()
+        program.run("preview", "--expect-no-changes").check()
+        assert outside.name in fake.jobs
+
+        destroyed = program.run("destroy", "--yes", "--skip-preview").check()
+        assert "deleted" in destroyed.output
+        assert fake.jobs == {} and fake.tuning_jobs == {}
+        assert [r["type"] for r in program.state()] == []
+
+
+def test_the_schema_names_the_three_resource_types(tmp_path: Path) -> None:
+    """`pulumi package get-schema` on the plugin prints the package's schema."""
+    if reason := missing():
+        pytest.skip(reason)
+    import subprocess
+
+    env = {**engine_env(tmp_path, Path(sys.prefix)), "VERTEX_TRAINING_PYTHON": sys.executable}
+    proc = subprocess.run(
+        ["pulumi", "package", "get-schema", str(PLUGIN / "pulumi-resource-vertex-training")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    resources = json.loads(proc.stdout)["resources"]
+    assert {
+        "vertex-training:index:TrainingJob",
+        "vertex-training:index:HyperparameterTuningJob",
+        "vertex-training:index:TrainingPlatform",
+    } <= set(resources)

@@ -1,0 +1,301 @@
+"""The provider plugin's operations, called in process as the engine calls them, against
+the fake JobService: the job resources' own checks on property paths, diffs that name
+each changed key, submission with the adoption label, import, and delete; and the
+TrainingPlatform component under Pulumi's mocks (the pulumi-gcp plugin cannot be had
+here, so the component is not run on the engine)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+from pulumi.provider.experimental.provider import (
+    CheckRequest,
+    ConfigureRequest,
+    ConstructRequest,
+    CreateRequest,
+    DeleteRequest,
+    DiffRequest,
+    PropertyDiffKind,
+    ReadRequest,
+)
+from pulumi.runtime.sync_await import _sync_await
+
+from tests.clients import job_service_client
+from vertex_training.api.labels import IDENTITY_LABEL
+from vertex_training.errors import BackendError
+from vertex_training.plugin.provider import VertexTrainingProvider
+from vertex_training.plugin.values import plain_map, property_value
+from vertex_training.testing.fake_vertex import FakeVertex
+
+TRAINING = "vertex-training:index:TrainingJob"
+TUNING = "vertex-training:index:HyperparameterTuningJob"
+PLATFORM = "vertex-training:index:TrainingPlatform"
+IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+
+
+def urn(type_: str = TRAINING, name: str = "train") -> str:
+    return f"urn:pulumi:dev::training::{type_}::{name}"
+
+
+def values(props: dict[str, Any]) -> dict[str, Any]:
+    return {key: property_value(value) for key, value in props.items()}
+
+
+def job(**keys: Any) -> dict[str, Any]:
+    return {"job": {"image": IMAGE, "machine": "e2-standard-4", **keys}}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeVertex]:
+    with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as served:
+        yield served
+
+
+def started(fake: FakeVertex) -> VertexTrainingProvider:
+    """A plugin as the engine starts it for an update, configured for the fake."""
+    provider = VertexTrainingProvider("0.0.1")
+    config = {"apiEndpoint": fake.address, "project": "test-project", "region": "us-central1"}
+    asyncio.run(provider.configure(ConfigureRequest({}, values(config), True, True)))
+    return provider
+
+
+@pytest.fixture
+def plugin(
+    fake: FakeVertex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> VertexTrainingProvider:
+    monkeypatch.chdir(tmp_path)
+    return started(fake)
+
+
+def check(plugin: VertexTrainingProvider, props: dict[str, Any], type_: str = TRAINING) -> Any:
+    return asyncio.run(plugin.check(CheckRequest(urn(type_), {}, values(props), b"")))
+
+
+def create(plugin: VertexTrainingProvider, props: dict[str, Any], type_: str = TRAINING) -> Any:
+    checked = check(plugin, props, type_)
+    assert not checked.failures, [f.reason for f in checked.failures]
+    return asyncio.run(plugin.create(CreateRequest(urn(type_), checked.inputs, 60.0, False)))
+
+
+class TestCheck:
+    def test_a_mistake_is_refused_on_its_property_path(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """The job's own check, its key renamed: job.scheduling.maxWaitDuration."""
+        result = check(plugin, job(scheduling={"maxWaitDuration": "1h"}))
+        [failure] = result.failures
+        assert failure.property == "job.scheduling.maxWaitDuration"
+        assert failure.reason.startswith("job.scheduling.maxWaitDuration: ")
+        assert "FLEX_START" in failure.reason
+
+    def test_the_provider_defaults_are_recorded(self, plugin: VertexTrainingProvider) -> None:
+        """A job that names no project, region or backend records the provider's."""
+        inputs = plain_map(check(plugin, job()).inputs)
+        assert (inputs["project"], inputs["region"], inputs["backend"]) == (
+            "test-project",
+            "us-central1",
+            "vertex",
+        )
+
+    def test_a_training_job_with_a_study_is_refused(self, plugin: VertexTrainingProvider) -> None:
+        """A study makes a tuning job: the TrainingJob says which type to declare."""
+        study = {"metrics": [{"id": "a", "goal": "MAXIMIZE"}], "parameters": {}, "max_trials": 1}
+        [failure] = check(plugin, job(study=study)).failures
+        assert failure.property == "job.study" and TUNING in failure.reason
+
+    def test_a_package_directory_is_refused_with_the_way_to_upload_it(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """The plugin builds no packages: packagePath is refused, naming packageUris."""
+        package = {"packagePath": "trainer", "module": "trainer.task"}
+        result = check(plugin, {"job": {"pythonPackage": package}})
+        assert [f.property for f in result.failures] == ["job.pythonPackage.packagePath"]
+        assert "packageUris" in result.failures[0].reason
+
+    def test_a_provider_setting_it_cannot_use_is_refused(self) -> None:
+        """vertex-training:localAccelerators takes gpu or cpu."""
+        provider = VertexTrainingProvider("0.0.1")
+        result = asyncio.run(
+            provider.check_config(
+                CheckRequest("urn", {}, values({"localAccelerators": "tpu"}), b"")
+            )
+        )
+        [failure] = result.failures
+        assert failure.property == "localAccelerators" and "gpu, cpu" in failure.reason
+
+
+class TestLifecycle:
+    def test_create_submits_the_job_with_its_label_and_outputs(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """One job at the fake, labelled for adoption; the outputs name it."""
+        created = create(plugin, job(wait="succeeded"))
+        [submitted] = fake.jobs.values()
+        assert created.resource_id == submitted.name
+        assert IDENTITY_LABEL in submitted.labels
+        outputs = plain_map(created.properties)
+        assert outputs["jobId"] == submitted.name.rsplit("/", 1)[-1]
+        assert outputs["waiterEntry"]["until"] == "succeeded"
+        assert outputs["state"] == "QUEUED"
+
+    def test_a_rerun_adopts_the_job_instead_of_submitting_it_again(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A create after an interrupted one (its update never recorded the job) finds
+        the job by its label, in the next update's plugin."""
+        first = create(plugin, job())
+        again = create(started(fake), job())
+        assert again.resource_id == first.resource_id and len(fake.jobs) == 1
+
+    def test_diff_names_the_changed_key_and_replaces(self, plugin: VertexTrainingProvider) -> None:
+        """A new machine replaces the job; the diff says job.machine."""
+        created = create(plugin, job())
+        news = check(plugin, job(machine="e2-standard-8")).inputs
+        diff = asyncio.run(
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, news, []))
+        )
+        assert diff.changes and diff.replaces == ["job"]
+        assert diff.detailed_diff["job.machine"].kind == PropertyDiffKind.UPDATE_REPLACE
+
+    def test_the_same_job_is_no_change_and_wait_updates_in_place(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """No diff for the same inputs; a new wait is an update, not a replacement."""
+        created = create(plugin, job())
+        same = check(plugin, job()).inputs
+        unchanged = asyncio.run(
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, same, []))
+        )
+        assert unchanged.changes is False
+        waits = check(plugin, job(wait="running")).inputs
+        update = asyncio.run(
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, waits, []))
+        )
+        assert update.changes and update.replaces == []
+        assert update.detailed_diff["job.wait"].kind == PropertyDiffKind.ADD
+
+    def test_delete_cancels_and_deletes_the_job(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """Destroying a running job cancels it, then deletes its record."""
+        created = create(plugin, job())
+        request = DeleteRequest(urn(), created.resource_id, created.properties, 60.0)
+        asyncio.run(plugin.delete(request))
+        assert fake.jobs == {}
+        assert any(c.method == "CancelCustomJob" for c in fake.calls)
+
+
+class TestImport:
+    def test_a_job_made_outside_is_read_into_inputs(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """Read with no inputs gives the job's keys, which check as the same job."""
+        with job_service_client(fake.address) as client:
+            outside = client.create_custom_job(
+                parent="projects/test-project/locations/us-central1",
+                custom_job={
+                    "display_name": "by-hand",
+                    "job_spec": {
+                        "worker_pool_specs": [
+                            {
+                                "machine_spec": {"machine_type": "e2-standard-4"},
+                                "replica_count": 1,
+                                "container_spec": {"image_uri": IMAGE},
+                            }
+                        ]
+                    },
+                },
+            )
+        read = asyncio.run(plugin.read(ReadRequest(urn(), outside.name, {}, {})))
+        inputs = plain_map(read.inputs)
+        assert inputs["job"] == {
+            "image": IMAGE,
+            "machine": "e2-standard-4",
+            "displayName": "by-hand",
+        }
+        assert (inputs["project"], inputs["region"]) == ("test-project", "us-central1")
+        checked = asyncio.run(plugin.check(CheckRequest(urn(), read.inputs, read.inputs, b"")))
+        assert not checked.failures
+        diff = asyncio.run(
+            plugin.diff(DiffRequest(urn(), outside.name, read.properties, checked.inputs, []))
+        )
+        assert diff.changes is False
+
+    def test_keys_that_would_make_another_job_are_refused(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An import never records keys whose request is not the job the server holds."""
+        from vertex_training.api import job_config
+
+        made = create(plugin, job(args=["--lr", "0.1"]))
+        reading = job_config.config_of_request
+
+        def forgetful(body: Any, **kwargs: Any) -> dict[str, Any]:
+            keys = reading(body, **kwargs)
+            keys.pop("args")
+            return keys
+
+        monkeypatch.setattr(job_config, "config_of_request", forgetful)
+        with pytest.raises(BackendError, match="its jobSpec differ"):
+            asyncio.run(plugin.read(ReadRequest(urn(), made.resource_id, {}, {})))
+
+    def test_a_tuning_job_id_is_not_a_training_job(self, plugin: VertexTrainingProvider) -> None:
+        """Importing a tuning job as a TrainingJob is refused, naming the right type."""
+        name = "projects/test-project/locations/us-central1/hyperparameterTuningJobs/1"
+        with pytest.raises(BackendError, match=f"import this one as {TUNING}"):
+            asyncio.run(plugin.read(ReadRequest(urn(), name, {}, {})))
+
+
+class PlatformMocks(pulumi.runtime.Mocks):
+    """The engine's answers for the platform's pulumi-gcp resources (its plugin cannot be
+    had here): a resource's inputs as its outputs, an account's email, the runner."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ == "gcp:serviceaccount/account:Account":
+            outputs["email"] = f"{args.inputs['accountId']}@acme-ml.iam.gserviceaccount.com"
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {"email": "alice@acme.example"}
+
+
+class TestPlatform:
+    def test_the_component_gives_its_outputs_and_job_settings(self) -> None:
+        """Construct makes the platform under the schema's type; jobSettings depends on
+        the APIs and grants a job waits for."""
+        # The SDK runs a program on the thread's event loop (each asyncio.run above closes
+        # its own): a new one for this program.
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        pulumi.runtime.set_mocks(PlatformMocks(), project="training", stack="dev", preview=False)
+        plugin = VertexTrainingProvider("0.0.1")
+        inputs = {
+            "project": "acme-ml",
+            "region": "us-central1",
+            "settings": {"bucket": {"forceDestroy": True}},
+        }
+        request = ConstructRequest(PLATFORM, "ml", values(inputs), pulumi.ResourceOptions())
+        response = _sync_await(plugin.construct(request))
+        assert response.urn.endswith(f"{PLATFORM}::ml")
+        state = response.state
+        assert plain_map(state)["jobSettings"] == {
+            "project": "acme-ml",
+            "region": "us-central1",
+            "serviceAccount": "vertex-training@acme-ml.iam.gserviceaccount.com",
+            "outputRoot": "gs://acme-ml-vertex-training-dev",
+            "imageRepository": "us-central1-docker.pkg.dev/acme-ml/training",
+        }
+        waits_for = {urn.rsplit("::", 1)[-1] for urn in state["jobSettings"].dependencies}
+        assert {"ml-aiplatform", "ml-jobs-storage-objectadmin"} <= waits_for
+        assert plain_map(state)["bucket"] == "acme-ml-vertex-training-dev"
+
+    def test_only_the_platform_is_constructed(self) -> None:
+        """Another component type is refused, naming the plugin's."""
+        request = ConstructRequest("vertex-training:index:Other", "x", {}, pulumi.ResourceOptions())
+        with pytest.raises(BackendError, match=PLATFORM):
+            asyncio.run(VertexTrainingProvider("0.0.1").construct(request))
