@@ -59,6 +59,7 @@ def _is_wrapper(arg: Any) -> bool:
     return typing.get_origin(arg) is collections.abc.Awaitable
 
 
+@functools.cache
 def plain(annotation: Any) -> Any:
     """``annotation`` without ``Required``/``NotRequired`` and ``pulumi.Input``'s
     wrappers: ``Input[str]`` -> ``str``; a union of several kinds stays a union."""
@@ -85,6 +86,7 @@ def _by_property(typed: type) -> dict[str, str]:
     return {camel(name): name for name in fields(typed)}
 
 
+@functools.cache
 def _members(annotation: Any) -> tuple[Any, ...]:
     union = typing.get_origin(annotation) in (Union, types.UnionType)
     return typing.get_args(annotation) if union else (annotation,)
