@@ -255,3 +255,93 @@ def test_the_schema_names_the_three_resource_types(tmp_path: Path) -> None:
         "vertex-training:index:HyperparameterTuningJob",
         "vertex-training:index:TrainingPlatform",
     } <= set(resources)
+
+
+#: The reference project's program after its move to the plugin: the same job, as the
+#: plugin's resource of the same name, declared through the SDK's generic resource (the
+#: plugin's own Python SDK is not generated yet).
+PLUGIN_PROGRAM = """
+import pulumi
+
+pulumi.CustomResource(
+    "vertex-training:index:TrainingJob",
+    "train",
+    {
+        "job": {"image": "%s", "displayName": "train", "wait": "succeeded"},
+        "project": "test-project",
+        "region": "us-central1",
+    },
+)
+"""
+
+
+class TestMigration:
+    def test_a_dynamic_stack_moves_to_the_plugin_with_no_job_submitted_or_deleted(
+        self, tmp_path: Path
+    ) -> None:
+        """migrate, import, up: the job stays, the plugin's resource tracks it."""
+        if reason := missing():
+            pytest.skip(reason)
+        import subprocess
+
+        from tests.engine import Project
+
+        image = "us-docker.pkg.dev/test-project/repo/trainer:1"
+        with FakeVertex(queued_s=0.5, pending_s=0.5, run_s=1.0) as fake:
+            project = Project.create(tmp_path)
+            job_keys = {"display_name": "train", "image": image, "wait": "succeeded"}
+            project.write_stack(
+                {
+                    "gcp:project": "test-project",
+                    "gcp:region": "us-central1",
+                    "vertex-training:apiEndpoint": fake.address,
+                    "vertex-training:jobs": {"train": job_keys},
+                }
+            )
+            project.up().check()
+            [job] = fake.jobs.values()
+            submitted = len(fake.calls)
+
+            cli = Path(sys.prefix) / "bin" / "vertex-training"
+            moved = subprocess.run(
+                [str(cli), "migrate", project.stack, "--out", "migration"],
+                cwd=project.root,
+                env=project.env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            assert "1 job(s) of stack test (train) are retained on delete" in moved.stdout
+            imports = json.loads((project.root / "migration" / "test-import.json").read_text())
+            assert imports == {
+                "resources": [
+                    {"type": "vertex-training:index:TrainingJob", "name": "train", "id": job.name}
+                ]
+            }
+
+            settings = yaml.safe_load((project.root / "Pulumi.yaml").read_text())
+            settings["plugins"] = {"providers": [{"name": "vertex-training", "path": str(PLUGIN)}]}
+            (project.root / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+            (project.root / "__main__.py").write_text(PLUGIN_PROGRAM % image)
+            project.env["VERTEX_TRAINING_PYTHON"] = sys.executable
+            project.run(
+                "import",
+                "--file",
+                "migration/test-import.json",
+                "--protect=false",
+                "--generate-code=false",
+                "--yes",
+            ).check()
+            moved_up = project.up().check()
+            assert "created" not in moved_up.output.split("Resources:")[-1], moved_up.output
+
+            methods = {call.method for call in fake.calls[submitted:]}
+            assert not methods & {"CreateCustomJob", "CancelCustomJob", "DeleteCustomJob"}
+            assert list(fake.jobs) == [job.name]
+            types = {r["type"] for r in project.state_resources()}
+            assert "vertex-training:index:TrainingJob" in types
+            assert not any(t.startswith("pulumi-python:dynamic/vertex:") for t in types)
+            project.run("preview", "--expect-no-changes").check()
+
+            project.run("destroy", "--yes").check()
+            assert fake.jobs == {}

@@ -364,6 +364,19 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from vertex_training.plugin.migrate import MigrationError, migrate, next_steps
+
+    out = Path(args.out)
+    try:
+        migration = migrate(args.stack, out)
+    except MigrationError as exc:
+        print(f"vertex-training migrate: {exc}", file=sys.stderr)
+        return 1
+    print(next_steps(args.stack, out, migration))
+    return 0
+
+
 #: convert's gcloud flags: (flag, help). Their values fill trainingInput as gcloud did.
 _GCLOUD_FLAGS: dict[str, str] = {
     "region": "trainingInput.region (gcloud --region)",
@@ -533,6 +546,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     images_refresh.add_argument("--out", help="the file to write (default: prices/images.json)")
     images_refresh.set_defaults(handler=_cmd_images_refresh)
+    migrate_parser = subparsers.add_parser(
+        "migrate",
+        help="move a stack's jobs from the dynamic resources to the plugin's (docs/plugin.md)",
+        description=(
+            "Keep the stack's state as it is (STACK-before-migrate.json), mark each dynamic "
+            "job record retained on delete (so no job is deleted when the program drops it), "
+            "and write STACK-import.json for `pulumi import --file`: the same jobs as the "
+            "plugin's resources. Run in the project directory, with the Pulumi CLI on PATH."
+        ),
+    )
+    migrate_parser.add_argument("stack", help="the stack to move")
+    migrate_parser.add_argument(
+        "--out", default=".", help="where to write the files (default: the working directory)"
+    )
+    migrate_parser.set_defaults(handler=_cmd_migrate)
     return parser
 
 
