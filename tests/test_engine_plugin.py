@@ -20,6 +20,7 @@ import yaml
 
 from tests.clients import job_service_client
 from tests.engine import TOOLS_BIN, Result, engine_env, tools_missing
+from vertex_training._version import __version__
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
@@ -169,8 +170,12 @@ class TestYamlProgram:
             "sweepState": "SUCCEEDED",
             "jobId": first.name.rsplit("/", 1)[-1],
         }
-        exported = json.dumps(program.state())
-        assert "__provider" not in exported and "dill" not in exported
+        state = program.state()
+        assert "__provider" not in json.dumps(state)
+        [plugin] = [r for r in state if r["type"] == "pulumi:providers:vertex-training"]
+        assert plugin["inputs"]["version"] == __version__
+        jobs = [r for r in state if r["type"].startswith("vertex-training:index:")]
+        assert {r["provider"].split("::")[2] for r in jobs} == {"pulumi:providers:vertex-training"}
 
         unchanged = program.run("preview", "--expect-no-changes").check()
         assert "4 unchanged" in unchanged.output

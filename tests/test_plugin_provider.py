@@ -299,3 +299,19 @@ class TestPlatform:
         request = ConstructRequest("vertex-training:index:Other", "x", {}, pulumi.ResourceOptions())
         with pytest.raises(BackendError, match=PLATFORM):
             asyncio.run(VertexTrainingProvider("0.0.1").construct(request))
+
+
+class TestProviderConfig:
+    def test_the_state_records_the_plugins_version(self) -> None:
+        """The provider's checked config carries the plugin's version."""
+        provider = VertexTrainingProvider("1.2.3")
+        result = asyncio.run(provider.check_config(CheckRequest("urn", {}, {}, b"")))
+        assert plain_map(result.inputs)["version"] == "1.2.3"
+
+    def test_a_new_setting_updates_the_provider_and_replaces_nothing(self) -> None:
+        """A changed endpoint or version is a change without replacement."""
+        provider = VertexTrainingProvider("1.2.4")
+        olds = values({"apiEndpoint": "127.0.0.1:1", "version": "1.2.3"})
+        news = values({"apiEndpoint": "127.0.0.1:2", "version": "1.2.4"})
+        diff = asyncio.run(provider.diff_config(DiffRequest("urn", "id", olds, news, [])))
+        assert diff.changes and diff.replaces == [] and diff.diffs == ["apiEndpoint", "version"]

@@ -211,7 +211,8 @@ class VertexTrainingProvider(Provider):
         return GetSchemaResponse(schema=schema.served(self.version))
 
     async def check_config(self, request: CheckRequest) -> CheckResponse:
-        """Refuse a provider setting the plugin cannot use, naming it and the fix."""
+        """Refuse a provider setting the plugin cannot use, naming it and the fix; record
+        the plugin's version (the state names the release that made it, not code)."""
         news = plain_map(request.new_inputs)
         failures = []
         allowed = {"localAccelerators": LOCAL_ACCELERATOR_MODES, "backend": BACKENDS}
@@ -225,7 +226,16 @@ class VertexTrainingProvider(Provider):
                         f"{', '.join(values)}; write one of them (docs/plugin.md)",
                     )
                 )
-        return CheckResponse(inputs=request.new_inputs, failures=failures)
+        inputs = {**request.new_inputs, "version": PropertyValue(self.version)}
+        return CheckResponse(inputs=inputs, failures=failures)
+
+    async def diff_config(self, request: DiffRequest) -> DiffResponse:
+        """A provider setting or the plugin's version changed: an update of the provider,
+        never its replacement (which would replace every job of the stack). A new
+        endpoint or default reaches the jobs through their own diff."""
+        olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
+        changed = sorted(k for k in set(olds) | set(news) if olds.get(k) != news.get(k))
+        return DiffResponse(changes=bool(changed), diffs=changed)
 
     async def configure(self, request: ConfigureRequest) -> ConfigureResponse:
         """Read the provider's config (its arguments; the older engines' variables)."""
