@@ -71,9 +71,7 @@ def plan(exported: Mapping[str, Any]) -> Migration:
         name = str(resource["urn"]).rsplit("::", 1)[-1]
         imports.append({"type": plugin_type, "name": name, "id": resource["id"]})
     if not imports:
-        raise MigrationError(
-            "the stack records no dynamic training or tuning job: nothing to move"
-        )
+        raise MigrationError("the stack records no dynamic training or tuning job: nothing to move")
     return Migration(edited, {"resources": imports})
 
 
