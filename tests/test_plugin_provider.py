@@ -35,6 +35,7 @@ from vertex_training.testing.fake_vertex import FakeVertex
 TRAINING = "vertex-training:index:TrainingJob"
 TUNING = "vertex-training:index:HyperparameterTuningJob"
 PLATFORM = "vertex-training:index:TrainingPlatform"
+WAITER = "vertex-training:index:JobWaiter"
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
 
 
@@ -315,3 +316,40 @@ class TestProviderConfig:
         news = values({"apiEndpoint": "127.0.0.1:2", "version": "1.2.4"})
         diff = asyncio.run(provider.diff_config(DiffRequest("urn", "id", olds, news, [])))
         assert diff.changes and diff.replaces == [] and diff.diffs == ["apiEndpoint", "version"]
+
+
+class TestWaiter:
+    def test_the_waiter_waits_and_fails_the_update_naming_a_failed_job(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A job that ends FAILED fails the waiter's create with its error and class; one
+        that succeeds is recorded in ``states``."""
+        fake.script("doomed", outcome="FAILED")
+        good = create(plugin, job(wait="succeeded", displayName="good"))
+        entry = plain_map(good.properties)["waiterEntry"]
+        waiter = {"jobs": [entry]}
+        made = asyncio.run(
+            plugin.create(CreateRequest(urn(WAITER, "wait"), values(waiter), 60.0, False))
+        )
+        assert plain_map(made.properties)["states"] == {"train": "SUCCEEDED"}
+
+        bad = create(started(fake), job(wait="succeeded", displayName="doomed"))
+        failing = {"jobs": [plain_map(bad.properties)["waiterEntry"]]}
+        with pytest.raises(BackendError, match=r"job train \(.*\) ended FAILED"):
+            asyncio.run(
+                plugin.create(CreateRequest(urn(WAITER, "wait"), values(failing), 60.0, False))
+            )
+
+    def test_a_job_left_at_submitted_is_not_waited_for(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """A waiter given a job whose wait is submitted records nothing for it."""
+        made = create(plugin, job())
+        entry = plain_map(made.properties)["waiterEntry"]
+        assert entry["until"] == "submitted"
+        waited = asyncio.run(
+            plugin.create(
+                CreateRequest(urn(WAITER, "wait"), values({"jobs": [entry]}), 60.0, False)
+            )
+        )
+        assert plain_map(waited.properties)["states"] == {}
