@@ -13,6 +13,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import (
     CheckRequest,
     ConfigureRequest,
@@ -153,6 +154,19 @@ class TestLifecycle:
         again = create(started(fake), job())
         assert again.resource_id == first.resource_id and len(fake.jobs) == 1
 
+    def test_a_secret_stays_secret_in_the_outputs(self, plugin: VertexTrainingProvider) -> None:
+        """A secret env value keeps the job input secret, and the waiter entry that holds it."""
+        token = property_value("s3cret", secret=True)
+        job_value = property_value(job()["job"])
+        keys = dict(job_value.value)
+        keys["env"] = PropertyValue({"TOKEN": token})
+        inputs = {"job": job_value.with_value(keys)}
+        checked = asyncio.run(plugin.check(CheckRequest(urn(), {}, inputs, b"")))
+        assert not checked.failures
+        made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
+        assert made.properties["job"].contains_secret()
+        assert made.properties["waiterEntry"].is_secret
+
     def test_diff_names_the_changed_key_and_replaces(self, plugin: VertexTrainingProvider) -> None:
         """A new machine replaces the job; the diff says job.machine."""
         created = create(plugin, job())
@@ -224,6 +238,32 @@ class TestImport:
         assert not checked.failures
         diff = asyncio.run(
             plugin.diff(DiffRequest(urn(), outside.name, read.properties, checked.inputs, []))
+        )
+        assert diff.changes is False
+
+    def test_a_tuning_job_made_outside_is_read_into_inputs(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A tuning job's study comes back in the stack config's spelling, as the same job."""
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1, "scale": "log"}},
+            "max_trials": 2,
+            "parallel_trials": 2,
+        }
+        made = create(plugin, {"job": {"image": IMAGE, "study": study}}, TUNING)
+        read = asyncio.run(plugin.read(ReadRequest(urn(TUNING), made.resource_id, {}, {})))
+        inputs = plain_map(read.inputs)
+        assert inputs["job"]["study"]["max_trials"] == 2
+        assert inputs["job"]["study"]["parameters"]["lr"]["scale"] == "log"
+        checked = asyncio.run(
+            plugin.check(CheckRequest(urn(TUNING), read.inputs, read.inputs, b""))
+        )
+        assert not checked.failures, [f.reason for f in checked.failures]
+        diff = asyncio.run(
+            plugin.diff(
+                DiffRequest(urn(TUNING), made.resource_id, read.properties, checked.inputs, [])
+            )
         )
         assert diff.changes is False
 
