@@ -2,8 +2,8 @@
 
 The engine calls the plugin with each resource's properties in the schema's naming
 (``schema.json``: a job's keys under ``job``, in camelCase, and its settings beside
-them). Each call is translated to the dynamic providers' shape (``JobInputs``: the job's
-name, its keys as a stack config has them, its stack settings) and handed to the very
+them). Each call is translated to the dynamic providers' shape (their ``job`` input: the
+job's name, its keys as a stack config has them, its stack settings) and handed to the very
 provider classes of ``vertex_training.resources`` (``TrainingJobProvider``,
 ``HyperparameterTuningJobProvider``, ``JobWaiterProvider``): one implementation of
 check, diff, create, read, update and delete, the same refusals, waits, retries,
@@ -13,7 +13,7 @@ translated again: outputs in camelCase beside the inputs as given.
 The state records the inputs as the program gave them (with the provider's defaults
 filled in by ``check``, so that a changed default shows as a change) and the outputs:
 no pickled code. ``read`` with no inputs is ``pulumi import``: the job's keys are read
-from the server's job (``vertex_training.api.job_config``).
+from the server's job (``vertex_training.plugin.importing``).
 
 Calls that reach a service (create, read, update, delete, and the waiter's waits) run on
 threads (``asyncio.to_thread``), so the plugin serves every call of an update at once,
