@@ -441,26 +441,20 @@ class VertexTrainingProvider(Provider):
         """A job resource's properties: its inputs as given, what its provider reports
         (``RECORDED_OUTPUTS``), what the stack outputs derive (its ID, pages, model
         directory: ``program.exports.job_view``) and its ``waiterEntry``."""
-        from vertex_training.api.bodies import named_output_directory
         from vertex_training.program.exports import job_view
         from vertex_training.program.waiting import wait_until
-        from vertex_training.resources.state import recorded_view
 
-        # The job's recorded inputs come back among its provider's outputs.
-        job = {
-            "name": name,
-            SCHEMA_KEY: SCHEMA_VERSION,
-            "stack": outs["stack"],
-            "config": outs["config"],
-        }
-        view = recorded_view(job)
+        # The job's recorded inputs come back among its provider's outputs, and its
+        # output directory as its backend gives it (what its request names, or where a
+        # local job writes): nothing is parsed again.
+        config, settings = outs["config"], outs["stack"]
         reported = {key: outs[key] for key in RECORDED_OUTPUTS.values() if key in outs}
         derived = job_view(
             name,
             {**reported, "resource_name": resource_name},
             {},
             self.defaults.settings.local_root,
-            named_output_directory(view["request"]),
+            str(outs.get("output_directory") or ""),
         )
         values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
         values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})
@@ -474,9 +468,9 @@ class VertexTrainingProvider(Provider):
         entry = {
             "name": name,
             "resourceName": resource_name,
-            "until": wait_until(job["config"]),
-            "config": job["config"],
-            "stack": job["stack"],
+            "until": wait_until(config),
+            "config": config,
+            "stack": settings,
         }
         properties = {prop: property_value(value) for prop, value in values.items()}
         properties["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
