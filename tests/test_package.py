@@ -126,6 +126,7 @@ class TestDistribution:
         assert tops == {"vertex_training", f"vertex_training-{VERSION}.dist-info"}
         assert "vertex_training/py.typed" in names
         assert "vertex_training/resources/training_job.py" in names
+        assert "vertex_training/plugin/schema.json" in names, "the plugin serves its schema"
         entry_points = zipfile.ZipFile(wheel).read(
             f"vertex_training-{VERSION}.dist-info/entry_points.txt"
         )
@@ -138,13 +139,24 @@ class TestDistribution:
             names = {Path(name).name for name in archive.getnames()}
         assert {"pyproject.toml", "README.md", "CHANGELOG.md", "py.typed"} <= names
 
+    def test_the_sdist_is_a_plugin_folder(self, dist: Path) -> None:
+        """Unpacked, the sdist holds the plugin's executable, as provider/ does."""
+        [sdist] = dist.glob("*.tar.gz")
+        with tarfile.open(sdist) as archive:
+            [launcher] = [
+                m
+                for m in archive.getmembers()
+                if m.name.endswith("/pulumi-resource-vertex-training")
+            ]
+        assert launcher.mode & 0o111, "the plugin's launcher is executable"
+
 
 class TestCommandLine:
     """The installed `vertex-training` command, outside the repository."""
 
     def test_help_lists_every_command(self, venv: Path) -> None:
         """`vertex-training --help` names each command, and each has its own help."""
-        commands = ("render", "convert", "plan", "prices")
+        commands = ("render", "convert", "plan", "prices", "migrate")
         shown = run(venv / "bin" / "vertex-training", "--help").stdout
         assert all(command in shown for command in commands), shown
         for command in commands:
