@@ -29,7 +29,7 @@ import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import (
@@ -69,6 +69,9 @@ from vertex_training.resources.state import (
     ProviderSettings,
     whole_numbers,
 )
+
+if TYPE_CHECKING:
+    from vertex_training.resources.training_job import TrainingJobProvider
 
 #: The job's settings among a job resource's inputs: property -> stack setting.
 SETTINGS = {name: shapes.snake(name) for name in schema.JOB_SETTINGS}
@@ -202,7 +205,7 @@ class VertexTrainingProvider(Provider):
         for provider in (*self.jobs.values(), self.waiter):
             provider.start(self.defaults.settings)
 
-    def _job_provider(self, type_: str) -> Any:
+    def _job_provider(self, type_: str) -> TrainingJobProvider:
         if type_ not in self.jobs:
             raise BackendError(f"the vertex-training plugin has no resource type {type_}")
         return self.jobs[type_]
@@ -316,7 +319,7 @@ class VertexTrainingProvider(Provider):
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
         if request.type == schema.JOB_WAITER:
             old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
-            result = await asyncio.to_thread(self.waiter.diff, request.resource_id, old, new)
+            result = self.waiter.diff(request.resource_id, old, new)
             return DiffResponse(
                 changes=bool(result.changes), diffs=["jobs"] if result.changes else []
             )
@@ -354,7 +357,7 @@ class VertexTrainingProvider(Provider):
         state = recorded(request.name, stack_of(request.urn), props)
         created = await asyncio.to_thread(provider.create_at, state, request.urn)
         outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, request.properties, created.id, created.outs
+            self._job_outputs, request.name, request.properties, created.id, created.outs or {}
         )
         return CreateResponse(created.id, outputs)
 
@@ -377,7 +380,7 @@ class VertexTrainingProvider(Provider):
         if not found.id:  # deleted outside Pulumi: the engine drops it from the state
             return ReadResponse(None, {}, {})
         outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, inputs, found.id, found.outs
+            self._job_outputs, request.name, inputs, found.id, found.outs or {}
         )
         return ReadResponse(found.id, outputs, inputs)
 
