@@ -2,7 +2,7 @@
 
 The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobArgs``
 holds, read by ``shapes``), the descriptions from the docs: each job key's row of
-docs/config-shape.md ("Job keys", the study's keys), each resource property's row of
+docs/config-shape.md ("Job keys", "Platform keys"), each resource property's row of
 docs/plugin.md. ``make schema`` writes ``schema.json`` beside this module (the installed
 plugin serves that file, stamped with its version: the docs are not installed);
 ``tests/test_plugin_schema.py`` fails when the file, the typed keys and the docs
@@ -82,7 +82,6 @@ TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
     "trials": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
     "bestTrial": {"$ref": "pulumi.json#/Any"},
 }
-WAITER_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
 PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
 PROVIDER_SETTINGS = ("apiEndpoint", "localAccelerators", "project", "region", "backend")
 #: What a job defaults from on a TrainingPlatform (``TrainingPlatform.job_settings``).
