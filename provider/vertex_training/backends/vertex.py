@@ -49,6 +49,7 @@ earlier attempt created is adopted and never submitted twice.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -171,6 +172,15 @@ DELETE_POLLING = RetryPolicy(
     multiplier=POLL_MULTIPLIER,
     deadline_s=DELETE_TIMEOUT_S,
 )
+
+
+#: The JobService clients of this process, by endpoint, made with the default credentials:
+#: every backend of an update (one per job and operation) shares its endpoint's client,
+#: its channel and its connection, instead of making them again for each job (about 2 ms
+#: of CPU each, a quarter of a submission's cost in the provider). A client and its
+#: channel are safe to share between threads; a channel reconnects by itself.
+_SHARED_CLIENTS: dict[str, JobServiceClient] = {}
+_SHARED_CLIENTS_LOCK = threading.Lock()
 
 
 class VertexBackend:
@@ -372,11 +382,18 @@ class VertexBackend:
     # -- internals -----------------------------------------------------------------------
 
     def _job_client(self) -> JobServiceClient:
-        """The client, made on first use. Two threads racing here may each make one;
-        the spare is dropped, which is harmless.
-        """
+        """The client, made on first use: the process's client of this endpoint
+        (``_SHARED_CLIENTS``), or one of its own for a backend given credentials. Two
+        threads racing for a backend's own may each make one; the spare is dropped."""
         if self._client is None:
-            self._client = self._make_client()
+            if self._credentials is not None:
+                self._client = self._make_client()
+            else:
+                endpoint = self._endpoint()
+                with _SHARED_CLIENTS_LOCK:
+                    if endpoint not in _SHARED_CLIENTS:
+                        _SHARED_CLIENTS[endpoint] = self._make_client()
+                    self._client = _SHARED_CLIENTS[endpoint]
         return self._client
 
     def _make_client(self) -> JobServiceClient:

@@ -67,6 +67,7 @@ from vertex_training.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ProviderSettings,
+    same_job,
     whole_numbers,
 )
 
@@ -188,16 +189,13 @@ class VertexTrainingProvider(Provider):
     TrainingPlatform component."""
 
     def __init__(self, version: str) -> None:
-        from vertex_training.resources.training_job import TrainingJobProvider
-        from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
         from vertex_training.resources.waiter import JobWaiterProvider
 
         self.version = version
         self.defaults = Defaults(ProviderSettings(base_dir=str(Path.cwd())))
-        self.jobs: dict[str, TrainingJobProvider] = {
-            schema.TRAINING_JOB: TrainingJobProvider(),
-            schema.TUNING_JOB: HyperparameterTuningJobProvider(),
-        }
+        #: Each job type's provider, made when its first resource is met (the tuning
+        #: job's loads the study's models, which a stack of training jobs never needs).
+        self.jobs: dict[str, TrainingJobProvider] = {}
         self.waiter = JobWaiterProvider()
         self._start()
 
@@ -207,7 +205,19 @@ class VertexTrainingProvider(Provider):
 
     def _job_provider(self, type_: str) -> TrainingJobProvider:
         if type_ not in self.jobs:
-            raise BackendError(f"the vertex-training plugin has no resource type {type_}")
+            provider: TrainingJobProvider
+            if type_ == schema.TRAINING_JOB:
+                from vertex_training.resources.training_job import TrainingJobProvider
+
+                provider = TrainingJobProvider()
+            elif type_ == schema.TUNING_JOB:
+                from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
+
+                provider = HyperparameterTuningJobProvider()
+            else:
+                raise BackendError(f"the vertex-training plugin has no resource type {type_}")
+            provider.start(self.defaults.settings)
+            self.jobs[type_] = provider
         return self.jobs[type_]
 
     async def get_schema(self, request: GetSchemaRequest) -> GetSchemaResponse:
@@ -264,7 +274,10 @@ class VertexTrainingProvider(Provider):
         job = job_input(request.name, stack, news)
         result = provider.check(old, {"job": job})
         failures = [property_failure(failure.reason) for failure in result.failures or []]
-        failures = self._plugin_failures(request.type, job["config"]) or failures
+        if not same_job(old, {**job, SCHEMA_KEY: SCHEMA_VERSION}):
+            # Checked before as it is, the job passed these too (and a no-change preview
+            # loads none of the stack config's models, as the job's own check does not).
+            failures = self._plugin_failures(request.type, job["config"]) or failures
         inputs = dict(request.new_inputs)
         for name in ("project", "region", "backend"):
             if name in news and name not in inputs:
