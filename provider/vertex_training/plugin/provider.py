@@ -368,11 +368,14 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(result.id, self._waited(request.properties, result.outs or {}))
         provider = self._job_provider(request.type)
         state = recorded(request.name, stack_of(request.urn), props)
-        created = await asyncio.to_thread(provider.create_at, state, request.urn)
-        outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, request.properties, created.id, created.outs or {}
-        )
-        return CreateResponse(created.id, outputs)
+
+        def create() -> CreateResponse:
+            created = provider.create_at(state, request.urn)
+            outs = created.outs or {}
+            outputs = self._job_outputs(request.name, request.properties, created.id, outs)
+            return CreateResponse(created.id, outputs)
+
+        return await asyncio.to_thread(create)
 
     async def read(self, request: ReadRequest) -> ReadResponse:
         if request.type == schema.JOB_WAITER:
