@@ -238,15 +238,17 @@ class TestYamlProgram:
         assert [r["type"] for r in program.state()] == []
 
 
-def test_the_schema_names_the_three_resource_types(tmp_path: Path) -> None:
-    """`pulumi package get-schema` on the plugin prints the package's schema."""
+@pytest.mark.parametrize("given", ["provider", "provider/pulumi-resource-vertex-training"])
+def test_the_schema_names_the_three_resource_types(tmp_path: Path, given: str) -> None:
+    """`pulumi package get-schema` on the plugin's folder, or its executable, prints the
+    package's schema."""
     if reason := missing():
         pytest.skip(reason)
     import subprocess
 
     env = {**engine_env(tmp_path, Path(sys.prefix)), "VERTEX_TRAINING_PYTHON": sys.executable}
     proc = subprocess.run(
-        ["pulumi", "package", "get-schema", str(PLUGIN / "pulumi-resource-vertex-training")],
+        ["pulumi", "package", "get-schema", str(REPO / given)],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -148,7 +148,9 @@ class TestDistribution:
                 for m in archive.getmembers()
                 if m.name.endswith("/pulumi-resource-vertex-training")
             ]
+            names = {Path(m.name).name for m in archive.getmembers()}
         assert launcher.mode & 0o111, "the plugin's launcher is executable"
+        assert "pulumi-resource-" in names, "the launcher as the engine looks for it in a folder"
 
 
 class TestCommandLine:
