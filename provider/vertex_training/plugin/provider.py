@@ -19,8 +19,7 @@ Calls that reach a service (create, read, update, delete, and the waiter's waits
 threads (``asyncio.to_thread``), so the plugin serves every call of an update at once,
 as the engine makes them. Check and diff reach none (they parse a job at most, and not
 at all when it is unchanged) and run on the event loop: on threads they would only
-contend for the interpreter (`make bench-scale`'s 400-job no-change preview, one run of
-each: a median of 4.47 s on threads, 4.26 s on the loop).
+contend for the interpreter (docs/testing.md, "Through the provider plugin").
 """
 
 from __future__ import annotations
