@@ -69,6 +69,7 @@ def plain(annotation: Any) -> Any:
     if origin in (Union, types.UnionType):
         members = [plain(arg) for arg in typing.get_args(annotation) if not _is_wrapper(arg)]
         unique = list(dict.fromkeys(members))
+        # Union[...] of computed members: the `X | Y` form takes no tuple.
         return unique[0] if len(unique) == 1 else Union[tuple(unique)]  # noqa: UP007
     return annotation
 
@@ -76,6 +77,7 @@ def plain(annotation: Any) -> Any:
 @functools.cache
 def fields(typed: type) -> dict[str, tuple[Any, bool]]:
     """A typed dictionary's keys: name -> (plain annotation, required)."""
+    # A TypedDict class has __required_keys__; ``type`` does not declare it.
     required = typed.__required_keys__  # type: ignore[attr-defined]
     return {name: (plain(kind), name in required) for name, kind in typed.__annotations__.items()}
 
