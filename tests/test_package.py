@@ -139,6 +139,20 @@ class TestDistribution:
             names = {Path(name).name for name in archive.getnames()}
         assert {"pyproject.toml", "README.md", "CHANGELOG.md", "py.typed"} <= names
 
+    def test_the_license_ships_in_the_wheel_and_the_sdist(self, dist: Path) -> None:
+        """Apache-2.0: its text in both, its expression in the metadata."""
+        [wheel] = dist.glob("*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            text = archive.read(f"vertex_training-{VERSION}.dist-info/licenses/LICENSE")
+            metadata = archive.read(f"vertex_training-{VERSION}.dist-info/METADATA")
+        assert b"Apache License" in text and b"Version 2.0, January 2004" in text
+        assert b"License-Expression: Apache-2.0" in metadata
+        [sdist] = dist.glob("*.tar.gz")
+        with tarfile.open(sdist) as archive:
+            [member] = [m for m in archive.getmembers() if m.name.endswith(f"{VERSION}/LICENSE")]
+            extracted = archive.extractfile(member)
+            assert extracted is not None and b"Apache License" in extracted.read()
+
     def test_the_sdist_is_a_plugin_folder(self, dist: Path) -> None:
         """Unpacked, the sdist holds the plugin's executable, as provider/ does."""
         [sdist] = dist.glob("*.tar.gz")

@@ -281,6 +281,7 @@ def build(docs: Path, version: str = "0.0.0") -> dict[str, Any]:
             "jobs) as Pulumi resources."
         ),
         "keywords": ["pulumi", "vertex-ai", "google-cloud", "training"],
+        "license": "Apache-2.0",
         "config": {"variables": provider_settings},
         "provider": {"inputProperties": provider_settings},
         "types": dict(sorted(types.items())),
