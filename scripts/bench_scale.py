@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,7 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import vertex_training.plugin  # noqa: F401  (before the SDK's provider modules: its docstring)
-from tests.engine import Project, Result, engine_env
+from tests.engine import Project
 from vertex_training.plugin import shapes
 from vertex_training.resources.arguments import TrainingJobArgs
 from vertex_training.testing.fake_vertex import FakeVertex
@@ -181,57 +180,21 @@ class Stack:
             raise AssertionError(f"the preview after `up` is not empty:\n{result.output}")
 
 
-class YamlProject(Project):
-    """A Pulumi YAML program of N resources of ``type_`` from the plugin in ``plugin``."""
-
-    @classmethod
-    def of_yaml(
-        cls,
-        tmp: Path,
-        *,
-        plugin: Path,
-        name: str,
-        type_: str,
-        config: dict[str, Any],
-        jobs: dict[str, Any],
-    ) -> YamlProject:
-        root = tmp / "project"
-        root.mkdir()
-        program = {
-            "name": "bench-yaml",
-            "runtime": "yaml",
-            "plugins": {"providers": [{"name": name, "path": str(plugin)}]},
-            "config": config,
-            "resources": {
-                job: {
-                    "type": type_,
-                    "properties": {"job": shapes.to_arguments(keys, TrainingJobArgs)},
-                }
-                for job, keys in jobs.items()
-            },
-        }
-        (root / "Pulumi.yaml").write_text(json.dumps(program))
-        env = {**engine_env(tmp, Path(sys.prefix)), "VERTEX_TRAINING_PYTHON": sys.executable}
-        return cls(root=root, env=env)
-
-    def init(self) -> None:
-        marker = self.root / ".stack-made"
-        if not marker.exists():
-            marker.touch()
-            self.run("stack", "init", self.stack).check()
-
-    def run(self, *args: str, timeout: float = 600) -> Result:
-        if args[:2] == ("stack", "init"):
-            proc = subprocess.run(
-                ["pulumi", *args, "--non-interactive"],
-                cwd=self.root,
-                env=self.env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
-        return super().run(*args, timeout=timeout)
+def yaml_program(
+    plugin: Path, name: str, type_: str, config: dict[str, Any], jobs: dict[str, Any]
+) -> dict[str, Any]:
+    """A Pulumi YAML program of a resource of ``type_`` per job, from the plugin ``name``
+    in the folder ``plugin``."""
+    return {
+        "name": "bench-yaml",
+        "runtime": "yaml",
+        "plugins": {"providers": [{"name": name, "path": str(plugin)}]},
+        "config": config,
+        "resources": {
+            job: {"type": type_, "properties": {"job": shapes.to_arguments(keys, TrainingJobArgs)}}
+            for job, keys in jobs.items()
+        },
+    }
 
 
 def state_size(tmp: Path) -> int:
@@ -259,14 +222,10 @@ def through_plugin(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> 
         "vertex-training:region": "us-central1",
     }
     keys = stack_config(jobs, fake)["vertex-training:jobs"]
-    project = YamlProject.of_yaml(
-        tmp,
-        plugin=PLUGIN_DIR,
-        name="vertex-training",
-        type_="vertex-training:TrainingJob",
-        config=config,
-        jobs=keys,
+    program = yaml_program(
+        PLUGIN_DIR, "vertex-training", "vertex-training:TrainingJob", config, keys
     )
+    project = Project.of_yaml(tmp, program)
     return Stack(project, tmp, fake, figures)
 
 
@@ -278,9 +237,7 @@ def plugin_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) ->
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{plugin / "noop.py"}" "$@"\n')
     launcher.chmod(0o755)
     keys = stack_config(jobs, fake)["vertex-training:jobs"]
-    project = YamlProject.of_yaml(
-        tmp, plugin=plugin, name="noop", type_="noop:Job", config={}, jobs=keys
-    )
+    project = Project.of_yaml(tmp, yaml_program(plugin, "noop", "noop:Job", {}, keys))
     return Stack(project, tmp, fake, figures)
 
 

@@ -32,6 +32,40 @@ def job_service_client(address: str) -> Iterator[Any]:
         channel.close()
 
 
+def job_made_outside(
+    address: str,
+    *,
+    display_name: str,
+    image: str,
+    args: list[str] | None = None,
+    labels: dict[str, str] | None = None,
+) -> str:
+    """Create a one-replica container job on e2-standard-4 in test-project/us-central1
+    at the service at ``address`` with the real client, as a person would outside
+    Pulumi (no label of the provider's); its resource name."""
+    container: dict[str, Any] = {"image_uri": image}
+    if args:
+        container["args"] = args
+    with job_service_client(address) as client:
+        job = client.create_custom_job(
+            parent="projects/test-project/locations/us-central1",
+            custom_job={
+                "display_name": display_name,
+                "job_spec": {
+                    "worker_pool_specs": [
+                        {
+                            "machine_spec": {"machine_type": "e2-standard-4"},
+                            "replica_count": 1,
+                            "container_spec": container,
+                        }
+                    ]
+                },
+                "labels": labels or {},
+            },
+        )
+    return str(job.name)
+
+
 def configured(
     provider: P,
     fake: Any = None,

@@ -155,6 +155,22 @@ class Project:
             (project.root / name).write_text(text)
         return project
 
+    @classmethod
+    def of_yaml(cls, tmp: Path, program: dict[str, Any]) -> Project:
+        """A Pulumi YAML program (``program``: its Pulumi.yaml), run by the same CLI and
+        backend; the plugins it names (provider/pulumi-resource-vertex-training) run under
+        this virtualenv's Python."""
+        root = tmp / "project"
+        root.mkdir()
+        env = {**engine_env(tmp, VENV), "VERTEX_TRAINING_PYTHON": sys.executable}
+        project = cls(root=root, env=env)
+        project.write_program(program)
+        return project
+
+    def write_program(self, program: dict[str, Any]) -> None:
+        """Write the project's Pulumi.yaml (a YAML program's resources and outputs)."""
+        (self.root / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+
     def write_stack(self, config: dict[str, Any]) -> None:
         """Write stacks/Pulumi.<stack>.yaml with these config keys."""
         path = self.root / "stacks" / f"Pulumi.{self.stack}.yaml"

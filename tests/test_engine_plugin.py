@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.clients import job_service_client
-from tests.engine import TOOLS_BIN, Result, engine_env, tools_missing
+from tests.clients import job_made_outside
+from tests.engine import TOOLS_BIN, Project, Result, engine_env, tools_missing
 from vertex_training._version import __version__
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -46,23 +46,19 @@ def missing() -> str | None:
 
 
 class YamlProgram:
-    """A Pulumi YAML program in a directory of its own, its state in a file backend."""
+    """A Pulumi YAML program that names provider/ as its plugin, in a project of its own
+    (``Project.of_yaml``), pointed at the fake; its resources and outputs as the test sets
+    them (``write``)."""
 
     def __init__(self, tmp: Path, fake: FakeVertex) -> None:
-        self.root = tmp / "training"
-        self.root.mkdir()
         self.fake = fake
-        self.env = {
-            **engine_env(tmp, Path(sys.prefix)),
-            "VERTEX_TRAINING_PYTHON": sys.executable,
-        }
         self.resources: dict[str, Any] = {}
         self.outputs: dict[str, Any] = {}
-        self.write()
-        self.run("stack", "init", "dev").check()
+        self.project = Project.of_yaml(tmp, self.program())
+        self.root = self.project.root
 
-    def write(self) -> None:
-        program = {
+    def program(self) -> dict[str, Any]:
+        return {
             "name": "training",
             "runtime": "yaml",
             "plugins": {"providers": [{"name": "vertex-training", "path": str(PLUGIN)}]},
@@ -74,26 +70,15 @@ class YamlProgram:
             "resources": self.resources,
             "outputs": self.outputs,
         }
-        (self.root / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+
+    def write(self) -> None:
+        self.project.write_program(self.program())
 
     def run(self, *args: str) -> Result:
-        import subprocess
-
-        proc = subprocess.run(
-            ["pulumi", *args, "--non-interactive"],
-            cwd=self.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
+        return self.project.run(*args)
 
     def state(self) -> list[dict[str, Any]]:
-        exported = json.loads(self.run("stack", "export").check().stdout)
-        resources: list[dict[str, Any]] = exported["deployment"].get("resources") or []
-        return resources
+        return self.project.state_resources()
 
 
 def job(machine: str = "e2-standard-4") -> dict[str, Any]:
@@ -190,29 +175,19 @@ class TestYamlProgram:
         assert second.job_spec.worker_pool_specs[0].machine_spec.machine_type == "e2-standard-8"
 
         # A job made outside Pulumi, imported.
-        with job_service_client(fake.address) as client:
-            outside = client.create_custom_job(
-                parent=PARENT,
-                custom_job={
-                    "display_name": "made-by-hand",
-                    "job_spec": {
-                        "worker_pool_specs": [
-                            {
-                                "machine_spec": {"machine_type": "e2-standard-4"},
-                                "replica_count": 1,
-                                "container_spec": {"image_uri": IMAGE, "args": ["--lr", "0.1"]},
-                            }
-                        ]
-                    },
-                    "labels": {"team": "vision"},
-                },
-            )
+        outside = job_made_outside(
+            fake.address,
+            display_name="made-by-hand",
+            image=IMAGE,
+            args=["--lr", "0.1"],
+            labels={"team": "vision"},
+        )
         code = program.root / "imported.yaml"
         imported = program.run(
             "import",
             "vertex-training:index:TrainingJob",
             "by-hand",
-            outside.name,
+            outside,
             "--yes",
             "--protect=false",
             "--out",
@@ -230,7 +205,7 @@ class TestYamlProgram:
         program.resources.update(written)
         program.write()
         program.run("preview", "--expect-no-changes").check()
-        assert outside.name in fake.jobs
+        assert outside in fake.jobs
 
         destroyed = program.run("destroy", "--yes", "--skip-preview").check()
         assert "deleted" in destroyed.output
@@ -290,8 +265,6 @@ class TestMigration:
         if reason := missing():
             pytest.skip(reason)
         import subprocess
-
-        from tests.engine import Project
 
         image = "us-docker.pkg.dev/test-project/repo/trainer:1"
         with FakeVertex(queued_s=0.5, pending_s=0.5, run_s=1.0) as fake:

@@ -26,7 +26,7 @@ from pulumi.provider.experimental.provider import (
 )
 from pulumi.runtime.sync_await import _sync_await
 
-from tests.clients import job_service_client
+from tests.clients import job_made_outside
 from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.errors import BackendError
 from vertex_training.plugin.provider import VertexTrainingProvider
@@ -210,23 +210,8 @@ class TestImport:
         self, plugin: VertexTrainingProvider, fake: FakeVertex
     ) -> None:
         """Read with no inputs gives the job's keys, which check as the same job."""
-        with job_service_client(fake.address) as client:
-            outside = client.create_custom_job(
-                parent="projects/test-project/locations/us-central1",
-                custom_job={
-                    "display_name": "by-hand",
-                    "job_spec": {
-                        "worker_pool_specs": [
-                            {
-                                "machine_spec": {"machine_type": "e2-standard-4"},
-                                "replica_count": 1,
-                                "container_spec": {"image_uri": IMAGE},
-                            }
-                        ]
-                    },
-                },
-            )
-        read = asyncio.run(plugin.read(ReadRequest(urn(), outside.name, {}, {})))
+        outside = job_made_outside(fake.address, display_name="by-hand", image=IMAGE)
+        read = asyncio.run(plugin.read(ReadRequest(urn(), outside, {}, {})))
         inputs = plain_map(read.inputs)
         assert inputs["job"] == {
             "image": IMAGE,
@@ -237,7 +222,7 @@ class TestImport:
         checked = asyncio.run(plugin.check(CheckRequest(urn(), read.inputs, read.inputs, b"")))
         assert not checked.failures
         diff = asyncio.run(
-            plugin.diff(DiffRequest(urn(), outside.name, read.properties, checked.inputs, []))
+            plugin.diff(DiffRequest(urn(), outside, read.properties, checked.inputs, []))
         )
         assert diff.changes is False
 

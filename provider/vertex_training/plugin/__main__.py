@@ -17,7 +17,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-#: The servicer's calls that run a provider operation.
+#: The servicer's calls that run a provider operation. (Construct is left out: the
+#: servicer turns every error of a component into one of its own wording first.)
 OPERATIONS = (
     "CheckConfig",
     "Configure",
@@ -27,7 +28,6 @@ OPERATIONS = (
     "Read",
     "Update",
     "Delete",
-    "Construct",
 )
 
 

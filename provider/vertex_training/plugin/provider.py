@@ -57,6 +57,7 @@ from pulumi.provider.experimental.provider import (
 
 from vertex_training.errors import BackendError
 from vertex_training.keys import LOCAL_ACCELERATOR_MODES
+from vertex_training.packaging import POOL_KEYS
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.importing import imported_inputs
 from vertex_training.plugin.values import is_secret, plain_map, property_value
@@ -302,8 +303,7 @@ class VertexTrainingProvider(Provider):
                     f"{schema.TUNING_JOB} (docs/tuning.md), or remove study",
                 )
             )
-        pools = ("", "workers", "parameter_servers", "evaluators")
-        for pool in pools:
+        for pool in ("", *POOL_KEYS):  # the pools a package may run in
             keys = config.get(pool) if pool else config
             package = keys.get("python_package") if isinstance(keys, Mapping) else None
             if isinstance(package, Mapping) and "package_path" in package:

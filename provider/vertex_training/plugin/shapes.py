@@ -156,15 +156,6 @@ def object_type(
     return spec
 
 
-def literal_values(annotation: Any) -> list[str]:
-    """The values a ``Literal`` (or a union holding one) allows; [] for any other."""
-    values: list[str] = []
-    for member in _members(plain(annotation)):
-        if typing.get_origin(member) is Literal:
-            values.extend(str(value) for value in typing.get_args(member))
-    return values
-
-
 def _walk(value: Any, annotation: Any, *, to_keys: bool) -> Any:
     """``value`` with each typed dictionary's names renamed, at any depth: properties to
     keys (``to_keys``), or keys to properties. A name the dictionary does not know is
