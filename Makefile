@@ -12,6 +12,8 @@ PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_
 INSTALLED := $(VENV)/.installed-$(PYTHON_VERSION)
 PULUMI := source scripts/pulumi-env.sh &&
 STACK ?= local
+# The release's version: provider/pyproject.toml's, stamped into the schema and every SDK.
+RELEASE := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' provider/pyproject.toml)
 BASE ?= origin/main
 
 help:  ## List the targets.
@@ -51,7 +53,10 @@ lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode o
 	$(VENV)/bin/mypy
 
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.
-	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json
+	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json $(RELEASE)
+
+sdks: schema tools  ## Write the SDKs under sdk/ (TypeScript, Go, Python) from the schema.
+	bash scripts/gen-sdks.sh sdk
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
 	$(PY) scripts/outdated.py
@@ -92,4 +97,4 @@ images: venv  ## Refresh prices/images.json: Google's prebuilt training images, 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools up preview render destroy test lint schema outdated policy-venv plan bench bench-scale prices images bench-prices
+.PHONY: help venv tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices

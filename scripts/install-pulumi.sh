@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes a Pulumi CLI, a Python language host and a YAML language host
-# (pulumi-language-yaml, which runs Pulumi YAML programs) available in .tools/bin.
+# Makes a Pulumi CLI and its language hosts (Python, YAML, Node.js and Go: the programs
+# each runs) available in .tools/bin, with sdkgen, which writes the plugin's SDKs.
 #
 #   1. A `pulumi` already installed (on PATH) at MIN_CLI or later is used as it is, with
 #      the language hosts its release ships beside it: no Go, no build. Only if no
@@ -12,7 +12,10 @@
 #      Python language host of tools/language-host and the two host scripts of tools/host.
 #
 # The YAML language host is built from tools/language-yaml, at the pulumi-yaml release its
-# go.mod requires, when .tools/bin has none of that release. Builds keep the Go caches
+# go.mod requires, when .tools/bin has none of that release; the Node.js and Go language
+# hosts (TypeScript and Go programs) from tools/language-nodejs and tools/language-go the
+# same way, when the CLI in use has none beside it. sdkgen (tools/sdkgen), which writes
+# the plugin's SDKs for `make sdks`, is built whenever Go is there. Builds keep the Go caches
 # under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it);
 # PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
@@ -38,12 +41,16 @@ grep -q "github.com/pulumi/pulumi/pkg/v3 v$version\$" "$root/tools/pulumi-cli/go
 cli_version() { PULUMI_SKIP_UPDATE_CHECK=1 "$1" version 2>/dev/null | tr -d 'v\r\n'; }
 # at_least A B: version A is B or later.
 at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
-# remove_ours: removes the CLI and hosts from .tools/bin, all but a YAML host built here
-# (yaml_host below replaces that one only when it is of another release).
+# remove_ours: removes the CLI and hosts from .tools/bin, all but the YAML, Node.js and Go
+# hosts built here (yaml_host and sdk_host below replace those only when of another
+# release).
 remove_ours() {
   local f
   for f in "$bin"/pulumi*; do
-    [ "$f" = "$bin/pulumi-language-yaml" ] || rm -f "$f"
+    case ${f##*/} in
+      pulumi-language-yaml | pulumi-language-nodejs | pulumi-language-go) ;;
+      *) rm -f "$f" ;;
+    esac
   done
 }
 
@@ -91,6 +98,44 @@ yaml_host() {
     github.com/pulumi/pulumi-yaml/pkg/version.Version
 }
 
+# The Node.js and Go language hosts: the proxy serves their own modules at no version, so
+# they are built from the last sdk/v3 releases that still carry them (each go.mod says
+# which), unless the CLI in use has its own (an official release ships both).
+sdk_host() {  # sdk_host LANGUAGE PACKAGE
+  local name=pulumi-language-$1 dir=language-$1 want built=
+  if [ -n "${cli_dir:-}" ] && PATH=$cli_dir command -v "$name" >/dev/null; then
+    rm -f "$bin/$name"
+    return 0
+  fi
+  want=$(sed -n 's|^require github.com/pulumi/pulumi/sdk/v3 v\(.*\)$|\1|p' \
+    "$root/tools/$dir/go.mod")
+  if [ -x "$bin/$name" ]; then
+    command -v go >/dev/null || return 0
+    built=$(go version -m "$bin/$name" 2>/dev/null \
+      | awk '$1 == "mod" && $2 == "github.com/pulumi/pulumi/sdk/v3" { print substr($3, 2) }')
+  fi
+  [ "$built" != "$want" ] || return 0
+  command -v go >/dev/null || {
+    echo "warning: no $name is installed beside the Pulumi CLI, and building it needs Go:" \
+      "programs of that language will not run (install Go, go.dev/doc/install)" >&2
+    return 0
+  }
+  echo "building the Pulumi language host $name from sdk/v3 $want" >&2
+  go_env
+  rm -f "$bin/$name"
+  build "$dir" "$want" "github.com/pulumi/pulumi/sdk/v3/$2"
+}
+other_hosts() {
+  sdk_host nodejs nodejs/cmd/pulumi-language-nodejs
+  sdk_host go go/pulumi-language-go
+  command -v go >/dev/null || return 0
+  if [ ! -x "$bin/sdkgen" ] || [ -n "$(find "$root/tools/sdkgen" -newer "$bin/sdkgen")" ]; then
+    echo "building sdkgen (tools/sdkgen), which writes the plugin's SDKs" >&2
+    go_env
+    (cd "$root/tools/sdkgen" && go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0" .)
+  fi
+}
+
 # 1. An installed CLI. The official release ships its language hosts and host scripts
 #    beside the binary; the CLI finds them there and on PATH.
 path_without_tools=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd: -)
@@ -110,6 +155,8 @@ if [ "${PULUMI_BUILD:-}" != 1 ] \
       else
         yaml_host
       fi
+      cli_dir=$(dirname "$installed")
+      other_hosts
       exit 0
     fi
     echo "the installed Pulumi CLI $found ($installed) has no pulumi-language-python beside" \
@@ -138,6 +185,7 @@ if [ "$built" != "$version" ] || [ ! -x "$bin/pulumi-language-python" ]; then
   build language-host "$host" github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 fi
 yaml_host
+other_hosts
 
 # The host scripts a CLI release ships beside its language host: the host runs the program
 # through the first; the engine starts the second as the plugin that serves every dynamic

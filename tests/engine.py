@@ -160,12 +160,22 @@ class Project:
         """A Pulumi YAML program (``program``: its Pulumi.yaml), run by the same CLI and
         backend; the plugins it names (provider/pulumi-resource-vertex-training) run under
         this virtualenv's Python."""
-        root = tmp / "project"
-        root.mkdir()
-        env = {**engine_env(tmp, VENV), "VERTEX_TRAINING_PYTHON": sys.executable}
-        project = cls(root=root, env=env)
+        project = cls.of_files(tmp, {})
         project.write_program(program)
         return project
+
+    @classmethod
+    def of_files(cls, tmp: Path, files: dict[str, str]) -> Project:
+        """A program of any language in a folder of its own under ``tmp`` (``files``: its
+        Pulumi.yaml and sources, by path), run by the same CLI and backend; the plugins it
+        names run under this virtualenv's Python."""
+        root = tmp / "project"
+        root.mkdir()
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        env = {**engine_env(tmp, VENV), "VERTEX_TRAINING_PYTHON": sys.executable}
+        return cls(root=root, env=env)
 
     def write_program(self, program: dict[str, Any]) -> None:
         """Write the project's Pulumi.yaml (a YAML program's resources and outputs)."""

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.release import RELEASE
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.provider import property_failure
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
@@ -38,7 +39,7 @@ def walk_properties(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]
 class TestSchemaFile:
     def test_the_written_schema_is_what_the_keys_and_docs_give(self) -> None:
         """schema.json is stale when the typed keys or the docs changed: run `make schema`."""
-        assert schema.SCHEMA_FILE.read_text() == schema.render(DOCS), (
+        assert schema.SCHEMA_FILE.read_text() == schema.render(DOCS, RELEASE), (
             "provider/vertex_training/plugin/schema.json is stale: run `make schema`"
         )
 
@@ -58,6 +59,10 @@ class TestSchemaFile:
         """Each property of every type and resource has a description from the docs."""
         missing = [path for path, spec in walk_properties(written()) if not spec.get("description")]
         assert missing == []
+
+    def test_the_written_schema_is_of_this_release(self) -> None:
+        """schema.json carries provider/pyproject.toml's version, which the SDKs take."""
+        assert written()["version"] == RELEASE
 
     def test_the_served_schema_carries_the_version(self) -> None:
         """The plugin stamps its version into the schema it serves."""
@@ -84,7 +89,7 @@ class TestOneSource:
         )
         (tmp_path / "plugin.md").write_text((DOCS / "plugin.md").read_text())
         with pytest.raises(KeyError, match="kms_key"):
-            schema.build(tmp_path)
+            schema.build(tmp_path, "0.0.0")
 
     def test_descriptions_come_from_the_rows(self) -> None:
         """A nested key's description is its row (scheduling.timeout), a pool's the job's."""

@@ -81,5 +81,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def script() -> int:
+    """The ``pulumi-resource-vertex-training`` command the wheel installs: on PATH, the
+    engine finds the plugin there for a program of any language (docs/library.md)."""
+    return main(sys.argv[1:])
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

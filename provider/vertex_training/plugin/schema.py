@@ -4,11 +4,12 @@ The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobA
 holds, read by ``shapes``), the descriptions from the docs: each job key's row of
 docs/config-shape.md ("Job keys", "Platform keys"), each resource property's row of
 docs/plugin.md. ``make schema`` writes ``schema.json`` beside this module (the installed
-plugin serves that file, stamped with its version: the docs are not installed);
-``tests/test_plugin_schema.py`` fails when the file, the typed keys and the docs
-disagree.
+plugin serves that file, stamped with its installed version: the docs are not
+installed); ``tests/test_plugin_schema.py`` fails when the file, the typed keys and the
+docs disagree. The file carries the release's version (provider/pyproject.toml's), which
+``make sdks`` stamps into every SDK, and the names each language's SDK is published under.
 
-    python -m vertex_training.plugin.schema DOCS_DIR OUT.json
+    python -m vertex_training.plugin.schema DOCS_DIR OUT.json VERSION
 """
 
 from __future__ import annotations
@@ -32,6 +33,38 @@ JOB_WAITER = f"{shapes.PACKAGE}:{shapes.MODULE}:JobWaiter"
 TRAINING_PLATFORM = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingPlatform"
 PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
 WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
+#: The Go module of the Go SDK (sdk/go/go.mod): the repository's path with sdk/go, so
+#: that the release tags it sdk/go/vX.Y.Z (.github/workflows/release.yml checks that
+#: the repository it runs in is this one).
+GO_MODULE = "github.com/vertex-training/vertex-training/sdk/go"
+#: How each language's SDK is named where it is published (docs/library.md), and that it
+#: takes the schema's version as its own.
+LANGUAGES: dict[str, dict[str, Any]] = {
+    "nodejs": {
+        "packageName": "vertex-training",
+        "packageDescription": "Google Cloud training jobs as Pulumi resources.",
+        "respectSchemaVersion": True,
+    },
+    "go": {
+        "importBasePath": f"{GO_MODULE}/vertextraining",
+        "modulePath": GO_MODULE,
+        "respectSchemaVersion": True,
+    },
+    "python": {
+        "packageName": "pulumi_vertex_training",
+        "pyproject": {"enabled": True},
+        "pythonRequires": ">=3.11",
+        "respectSchemaVersion": True,
+    },
+}
+
+
+def languages(version: str) -> dict[str, dict[str, Any]]:
+    """``LANGUAGES`` for the release ``version``: the Python SDK requires the
+    vertex-training distribution of the same release, which installs the plugin
+    (``pulumi-resource-vertex-training``) where the engine finds it."""
+    python = {**LANGUAGES["python"], "requires": {"vertex-training": f"=={version}"}}
+    return {**LANGUAGES, "python": python}
 #: What a key of a typed dictionary is called in docs/config-shape.md: its prefix there.
 DOC_PREFIXES: dict[type, str] = {
     arguments.PythonPackageArgs: "python_package",
@@ -78,6 +111,19 @@ JOB_OUTPUTS: dict[str, dict[str, Any]] = {
     "modelDirectory": {"type": "string"},
     "waiterEntry": {"$ref": f"#/types/{WAITER_ENTRY}"},
 }
+#: The outputs every job resource has once made (``VertexTrainingProvider`` sets them, an
+#: empty text where there is nothing yet): an SDK types them as always present.
+ALWAYS_SET = (
+    "state",
+    "error",
+    "attempts",
+    "jobId",
+    "consoleUrl",
+    "logsUrl",
+    "outputDirectory",
+    "modelDirectory",
+    "waiterEntry",
+)
 TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
     "trials": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
     "bestTrial": {"$ref": "pulumi.json#/Any"},
@@ -180,7 +226,7 @@ def _sentence(meaning: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def build(docs: Path, version: str = "0.0.0") -> dict[str, Any]:
+def build(docs: Path, version: str) -> dict[str, Any]:
     """The whole schema, stamped with ``version``."""
     described = Descriptions(docs)
     types: dict[str, dict[str, Any]] = {}
@@ -229,7 +275,7 @@ def build(docs: Path, version: str = "0.0.0") -> dict[str, Any]:
             "inputProperties": inputs,
             "requiredInputs": ["job"],
             "properties": {**inputs, **props(section, outputs)},
-            "required": ["job", "state", "error", "waiterEntry"],
+            "required": ["job", *ALWAYS_SET],
         }
 
     map_of_any = {"type": "object", "additionalProperties": ANY}
@@ -282,6 +328,7 @@ def build(docs: Path, version: str = "0.0.0") -> dict[str, Any]:
         ),
         "keywords": ["pulumi", "vertex-ai", "google-cloud", "training"],
         "license": "Apache-2.0",
+        "language": languages(version),
         "config": {"variables": provider_settings},
         "provider": {"inputProperties": provider_settings},
         "types": dict(sorted(types.items())),
@@ -296,15 +343,15 @@ def served(version: str) -> str:
     return json.dumps(schema)
 
 
-def render(docs: Path) -> str:
-    """The schema as ``make schema`` writes it (the version left for ``served``)."""
-    return json.dumps(build(docs), indent=2, sort_keys=False) + "\n"
+def render(docs: Path, version: str) -> str:
+    """The schema as ``make schema`` writes it, for the release ``version``."""
+    return json.dumps(build(docs, version), indent=2, sort_keys=False) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    """``python -m vertex_training.plugin.schema DOCS_DIR OUT.json``."""
-    docs, out = Path(argv[0]), Path(argv[1])
-    out.write_text(render(docs))
+    """``python -m vertex_training.plugin.schema DOCS_DIR OUT.json VERSION``."""
+    docs, out, version = Path(argv[0]), Path(argv[1]), argv[2]
+    out.write_text(render(docs, version))
     return 0
 
 

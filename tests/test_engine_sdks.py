@@ -1,0 +1,286 @@
+"""The generated SDKs on the real engine: a TypeScript program and a Go program, each in a
+folder of its own outside the repository, use the SDK of their language (sdk/nodejs packed
+into a tarball as npm would ship it; a copy of sdk/go as `go get` would fetch it) to run
+two jobs against the fake JobService. The second job takes the first's ID, an Output of
+another resource, among its args; a JobWaiter waits for both. Each program goes through
+preview, up, a no-change preview, a replacement (a config value changes the first job's
+machine) and destroy, checked against what the fake holds after each step.
+
+The plugin is provider/ under the tests' Python; the Node.js and Go language hosts are
+the ones `make tools` builds, `@pulumi/pulumi` comes from npm. CI runs these once
+(``polyglot``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.engine import TOOLS_BIN, Project, tools_missing
+from tests.release import RELEASE, REPO, SDK
+from vertex_training.plugin.schema import GO_MODULE
+from vertex_training.testing.fake_vertex import FakeVertex
+
+pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
+
+PLUGIN = REPO / "provider"
+IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+#: The `@pulumi/pulumi` the TypeScript program takes: the release requirements.txt pins.
+PULUMI = next(
+    line.split("==")[1].strip()
+    for line in (REPO / "requirements.txt").read_text().splitlines()
+    if line.startswith("pulumi==")
+)
+NPM_QUIET = ["--no-audit", "--no-fund", "--loglevel=error"]
+
+
+def plugin_block() -> str:
+    return (
+        "plugins:\n  providers:\n    - name: vertex-training\n"
+        f"      path: {PLUGIN}\n"
+    )
+
+
+TYPESCRIPT = """\
+import * as pulumi from "@pulumi/pulumi";
+import * as vertex from "vertex-training";
+
+const config = new pulumi.Config();
+const image = "%(image)s";
+
+const train = new vertex.TrainingJob("train", {
+    job: {
+        image,
+        machine: config.get("machine") ?? "e2-standard-4",
+        args: ["--epochs", "3"],
+        wait: "succeeded",
+    },
+});
+// An Output of another resource as an argument: the first job's ID.
+const evaluate = new vertex.TrainingJob("evaluate", {
+    job: { image, machine: "e2-standard-4", args: ["--model-of", train.jobId], wait: "succeeded" },
+});
+const waiter = new vertex.JobWaiter("wait-for-jobs", {
+    jobs: [train.waiterEntry, evaluate.waiterEntry],
+});
+
+export const trainJob = train.jobId;
+export const states = waiter.states;
+"""
+
+GO = """\
+package main
+
+import (
+\t"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+\t"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+\tvertex "%(module)s/vertextraining"
+)
+
+const image = "%(image)s"
+
+func main() {
+\tpulumi.Run(func(ctx *pulumi.Context) error {
+\t\tmachine := config.Get(ctx, "machine")
+\t\tif machine == "" {
+\t\t\tmachine = "e2-standard-4"
+\t\t}
+\t\ttrain, err := vertex.NewTrainingJob(ctx, "train", &vertex.TrainingJobArgs{
+\t\t\tJob: &vertex.JobArgs{
+\t\t\t\tImage:   pulumi.String(image),
+\t\t\t\tMachine: pulumi.String(machine),
+\t\t\t\tArgs:    pulumi.StringArray{pulumi.String("--epochs"), pulumi.String("3")},
+\t\t\t\tWait:    pulumi.String("succeeded"),
+\t\t\t},
+\t\t})
+\t\tif err != nil {
+\t\t\treturn err
+\t\t}
+\t\t// An Output of another resource as an argument: the first job's ID.
+\t\tevaluate, err := vertex.NewTrainingJob(ctx, "evaluate", &vertex.TrainingJobArgs{
+\t\t\tJob: &vertex.JobArgs{
+\t\t\t\tImage:   pulumi.String(image),
+\t\t\t\tMachine: pulumi.String("e2-standard-4"),
+\t\t\t\tArgs:    pulumi.StringArray{pulumi.String("--model-of"), train.JobId},
+\t\t\t\tWait:    pulumi.String("succeeded"),
+\t\t\t},
+\t\t})
+\t\tif err != nil {
+\t\t\treturn err
+\t\t}
+\t\twaiter, err := vertex.NewJobWaiter(ctx, "wait-for-jobs", &vertex.JobWaiterArgs{
+\t\t\tJobs: vertex.WaiterEntryArray{train.WaiterEntry, evaluate.WaiterEntry},
+\t\t})
+\t\tif err != nil {
+\t\t\treturn err
+\t\t}
+\t\tctx.Export("trainJob", train.JobId)
+\t\tctx.Export("states", waiter.States)
+\t\treturn nil
+\t})
+}
+"""
+
+
+def go_env() -> dict[str, str]:
+    """Go's caches where `make tools` keeps them (.tools/go), the toolchain installed."""
+    go = TOOLS_BIN.parent / "go"
+    return {
+        "GOMODCACHE": os.environ.get("GOMODCACHE") or str(go / "mod"),
+        "GOCACHE": os.environ.get("GOCACHE") or str(go / "cache"),
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-mod=mod",
+    }
+
+
+def missing(language: str) -> str | None:
+    if reason := tools_missing():
+        return reason
+    host = {"nodejs": "pulumi-language-nodejs", "go": "pulumi-language-go"}[language]
+    tool = {"nodejs": "npm", "go": "go"}[language]
+    if not (TOOLS_BIN / host).exists() and not shutil.which(host):
+        return f"no {host}: run `make tools`"
+    if not shutil.which(tool):
+        return f"{tool} is not installed"
+    return None
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        args, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{done.stderr}"
+    return done.stdout
+
+
+def pack_nodejs_sdk(work: Path) -> Path:
+    """sdk/nodejs built and packed as the release packs it (scripts/pack-sdks.sh)."""
+    run(["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(work), "nodejs"], REPO)
+    [tarball] = work.glob("vertex-training-*.tgz")
+    return tarball
+
+
+@pytest.fixture(scope="module")
+def nodejs_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if reason := missing("nodejs"):
+        pytest.skip(reason)
+    return pack_nodejs_sdk(tmp_path_factory.mktemp("nodejs-sdk"))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeVertex]:
+    with FakeVertex(queued_s=0.3, pending_s=0.3, run_s=0.6) as fake:
+        yield fake
+
+
+def typescript_program(tmp: Path, tarball: Path) -> Project:
+    package = {
+        "name": "ts-training",
+        "main": "index.ts",
+        "dependencies": {"@pulumi/pulumi": PULUMI, "vertex-training": f"file:{tarball}"},
+        "devDependencies": {"@types/node": "^20", "typescript": "^5"},
+    }
+    project = Project.of_files(
+        tmp,
+        {
+            "Pulumi.yaml": "name: ts-training\n"
+            "runtime:\n  name: nodejs\n  options:\n    typescript: true\n" + plugin_block(),
+            "package.json": json.dumps(package, indent=2),
+            "index.ts": TYPESCRIPT % {"image": IMAGE},
+        },
+    )
+    run(["npm", "install", *NPM_QUIET], project.root)
+    return project
+
+
+def go_program(tmp: Path) -> Project:
+    sdk = tmp / "vertex-training-sdk-go"
+    shutil.copytree(SDK / "go", sdk)
+    project = Project.of_files(
+        tmp,
+        {
+            "Pulumi.yaml": "name: go-training\nruntime: go\n" + plugin_block(),
+            "main.go": GO % {"image": IMAGE, "module": GO_MODULE},
+            "go.mod": f"module go-training\n\ngo 1.25\n\nrequire {GO_MODULE} v{RELEASE}\n\n"
+            f"replace {GO_MODULE} => {sdk}\n",
+        },
+    )
+    project.env.update(go_env())
+    run(["go", "mod", "tidy"], project.root, go_env())
+    return project
+
+
+def machine(job: object) -> str:
+    return str(job.job_spec.worker_pool_specs[0].machine_spec.machine_type)  # type: ignore[attr-defined]
+
+
+def the_life_of_two_jobs(project: Project, fake: FakeVertex) -> None:
+    """Preview, up, a no-change preview, a replacement and destroy, against the fake."""
+    for key, value in (
+        ("vertex-training:apiEndpoint", fake.address),
+        ("vertex-training:project", "test-project"),
+        ("vertex-training:region", "us-central1"),
+    ):
+        project.run("config", "set", key, value).check()
+
+    preview = project.run("preview").check()
+    assert "+ 4 to create" in preview.output
+    assert fake.jobs == {}, "a preview submitted a job"
+
+    up = project.run("up", "--yes", "--skip-preview").check()
+    assert "train: SUCCEEDED" in up.output and "evaluate: SUCCEEDED" in up.output
+    jobs = {job.display_name: job for job in fake.jobs.values()}
+    assert set(jobs) == {"train", "evaluate"}
+    train_id = jobs["train"].name.rsplit("/", 1)[-1]
+    assert list(jobs["evaluate"].job_spec.worker_pool_specs[0].container_spec.args) == [
+        "--model-of",
+        train_id,
+    ]
+    assert {job.state.name for job in jobs.values()} == {"JOB_STATE_SUCCEEDED"}
+    assert project.outputs() == {
+        "trainJob": train_id,
+        "states": {"train": "SUCCEEDED", "evaluate": "SUCCEEDED"},
+    }
+    state = project.state_resources()
+    assert "__provider" not in json.dumps(state)
+    [plugin] = [r for r in state if r["type"] == "pulumi:providers:vertex-training"]
+    assert plugin["inputs"]["version"] == RELEASE
+
+    unchanged = project.run("preview", "--expect-no-changes").check()
+    assert "4 unchanged" in unchanged.output
+
+    project.run("config", "set", "machine", "n1-standard-4").check()
+    replaced = project.run("up", "--yes", "--skip-preview").check()
+    # The first job's machine changed; the second's args hold the first's new ID.
+    assert "+-2 replaced" in replaced.output
+    after = {job.display_name: job for job in fake.jobs.values()}
+    assert set(after) == {"train", "evaluate"}, "a replaced job is still there"
+    assert machine(after["train"]) == "n1-standard-4"
+    new_id = after["train"].name.rsplit("/", 1)[-1]
+    assert new_id != train_id
+    assert list(after["evaluate"].job_spec.worker_pool_specs[0].container_spec.args)[-1] == new_id
+
+    project.run("destroy", "--yes").check()
+    assert fake.jobs == {}, "destroy left a job"
+
+
+class TestTypeScriptProgram:
+    def test_a_typescript_program_runs_jobs_through_preview_up_replace_and_destroy(
+        self, tmp_path: Path, nodejs_sdk: Path, fake: FakeVertex
+    ) -> None:
+        the_life_of_two_jobs(typescript_program(tmp_path, nodejs_sdk), fake)
+
+
+class TestGoProgram:
+    def test_a_go_program_runs_jobs_through_preview_up_replace_and_destroy(
+        self, tmp_path: Path, fake: FakeVertex
+    ) -> None:
+        if reason := missing("go"):
+            pytest.skip(reason)
+        the_life_of_two_jobs(go_program(tmp_path), fake)
