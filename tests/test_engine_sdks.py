@@ -41,10 +41,7 @@ NPM_QUIET = ["--no-audit", "--no-fund", "--loglevel=error"]
 
 
 def plugin_block() -> str:
-    return (
-        "plugins:\n  providers:\n    - name: vertex-training\n"
-        f"      path: {PLUGIN}\n"
-    )
+    return f"plugins:\n  providers:\n    - name: vertex-training\n      path: {PLUGIN}\n"
 
 
 TYPESCRIPT = """\
@@ -153,7 +150,12 @@ def missing(language: str) -> str | None:
 
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        args, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True
+        args,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{done.stderr}"
     return done.stdout

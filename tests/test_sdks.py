@@ -50,7 +50,8 @@ class TestOneRelease:
         """The schema's version (provider/pyproject.toml's) is each SDK's."""
         package = json.loads((SDK / "nodejs" / "package.json").read_text())
         assert package["version"] == RELEASE
-        assert package["pulumi"] == {"resource": True, "name": "vertex-training", "version": RELEASE}
+        plugin = {"resource": True, "name": "vertex-training", "version": RELEASE}
+        assert package["pulumi"] == plugin
         python = tomllib.loads((SDK / "python" / "pyproject.toml").read_text())["project"]
         assert python["version"] == RELEASE
         assert f"vertex-training=={RELEASE}" in python["dependencies"]
