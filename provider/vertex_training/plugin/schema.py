@@ -65,6 +65,8 @@ def languages(version: str) -> dict[str, dict[str, Any]]:
     (``pulumi-resource-vertex-training``) where the engine finds it."""
     python = {**LANGUAGES["python"], "requires": {"vertex-training": f"=={version}"}}
     return {**LANGUAGES, "python": python}
+
+
 #: What a key of a typed dictionary is called in docs/config-shape.md: its prefix there.
 DOC_PREFIXES: dict[type, str] = {
     arguments.PythonPackageArgs: "python_package",
