@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 # Before any test imports the Pulumi SDK's provider modules: the plugin package gives them
 # Google's google.rpc.Status (vertex_training.plugin's docstring says why).
 import vertex_training.plugin  # noqa: F401
+from tests.release import build_dist, install_venv, pack_nodejs
 from vertex_training.testing import ManualClock
 
 
@@ -14,3 +17,21 @@ from vertex_training.testing import ManualClock
 def clock() -> ManualClock:
     """A clock the test moves by hand, for fakes whose jobs advance only when told."""
     return ManualClock()
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel and sdist `python -m build` makes of provider/ (tests/release.py)."""
+    return build_dist(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv outside the repository with the wheel installed."""
+    return install_venv(dist, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def nodejs_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TypeScript SDK's npm tarball, built from sdk/nodejs."""
+    return pack_nodejs(tmp_path_factory)

@@ -1,10 +1,19 @@
 """What one release is made of, as the tests read it: its version (provider/pyproject.toml's,
-the one source of it) and where its SDKs are."""
+the one source of it), where its SDKs are, and its packages built as a user gets them:
+the wheel and sdist (``dist``), and a fresh virtualenv outside the repository with the
+wheel installed (``venv``: its bin/ holds the plugin, pulumi-resource-vertex-training).
+tests/conftest.py makes both session fixtures."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 #: The release's version.
@@ -13,3 +22,60 @@ RELEASE: str = tomllib.loads((REPO / "provider" / "pyproject.toml").read_text())
 ]
 #: The checked-in SDKs (`make sdks`), one folder per language.
 SDK = REPO / "sdk"
+#: Building and installing take a while; pip's own limit is per request.
+INSTALL_TIMEOUT_S = 900
+
+
+def run(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [str(arg) for arg in args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
+    )
+    assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def build_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel and sdist `python -m build` makes of provider/."""
+    out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "provider"
+    # From a copy: a build writes build/ and *.egg-info beside the sources.
+    shutil.copytree(
+        REPO / "provider", source, ignore=shutil.ignore_patterns("__pycache__", ".venv")
+    )
+    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source)
+    return out
+
+
+def install_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv outside the repository with the wheel installed."""
+    folder = tmp_path_factory.mktemp("user") / "v"
+    run(sys.executable, "-m", "venv", folder)
+    pins = [
+        line
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if re.match(r"^[A-Za-z0-9_.-]+==", line)
+    ]
+    constraints = folder / "constraints.txt"
+    constraints.write_text("\n".join(pins) + "\n")
+    [wheel] = dist.glob("*.whl")
+    run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "-c", constraints, wheel)
+    return folder
+
+
+def pack_nodejs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sdk/nodejs built and packed as the release packs it (scripts/pack-sdks.sh): the
+    npm tarball a user's `npm install vertex-training` fetches."""
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed")
+    out = tmp_path_factory.mktemp("nodejs-sdk")
+    run("bash", REPO / "scripts" / "pack-sdks.sh", out, "nodejs", cwd=REPO)
+    [tarball] = out.glob("vertex-training-*.tgz")
+    return tarball

@@ -161,20 +161,6 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-def pack_nodejs_sdk(work: Path) -> Path:
-    """sdk/nodejs built and packed as the release packs it (scripts/pack-sdks.sh)."""
-    run(["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(work), "nodejs"], REPO)
-    [tarball] = work.glob("vertex-training-*.tgz")
-    return tarball
-
-
-@pytest.fixture(scope="module")
-def nodejs_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if reason := missing("nodejs"):
-        pytest.skip(reason)
-    return pack_nodejs_sdk(tmp_path_factory.mktemp("nodejs-sdk"))
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeVertex]:
     with FakeVertex(queued_s=0.3, pending_s=0.3, run_s=0.6) as fake:

@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from tests.engine import REPO, Project, engine_env, tools_missing
+from tests.release import INSTALL_TIMEOUT_S, run
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
@@ -33,8 +34,6 @@ pytestmark = [
 ]
 
 IMAGE = "us-docker.pkg.dev/acme-ml/train/trainer:1"
-#: Building and installing take a while; pip's own limit is per request.
-INSTALL_TIMEOUT_S = 900
 VERSION = re.search(
     r'^version = "(.+)"$', (REPO / "provider" / "pyproject.toml").read_text(), re.M
 )[1]  # type: ignore[index]
@@ -72,47 +71,6 @@ PROGRAM = '''
     pulumi.export("states", waiter.states)
     pulumi.export("train", cloud.id)
 '''
-
-
-def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(arg) for arg in args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
-    return result
-
-
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel and sdist `python -m build` makes of provider/."""
-    out = tmp_path_factory.mktemp("dist")
-    source = tmp_path_factory.mktemp("source") / "provider"
-    # From a copy: a build writes build/ and *.egg-info beside the sources.
-    shutil.copytree(REPO / "provider", source, ignore=shutil.ignore_patterns("__pycache__"))
-    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source)
-    return out
-
-
-@pytest.fixture(scope="module")
-def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv outside the repository with the wheel installed."""
-    folder = tmp_path_factory.mktemp("user") / "v"
-    run(sys.executable, "-m", "venv", folder)
-    pins = [
-        line
-        for line in (REPO / "requirements.txt").read_text().splitlines()
-        if re.match(r"^[A-Za-z0-9_.-]+==", line)
-    ]
-    constraints = folder / "constraints.txt"
-    constraints.write_text("\n".join(pins) + "\n")
-    [wheel] = dist.glob("*.whl")
-    run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "-c", constraints, wheel)
-    return folder
 
 
 class TestDistribution:

@@ -1,0 +1,26 @@
+// A training job, with its package, machine and epochs from each stack's
+// Pulumi.<stack>.yaml: `local` runs it on this machine, `dev` on Vertex AI. Every key a
+// job takes is in vertex-training's docs/plugin.md; `vertex.TrainingJob` and its
+// arguments are typed.
+import * as pulumi from "@pulumi/pulumi";
+import * as vertex from "vertex-training";
+
+const config = new pulumi.Config();
+
+const example = new vertex.TrainingJob("example", {
+    job: {
+        pythonPackage: config.requireObject<vertex.types.input.PythonPackageArgs>("pythonPackage"),
+        args: ["--epochs", config.get("epochs") ?? "4"],
+        machine: config.get("machine") ?? "n1-standard-4",
+        scheduling: { timeout: "30m" },
+        wait: "succeeded",
+    },
+});
+
+// Waits for the jobs it lists to reach the state their `wait` asks for, and fails the
+// update with each failed job's error and last log lines.
+const waiter = new vertex.JobWaiter("wait-for-jobs", { jobs: [example.waiterEntry] });
+
+export const state = waiter.states.apply((states) => states["example"]);
+export const outputDirectory = example.outputDirectory;
+export const logs = example.logsUrl;

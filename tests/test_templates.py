@@ -1,0 +1,110 @@
+"""`pulumi new` from the YAML, TypeScript and Go templates (templates/), in fresh folders
+outside the repository, depending on vertex-training as a user does after a release: the
+plugin from the wheel, installed into a virtualenv whose bin/ is on PATH (as `pipx install
+vertex-training` puts it there); the TypeScript SDK from its npm tarball; the Go SDK's
+module from a copy of sdk/go (the one step that is not as after a release: the module is
+not tagged anywhere, so the project's go.mod is pointed at the copy). Each project's
+`local` stack runs its job on this machine through `pulumi up`.
+
+The Python template's own test is in tests/test_package.py.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.engine import TOOLS_BIN, Project, engine_env, tools_missing
+from tests.release import REPO, SDK, run
+from vertex_training.plugin.schema import GO_MODULE
+
+TEMPLATES = REPO / "templates"
+LANGUAGES = ("yaml", "typescript", "go")
+
+
+def go_env() -> dict[str, str]:
+    go = TOOLS_BIN.parent / "go"
+    return {
+        "GOMODCACHE": str(go / "mod"),
+        "GOCACHE": str(go / "cache"),
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-mod=mod",
+    }
+
+
+class TestTheTemplates:
+    def test_each_template_has_a_local_and_a_dev_stack(self) -> None:
+        for language in (*LANGUAGES, "python"):
+            template = TEMPLATES / f"vertex-training-{language}"
+            local = yaml.safe_load((template / "Pulumi.local.yaml").read_text())["config"]
+            dev = yaml.safe_load((template / "Pulumi.dev.yaml").read_text())["config"]
+            assert local.get("vertex-training:backend") == "local", language
+            assert dev.get("vertex-training:backend", "vertex") == "vertex", language
+
+    def test_every_template_carries_the_same_trainer(self) -> None:
+        """The trainer each template ships is the Python template's, copied."""
+        source = TEMPLATES / "vertex-training-python" / "trainer"
+        names = sorted(
+            str(p.relative_to(source))
+            for p in source.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        )
+        for language in LANGUAGES:
+            copy = TEMPLATES / f"vertex-training-{language}" / "trainer"
+            _, mismatch, errors = filecmp.cmpfiles(source, copy, names, shallow=False)
+            assert mismatch == [] and errors == [], f"{language}: {mismatch or errors}"
+
+
+@pytest.mark.engine
+@pytest.mark.polyglot
+class TestPulumiNew:
+    """Each template's `local` stack, from `pulumi new` to a succeeded job."""
+
+    def new(self, tmp_path: Path, venv: Path, language: str) -> Project:
+        if reason := tools_missing():
+            pytest.skip(reason)
+        root = tmp_path / "acme-ml"
+        root.mkdir()
+        project = Project(root=root, stack="local", env=engine_env(tmp_path, venv))
+        template = TEMPLATES / f"vertex-training-{language}"
+        new = ["pulumi", "new", template, "--generate-only", "--yes", "--name", "acme-ml"]
+        run(*new, "--description", "Acme's training jobs", cwd=root, env=project.env)
+        assert yaml.safe_load((root / "Pulumi.yaml").read_text())["name"] == "acme-ml"
+        return project
+
+    def local_job_succeeds(self, project: Project) -> None:
+        up = project.up().check()
+        assert "example: SUCCEEDED" in up.output
+        outputs = project.outputs()
+        assert outputs["state"] == "SUCCEEDED"
+        model = Path(outputs["outputDirectory"]) / "model"
+        assert model.is_dir() and any(model.iterdir()), "the trainer wrote no model"
+        state = project.state_resources()
+        [job] = [r for r in state if r["type"] == "vertex-training:index:TrainingJob"]
+        assert job["outputs"]["job"]["pythonPackage"]["packageUris"] == ["trainer"]
+        project.run("destroy", "--yes").check()
+
+    def test_the_yaml_template(self, tmp_path: Path, venv: Path) -> None:
+        self.local_job_succeeds(self.new(tmp_path, venv, "yaml"))
+
+    def test_the_typescript_template(self, tmp_path: Path, venv: Path, nodejs_sdk: Path) -> None:
+        project = self.new(tmp_path, venv, "typescript")
+        quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
+        run("npm", "install", *quiet, nodejs_sdk, cwd=project.root)
+        self.local_job_succeeds(project)
+
+    def test_the_go_template(self, tmp_path: Path, venv: Path) -> None:
+        if not shutil.which("go"):
+            pytest.skip("go is not installed")
+        project = self.new(tmp_path, venv, "go")
+        copy = tmp_path / "sdk-go"
+        shutil.copytree(SDK / "go", copy)
+        env = {**project.env, **go_env()}
+        project.env = env
+        run("go", "mod", "edit", f"-replace={GO_MODULE}={copy}", cwd=project.root, env=env)
+        run("go", "mod", "tidy", cwd=project.root, env=env)
+        self.local_job_succeeds(project)
