@@ -2,10 +2,13 @@
 the one source of it), where its SDKs are, and its packages built as a user gets them:
 the wheel and sdist (``dist``), and a fresh virtualenv outside the repository with the
 wheel installed (``venv``: its bin/ holds the plugin, pulumi-resource-vertex-training).
-tests/conftest.py makes both session fixtures."""
+tests/conftest.py makes both session fixtures. With ``VERTEX_TRAINING_DIST`` set to a
+folder of built packages (the release workflow's), the tests take those instead of
+building them: what is published is what was tested."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -22,6 +25,11 @@ RELEASE: str = tomllib.loads((REPO / "provider" / "pyproject.toml").read_text())
 ]
 #: The checked-in SDKs (`make sdks`), one folder per language.
 SDK = REPO / "sdk"
+#: The release's packages, built before the tests (``VERTEX_TRAINING_DIST``), or None.
+BUILT = Path(os.environ["VERTEX_TRAINING_DIST"]) if os.environ.get("VERTEX_TRAINING_DIST") else None
+WHEEL = "vertex_training-*.whl"
+SDIST = "vertex_training-*.tar.gz"
+NPM_TARBALL = "vertex-training-*.tgz"
 #: Building and installing take a while; pip's own limit is per request.
 INSTALL_TIMEOUT_S = 900
 
@@ -43,7 +51,9 @@ def run(
 
 
 def build_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel and sdist `python -m build` makes of provider/."""
+    """The wheel and sdist `python -m build` makes of provider/ (or BUILT's)."""
+    if BUILT is not None:
+        return BUILT
     out = tmp_path_factory.mktemp("dist")
     source = tmp_path_factory.mktemp("source") / "provider"
     # From a copy: a build writes build/ and *.egg-info beside the sources.
@@ -65,17 +75,20 @@ def install_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     constraints = folder / "constraints.txt"
     constraints.write_text("\n".join(pins) + "\n")
-    [wheel] = dist.glob("*.whl")
+    [wheel] = dist.glob(WHEEL)
     run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "-c", constraints, wheel)
     return folder
 
 
 def pack_nodejs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sdk/nodejs built and packed as the release packs it (scripts/pack-sdks.sh): the
-    npm tarball a user's `npm install vertex-training` fetches."""
+    npm tarball a user's `npm install vertex-training` fetches (or BUILT's)."""
+    if BUILT is not None:
+        [built] = BUILT.glob(NPM_TARBALL)
+        return built
     if not shutil.which("npm"):
         pytest.skip("npm is not installed")
     out = tmp_path_factory.mktemp("nodejs-sdk")
     run("bash", REPO / "scripts" / "pack-sdks.sh", out, "nodejs", cwd=REPO)
-    [tarball] = out.glob("vertex-training-*.tgz")
+    [tarball] = out.glob(NPM_TARBALL)
     return tarball

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests.engine import REPO, Project, engine_env, tools_missing
-from tests.release import INSTALL_TIMEOUT_S, run
+from tests.release import INSTALL_TIMEOUT_S, SDIST, WHEEL, run
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
@@ -78,7 +78,7 @@ class TestDistribution:
 
     def test_the_wheel_holds_the_package_and_nothing_called_provider(self, dist: Path) -> None:
         """Only vertex_training/ and its metadata; typed; with the console script."""
-        [wheel] = dist.glob("*.whl")
+        [wheel] = dist.glob(WHEEL)
         names = zipfile.ZipFile(wheel).namelist()
         tops = {name.split("/")[0] for name in names}
         assert tops == {"vertex_training", f"vertex_training-{VERSION}.dist-info"}
@@ -92,20 +92,20 @@ class TestDistribution:
 
     def test_the_sdist_has_its_readme_and_changelog(self, dist: Path) -> None:
         """The sdist carries what its metadata names, and the changelog."""
-        [sdist] = dist.glob("*.tar.gz")
+        [sdist] = dist.glob(SDIST)
         with tarfile.open(sdist) as archive:
             names = {Path(name).name for name in archive.getnames()}
         assert {"pyproject.toml", "README.md", "CHANGELOG.md", "py.typed"} <= names
 
     def test_the_license_ships_in_the_wheel_and_the_sdist(self, dist: Path) -> None:
         """Apache-2.0: its text in both, its expression in the metadata."""
-        [wheel] = dist.glob("*.whl")
+        [wheel] = dist.glob(WHEEL)
         with zipfile.ZipFile(wheel) as archive:
             text = archive.read(f"vertex_training-{VERSION}.dist-info/licenses/LICENSE")
             metadata = archive.read(f"vertex_training-{VERSION}.dist-info/METADATA")
         assert b"Apache License" in text and b"Version 2.0, January 2004" in text
         assert b"License-Expression: Apache-2.0" in metadata
-        [sdist] = dist.glob("*.tar.gz")
+        [sdist] = dist.glob(SDIST)
         with tarfile.open(sdist) as archive:
             [member] = [m for m in archive.getmembers() if m.name.endswith(f"{VERSION}/LICENSE")]
             extracted = archive.extractfile(member)
@@ -113,7 +113,7 @@ class TestDistribution:
 
     def test_the_sdist_is_a_plugin_folder(self, dist: Path) -> None:
         """Unpacked, the sdist holds the plugin's executable, as provider/ does."""
-        [sdist] = dist.glob("*.tar.gz")
+        [sdist] = dist.glob(SDIST)
         with tarfile.open(sdist) as archive:
             [launcher] = [
                 m

@@ -30,6 +30,7 @@ ZIZMOR = Path(sys.executable).parent / "zizmor"
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+(\.\d+)*$")
 #: The action that exchanges the OIDC token: the one reason for `id-token: write`.
 AUTH_ACTION = "google-github-actions/auth@"
+PYPI_ACTION = "pypa/gh-action-pypi-publish@"
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -123,10 +124,14 @@ class TestWorkflow:
         assert [name for name, job in workflow["jobs"].items() if "permissions" not in job] == []
 
     def test_only_jobs_that_authenticate_get_an_oidc_token(self, path: Path) -> None:
-        """`id-token: write` is granted exactly to the jobs that use google-github-actions/auth."""
+        """`id-token: write` is granted exactly to the jobs that use google-github-actions/auth
+        and to those that publish by trusted publishing (PyPI's action, `npm publish`)."""
         for name, job in load(path)["jobs"].items():
-            uses = [step.get("uses", "") for step in job.get("steps", [])]
-            authenticates = any(u.startswith(AUTH_ACTION) for u in uses)
+            steps = job.get("steps", [])
+            uses = [step.get("uses", "") for step in steps]
+            authenticates = any(u.startswith((AUTH_ACTION, PYPI_ACTION)) for u in uses) or any(
+                "npm publish" in step.get("run", "") for step in steps
+            )
             assert (job["permissions"].get("id-token") == "write") == authenticates, name
 
     def test_scripts_take_no_expressions(self, path: Path) -> None:
