@@ -12,6 +12,7 @@ The Python template's own test is in tests/test_package.py.
 from __future__ import annotations
 
 import filecmp
+import json
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 import yaml
 
 from tests.engine import TOOLS_BIN, Project, engine_env, tools_missing
-from tests.release import REPO, SDK, run
+from tests.release import RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 
 TEMPLATES = REPO / "templates"
@@ -44,6 +45,19 @@ class TestTheTemplates:
             dev = yaml.safe_load((template / "Pulumi.dev.yaml").read_text())["config"]
             assert local.get("vertex-training:backend") == "local", language
             assert dev.get("vertex-training:backend", "vertex") == "vertex", language
+
+    def test_every_template_depends_on_this_release(self) -> None:
+        """Each template asks for the release it ships with (and its later patches)."""
+        major, minor, _ = RELEASE.split(".")
+        package = json.loads(
+            (TEMPLATES / "vertex-training-typescript" / "package.json").read_text()
+        )
+        assert package["dependencies"]["vertex-training"] == f"^{RELEASE}"
+        go_mod = (TEMPLATES / "vertex-training-go" / "go.mod").read_text()
+        assert f"{GO_MODULE} v{RELEASE}" in go_mod
+        requirements = (TEMPLATES / "vertex-training-python" / "requirements.txt").read_text()
+        pin = f"vertex-training>={major}.{minor},<{major}.{int(minor) + 1}"
+        assert pin in requirements.splitlines()
 
     def test_every_template_carries_the_same_trainer(self) -> None:
         """The trainer each template ships is the Python template's, copied."""
