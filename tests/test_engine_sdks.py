@@ -1,14 +1,15 @@
-"""The generated SDKs on the real engine: a TypeScript program and a Go program, each in a
-folder of its own outside the repository, use the SDK of their language (sdk/nodejs packed
-into a tarball as npm would ship it; a copy of sdk/go as `go get` would fetch it) to run
-two jobs against the fake JobService. The second job takes the first's ID, an Output of
-another resource, among its args; a JobWaiter waits for both. Each program goes through
-preview, up, a no-change preview, a replacement (a config value changes the first job's
-machine) and destroy, checked against what the fake holds after each step.
+"""The generated SDKs on the real engine: a TypeScript, a Go and a Python program, each in
+a folder of its own outside the repository, use the SDK of their language (sdk/nodejs
+packed into a tarball as npm would ship it; a copy of sdk/go as `go get` would fetch it;
+sdk/python's wheel installed beside the vertex-training wheel) to run two jobs against
+the fake JobService. The second job takes the first's ID, an Output of another resource,
+among its args; a JobWaiter waits for both. Each program goes through preview, up, a
+no-change preview, a replacement (a config value changes the first job's machine) and
+destroy, checked against what the fake holds after each step.
 
-The plugin is provider/ under the tests' Python; the Node.js and Go language hosts are
-the ones `make tools` builds, `@pulumi/pulumi` comes from npm. CI runs these once
-(``polyglot``).
+The plugin is provider/ under the tests' Python; the Node.js, Go and Python language
+hosts are the ones `make tools` builds, `@pulumi/pulumi` comes from npm. CI runs these
+once (``polyglot``).
 """
 
 from __future__ import annotations
@@ -125,6 +126,36 @@ func main() {
 """
 
 
+PYTHON = """\
+import pulumi
+import pulumi_vertex_training as vertex
+
+config = pulumi.Config()
+image = "%(image)s"
+
+train = vertex.TrainingJob(
+    "train",
+    job=vertex.JobArgs(
+        image=image,
+        machine=config.get("machine") or "e2-standard-4",
+        args=["--epochs", "3"],
+        wait="succeeded",
+    ),
+)
+# An Output of another resource as an argument: the first job's ID.
+evaluate = vertex.TrainingJob(
+    "evaluate",
+    job=vertex.JobArgs(
+        image=image, machine="e2-standard-4", args=["--model-of", train.job_id], wait="succeeded"
+    ),
+)
+waiter = vertex.JobWaiter("wait-for-jobs", jobs=[train.waiter_entry, evaluate.waiter_entry])
+
+pulumi.export("trainJob", train.job_id)
+pulumi.export("states", waiter.states)
+"""
+
+
 def go_env() -> dict[str, str]:
     """Go's caches where `make tools` keeps them (.tools/go), the toolchain installed."""
     go = TOOLS_BIN.parent / "go"
@@ -204,6 +235,27 @@ def go_program(tmp: Path) -> Project:
     return project
 
 
+def python_program(tmp: Path, venv: Path) -> Project:
+    """The Python SDK (sdk/python's wheel) in the user's virtualenv beside the
+    vertex-training wheel it requires, as `pip install pulumi-vertex-training` gives."""
+    packed = tmp / "python-sdk"
+    run(["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(packed), "python"], REPO)
+    [wheel] = packed.glob("pulumi_vertex_training-*.whl")
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    run([*pip, "-c", str(venv / "constraints.txt"), str(wheel)], tmp)
+    runtime = f"runtime:\n  name: python\n  options:\n    virtualenv: {venv}\n"
+    project = Project.of_files(
+        tmp,
+        {
+            "Pulumi.yaml": "name: py-training\n" + runtime + plugin_block(),
+            "__main__.py": PYTHON % {"image": IMAGE},
+        },
+    )
+    project.env["PULUMI_PYTHON_CMD"] = str(venv / "bin" / "python")
+    project.env["PATH"] = f"{venv / 'bin'}:{project.env['PATH']}"
+    return project
+
+
 def machine(job: object) -> str:
     return str(job.job_spec.worker_pool_specs[0].machine_spec.machine_type)  # type: ignore[attr-defined]
 
@@ -272,3 +324,13 @@ class TestGoProgram:
         if reason := missing("go"):
             pytest.skip(reason)
         the_life_of_two_jobs(go_program(tmp_path), fake)
+
+
+class TestPythonProgram:
+    def test_a_python_program_on_the_plugins_sdk_runs_jobs_through_the_same_life(
+        self, tmp_path: Path, venv: Path, fake: FakeVertex
+    ) -> None:
+        """The plugin's Python SDK (pulumi_vertex_training), beside the dynamic API."""
+        if reason := tools_missing():
+            pytest.skip(reason)
+        the_life_of_two_jobs(python_program(tmp_path, venv), fake)
