@@ -1,0 +1,84 @@
+"""The programs the per-language pages show (docs/languages/) are programs of the SDKs as
+they are: the Go page's compiles against sdk/go, the TypeScript page's type-checks
+against the packed npm SDK, and the Python page's names only what pulumi_vertex_training
+has. A page that drifts from the generated SDK fails here."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.engine import TOOLS_BIN
+from tests.release import REPO, SDK, run
+from vertex_training.plugin.schema import GO_MODULE
+
+pytestmark = pytest.mark.polyglot
+
+PAGES = REPO / "docs" / "languages"
+
+
+def block(page: str, language: str) -> str:
+    """The first fenced block of ``language`` on the page."""
+    text = (PAGES / page).read_text()
+    found = re.search(rf"^```{language}\n(.*?)^```", text, re.S | re.M)
+    assert found, f"docs/languages/{page} has no {language} block"
+    return found[1]
+
+
+def test_the_go_page_compiles(tmp_path: Path) -> None:
+    if not shutil.which("go"):
+        pytest.skip("go is not installed")
+    sdk = tmp_path / "sdk-go"
+    shutil.copytree(SDK / "go", sdk)
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "main.go").write_text(block("go.md", "go"))
+    (program / "go.mod").write_text(
+        f"module example\n\ngo 1.25\n\nrequire {GO_MODULE} v0.0.0\n\nreplace {GO_MODULE} => {sdk}\n"
+    )
+    go = TOOLS_BIN.parent / "go"
+    env = {
+        "PATH": str(Path(shutil.which("go") or "go").parent) + ":/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GOMODCACHE": str(go / "mod"),
+        "GOCACHE": str(go / "cache"),
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-mod=mod",
+    }
+    run("go", "mod", "tidy", cwd=program, env=env)
+    run("go", "vet", ".", cwd=program, env=env)
+
+
+def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> None:
+    package = {
+        "name": "example",
+        "dependencies": {"@pulumi/pulumi": "^3.259.0", "vertex-training": f"file:{nodejs_sdk}"},
+        "devDependencies": {"@types/node": "^20", "typescript": "^5"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    (tmp_path / "index.ts").write_text(block("typescript.md", "typescript"))
+    tsconfig = {"compilerOptions": {"strict": True, "noEmit": True, "skipLibCheck": True}}
+    (tmp_path / "tsconfig.json").write_text(json.dumps({**tsconfig, "files": ["index.ts"]}))
+    run("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", cwd=tmp_path)
+    run("npx", "tsc", "-p", ".", cwd=tmp_path)
+
+
+def test_the_python_page_names_what_the_sdk_has() -> None:
+    tree = ast.parse(block("python.md", "python"))
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "vertex"
+    }
+    source = "\n".join(
+        path.read_text() for path in (SDK / "python" / "pulumi_vertex_training").glob("*.py")
+    )
+    defined = set(re.findall(r"^class (\w+)", source, re.M))
+    assert used and used <= defined, used - defined
