@@ -19,7 +19,7 @@ for language in nodejs go python; do
   cp "$root/LICENSE" "$out/$language/LICENSE"
 done
 
-module=$(sed -n 's|^GO_MODULE = "\(.*\)"$|\1|p' "$root/provider/vertex_training/plugin/schema.py")
+module=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["language"]["go"]["modulePath"])' "$schema")
 pulumi=$(sed -n 's/^pulumi==\([0-9.]*\).*/\1/p' "$root/requirements.txt")
 go=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/tools/sdkgen/go.mod")
 cat > "$out/go/go.mod" <<MOD

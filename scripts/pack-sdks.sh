@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Builds the release's packages of the checked-in SDKs (sdk/, `make sdks`) into OUT, as
-# users install them: for nodejs the npm tarball (TypeScript compiled, with its
-# declarations, README and LICENSE: what `npm publish` uploads); for python the wheel and
-# sdist of pulumi-vertex-training. The Go SDK ships as its module (a tag), nothing to pack.
-# Each package's version is the schema's, which `make sdks` stamped.
+# Builds the release's packages of the checked-in SDKs (sdk/, `make sdks`) and the
+# plugin's archives into OUT, as users install them: for nodejs the npm tarball
+# (TypeScript compiled, with its declarations, README and LICENSE: what `npm publish`
+# uploads); for python the wheel and sdist of pulumi-vertex-training; for plugin the
+# archives the engine downloads (pulumi-resource-vertex-training-vX.Y.Z-OS-ARCH.tar.gz,
+# one per platform the launcher runs on, all alike: the launcher, which installs the
+# release's vertex-training on first run, its VERSION and the LICENSE). The Go SDK ships
+# as its module (a tag), nothing to pack. Each carries the schema's version, which
+# `make sdks` stamped.
 #
-#   bash scripts/pack-sdks.sh OUT [nodejs] [python]
+#   bash scripts/pack-sdks.sh OUT [nodejs] [python] [plugin]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mkdir -p "${1:?usage: pack-sdks.sh OUT [nodejs] [python]}" && cd "$1" && pwd)
+out=$(mkdir -p "${1:?usage: pack-sdks.sh OUT [nodejs] [python] [plugin]}" && cd "$1" && pwd)
 shift
-[ $# -gt 0 ] || set -- nodejs python
+[ $# -gt 0 ] || set -- nodejs python plugin
 python=${PYTHON:-$root/.venv/bin/python}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,8 +38,19 @@ for language in "$@"; do
       cp -r "$root/sdk/python" "$work/python"
       "$python" -m build --no-isolation --outdir "$out" "$work/python" >&2
       ;;
+    plugin)
+      version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+        "$root/provider/vertex_training/plugin/schema.json" | head -n 1)
+      mkdir "$work/plugin"
+      cp "$root/provider/pulumi-resource-vertex-training" "$root/LICENSE" "$work/plugin/"
+      echo "$version" > "$work/plugin/VERSION"
+      for platform in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
+        tar -czf "$out/pulumi-resource-vertex-training-v$version-$platform.tar.gz" \
+          -C "$work/plugin" --owner=0 --group=0 pulumi-resource-vertex-training VERSION LICENSE
+      done
+      ;;
     *)
-      echo "pack-sdks.sh: no package for $language (nodejs or python)" >&2
+      echo "pack-sdks.sh: no package for $language (nodejs, python or plugin)" >&2
       exit 2
       ;;
   esac

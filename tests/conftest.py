@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 # Before any test imports the Pulumi SDK's provider modules: the plugin package gives them
 # Google's google.rpc.Status (vertex_training.plugin's docstring says why).
 import vertex_training.plugin  # noqa: F401
-from tests.release import build_dist, install_venv, pack_nodejs
+from tests.release import build_dist, install_venv, pack_nodejs, plugin_archives, serving
 from vertex_training.testing import ManualClock
 
 
@@ -35,3 +36,11 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def nodejs_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The TypeScript SDK's npm tarball, built from sdk/nodejs."""
     return pack_nodejs(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def plugin_download(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a loopback server holding the plugin's archives, as a release's GitHub
+    release holds them."""
+    with serving(plugin_archives(tmp_path_factory)) as url:
+        yield url

@@ -8,13 +8,18 @@ building them: what is published is what was tested."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +97,35 @@ def pack_nodejs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run("bash", REPO / "scripts" / "pack-sdks.sh", out, "nodejs", cwd=REPO)
     [tarball] = out.glob(NPM_TARBALL)
     return tarball
+
+
+def plugin_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the plugin's archives, as the release attaches them to its GitHub
+    release (scripts/pack-sdks.sh plugin), or BUILT's."""
+    if BUILT is not None:
+        return BUILT
+    out = tmp_path_factory.mktemp("plugin-archives")
+    run("bash", REPO / "scripts" / "pack-sdks.sh", out, "plugin", cwd=REPO)
+    return out
+
+
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    """An HTTP server on loopback serving ``folder``, as a release's download page: its
+    URL while the context lasts."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

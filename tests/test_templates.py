@@ -1,7 +1,8 @@
 """`pulumi new` from the YAML, TypeScript and Go templates (templates/), in fresh folders
 outside the repository, depending on vertex-training as a user does after a release: the
 plugin from the wheel, installed into a virtualenv whose bin/ is on PATH (as `pipx install
-vertex-training` puts it there); the TypeScript SDK from its npm tarball; the Go SDK's
+vertex-training` puts it there), or for TypeScript downloaded by the engine from the
+release's archives; the TypeScript SDK from its npm tarball; the Go SDK's
 module from a copy of sdk/go (the one step that is not as after a release: the module is
 not tagged anywhere, so the project's go.mod is pointed at the copy). Each project's
 `local` stack runs its job on this machine through `pulumi up`.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import yaml
 
 from tests.engine import TOOLS_BIN, Project, engine_env, tools_missing
 from tests.release import RELEASE, REPO, SDK, run
-from vertex_training.plugin.schema import GO_MODULE
+from vertex_training.plugin.schema import GO_MODULE, PLUGIN_DOWNLOAD_URL
 
 TEMPLATES = REPO / "templates"
 LANGUAGES = ("yaml", "typescript", "go")
@@ -105,11 +107,27 @@ class TestPulumiNew:
     def test_the_yaml_template(self, tmp_path: Path, venv: Path) -> None:
         self.local_job_succeeds(self.new(tmp_path, venv, "yaml"))
 
-    def test_the_typescript_template(self, tmp_path: Path, venv: Path, nodejs_sdk: Path) -> None:
+    def test_the_typescript_template_with_the_plugin_the_engine_downloads(
+        self, tmp_path: Path, venv: Path, dist: Path, nodejs_sdk: Path, plugin_download: str
+    ) -> None:
+        """Nothing installed but the npm package: the engine downloads the plugin's
+        archive from the release (here a loopback server standing in for it), and the
+        plugin's first run installs the vertex-training release (here from the built
+        wheel, its dependencies at the pinned releases) into its own folder."""
         project = self.new(tmp_path, venv, "typescript")
         quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
         run("npm", "install", *quiet, nodejs_sdk, cwd=project.root)
+        project.env.pop("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION")
+        project.env.update(
+            PULUMI_IGNORE_AMBIENT_PLUGINS="true",
+            PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=f"^{re.escape(PLUGIN_DOWNLOAD_URL)}$={plugin_download}",
+            PIP_FIND_LINKS=str(dist),
+            PIP_CONSTRAINT=str(venv / "constraints.txt"),
+        )
         self.local_job_succeeds(project)
+        home = Path(project.env["PULUMI_HOME"])
+        [plugin] = (home / "plugins").glob(f"resource-vertex-training-v{RELEASE}")
+        assert (plugin / ".venv" / ".installed").exists(), "the downloaded plugin did not run"
 
     def test_the_go_template(self, tmp_path: Path, venv: Path) -> None:
         if not shutil.which("go"):

@@ -33,10 +33,13 @@ JOB_WAITER = f"{shapes.PACKAGE}:{shapes.MODULE}:JobWaiter"
 TRAINING_PLATFORM = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingPlatform"
 PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
 WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
-#: The Go module of the Go SDK (sdk/go/go.mod): the repository's path with sdk/go, so
-#: that the release tags it sdk/go/vX.Y.Z (.github/workflows/release.yml checks that
-#: the repository it runs in is this one).
-GO_MODULE = "github.com/vertex-training/vertex-training/sdk/go"
+#: The repository releases are made from (.github/workflows/release.yml checks that it
+#: runs in this one): its GitHub releases hold the plugin's archives, which the engine
+#: downloads from PLUGIN_DOWNLOAD_URL, and it tags the Go SDK's module, GO_MODULE
+#: (sdk/go/go.mod), sdk/go/vX.Y.Z.
+REPOSITORY = "github.com/vertex-training/vertex-training"
+PLUGIN_DOWNLOAD_URL = f"github://api.{REPOSITORY}"
+GO_MODULE = f"{REPOSITORY}/sdk/go"
 #: How each language's SDK is named where it is published (docs/library.md), and that it
 #: takes the schema's version as its own.
 LANGUAGES: dict[str, dict[str, Any]] = {
@@ -330,6 +333,8 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "keywords": ["pulumi", "vertex-ai", "google-cloud", "training"],
         "license": "Apache-2.0",
+        "repository": f"https://{REPOSITORY}",
+        "pluginDownloadURL": PLUGIN_DOWNLOAD_URL,
         "language": languages(version),
         "config": {"variables": provider_settings},
         "provider": {"inputProperties": provider_settings},
