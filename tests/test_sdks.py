@@ -13,7 +13,7 @@ import pytest
 
 from tests.engine import TOOLS_BIN
 from tests.release import RELEASE, REPO, SDK
-from vertex_training.plugin.schema import GO_MODULE, SCHEMA_FILE
+from vertex_training.plugin.schema import GO_MODULE, PLUGIN_DOWNLOAD_URL, SCHEMA_FILE
 
 LANGUAGES = ("nodejs", "go", "python")
 
@@ -50,7 +50,12 @@ class TestOneRelease:
         """The schema's version (provider/pyproject.toml's) is each SDK's."""
         package = json.loads((SDK / "nodejs" / "package.json").read_text())
         assert package["version"] == RELEASE
-        plugin = {"resource": True, "name": "vertex-training", "version": RELEASE}
+        plugin = {
+            "resource": True,
+            "name": "vertex-training",
+            "version": RELEASE,
+            "server": PLUGIN_DOWNLOAD_URL,
+        }
         assert package["pulumi"] == plugin
         python = tomllib.loads((SDK / "python" / "pyproject.toml").read_text())["project"]
         assert python["version"] == RELEASE
@@ -59,7 +64,7 @@ class TestOneRelease:
             SDK / "go" / "vertextraining" / "pulumi-plugin.json",
             SDK / "python" / "pulumi_vertex_training" / "pulumi-plugin.json",
         ):
-            assert json.loads(plugin_json.read_text())["version"] == RELEASE, plugin_json
+            assert json.loads(plugin_json.read_text()) == plugin, plugin_json
 
     def test_the_go_module_is_the_schemas_and_requires_the_pinned_sdk(self) -> None:
         go_mod = (SDK / "go" / "go.mod").read_text()
