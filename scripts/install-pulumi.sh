@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a Pulumi CLI and its language hosts (Python, YAML, Node.js and Go: the programs
-# each runs) available in .tools/bin, with sdkgen, which writes the plugin's SDKs.
+# each runs) available in .tools/bin, with the generators of the plugin's SDKs.
 #
 #   1. A `pulumi` already installed (on PATH) at MIN_CLI or later is used as it is, with
 #      the language hosts its release ships beside it: no Go, no build. Only if no
@@ -14,8 +14,8 @@
 # The YAML language host is built from tools/language-yaml, at the pulumi-yaml release its
 # go.mod requires, when .tools/bin has none of that release; the Node.js and Go language
 # hosts (TypeScript and Go programs) from tools/language-nodejs and tools/language-go the
-# same way, when the CLI in use has none beside it. sdkgen (tools/sdkgen), which writes
-# the plugin's SDKs for `make sdks`, is built whenever Go is there. Builds keep the Go caches
+# same way, when the CLI in use has none beside it. The SDK generators (tools/sdkgen,
+# sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built whenever Go is there. Builds keep the Go caches
 # under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it);
 # PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
@@ -129,11 +129,18 @@ other_hosts() {
   sdk_host nodejs nodejs/cmd/pulumi-language-nodejs
   sdk_host go go/pulumi-language-go
   command -v go >/dev/null || return 0
-  if [ ! -x "$bin/sdkgen" ] || [ -n "$(find "$root/tools/sdkgen" -newer "$bin/sdkgen")" ]; then
-    echo "building sdkgen (tools/sdkgen), which writes the plugin's SDKs" >&2
-    go_env
-    (cd "$root/tools/sdkgen" && go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0" .)
-  fi
+  # The checksum database does not know pulumi-java's module (tools/sdkgen-java); its
+  # go.sum, committed, is what its download is checked against.
+  local generator
+  for generator in sdkgen sdkgen-java sdkgen-dotnet; do
+    if [ ! -x "$bin/$generator" ] || [ -n "$(find "$root/tools/$generator" \
+         "$root/tools/sdkwrite" -newer "$bin/$generator")" ]; then
+      echo "building $generator (tools/$generator), which writes the plugin's SDKs" >&2
+      go_env
+      (cd "$root/tools/$generator" && GONOSUMDB=github.com/pulumi/pulumi-java \
+        go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0" .)
+    fi
+  done
 }
 
 # 1. An installed CLI. The official release ships its language hosts and host scripts

@@ -4,10 +4,9 @@ module vertex-training/tools/sdkgen
 
 go 1.25.11
 
-require (
-	github.com/blang/semver v3.5.1+incompatible
-	github.com/pulumi/pulumi/pkg/v3 v3.259.0
-)
+require github.com/pulumi/pulumi/pkg/v3 v3.259.0
+
+require github.com/blang/semver v3.5.1+incompatible // indirect
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
@@ -126,4 +125,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect
+	vertex-training/tools/sdkwrite v0.0.0
 )
+
+replace vertex-training/tools/sdkwrite => ../sdkwrite

@@ -53,6 +53,10 @@ LANGUAGES: dict[str, dict[str, Any]] = {
         "modulePath": GO_MODULE,
         "respectSchemaVersion": True,
     },
+    # No build files: the generator's Gradle files name package hosts; scripts/gen-sdks.sh
+    # writes a pom.xml instead.
+    "java": {"basePackage": "io.github.vertex_training", "buildFiles": "none"},
+    "csharp": {"rootNamespace": "VertexTraining", "respectSchemaVersion": True},
     "python": {
         "packageName": "pulumi_vertex_training",
         "pyproject": {"enabled": True},
@@ -333,6 +337,8 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "keywords": ["pulumi", "vertex-ai", "google-cloud", "training"],
         "license": "Apache-2.0",
+        "publisher": "The vertex-training authors",
+        "homepage": f"https://{REPOSITORY}",
         "repository": f"https://{REPOSITORY}",
         "pluginDownloadURL": PLUGIN_DOWNLOAD_URL,
         "language": languages(version),
