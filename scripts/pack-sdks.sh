@@ -16,7 +16,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:?usage: pack-sdks.sh OUT [nodejs] [python] [plugin]}" && cd "$1" && pwd)
 shift
 [ $# -gt 0 ] || set -- nodejs python plugin
-python=${PYTHON:-$root/.venv/bin/python}
+# The Python that builds the Python SDK (with `build`): PYTHON, else the virtualenv's
+# (VENV, as the Makefile names it).
+venv=${VENV:-.venv}
+case $venv in /*) ;; *) venv=$root/$venv ;; esac
+python=${PYTHON:-$venv/bin/python}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

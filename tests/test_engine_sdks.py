@@ -18,13 +18,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.engine import TOOLS_BIN, Project, tools_missing
-from tests.release import RELEASE, REPO, SDK
+from tests.release import BUILT, RELEASE, REPO, SDK
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -238,8 +239,10 @@ def go_program(tmp: Path) -> Project:
 def python_program(tmp: Path, venv: Path) -> Project:
     """The Python SDK (sdk/python's wheel) in the user's virtualenv beside the
     vertex-training wheel it requires, as `pip install pulumi-vertex-training` gives."""
-    packed = tmp / "python-sdk"
-    run(["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(packed), "python"], REPO)
+    packed = BUILT or tmp / "python-sdk"
+    if BUILT is None:
+        pack = ["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(packed), "python"]
+        run(pack, REPO, {"PYTHON": sys.executable})
     [wheel] = packed.glob("pulumi_vertex_training-*.whl")
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     run([*pip, "-c", str(venv / "constraints.txt"), str(wheel)], tmp)
