@@ -15,9 +15,9 @@
 # go.mod requires, when .tools/bin has none of that release; the Node.js and Go language
 # hosts (TypeScript and Go programs) from tools/language-nodejs and tools/language-go the
 # same way, when the CLI in use has none beside it. The SDK generators (tools/sdkgen,
-# sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built whenever Go is there. Builds keep the Go caches
-# under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it);
-# PULUMI_BUILD=1 skips step 1.
+# sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built whenever Go is there.
+# Builds keep the Go caches under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the
+# tests use it); PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
 
 # The oldest Pulumi CLI the project supports, and why: the engine tests pass on it (the

@@ -1,3 +1,5 @@
+// Builds sdkgen-dotnet (main.go), which writes the plugin's C# SDK with the .NET code
+// generator of Pulumi v3.225.1, the newest release the Go module proxy serves that has it.
 module vertex-training/tools/sdkgen-dotnet
 
 go 1.25.6

@@ -1,3 +1,5 @@
+// Builds sdkgen-java (main.go), which writes the plugin's Java SDK with pulumi-java's code
+// generator at v1.17.0, the newest release the Go module proxy serves (on Pulumi v3.205.0).
 module vertex-training/tools/sdkgen-java
 
 go 1.25
