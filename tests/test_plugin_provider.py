@@ -104,6 +104,17 @@ class TestCheck:
             "vertex",
         )
 
+    def test_a_missing_project_or_region_is_refused_with_a_programs_advice(self) -> None:
+        """No project or region anywhere: the refusal names the resource's property and
+        the provider's config key a program sets, never a stack config's gcp: key."""
+        provider = VertexTrainingProvider("0.0.1")
+        asyncio.run(provider.configure(ConfigureRequest({}, {}, True, True)))
+        failures = {f.property: f.reason for f in check(provider, job()).failures}
+        assert set(failures) == {"project", "job.region"}
+        assert "pulumi config set vertex-training:project" in failures["project"]
+        assert "pulumi config set vertex-training:region" in failures["job.region"]
+        assert not any("gcp:" in reason for reason in failures.values())
+
     def test_a_training_job_with_a_study_is_refused(self, plugin: VertexTrainingProvider) -> None:
         """A study makes a tuning job: the TrainingJob says which type to declare."""
         study = {"metrics": [{"id": "a", "goal": "MAXIMIZE"}], "parameters": {}, "max_trials": 1}

@@ -141,7 +141,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             self.fail(
                 ("region",),
                 None,
-                "no region: set gcp:region for the stack or region for this job, e.g. us-central1",
+                stack_platform.NO_REGION_MESSAGE,
             )
             return ""
         if region not in machines.TRAINING_REGIONS:

@@ -103,6 +103,10 @@ NO_PROJECT_MESSAGE = (
     "`pulumi config set gcp:project <project-id>` (or set "
     "vertex-training:backend: local to run on this machine)"
 )
+#: A vertex job with no region, from the stack or its own ``region``.
+NO_REGION_MESSAGE = (
+    "no region: set gcp:region for the stack or region for this job, e.g. us-central1"
+)
 #: Stands for the TensorBoard's resource name until ``pulumi up`` creates it (render).
 TENSORBOARD_PENDING = "[the platform's TensorBoard: its name is known once pulumi up creates it]"
 
