@@ -85,6 +85,19 @@ def engine_env(tmp: Path, venv: Path) -> dict[str, str]:
     }
 
 
+def go_env() -> dict[str, str]:
+    """What a Go build of a test needs beside os.environ: Go's caches where `make tools`
+    keeps them (.tools/go, unless GOMODCACHE and GOCACHE say otherwise), the installed
+    toolchain, modules resolved as go.mod asks."""
+    go = TOOLS_BIN.parent / "go"
+    return {
+        "GOMODCACHE": os.environ.get("GOMODCACHE") or str(go / "mod"),
+        "GOCACHE": os.environ.get("GOCACHE") or str(go / "cache"),
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-mod=mod",
+    }
+
+
 def tools_missing() -> str | None:
     """Why the engine tests cannot run, or None when they can."""
     if not (TOOLS_BIN / "pulumi").exists():

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.engine import TOOLS_BIN
+from tests.engine import go_env
 from tests.release import REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 
@@ -41,15 +42,7 @@ def test_the_go_page_compiles(tmp_path: Path) -> None:
     (program / "go.mod").write_text(
         f"module example\n\ngo 1.25\n\nrequire {GO_MODULE} v0.0.0\n\nreplace {GO_MODULE} => {sdk}\n"
     )
-    go = TOOLS_BIN.parent / "go"
-    env = {
-        "PATH": str(Path(shutil.which("go") or "go").parent) + ":/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "GOMODCACHE": str(go / "mod"),
-        "GOCACHE": str(go / "cache"),
-        "GOTOOLCHAIN": "local",
-        "GOFLAGS": "-mod=mod",
-    }
+    env = {**os.environ, **go_env()}
     run("go", "mod", "tidy", cwd=program, env=env)
     run("go", "vet", ".", cwd=program, env=env)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine import TOOLS_BIN, Project, tools_missing
+from tests.engine import TOOLS_BIN, Project, go_env, tools_missing
 from tests.release import BUILT, RELEASE, REPO, SDK
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
@@ -155,17 +155,6 @@ waiter = vertex.JobWaiter("wait-for-jobs", jobs=[train.waiter_entry, evaluate.wa
 pulumi.export("trainJob", train.job_id)
 pulumi.export("states", waiter.states)
 """
-
-
-def go_env() -> dict[str, str]:
-    """Go's caches where `make tools` keeps them (.tools/go), the toolchain installed."""
-    go = TOOLS_BIN.parent / "go"
-    return {
-        "GOMODCACHE": os.environ.get("GOMODCACHE") or str(go / "mod"),
-        "GOCACHE": os.environ.get("GOCACHE") or str(go / "cache"),
-        "GOTOOLCHAIN": "local",
-        "GOFLAGS": "-mod=mod",
-    }
 
 
 def missing(language: str) -> str | None:

@@ -21,22 +21,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.engine import TOOLS_BIN, Project, engine_env, tools_missing
+from tests.engine import Project, engine_env, go_env, tools_missing
 from tests.release import RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE, PLUGIN_DOWNLOAD_URL
 
 TEMPLATES = REPO / "templates"
 LANGUAGES = ("yaml", "typescript", "go")
-
-
-def go_env() -> dict[str, str]:
-    go = TOOLS_BIN.parent / "go"
-    return {
-        "GOMODCACHE": str(go / "mod"),
-        "GOCACHE": str(go / "cache"),
-        "GOTOOLCHAIN": "local",
-        "GOFLAGS": "-mod=mod",
-    }
 
 
 class TestTheTemplates:
