@@ -41,6 +41,10 @@ class TestTheTemplates:
     def test_every_template_depends_on_this_release(self) -> None:
         """Each template asks for the release it ships with (and its later patches)."""
         major, minor, _ = RELEASE.split(".")
+        program = yaml.safe_load((TEMPLATES / "vertex-training-yaml" / "Pulumi.yaml").read_text())
+        for resource in program["resources"].values():
+            assert resource["options"]["version"] == RELEASE
+            assert resource["options"]["pluginDownloadURL"] == PLUGIN_DOWNLOAD_URL
         package = json.loads(
             (TEMPLATES / "vertex-training-typescript" / "package.json").read_text()
         )
@@ -94,32 +98,48 @@ class TestPulumiNew:
         assert job["outputs"]["job"]["pythonPackage"]["packageUris"] == ["trainer"]
         project.run("destroy", "--yes").check()
 
-    def test_the_yaml_template(self, tmp_path: Path, venv: Path) -> None:
-        self.local_job_succeeds(self.new(tmp_path, venv, "yaml"))
-
-    def test_the_typescript_template_with_the_plugin_the_engine_downloads(
-        self, tmp_path: Path, venv: Path, dist: Path, nodejs_sdk: Path, plugin_download: str
-    ) -> None:
-        """Nothing installed but the npm package: the engine downloads the plugin's
-        archive from the release (here a loopback server standing in for it), and the
-        plugin's first run installs the vertex-training release (here from the built
-        wheel, its dependencies at the pinned releases) into its own folder."""
-        project = self.new(tmp_path, venv, "typescript")
-        quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
-        run("npm", "install", *quiet, nodejs_sdk, cwd=project.root)
+    def downloads_its_plugin(self, project: Project, venv: Path, dist: Path, server: str) -> None:
+        """The engine downloads the plugin's archive from the release (here a loopback
+        server standing in for it), whose first run installs the vertex-training release
+        (here from the built wheel, its dependencies at the pinned releases) into its own
+        folder; nothing on PATH is used."""
         project.env.pop("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION")
+        override = f"^{re.escape(PLUGIN_DOWNLOAD_URL)}$={server}"
         project.env.update(
             PULUMI_IGNORE_AMBIENT_PLUGINS="true",
-            PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=f"^{re.escape(PLUGIN_DOWNLOAD_URL)}$={plugin_download}",
+            PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=override,
             PIP_FIND_LINKS=str(dist),
             PIP_CONSTRAINT=str(venv / "constraints.txt"),
         )
-        self.local_job_succeeds(project)
+
+    def ran_the_downloaded_plugin(self, project: Project) -> None:
         home = Path(project.env["PULUMI_HOME"])
         [plugin] = (home / "plugins").glob(f"resource-vertex-training-v{RELEASE}")
         assert (plugin / ".venv" / ".installed").exists(), "the downloaded plugin did not run"
 
-    def test_the_go_template(self, tmp_path: Path, venv: Path) -> None:
+    def test_the_yaml_template_with_the_plugin_its_resources_name(
+        self, tmp_path: Path, venv: Path, dist: Path, plugin_download: str
+    ) -> None:
+        """A YAML program has no SDK: its resources' options name the plugin's release
+        and where it is kept."""
+        project = self.new(tmp_path, venv, "yaml")
+        self.downloads_its_plugin(project, venv, dist, plugin_download)
+        self.local_job_succeeds(project)
+        self.ran_the_downloaded_plugin(project)
+
+    def test_the_typescript_template_with_the_plugin_its_sdk_names(
+        self, tmp_path: Path, venv: Path, dist: Path, nodejs_sdk: Path, plugin_download: str
+    ) -> None:
+        """Nothing installed but the npm package, which names the plugin's release."""
+        project = self.new(tmp_path, venv, "typescript")
+        quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
+        run("npm", "install", *quiet, nodejs_sdk, cwd=project.root)
+        self.downloads_its_plugin(project, venv, dist, plugin_download)
+        self.local_job_succeeds(project)
+        self.ran_the_downloaded_plugin(project)
+
+    def test_the_go_template_with_the_plugin_on_path(self, tmp_path: Path, venv: Path) -> None:
+        """The plugin the wheel installs, on PATH (as `pipx install vertex-training`)."""
         if not shutil.which("go"):
             pytest.skip("go is not installed")
         project = self.new(tmp_path, venv, "go")
