@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine import go_env
-from tests.release import REPO, SDK, run
+from tests.release import RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 
 pytestmark = pytest.mark.polyglot
@@ -75,3 +75,22 @@ def test_the_python_page_names_what_the_sdk_has() -> None:
     )
     defined = set(re.findall(r"^class (\w+)", source, re.M))
     assert used and used <= defined, used - defined
+
+
+def test_the_docs_name_this_release() -> None:
+    """Where the README and the language pages name a release to install, it is this one
+    (a release bumps them with the version, docs/release.md)."""
+    named = re.compile(
+        r"vertex-training==(\d+\.\d+\.\d+)|resource vertex-training (\d+\.\d+\.\d+)"
+        r"|sdk/go@v(\d+\.\d+\.\d+)|version: (\d+\.\d+\.\d+)"
+    )
+    pages = [REPO / "README.md", *sorted(PAGES.glob("*.md"))]
+    found = {
+        (page.name, version)
+        for page in pages
+        for match in named.finditer(page.read_text())
+        for version in match.groups()
+        if version
+    }
+    assert found, "the pages name no release"
+    assert {version for _, version in found} == {RELEASE}, sorted(found)
