@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine import TOOLS_BIN, Project, go_env, tools_missing
-from tests.release import BUILT, RELEASE, REPO, SDK
+from tests.release import BUILT, RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -169,19 +168,6 @@ def missing(language: str) -> str | None:
     return None
 
 
-def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        args,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{done.stderr}"
-    return done.stdout
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeVertex]:
     with FakeVertex(queued_s=0.3, pending_s=0.3, run_s=0.6) as fake:
@@ -204,7 +190,7 @@ def typescript_program(tmp: Path, tarball: Path) -> Project:
             "index.ts": TYPESCRIPT % {"image": IMAGE},
         },
     )
-    run(["npm", "install", *NPM_QUIET], project.root)
+    run("npm", "install", *NPM_QUIET, cwd=project.root)
     return project
 
 
@@ -221,7 +207,7 @@ def go_program(tmp: Path) -> Project:
         },
     )
     project.env.update(go_env())
-    run(["go", "mod", "tidy"], project.root, go_env())
+    run("go", "mod", "tidy", cwd=project.root, env=project.env)
     return project
 
 
@@ -230,11 +216,11 @@ def python_program(tmp: Path, venv: Path) -> Project:
     vertex-training wheel it requires, as `pip install pulumi-vertex-training` gives."""
     packed = BUILT or tmp / "python-sdk"
     if BUILT is None:
-        pack = ["bash", str(REPO / "scripts" / "pack-sdks.sh"), str(packed), "python"]
-        run(pack, REPO, {"PYTHON": sys.executable})
+        pack = ["bash", REPO / "scripts" / "pack-sdks.sh", packed, "python"]
+        run(*pack, cwd=REPO, env={**os.environ, "PYTHON": sys.executable})
     [wheel] = packed.glob("pulumi_vertex_training-*.whl")
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-    run([*pip, "-c", str(venv / "constraints.txt"), str(wheel)], tmp)
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
+    run(*pip, "-c", venv / "constraints.txt", wheel, cwd=tmp)
     runtime = f"runtime:\n  name: python\n  options:\n    virtualenv: {venv}\n"
     project = Project.of_files(
         tmp,
