@@ -131,3 +131,22 @@ class TestJava:
         )
         done = run("java", "-cp", f"{jar}:{classpath}", smoke, cwd=tmp_path)
         assert done.stdout.split() == ["true", RELEASE]
+
+
+class TestReleaseNotes:
+    """scripts/release-notes.sh: the GitHub release's notes are the changelog's section."""
+
+    NOTES = REPO / "scripts" / "release-notes.sh"
+
+    def test_a_released_version_gets_its_section(self) -> None:
+        notes = run("bash", self.NOTES, "0.2.0").stdout
+        assert notes.strip() and "## " not in notes.replace("### ", "")
+        changelog = (REPO / "provider" / "CHANGELOG.md").read_text()
+        assert notes.strip() in changelog
+
+    def test_a_version_without_a_section_is_refused(self) -> None:
+        done = subprocess.run(
+            ["bash", self.NOTES, "9.9.9"], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 1
+        assert 'no section "## [9.9.9]"' in done.stderr
