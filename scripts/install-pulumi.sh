@@ -75,14 +75,17 @@ yaml_version=$(sed -n 's|^require github.com/pulumi/pulumi-yaml v\(.*\)$|\1|p' \
   echo "tools/language-yaml/go.mod must require github.com/pulumi/pulumi-yaml vX.Y.Z" >&2
   exit 1
 }
+# built_from BINARY MODULE: the release of MODULE a host in .tools/bin was built from, as
+# its build info records it (the module of the main package is on the `mod` line).
+built_from() {
+  go version -m "$1" 2>/dev/null | awk -v module="$2" \
+    '$1 == "mod" && $2 == module { print substr($3, 2) }'
+}
 yaml_host() {
   local built=
   if [ -x "$bin/pulumi-language-yaml" ] && [ ! -L "$bin/pulumi-language-yaml" ]; then
     command -v go >/dev/null || return 0  # cannot check it, nor build another: keep it
-    # The release it was built from, as its build info records it (the module of the
-    # main package is on the `mod` line).
-    built=$(go version -m "$bin/pulumi-language-yaml" 2>/dev/null \
-      | awk '$1 == "mod" && $2 == "github.com/pulumi/pulumi-yaml" { print substr($3, 2) }')
+    built=$(built_from "$bin/pulumi-language-yaml" github.com/pulumi/pulumi-yaml)
   fi
   [ "$built" != "$yaml_version" ] || return 0
   command -v go >/dev/null || {
@@ -111,8 +114,7 @@ sdk_host() {  # sdk_host LANGUAGE PACKAGE
     "$root/tools/$dir/go.mod")
   if [ -x "$bin/$name" ]; then
     command -v go >/dev/null || return 0
-    built=$(go version -m "$bin/$name" 2>/dev/null \
-      | awk '$1 == "mod" && $2 == "github.com/pulumi/pulumi/sdk/v3" { print substr($3, 2) }')
+    built=$(built_from "$bin/$name" github.com/pulumi/pulumi/sdk/v3)
   fi
   [ "$built" != "$want" ] || return 0
   command -v go >/dev/null || {

@@ -43,8 +43,8 @@ for language in "$@"; do
       "$python" -m build --no-isolation --outdir "$out" "$work/python" >&2
       ;;
     plugin)
-      version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
-        "$root/provider/vertex_training/plugin/schema.json" | head -n 1)
+      version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+        "$root/provider/vertex_training/plugin/schema.json")
       mkdir "$work/plugin"
       cp "$root/provider/pulumi-resource-vertex-training" "$root/LICENSE" "$work/plugin/"
       echo "$version" > "$work/plugin/VERSION"

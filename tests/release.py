@@ -23,11 +23,18 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.engine import REPO
+
 #: The release's version.
 RELEASE: str = tomllib.loads((REPO / "provider" / "pyproject.toml").read_text())["project"][
     "version"
 ]
+#: The Pulumi release requirements.txt pins: the CLI's, and the SDKs' of every language.
+PULUMI: str = next(
+    line.removeprefix("pulumi==").strip()
+    for line in (REPO / "requirements.txt").read_text().splitlines()
+    if line.startswith("pulumi==")
+)
 #: The checked-in SDKs (`make sdks`), one folder per language.
 SDK = REPO / "sdk"
 #: The release's packages, built before the tests (``VERTEX_TRAINING_DIST``), or None.

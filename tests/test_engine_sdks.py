@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine import TOOLS_BIN, Project, go_env, tools_missing
-from tests.release import BUILT, RELEASE, REPO, SDK, run
+from tests.release import BUILT, PULUMI, RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -32,12 +32,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
 
 PLUGIN = REPO / "provider"
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
-#: The `@pulumi/pulumi` the TypeScript program takes: the release requirements.txt pins.
-PULUMI = next(
-    line.split("==")[1].strip()
-    for line in (REPO / "requirements.txt").read_text().splitlines()
-    if line.startswith("pulumi==")
-)
 NPM_QUIET = ["--no-audit", "--no-fund", "--loglevel=error"]
 
 

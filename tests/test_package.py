@@ -12,7 +12,6 @@ command line renders a stack file outside the repository.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import pytest
 import yaml
 
 from tests.engine import REPO, Project, engine_env, tools_missing
-from tests.release import INSTALL_TIMEOUT_S, SDIST, WHEEL, run
+from tests.release import INSTALL_TIMEOUT_S, RELEASE, SDIST, WHEEL, run
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
@@ -34,9 +33,6 @@ pytestmark = [
 ]
 
 IMAGE = "us-docker.pkg.dev/acme-ml/train/trainer:1"
-VERSION = re.search(
-    r'^version = "(.+)"$', (REPO / "provider" / "pyproject.toml").read_text(), re.M
-)[1]  # type: ignore[index]
 
 #: A platform team's program: its own resources, plus two training jobs. The second job's
 #: args carry an Output of the first (unknown in a preview).
@@ -81,12 +77,12 @@ class TestDistribution:
         [wheel] = dist.glob(WHEEL)
         names = zipfile.ZipFile(wheel).namelist()
         tops = {name.split("/")[0] for name in names}
-        assert tops == {"vertex_training", f"vertex_training-{VERSION}.dist-info"}
+        assert tops == {"vertex_training", f"vertex_training-{RELEASE}.dist-info"}
         assert "vertex_training/py.typed" in names
         assert "vertex_training/resources/training_job.py" in names
         assert "vertex_training/plugin/schema.json" in names, "the plugin serves its schema"
         entry_points = zipfile.ZipFile(wheel).read(
-            f"vertex_training-{VERSION}.dist-info/entry_points.txt"
+            f"vertex_training-{RELEASE}.dist-info/entry_points.txt"
         )
         assert b"vertex-training = vertex_training.__main__:main" in entry_points
 
@@ -101,13 +97,13 @@ class TestDistribution:
         """Apache-2.0: its text in both, its expression in the metadata."""
         [wheel] = dist.glob(WHEEL)
         with zipfile.ZipFile(wheel) as archive:
-            text = archive.read(f"vertex_training-{VERSION}.dist-info/licenses/LICENSE")
-            metadata = archive.read(f"vertex_training-{VERSION}.dist-info/METADATA")
+            text = archive.read(f"vertex_training-{RELEASE}.dist-info/licenses/LICENSE")
+            metadata = archive.read(f"vertex_training-{RELEASE}.dist-info/METADATA")
         assert b"Apache License" in text and b"Version 2.0, January 2004" in text
         assert b"License-Expression: Apache-2.0" in metadata
         [sdist] = dist.glob(SDIST)
         with tarfile.open(sdist) as archive:
-            [member] = [m for m in archive.getmembers() if m.name.endswith(f"{VERSION}/LICENSE")]
+            [member] = [m for m in archive.getmembers() if m.name.endswith(f"{RELEASE}/LICENSE")]
             extracted = archive.extractfile(member)
             assert extracted is not None and b"Apache License" in extracted.read()
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,7 +71,6 @@ from vertex_training.resources.state import (
     same_job,
     whole_numbers,
 )
-from vertex_training.stackconfig.platform import NO_PROJECT_MESSAGE, NO_REGION_MESSAGE
 
 if TYPE_CHECKING:
     from vertex_training.resources.training_job import TrainingJobProvider
@@ -171,31 +171,38 @@ def recorded(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any]
 
 
 #: The stack-wide settings a stack config's refusal names, as a program sets them for a
-#: plugin's resource: its own property (or the provider's default, PLUGIN_ADVICE).
+#: plugin's resource: its own property (or the provider's default, ``plugin_advice``).
 SETTING_PROPERTIES = {GCP_PROJECT_KEY: "project", GCP_REGION_KEY: "region"}
-#: What a refusal that tells a stack config's author to set a stack-wide key tells a
-#: program's author instead.
-PLUGIN_ADVICE = {
-    NO_PROJECT_MESSAGE: (
-        "jobs on the vertex backend need a Google Cloud project: give the resource's "
-        "`project` (or a TrainingPlatform's `jobSettings` as its `platform`), or set the "
-        "provider's default with `pulumi config set vertex-training:project <project-id>` "
-        "(or set vertex-training:backend to local to run on this machine)"
-    ),
-    NO_REGION_MESSAGE: (
-        "no region: give the resource's `region` (or the job's own), or set the "
-        "provider's default with `pulumi config set vertex-training:region us-central1`"
-    ),
-    f"`pulumi config set {GCP_REGION_KEY} ": "`pulumi config set vertex-training:region ",
-    f"`pulumi config set {GCP_PROJECT_KEY} ": "`pulumi config set vertex-training:project ",
-}
+
+
+@functools.cache
+def plugin_advice() -> dict[str, str]:
+    """What a refusal that tells a stack config's author to set a stack-wide key tells a
+    program's author instead (read on the first refusal: the stack config's messages come
+    with its models, which a plugin that refuses nothing never loads)."""
+    from vertex_training.stackconfig.platform import NO_PROJECT_MESSAGE, NO_REGION_MESSAGE
+
+    return {
+        NO_PROJECT_MESSAGE: (
+            "jobs on the vertex backend need a Google Cloud project: give the resource's "
+            "`project` (or a TrainingPlatform's `jobSettings` as its `platform`), or set the "
+            "provider's default with `pulumi config set vertex-training:project <project-id>` "
+            "(or set vertex-training:backend to local to run on this machine)"
+        ),
+        NO_REGION_MESSAGE: (
+            "no region: give the resource's `region` (or the job's own), or set the "
+            "provider's default with `pulumi config set vertex-training:region us-central1`"
+        ),
+        f"`pulumi config set {GCP_REGION_KEY} ": "`pulumi config set vertex-training:region ",
+        f"`pulumi config set {GCP_PROJECT_KEY} ": "`pulumi config set vertex-training:project ",
+    }
 
 
 def property_failure(reason: str) -> CheckFailure:
     """A dynamic provider's refusal (``job.workers.machine: ... (got ...)``, named by the
     stack config's keys) on its property path in the schema's naming, with the advice a
-    program's author can follow (``PLUGIN_ADVICE``)."""
-    for stack_advice, program_advice in PLUGIN_ADVICE.items():
+    program's author can follow (``plugin_advice``)."""
+    for stack_advice, program_advice in plugin_advice().items():
         reason = reason.replace(stack_advice, program_advice)
     key, colon, rest = reason.partition(": ")
     head, dot, tail = key.partition(".")
