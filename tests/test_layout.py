@@ -97,6 +97,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vertex_training.stackconfig",),
     ("vertex_training.backends", "vertex_training.testing"),
     ("vertex_training.review",),
+    ("vertex_training.orphans",),
     ("vertex_training.resources",),
     ("vertex_training.program",),
     ("vertex_training.plugin",),

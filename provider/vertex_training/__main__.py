@@ -45,6 +45,12 @@ the stack file defines at git ref REF with the working tree (``vertex_training.r
 each job submitted, replaced with the keys that changed, updated, deleted or unchanged,
 its pools, its estimated cost, what the preview warns about it, and the stack's rules.
 Exits 2 when a job is invalid, 1 when a mandatory rule fails, 0 otherwise.
+
+``jobs orphans --project P --region R [--stack NAME ...] [--state FILE ...] [--label
+KEY[=VALUE] ...] [--cancel | --delete] [--yes]`` lists the jobs of the project and region
+that carry this project's identity label but that no given stack's state records, with
+each one's state, age, labels and cost so far by the price snapshot
+(``vertex_training.orphans``); ``--cancel`` and ``--delete`` act on them once confirmed.
 """
 
 from __future__ import annotations
@@ -70,6 +76,11 @@ ESTIMATE_PREFIX = "estimate: "
 API_KEY_ENV = "CLOUD_BILLING_API_KEY"
 #: Exit status of ``prices refresh`` when the catalog could not be read.
 EXIT_PRICES_FAILED = 1
+#: Exit status of a command used wrongly (argparse's own).
+EXIT_USAGE = 2
+#: Exit status of ``jobs orphans --cancel/--delete`` not confirmed, and with a job not done.
+EXIT_NOT_CONFIRMED = 1
+EXIT_NOT_DONE = 1
 #: The stack a converted job is validated against: a placeholder project, and this region
 #: when the legacy config names none (the job then runs in the stack's gcp:region).
 CONVERT_STACK = "convert"
@@ -377,6 +388,71 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_jobs_orphans(args: argparse.Namespace) -> int:
+    import time
+
+    from vertex_training import orphans
+    from vertex_training.backends.vertex import VertexBackend
+    from vertex_training.catalog import prices
+    from vertex_training.packaging import enclosing_project
+    from vertex_training.review import cost
+
+    if not (args.stack or args.state or args.label):
+        print(
+            "vertex-training jobs orphans: name the stacks whose jobs are not orphans "
+            "(--stack NAME, --state FILE), or restrict the listing to a label (--label "
+            "KEY=VALUE): without either, every job of the project would be listed as one",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    labels = dict(orphans.parse_label(text) for text in args.label)
+    try:
+        deployments = {
+            f"stack {name}": orphans.export_stack(name, Path.cwd()) for name in args.stack
+        }
+        deployments.update({path: orphans.read_state_file(Path(path)) for path in args.state})
+    except orphans.StateError as exc:
+        print(f"vertex-training jobs orphans: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    known = orphans.known_jobs(deployments)
+    prices_file = (
+        Path(args.prices) if args.prices else prices.snapshot_path(enclosing_project(Path.cwd()))
+    )
+    snapshot, note = cost.load_prices(prices_file)
+    backend = VertexBackend(args.project, args.region, api_endpoint=args.endpoint)
+    now = time.time()
+    listing = orphans.find_orphans(
+        backend, known, labels, snapshot, no_prices=note or "", now=lambda: now
+    )
+    if args.format == "json":
+        json.dump(orphans.to_json(listing, known, now), sys.stdout, indent=JSON_INDENT)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(orphans.to_text(listing, known))
+    action = orphans.DELETE if args.delete else orphans.CANCEL if args.cancel else None
+    if action is None or not listing.orphans:
+        return 0
+    if not args.yes:
+        verb = "Cancel and delete" if action == orphans.DELETE else "Cancel"
+        try:
+            answer = input(f"{verb} these {len(listing.orphans)} job(s)? Type yes to go on: ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() != "yes":
+            print("nothing done (answer yes, or pass --yes)", file=sys.stderr)
+            return EXIT_NOT_CONFIRMED
+    outcomes = orphans.act(
+        backend,
+        listing.orphans,
+        action,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    failed = [o for o in outcomes if o.error]
+    for outcome in outcomes:
+        print(f"{outcome.name}: {outcome.done or 'NOT DONE: ' + outcome.error}")
+    return EXIT_NOT_DONE if failed else 0
+
+
 #: convert's gcloud flags: (flag, help). Their values fill trainingInput as gcloud did.
 _GCLOUD_FLAGS: dict[str, str] = {
     "region": "trainingInput.region (gcloud --region)",
@@ -416,6 +492,68 @@ def _date(text: str) -> datetime.date:
         return datetime.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-11-21") from None
+
+
+def _add_jobs_parser(subparsers: Any) -> None:
+    """``jobs orphans``."""
+    jobs_parser = subparsers.add_parser("jobs", help="the jobs of a project, beyond one stack")
+    jobs_commands = jobs_parser.add_subparsers(dest="jobs_command", required=True)
+    orphans_parser = jobs_commands.add_parser(
+        "orphans",
+        help="list (and cancel or delete) the jobs of this project that no stack records",
+        description=(
+            "List the custom and tuning jobs of a project and region that carry the "
+            "vertex_training_key label (this project submitted them) but that none of the "
+            "given stacks' states records: after `pulumi stack rm --force`, a lost state or "
+            "an engine killed elsewhere. Each with its state, age, labels and cost so far "
+            "by the price snapshot. A job a pending create of a given stack will adopt is "
+            "left alone; a job without the label is never listed."
+        ),
+    )
+    orphans_parser.add_argument("--project", required=True, help="the Google Cloud project")
+    orphans_parser.add_argument("--region", required=True, help="the region its jobs run in")
+    orphans_parser.add_argument(
+        "--stack",
+        action="append",
+        default=[],
+        help="a stack whose jobs are not orphans, read with `pulumi stack export` in the "
+        "working directory; repeatable",
+    )
+    orphans_parser.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a state whose jobs are not orphans: `pulumi stack export` output or a file "
+        "backend's stack file; repeatable",
+    )
+    orphans_parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE]",
+        help="list only the jobs carrying this label (any value without =); repeatable",
+    )
+    acting = orphans_parser.add_mutually_exclusive_group()
+    acting.add_argument("--cancel", action="store_true", help="cancel the orphans still running")
+    acting.add_argument(
+        "--delete",
+        action="store_true",
+        help="cancel the orphans still running, wait for them to end, and delete every one",
+    )
+    orphans_parser.add_argument(
+        "--yes", action="store_true", help="act without asking for confirmation"
+    )
+    orphans_parser.add_argument("--format", choices=("text", "json"), default="text")
+    orphans_parser.add_argument(
+        "--prices", metavar="FILE", help="the price snapshot (default: prices/snapshot.json)"
+    )
+    orphans_parser.add_argument(
+        "--endpoint",
+        metavar="HOST:PORT",
+        help="the Vertex AI endpoint (default: the region's; loopback: a fake, in plaintext)",
+    )
+    orphans_parser.set_defaults(handler=_cmd_jobs_orphans)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -546,6 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     images_refresh.add_argument("--out", help="the file to write (default: prices/images.json)")
     images_refresh.set_defaults(handler=_cmd_images_refresh)
+    _add_jobs_parser(subparsers)
     migrate_parser = subparsers.add_parser(
         "migrate",
         help="move a stack's jobs from the dynamic resources to the plugin's (docs/plugin.md)",

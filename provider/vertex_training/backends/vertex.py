@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 from urllib.parse import quote
@@ -295,10 +295,16 @@ class VertexBackend:
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
         """Return the custom and tuning jobs whose label ``key`` equals ``value``, newest
         first. (ListHyperparameterTuningJobs leaves out trials: ``get`` has them.)"""
+        return self.list_jobs(label_filter({key: value}))
+
+    def list_jobs(self, filter_: str) -> list[JobStatus]:
+        """Return the custom and tuning jobs of the project and region that ``filter_``
+        (ListCustomJobsRequest.filter, AIP-160: ``label_filter`` writes one) selects,
+        newest first, every page."""
         client = self._job_client()
         request = {
             "parent": client.common_location_path(self.project, self.region),
-            "filter": f"labels.{key}={_quoted(value)}",
+            "filter": filter_,
         }
         jobs: list[Any] = []
         for method in (client.list_custom_jobs, client.list_hyperparameter_tuning_jobs):
@@ -735,6 +741,16 @@ def _code_name(exc: BaseException) -> str:
     """The gRPC status code name of a Google API error ("" for other exceptions)."""
     code = getattr(exc, "grpc_status_code", None)
     return code.name if code is not None else ""
+
+
+def label_filter(labels: Mapping[str, str | None]) -> str:
+    """A list filter selecting the jobs that carry every label of ``labels``: the value
+    given, or any value for None (``labels.KEY:*``, the existence test the list methods'
+    ``filter`` documents in job_service.proto), the terms joined by AND."""
+    return " AND ".join(
+        f"labels.{key}:*" if value is None else f"labels.{key}={_quoted(value)}"
+        for key, value in labels.items()
+    )
 
 
 def _quoted(value: str) -> str:

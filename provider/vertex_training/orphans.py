@@ -1,0 +1,454 @@
+"""Jobs no stack knows: ``vertex-training jobs orphans``.
+
+A job this project submitted carries its identity label (``vertex_training_key``,
+``vertex_training.api.labels``). After ``pulumi stack rm --force``, a lost state file or
+an engine killed on another machine, such a job may be recorded in no stack's state: it
+keeps running, and costing, where only Google remembers it. This module lists the jobs of
+one project and region that carry the label, reads the states of the stacks that are
+meant to own them (``pulumi stack export``, or a state file), and names the jobs none of
+them records, each with its state, age, labels and what it has cost so far by the price
+snapshot. ``act`` cancels them, or cancels and deletes them.
+
+What counts as recorded:
+
+- a job whose resource name (its location, kind and ID: Vertex AI gives the project by
+  number or ID) appears anywhere in a state: a job resource's ID, a retry's attempts, a
+  waiter's entries, an ``adopt:``;
+- a job of a resource whose create a state holds pending (an engine killed between the
+  submission and its record): its ``pulumi_stack`` and ``pulumi_resource`` labels name
+  it, and the stack's next ``pulumi up`` adopts it by label. It is reported apart, never
+  acted on.
+
+A job without the identity label was not submitted by this project: the listing never
+selects one (its filter requires the label), and ``act`` refuses one all the same.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+import re
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vertex_training.api import states
+from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
+from vertex_training.api.times import epoch_s
+
+if TYPE_CHECKING:
+    from vertex_training.backends.base import JobStatus
+    from vertex_training.backends.vertex import VertexBackend
+    from vertex_training.catalog.prices import Snapshot
+
+#: A job's resource name anywhere in a state: its location, kind and ID.
+JOB_NAME = re.compile(
+    r"projects/[^/\s\"]+/locations/([^/\s\"]+)/(customJobs|hyperparameterTuningJobs)/(\d+)"
+)
+#: How long ``pulumi stack export`` of one stack may take.
+EXPORT_TIMEOUT_S = 120
+#: How long a delete waits for a cancelled job to end, and how often it looks.
+CANCEL_WAIT_S = 15 * 60
+CANCEL_POLL_S = 1.0
+SECONDS_PER_HOUR = 3600
+#: The states of a job that a cancel can still stop.
+CANCELLABLE = (states.QUEUED, states.PENDING, states.RUNNING, states.PAUSED, states.UPDATING)
+
+CANCEL = "cancel"
+DELETE = "delete"
+
+
+class StateError(Exception):
+    """A stack's state could not be read: no job may be judged without it."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the given stacks' states record."""
+
+    #: (location, kind, job ID) of every job named in a state.
+    jobs: frozenset[tuple[str, str, str]] = frozenset()
+    #: (stack label, resource label) of every job resource whose create is pending.
+    pending: frozenset[tuple[str, str]] = frozenset()
+    #: The states read: ``stack NAME`` or a file's path.
+    stacks: tuple[str, ...] = ()
+
+    def records(self, name: str) -> bool:
+        """Whether a state names the job ``name``."""
+        key = job_key(name)
+        return key is not None and key in self.jobs
+
+    def pending_create(self, labels: Mapping[str, str]) -> bool:
+        """Whether the job with ``labels`` is the one a pending create will adopt."""
+        return (labels.get(STACK_LABEL, ""), labels.get(RESOURCE_LABEL, "")) in self.pending
+
+
+def job_key(name: str) -> tuple[str, str, str] | None:
+    """A job resource name's location, kind and ID (the project left out: the API names
+    it by number where a user may write its ID); None for another text."""
+    found = JOB_NAME.fullmatch(name)
+    return (found[1], found[2], found[3]) if found else None
+
+
+def read_state_file(path: Path) -> dict[str, Any]:
+    """The deployment in a state file: what ``pulumi stack export`` prints (``{version,
+    deployment}``) or a file backend's stack file (``{version, checkpoint: {latest}}``),
+    gzipped or not."""
+    try:
+        raw = path.read_bytes()
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        document = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise StateError(f"{path}: cannot be read as a Pulumi state: {exc}") from exc
+    return deployment_of(document, str(path))
+
+
+def export_stack(stack: str, cwd: Path, pulumi: str = "pulumi") -> dict[str, Any]:
+    """The deployment of ``stack`` as ``pulumi stack export`` prints it, run in ``cwd``."""
+    try:
+        done = subprocess.run(
+            [pulumi, "stack", "export", "--stack", stack, "--non-interactive"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=EXPORT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StateError(f"`pulumi stack export --stack {stack}` could not run: {exc}") from exc
+    if done.returncode != 0:
+        why = done.stderr.strip() or done.stdout.strip()
+        raise StateError(f"`pulumi stack export --stack {stack}` failed: {why}")
+    try:
+        document = json.loads(done.stdout)
+    except ValueError as exc:
+        raise StateError(f"`pulumi stack export --stack {stack}` printed no JSON: {exc}") from exc
+    return deployment_of(document, f"stack {stack}")
+
+
+def deployment_of(document: Any, source: str) -> dict[str, Any]:
+    """The ``deployment`` of an export, or the ``latest`` of a file backend's checkpoint."""
+    if isinstance(document, dict):
+        if isinstance(document.get("deployment"), dict):
+            return dict(document["deployment"])
+        checkpoint = document.get("checkpoint")
+        if isinstance(checkpoint, dict):
+            latest = checkpoint.get("latest")
+            return dict(latest) if isinstance(latest, dict) else {}
+    raise StateError(
+        f"{source}: not a Pulumi state (neither `pulumi stack export` output nor a stack file)"
+    )
+
+
+def known_jobs(deployments: Mapping[str, dict[str, Any]]) -> Known:
+    """What ``deployments`` (each a stack's, as ``deployment_of`` gives it, by where it
+    was read) record."""
+    jobs: set[tuple[str, str, str]] = set()
+    pending: set[tuple[str, str]] = set()
+    for deployment in deployments.values():
+        for text in _texts(deployment):
+            jobs.update((m[1], m[2], m[3]) for m in JOB_NAME.finditer(text))
+        for operation in deployment.get("pending_operations") or []:
+            urn = str((operation.get("resource") or {}).get("urn", ""))
+            stack, resource = _stack_and_name(urn)
+            if stack:
+                pending.add((label_value(stack), label_value(resource)))
+    return Known(frozenset(jobs), frozenset(pending), tuple(deployments))
+
+
+def _stack_and_name(urn: str) -> tuple[str, str]:
+    """``urn:pulumi:STACK::PROJECT::TYPE::NAME`` -> (STACK, NAME); ("", "") otherwise."""
+    parts = urn.split("::")
+    if len(parts) < 4 or not parts[0].startswith("urn:pulumi:"):
+        return "", ""
+    return parts[0].removeprefix("urn:pulumi:"), parts[-1]
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def parse_label(text: str) -> tuple[str, str | None]:
+    """``KEY=VALUE`` -> (KEY, VALUE); ``KEY`` -> (KEY, None): any value."""
+    key, equals, value = text.partition("=")
+    return key, (value if equals else None)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a job has cost so far: its hours run (a tuning job's: every trial's) times its
+    hourly rate by the price snapshot; ``usd`` is None when the rate is unknown, and
+    ``why`` says why."""
+
+    usd: float | None
+    hours: float
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A labelled job no given stack records."""
+
+    status: JobStatus
+    age_s: float
+    cost: Cost
+
+    @property
+    def name(self) -> str:
+        return self.status.name
+
+
+@dataclass
+class Listing:
+    """The labelled jobs of one project and region, judged against the given stacks."""
+
+    where: str
+    orphans: list[Orphan] = field(default_factory=list)
+    #: Jobs a pending create of a given stack will adopt: left alone.
+    pending: list[JobStatus] = field(default_factory=list)
+    #: How many labelled jobs the given stacks record.
+    recorded: int = 0
+
+
+def find_orphans(
+    backend: VertexBackend,
+    known: Known,
+    labels: Mapping[str, str | None],
+    prices: Snapshot | None,
+    *,
+    no_prices: str = "",
+    now: Callable[[], float] = time.time,
+) -> Listing:
+    """The jobs in ``backend``'s project and region that carry the identity label and
+    every label of ``labels`` (a value, or None for any), judged against ``known``.
+    Each orphan is priced by ``prices`` (None: its cost is unknown, ``no_prices`` says why)."""
+    from vertex_training.backends.vertex import label_filter
+
+    wanted: dict[str, str | None] = {IDENTITY_LABEL: None, **labels}
+    listing = Listing(where=f"projects/{backend.project}/locations/{backend.region}")
+    moment = now()
+    for status in backend.list_jobs(label_filter(wanted)):
+        if IDENTITY_LABEL not in status.labels:  # the filter said so; never trusted alone
+            continue
+        if known.records(status.name):
+            listing.recorded += 1
+        elif known.pending_create(status.labels):
+            listing.pending.append(status)
+        else:
+            created = epoch_s(status.create_time)
+            age = moment - created if created is not None else 0.0
+            body = backend.get_body(status.name) or {}
+            listing.orphans.append(
+                Orphan(status, age, cost_so_far(body, status, prices, no_prices, moment))
+            )
+    return listing
+
+
+def cost_so_far(
+    body: Mapping[str, Any],
+    status: JobStatus,
+    prices: Snapshot | None,
+    no_prices: str,
+    now: float,
+) -> Cost:
+    """What the job has cost by ``now``: its hours run (from its start, or each trial's,
+    to its end or ``now``) at the hourly rate its pools have by ``prices``."""
+    if "/hyperparameterTuningJobs/" in status.name:  # billed by its trials' hours
+        spans = [(t.get("startTime", ""), t.get("endTime", "")) for t in body.get("trials") or []]
+    else:
+        spans = [(status.start_time, status.end_time)]
+    hours = sum(_hours(start, end, now) for start, end in spans)
+    if prices is None:
+        return Cost(None, hours, no_prices or "no price snapshot")
+    rate, why = hourly_rate(body, status, prices)
+    return Cost(None if rate is None else rate * hours, hours, why)
+
+
+def _hours(start: str, end: str, now: float) -> float:
+    began = epoch_s(start)
+    if began is None:
+        return 0.0
+    ended = epoch_s(end)
+    return max(0.0, ((ended if ended is not None else now) - began) / SECONDS_PER_HOUR)
+
+
+def hourly_rate(
+    body: Mapping[str, Any], status: JobStatus, prices: Snapshot
+) -> tuple[float | None, str]:
+    """The job's hourly rate (one trial's, for a tuning job) by ``prices``, read from its
+    body as ``pulumi import`` reads a job; (None, why) when it cannot be priced."""
+    from vertex_training import stackconfig
+    from vertex_training.api.job_config import config_of_request
+    from vertex_training.backends.base import location_of
+    from vertex_training.errors import SpecError
+    from vertex_training.review import cost
+
+    location = location_of(status.name)
+    try:
+        config = config_of_request(body, name=status.job_id)
+        settings = stackconfig.StackSettings(
+            stack="orphans", project=str(location["project"]), region=str(location["region"])
+        )
+        job = stackconfig.parse_job(status.job_id, config, settings)
+    except (ValueError, SpecError) as exc:
+        return None, f"its pools could not be read for pricing: {exc}"
+    estimate = cost.estimate(job, prices)
+    if estimate.hourly_usd is None:
+        return None, "; ".join(estimate.unknown)
+    return estimate.hourly_usd, ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``act`` did to one job: ``done`` (cancelled, deleted) or why not."""
+
+    name: str
+    done: str
+    error: str = ""
+
+
+def act(
+    backend: VertexBackend,
+    orphans: Sequence[Orphan],
+    action: str,
+    *,
+    wait_s: float = CANCEL_WAIT_S,
+    poll_s: float = CANCEL_POLL_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[Outcome]:
+    """Cancel each orphan that still runs; for ``DELETE``, then wait for it to end and
+    delete it (Vertex AI deletes only ended jobs). A job without the identity label is
+    refused, whatever the caller passed."""
+    outcomes: list[Outcome] = []
+    cancelled: list[str] = []
+    for orphan in orphans:
+        if IDENTITY_LABEL not in orphan.status.labels:
+            outcomes.append(Outcome(orphan.name, "", f"no {IDENTITY_LABEL} label: not ours"))
+            continue
+        if orphan.status.state in CANCELLABLE:
+            backend.cancel(orphan.name)
+            cancelled.append(orphan.name)
+            progress(f"{orphan.name}: cancel requested")
+        if action == CANCEL:
+            done = "cancelled" if orphan.name in cancelled else f"left {orphan.status.state}"
+            outcomes.append(Outcome(orphan.name, done))
+    if action != DELETE:
+        return outcomes
+    deadline = clock() + wait_s
+    for orphan in orphans:
+        if IDENTITY_LABEL not in orphan.status.labels:
+            continue
+        state = orphan.status.state
+        while orphan.name in cancelled and state not in states.TERMINAL_STATES:
+            if clock() > deadline:
+                break
+            sleep(poll_s)
+            current = backend.get(orphan.name)
+            state = current.state if current is not None else states.CANCELLED
+        if state not in states.TERMINAL_STATES:
+            why = f"still {state} after {wait_s:g}s: run the command again once it has ended"
+            outcomes.append(Outcome(orphan.name, "", why))
+            continue
+        backend.delete(orphan.name)
+        progress(f"{orphan.name}: deleted")
+        outcomes.append(Outcome(orphan.name, "deleted"))
+    return outcomes
+
+
+# -- what the command prints
+
+
+def age_text(seconds: float) -> str:
+    """``3d04h``, ``2h05m``, ``4m10s``."""
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s"
+
+
+def cost_text(cost: Cost) -> str:
+    """``$0.0123`` or ``unknown``."""
+    return "unknown" if cost.usd is None else f"${cost.usd:.4f}"
+
+
+def to_text(listing: Listing, known: Known) -> str:
+    """The listing as a table, then what was left alone and why."""
+    stacks = ", ".join(known.stacks) or "none"
+    lines = [
+        f"{listing.where}: {len(listing.orphans)} job(s) with the {IDENTITY_LABEL} label that "
+        f"no given stack records ({listing.recorded} recorded; stacks read: {stacks})"
+    ]
+    if listing.orphans:
+        rows = [("JOB", "STATE", "AGE", "COST SO FAR", "LABELS")]
+        for orphan in listing.orphans:
+            labels = " ".join(
+                f"{k}={v}" for k, v in sorted(orphan.status.labels.items()) if k != IDENTITY_LABEL
+            )
+            rows.append(
+                (
+                    orphan.name,
+                    orphan.status.state,
+                    age_text(orphan.age_s),
+                    cost_text(orphan.cost),
+                    labels,
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        lines += [
+            "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+            + "  "
+            + row[4]
+            for row in rows
+        ]
+        whys = sorted({o.cost.why for o in listing.orphans if o.cost.usd is None and o.cost.why})
+        lines += [f"cost unknown: {why}" for why in whys]
+    for status in listing.pending:
+        lines.append(
+            f"left alone: {status.name} ({status.state}) is the job of a create pending in "
+            f"stack {status.labels.get(STACK_LABEL, '')}: its next `pulumi up` adopts it"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def to_json(listing: Listing, known: Known, now: float) -> dict[str, Any]:
+    """The listing as plain data."""
+    return {
+        "where": listing.where,
+        "read_at": datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat(),
+        "stacks": list(known.stacks),
+        "recorded": listing.recorded,
+        "orphans": [
+            {
+                "name": o.name,
+                "state": o.status.state,
+                "create_time": o.status.create_time,
+                "age_s": round(o.age_s, 1),
+                "labels": o.status.labels,
+                "hours_run": round(o.cost.hours, 6),
+                "cost_usd": o.cost.usd,
+                "cost_unknown": o.cost.why if o.cost.usd is None else "",
+            }
+            for o in listing.orphans
+        ],
+        "pending_creates": [s.name for s in listing.pending],
+    }

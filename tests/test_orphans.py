@@ -1,0 +1,275 @@
+"""`vertex-training jobs orphans`: the labelled jobs no given stack records, against the
+fake JobService through the real client (vertex_training.orphans)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients import job_made_outside
+from tests.prices import PRICES
+from vertex_training import orphans, stackconfig
+from vertex_training.__main__ import main
+from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL
+from vertex_training.backends.vertex import VertexBackend
+from vertex_training.review import cost
+from vertex_training.testing import FakeVertex, ManualClock
+
+IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+PROJECT, REGION = "test-project", "us-central1"
+#: The fake's times: queued, pending, then running half an hour.
+RUN_S = 1800.0
+
+
+@pytest.fixture
+def fake(clock: ManualClock) -> Iterator[FakeVertex]:
+    with FakeVertex(queued_s=1, pending_s=1, run_s=RUN_S, clock=clock) as server:
+        yield server
+
+
+@pytest.fixture
+def backend(fake: FakeVertex) -> VertexBackend:
+    return VertexBackend(PROJECT, REGION, api_endpoint=fake.address)
+
+
+@pytest.fixture
+def running() -> Iterator[FakeVertex]:
+    """A fake on the real clock whose jobs run for a minute: cancels and deletes end."""
+    with FakeVertex(queued_s=0.1, pending_s=0.1, run_s=60) as server:
+        yield server
+
+
+def submitted(fake: FakeVertex, stack: str, resource: str, **extra: str) -> str:
+    """A job as the provider submits it for ``resource`` of ``stack``: its resource name."""
+    labels = {
+        IDENTITY_LABEL: f"{stack}-{resource}-key",
+        STACK_LABEL: stack,
+        RESOURCE_LABEL: resource,
+        **extra,
+    }
+    return job_made_outside(fake.address, display_name=resource, image=IMAGE, labels=labels)
+
+
+def export_of(stack: str, *job_names: str, pending: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What `pulumi stack export` prints for a stack holding these jobs (their resource
+    names as IDs) and pending creates of these resources."""
+    urn = f"urn:pulumi:{stack}::training::pulumi-python:dynamic/vertex:TrainingJob::"
+    return {
+        "version": 3,
+        "deployment": {
+            "resources": [
+                {"urn": f"{urn}job{i}", "id": name, "outputs": {"state": "RUNNING"}}
+                for i, name in enumerate(job_names)
+            ],
+            "pending_operations": [
+                {"resource": {"urn": f"{urn}{resource}"}, "type": "creating"}
+                for resource in pending
+            ],
+        },
+    }
+
+
+def as_number(name: str) -> str:
+    """The same job's name with the project given by number, as the API writes it."""
+    return name.replace(f"projects/{PROJECT}/", "projects/123456789/")
+
+
+class TestKnownJobs:
+    def test_a_job_named_anywhere_in_a_state_is_recorded_whatever_names_its_project(
+        self,
+    ) -> None:
+        """A job is recorded by its location, kind and ID, in outputs or IDs alike."""
+        name = f"projects/{PROJECT}/locations/{REGION}/customJobs/42"
+        state = export_of("dev")
+        state["deployment"]["resources"].append(
+            {"urn": "urn:pulumi:dev::p::t::w", "outputs": {"attempts": [{"resource_name": name}]}}
+        )
+        known = orphans.known_jobs({"dev": orphans.deployment_of(state, "dev")})
+        assert known.records(as_number(name))
+        assert not known.records(name.replace("/42", "/43"))
+        assert not known.records(name.replace(REGION, "europe-west4"))
+
+    def test_a_file_backend_stack_file_gzipped_reads_as_its_export(self, tmp_path: Path) -> None:
+        """A file backend's checkpoint (gzipped too) reads as `pulumi stack export` does."""
+        name = f"projects/{PROJECT}/locations/{REGION}/customJobs/7"
+        checkpoint = {"version": 3, "checkpoint": {"latest": export_of("dev", name)["deployment"]}}
+        path = tmp_path / "dev.json.gz"
+        path.write_bytes(gzip.compress(json.dumps(checkpoint).encode()))
+        assert orphans.known_jobs({"f": orphans.read_state_file(path)}).records(name)
+
+    def test_a_file_that_is_no_state_is_refused(self, tmp_path: Path) -> None:
+        """A file that is not a state stops the command: never read as an empty stack."""
+        path = tmp_path / "notes.json"
+        path.write_text('{"jobs": []}')
+        with pytest.raises(orphans.StateError, match="not a Pulumi state"):
+            orphans.read_state_file(path)
+
+
+class TestFindOrphans:
+    def test_a_removed_stacks_job_is_found_a_live_ones_is_not_an_unlabelled_one_never(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """Only the labelled job that no given state records is an orphan."""
+        live = submitted(fake, "live", "train")
+        gone = submitted(fake, "gone", "train")
+        job_made_outside(fake.address, display_name="by-hand", image=IMAGE)
+        known = orphans.known_jobs({"stack live": export_of("live", live)["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert [o.name for o in listing.orphans] == [gone]
+        assert listing.recorded == 1
+
+    def test_a_label_restricts_the_listing(self, fake: FakeVertex, backend: VertexBackend) -> None:
+        """`--label KEY=VALUE` lists only the jobs carrying it; `KEY` any value of it."""
+        mine = submitted(fake, "a", "one", acceptance_run="run-1")
+        other = submitted(fake, "a", "two", acceptance_run="run-2")
+        submitted(fake, "a", "three")
+        only = orphans.find_orphans(backend, orphans.Known(), {"acceptance_run": "run-1"}, None)
+        assert [o.name for o in only.orphans] == [mine]
+        runs = orphans.find_orphans(backend, orphans.Known(), {"acceptance_run": None}, None)
+        assert sorted(o.name for o in runs.orphans) == sorted([mine, other])
+
+    def test_the_job_of_a_pending_create_is_left_alone(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """A job whose create a given stack holds pending is its next `up`'s, not an orphan."""
+        adopted_next = submitted(fake, "dev", "train")
+        state = export_of("dev", pending=("train",))
+        known = orphans.known_jobs({"stack dev": state["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert listing.orphans == []
+        assert [s.name for s in listing.pending] == [adopted_next]
+
+    def test_the_cost_so_far_is_the_hours_run_at_the_jobs_rate(
+        self, fake: FakeVertex, backend: VertexBackend, clock: ManualClock
+    ) -> None:
+        """An ended job's cost is its running hours at the rate its machines have by the
+        snapshot (the fake's invented prices), as render prices the same job."""
+        submitted(fake, "gone", "train")
+        clock.advance(2 + RUN_S + 60)
+        listing = orphans.find_orphans(backend, orphans.Known(), {STACK_LABEL: "gone"}, PRICES)
+        (orphan,) = listing.orphans
+        settings = stackconfig.StackSettings(stack="s", project=PROJECT, region=REGION)
+        job = stackconfig.parse_job("train", {"image": IMAGE, "machine": "e2-standard-4"}, settings)
+        hourly = cost.estimate(job, PRICES).hourly_usd
+        assert hourly is not None and hourly > 0
+        assert orphan.status.state == "SUCCEEDED"
+        assert orphan.cost.hours == pytest.approx(RUN_S / 3600)
+        assert orphan.cost.usd == pytest.approx(hourly * RUN_S / 3600)
+
+    def test_without_a_snapshot_the_cost_is_unknown_saying_why(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """No snapshot: the cost is unknown, never zero, and says how to make one."""
+        submitted(fake, "gone", "train")
+        listing = orphans.find_orphans(
+            backend, orphans.Known(), {}, None, no_prices="no price snapshot: run make prices"
+        )
+        assert listing.orphans[0].cost.usd is None
+        assert "make prices" in orphans.to_text(listing, orphans.Known())
+
+
+class TestCommand:
+    def run(self, *args: str, stdin: str = "") -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("sys.stdout", out)
+            patch.setattr("sys.stderr", err)
+            patch.setattr("sys.stdin", io.StringIO(stdin))
+            code = main(["jobs", "orphans", "--project", PROJECT, "--region", REGION, *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def test_delete_with_yes_deletes_the_removed_stacks_job_and_leaves_the_others(
+        self, running: FakeVertex, tmp_path: Path
+    ) -> None:
+        """`--delete --yes` cancels the running orphan, waits for it to end, deletes it;
+        the live stack's job and the unlabelled one stay, still running."""
+        backend = VertexBackend(PROJECT, REGION, api_endpoint=running.address)
+        live = submitted(running, "live", "train")
+        gone = submitted(running, "gone", "train")
+        by_hand = job_made_outside(running.address, display_name="by-hand", image=IMAGE)
+        state = tmp_path / "live.json"
+        state.write_text(json.dumps(export_of("live", live)))
+        code, out, err = self.run(
+            "--state", str(state), "--endpoint", running.address, "--delete", "--yes"
+        )
+        assert code == 0, err
+        assert f"{gone}: deleted" in out
+        assert f"{gone}: cancel requested" in err
+        assert backend.get(gone) is None
+        for kept in (live, by_hand):
+            status = backend.get(kept)
+            assert status is not None and status.state not in ("CANCELLING", "CANCELLED")
+
+    def test_cancel_stops_an_orphan_and_keeps_its_record(self, running: FakeVertex) -> None:
+        """`--cancel --yes` cancels the orphan; the job stays, to be read or deleted."""
+        backend = VertexBackend(PROJECT, REGION, api_endpoint=running.address)
+        gone = submitted(running, "gone", "train")
+        code, out, _ = self.run(
+            "--label", "pulumi_stack=gone", "--endpoint", running.address, "--cancel", "--yes"
+        )
+        assert code == 0
+        assert f"{gone}: cancelled" in out
+        status = backend.get(gone)
+        assert status is not None and status.state in ("CANCELLING", "CANCELLED")
+
+    def test_an_unconfirmed_delete_does_nothing(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """Without --yes, anything but `yes` on stdin leaves every job as it was."""
+        gone = submitted(fake, "gone", "train")
+        code, out, err = self.run(
+            "--label", "pulumi_stack=gone", "--endpoint", fake.address, "--delete", stdin="no\n"
+        )
+        assert code == 1
+        assert gone in out and "nothing done" in err
+        status = backend.get(gone)
+        assert status is not None and status.state != "CANCELLED"
+
+    def test_with_neither_a_stack_nor_a_label_it_refuses(self) -> None:
+        """Every labelled job would be an orphan: the command asks for stacks or a label."""
+        code, _, err = self.run("--delete", "--yes")
+        assert code == 2
+        assert "--stack NAME" in err and "--label" in err
+
+    def test_a_stack_that_cannot_be_exported_stops_it(
+        self, fake: FakeVertex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A stack whose state cannot be read stops the command before any job is judged."""
+        monkeypatch.chdir(tmp_path)
+        submitted(fake, "gone", "train")
+        code, out, err = self.run("--stack", "nowhere", "--endpoint", fake.address, "--delete")
+        assert code == 2
+        assert "`pulumi stack export --stack nowhere`" in err
+        assert out == ""
+
+    def test_json_lists_each_orphan_with_its_state_age_labels_and_cost(
+        self, fake: FakeVertex, clock: ManualClock
+    ) -> None:
+        """`--format json`: name, state, age, labels, hours run, cost or why unknown."""
+        gone = submitted(fake, "gone", "train")
+        clock.advance(2 + RUN_S + 10)
+        code, out, _ = self.run(
+            "--label",
+            "pulumi_stack",
+            "--endpoint",
+            fake.address,
+            "--format",
+            "json",
+            "--prices",
+            "/nonexistent/snapshot.json",
+        )
+        assert code == 0
+        (orphan,) = json.loads(out)["orphans"]
+        assert orphan["name"] == gone
+        assert orphan["state"] == "SUCCEEDED"
+        assert orphan["labels"][STACK_LABEL] == "gone"
+        assert orphan["hours_run"] == pytest.approx(RUN_S / 3600)
+        assert orphan["cost_usd"] is None
+        assert "no price snapshot (/nonexistent/snapshot.json)" in orphan["cost_unknown"]
+        assert orphan["age_s"] > 0
