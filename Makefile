@@ -48,8 +48,8 @@ test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the r
 	$(PULUMI) $(PY) -m pytest
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
-	$(VENV)/bin/ruff check provider provider.py policy tests trainer examples scripts __main__.py
-	$(VENV)/bin/ruff format --check provider provider.py policy tests trainer examples scripts __main__.py
+	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts __main__.py
+	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts __main__.py
 	$(VENV)/bin/mypy
 
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.
@@ -72,6 +72,14 @@ policy/.venv/.installed: policy/requirements.txt
 
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
 	$(VENV)/bin/vertex-training plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
+
+acceptance: tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
+	$(PULUMI) $(PY) -m pytest acceptance -p no:cacheprovider -v $(ACCEPTANCE_ARGS)
+
+acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover jobs in VERTEX_TRAINING_ACCEPTANCE_PROJECT.
+	@test -n "$$VERTEX_TRAINING_ACCEPTANCE_PROJECT" || { echo "VERTEX_TRAINING_ACCEPTANCE_PROJECT is not set: nothing to sweep"; exit 0; }; \
+	$(VENV)/bin/vertex-training jobs orphans --project "$$VERTEX_TRAINING_ACCEPTANCE_PROJECT" \
+	  --region "$${VERTEX_TRAINING_ACCEPTANCE_REGION:-us-central1}" --label acceptance_run --delete --yes
 
 bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
 	$(PULUMI) $(PY) scripts/bench_wait.py
