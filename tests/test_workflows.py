@@ -230,3 +230,27 @@ class TestPrices:
         auth = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith(AUTH_ACTION))
         plan = names.index("Plan")
         assert auth < refresh < plan, names
+
+
+class TestAcceptance:
+    def job(self) -> dict[str, Any]:
+        return dict(load(REPO / ".github" / "workflows" / "acceptance.yml")["jobs"]["acceptance"])
+
+    def test_sweeps_before_the_suite_and_after_it_even_when_it_fails(self) -> None:
+        """The sweeper runs after authenticating and before the suite, and again after it
+        whatever became of it (`if: always()`)."""
+        steps = self.job()["steps"]
+        runs = [step.get("run", "") for step in steps]
+        auth = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith(AUTH_ACTION))
+        sweeps = [i for i, run in enumerate(runs) if run == "make acceptance-sweep"]
+        suite = runs.index("make acceptance")
+        assert len(sweeps) == 2 and auth < sweeps[0] < suite < sweeps[1], runs
+        assert steps[sweeps[1]].get("if") == "always()"
+
+    def test_is_skipped_without_a_project_and_authenticates_with_no_key(self) -> None:
+        """No project configured: the job does not run. Credentials come from Workload
+        Identity Federation, never a key."""
+        job = self.job()
+        assert job["if"] == "vars.VERTEX_TRAINING_ACCEPTANCE_PROJECT != ''"
+        [auth] = [s for s in job["steps"] if s.get("uses", "").startswith(AUTH_ACTION)]
+        assert set(auth["with"]) == {"workload_identity_provider", "service_account"}
