@@ -130,6 +130,14 @@ class TestRefreshShapes:
             read(catalog, compute, ["us-central1"])
         assert len(compute.calls) == 1
 
+    def test_an_endpoint_nobody_serves_is_named(self, catalog: FakeCatalog) -> None:
+        """A MachineTypes endpoint that refuses the connection: PricesError names it (no
+        traceback of the HTTP library)."""
+        with FakeCompute() as stopped:
+            address = stopped.address
+        with pytest.raises(PricesError, match=rf"{address} could not be reached"):
+            refresh.refresh(["us-central1"], endpoint=catalog.address, compute_endpoint=address)
+
     def test_the_command_writes_shapes_and_warns(
         self, catalog: FakeCatalog, compute: FakeCompute, tmp_path: Path
     ) -> None:

@@ -349,6 +349,10 @@ def act(
             outcomes.append(Outcome(orphan.name, done))
     if action != DELETE:
         return outcomes
+    if cancelled:
+        progress(
+            f"waiting for {len(cancelled)} cancelled job(s) to end: Vertex AI deletes ended jobs"
+        )
     deadline = clock() + wait_s
     for orphan in orphans:
         if IDENTITY_LABEL not in orphan.status.labels:
@@ -365,7 +369,6 @@ def act(
             outcomes.append(Outcome(orphan.name, "", why))
             continue
         backend.delete(orphan.name)
-        progress(f"{orphan.name}: deleted")
         outcomes.append(Outcome(orphan.name, "deleted"))
     return outcomes
 

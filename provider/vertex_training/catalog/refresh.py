@@ -205,6 +205,7 @@ def _read_shapes(
     progress: Progress | None,
 ) -> tuple[MachineShape, ...]:
     """The machine types' shapes in ``regions`` (``shapes.read_shapes``)."""
+    import requests
     from google.api_core import exceptions
 
     where = f"{shapes.DEFAULT_ENDPOINT} machineTypes"
@@ -233,6 +234,11 @@ def _read_shapes(
         raise PricesError(
             f"{where}: Compute Engine kept failing for {RETRY_DEADLINE_S:g}s "
             f"({exc.cause}); try again later"
+        ) from exc
+    except requests.exceptions.ConnectionError as exc:  # the REST transport's own
+        raise PricesError(
+            f"{where}: {endpoint or shapes.DEFAULT_ENDPOINT} could not be reached "
+            f"({type(exc).__name__}): check --compute-endpoint and the network"
         ) from exc
     if unreachable and progress is not None:
         progress(f"{where} (unreachable: {', '.join(unreachable)})", 0, len(found))
