@@ -273,3 +273,21 @@ class TestCommand:
         assert orphan["cost_usd"] is None
         assert "no price snapshot (/nonexistent/snapshot.json)" in orphan["cost_unknown"]
         assert orphan["age_s"] > 0
+
+    def test_the_table_prices_each_orphan_and_says_by_which_snapshot(
+        self, fake: FakeVertex, clock: ManualClock, tmp_path: Path
+    ) -> None:
+        """The text table has each orphan's cost, and a line names the snapshot's date."""
+        from vertex_training.catalog import prices
+
+        snapshot = tmp_path / "snapshot.json"
+        prices.save_snapshot(PRICES, snapshot)
+        gone = submitted(fake, "gone", "train")
+        clock.advance(2 + RUN_S + 10)
+        code, out, _ = self.run(
+            "--label", "pulumi_stack=gone", "--endpoint", fake.address, "--prices", str(snapshot)
+        )
+        assert code == 0
+        [row] = [line for line in out.splitlines() if line.startswith(gone)]
+        assert "SUCCEEDED" in row and "$0." in row and "pulumi_stack=gone" in row
+        assert f"costs so far by {snapshot}: prices read {PRICES.read_date}" in out

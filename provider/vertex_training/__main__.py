@@ -429,6 +429,14 @@ def _cmd_jobs_orphans(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(orphans.to_text(listing, known))
+        if snapshot is not None and listing.orphans:
+            from vertex_training.catalog.refresh import is_loopback
+
+            invented = " (a fake's invented prices)" if is_loopback(snapshot.source) else ""
+            print(
+                f"costs so far by {prices_file}: prices read {snapshot.read_date} from "
+                f"{snapshot.source}{invented}"
+            )
     action = orphans.DELETE if args.delete else orphans.CANCEL if args.cancel else None
     if action is None or not listing.orphans:
         return 0
