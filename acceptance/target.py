@@ -67,6 +67,8 @@ FAKE_QUEUED_S = 1.0
 FAKE_PENDING_S = 1.0
 FAKE_RUN_S = 3.0
 FAKE_TRIAL_S = 1.0
+#: How long a job the fake is told to run until cancelled runs.
+FOREVER = math.inf
 
 
 def run_id() -> str:
@@ -139,11 +141,16 @@ class Target:
         self, scenario: str, jobs: Mapping[str, dict[str, Any]], *, platform: bool = False
     ) -> dict[str, Any]:
         """A stack config of ``jobs`` (each given the scenario's labels and the suite's
-        timeout), without the platform unless asked: a run provisions nothing else."""
+        timeout), without the platform unless asked: a run provisions nothing else. A
+        platform's bucket goes with `destroy`, the jobs' outputs in it too."""
         config: dict[str, Any] = {
             "gcp:project": self.project,
             "gcp:region": self.region,
-            "vertex-training:platform": {"enabled": platform},
+            "vertex-training:platform": (
+                {"enabled": True, "bucket": {"force_destroy": True}}
+                if platform
+                else {"enabled": False}
+            ),
             "vertex-training:jobs": {
                 name: {
                     "machine": MACHINE,
@@ -257,7 +264,3 @@ def target() -> Iterator[Target]:
             registry_endpoint=registry.address,
             fake=vertex,
         )
-
-
-#: A job that runs until cancelled, on the fake.
-FOREVER = math.inf
