@@ -291,3 +291,31 @@ class TestCommand:
         [row] = [line for line in out.splitlines() if line.startswith(gone)]
         assert "SUCCEEDED" in row and "$0." in row and "pulumi_stack=gone" in row
         assert f"costs so far by {snapshot}: prices read {PRICES.read_date}" in out
+
+
+class TestAct:
+    def test_a_job_already_cancelling_is_waited_for_then_deleted(self) -> None:
+        """A delete waits for a job another hand cancelled to end, then deletes it."""
+        with FakeVertex(queued_s=0.1, pending_s=0.1, run_s=60, cancel_s=2.0) as slow:
+            backend = VertexBackend(PROJECT, REGION, api_endpoint=slow.address)
+            gone = submitted(slow, "gone", "train")
+            backend.cancel(gone)
+            listing = orphans.find_orphans(backend, orphans.Known(), {STACK_LABEL: "gone"}, None)
+            [orphan] = listing.orphans
+            assert orphan.status.state == "CANCELLING"
+            outcomes = orphans.act(backend, listing.orphans, orphans.DELETE)
+            assert outcomes == [orphans.Outcome(gone, "deleted")]
+            assert backend.get(gone) is None
+
+    def test_a_job_without_the_identity_label_is_refused_whatever_is_passed(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """act never cancels nor deletes a job this project did not submit."""
+        by_hand = job_made_outside(fake.address, display_name="by-hand", image=IMAGE)
+        status = backend.get(by_hand)
+        assert status is not None
+        stray = orphans.Orphan(status, 0.0, orphans.Cost(None, 0.0))
+        [outcome] = orphans.act(backend, [stray], orphans.DELETE)
+        assert outcome.done == "" and IDENTITY_LABEL in outcome.error
+        assert backend.get(by_hand) is not None
+        assert [c.method for c in fake.calls if c.method.startswith(("Cancel", "Delete"))] == []

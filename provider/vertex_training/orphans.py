@@ -358,7 +358,7 @@ def act(
         if IDENTITY_LABEL not in orphan.status.labels:
             continue
         state = orphan.status.state
-        while orphan.name in cancelled and state not in states.TERMINAL_STATES:
+        while state not in states.TERMINAL_STATES:  # cancelled here, or CANCELLING already
             if clock() > deadline:
                 break
             sleep(poll_s)
