@@ -8,6 +8,7 @@ command that ends in seconds) and ends by listing the project: nothing it made i
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 import time
@@ -127,12 +128,14 @@ class TestJobs:
         project.write_stack(where.stack_config(scenario, {"fails": failing}))
         failed = project.up()
         assert failed.returncode != 0
+        for line in ("class", "fix"):
+            assert re.search(rf"^\s+{line}: \S", failed.output, re.MULTILINE), failed.output
         assert "lines of workerpool0-0's log:" in failed.output, failed.output
         after = failed.output.split("lines of workerpool0-0's log:", 1)[1].splitlines()
         assert after[1].strip(), failed.output
         if where.google:  # the fake's lines are its own; the job's own line is Google's
             assert FAILING_LINE in failed.output, failed.output
-        report("up failed naming the replica and showing its last log lines")
+        report("up failed with the job's class and fix, and its replica's last log lines")
         assert project.outputs()["jobs"]["fails"]["state"] == states.FAILED
         report("the stack output keeps the job FAILED with its error")
         project.run("destroy", "--yes", "--skip-preview").check()

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
 #: Each scenario, and the lines it must print.
 SCENARIOS = {
     "test_container_job_lifecycle": ["preview submitted nothing", "destroy cancelled the running"],
-    "test_failing_job_shows_its_last_log_lines": ["showing its last log lines"],
+    "test_failing_job_shows_its_last_log_lines": ["its replica's last log lines"],
     "test_tuning_job_of_two_trials": ["2 trials ran"],
     "test_engine_killed_mid_wait_then_recovered": ["the same job waited for", "a clean up"],
     "test_import_of_a_job_made_outside": ["previews with no change", "deleted the imported job"],
