@@ -74,7 +74,7 @@ plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, cos
 	$(VENV)/bin/vertex-training plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
 
 acceptance: tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
-	$(PULUMI) $(PY) -m pytest acceptance -p no:cacheprovider -v $(ACCEPTANCE_ARGS)
+	$(PULUMI) $(PY) -m pytest acceptance -p no:cacheprovider -v --timeout 3600 $(ACCEPTANCE_ARGS)
 
 acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover jobs in VERTEX_TRAINING_ACCEPTANCE_PROJECT.
 	@test -n "$$VERTEX_TRAINING_ACCEPTANCE_PROJECT" || { echo "VERTEX_TRAINING_ACCEPTANCE_PROJECT is not set: nothing to sweep"; exit 0; }; \

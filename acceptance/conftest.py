@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from acceptance.target import RUN_LABEL, Target, target
-from tests.engine import Project, tools_missing
+from tests.engine import Project, Result, tools_missing
 
+#: How long one `pulumi` command of a scenario may take (a job's own timeout is 10 minutes).
+COMMAND_TIMEOUT_S = 1800
 #: A line of a scenario's report: what it checked.
 Report = Callable[[str], None]
 
@@ -89,8 +91,16 @@ def scenario(request: pytest.FixtureRequest, where: Target, report: Report) -> I
     report(f"nothing left: no job in {where.project} carries {RUN_LABEL}={where.run}, {name}")
 
 
+class AcceptanceProject(Project):
+    """A project whose commands may take as long as Google does: provisioning machines,
+    then a job of up to ``target.JOB_TIMEOUT``."""
+
+    def run(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> Result:
+        return super().run(*args, timeout=timeout)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     """A copy of the reference project (its Python program reads the stack config), with
     its own file backend."""
-    return Project.create(tmp_path, stack="acceptance")
+    return AcceptanceProject.create(tmp_path, stack="acceptance")

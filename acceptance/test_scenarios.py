@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from acceptance.conftest import Report
+from acceptance.conftest import AcceptanceProject, Report
 from acceptance.target import FOREVER, MACHINE, RUN_LABEL, Target
 from tests.engine import REPO, TOOLS_BIN, Project
 from vertex_training.api import states
@@ -206,7 +206,7 @@ class TestJobs:
             "config": config,
             "resources": {},
         }
-        yaml_project = Project.of_yaml(tmp_path, program)
+        yaml_project = AcceptanceProject.of_yaml(tmp_path, program)
         code = yaml_project.root / "imported.yaml"
         imported = yaml_project.run(
             "import",

@@ -38,7 +38,17 @@ def test_the_suite_passes_against_the_fakes_saying_what_each_scenario_checked() 
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERTEX_TRAINING_ACCEPTANCE")}
     env["PATH"] = f"{TOOLS_BIN}:{env.get('PATH', '')}"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "acceptance", "-p", "no:cacheprovider", "-v"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "acceptance",
+            "-p",
+            "no:cacheprovider",
+            "-v",
+            "--timeout",
+            "3600",
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
