@@ -237,6 +237,21 @@ class TestCommand:
         assert code == 2
         assert "--stack NAME" in err and "--label" in err
 
+    def test_a_label_that_is_no_label_is_refused_naming_it(self) -> None:
+        """A --label Google would refuse is refused here, saying what to write."""
+        code, _, err = self.run("--label", "Run ID=x")
+        assert code == 2
+        assert "--label Run ID=x is not a label: write KEY=VALUE" in err
+
+    def test_a_service_that_cannot_be_reached_is_named_without_a_traceback(self) -> None:
+        """No JobService at the endpoint: the command says so and exits 1."""
+        with FakeVertex() as stopped:
+            address = stopped.address
+        code, out, err = self.run("--label", "pulumi_stack", "--endpoint", address)
+        assert code == 1 and out == ""
+        assert "listing the jobs failed" in err and address in err
+        assert "Traceback" not in err
+
     def test_a_stack_that_cannot_be_exported_stops_it(
         self, fake: FakeVertex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

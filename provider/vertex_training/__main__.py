@@ -394,71 +394,65 @@ def _cmd_jobs_orphans(args: argparse.Namespace) -> int:
     from vertex_training import orphans
     from vertex_training.backends.vertex import VertexBackend
     from vertex_training.catalog import prices
+    from vertex_training.errors import BackendError
     from vertex_training.packaging import enclosing_project
     from vertex_training.review import cost
 
-    if not (args.stack or args.state or args.label):
-        print(
-            "vertex-training jobs orphans: name the stacks whose jobs are not orphans "
-            "(--stack NAME, --state FILE), or restrict the listing to a label (--label "
-            "KEY=VALUE): without either, every job of the project would be listed as one",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    labels = dict(orphans.parse_label(text) for text in args.label)
     try:
-        deployments = {
-            f"stack {name}": orphans.export_stack(name, Path.cwd()) for name in args.stack
-        }
-        deployments.update({path: orphans.read_state_file(Path(path)) for path in args.state})
-    except orphans.StateError as exc:
+        if not (args.stack or args.state or args.label):
+            raise ValueError(orphans.NO_SCOPE)
+        labels = orphans.read_labels(args.label)
+        known = orphans.read_states(args.stack, [Path(p) for p in args.state], Path.cwd())
+    except (ValueError, orphans.StateError) as exc:
         print(f"vertex-training jobs orphans: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    known = orphans.known_jobs(deployments)
     prices_file = (
         Path(args.prices) if args.prices else prices.snapshot_path(enclosing_project(Path.cwd()))
     )
     snapshot, note = cost.load_prices(prices_file)
     backend = VertexBackend(args.project, args.region, api_endpoint=args.endpoint)
     now = time.time()
-    listing = orphans.find_orphans(
-        backend, known, labels, snapshot, no_prices=note or "", now=lambda: now
-    )
+    try:
+        listing = orphans.find_orphans(
+            backend, known, labels, snapshot, no_prices=note or "", now=lambda: now
+        )
+    except BackendError as exc:
+        print(f"vertex-training jobs orphans: listing the jobs failed: {exc}", file=sys.stderr)
+        return EXIT_NOT_DONE
     if args.format == "json":
         json.dump(orphans.to_json(listing, known, now), sys.stdout, indent=JSON_INDENT)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(orphans.to_text(listing, known))
-        if snapshot is not None and listing.orphans:
-            from vertex_training.catalog.refresh import is_loopback
-
-            invented = " (a fake's invented prices)" if is_loopback(snapshot.source) else ""
-            print(
-                f"costs so far by {prices_file}: prices read {snapshot.read_date} from "
-                f"{snapshot.source}{invented}"
-            )
+        sys.stdout.write(orphans.to_text(listing, known, snapshot, prices_file))
     action = orphans.DELETE if args.delete else orphans.CANCEL if args.cancel else None
     if action is None or not listing.orphans:
         return 0
-    if not args.yes:
-        verb = "Cancel and delete" if action == orphans.DELETE else "Cancel"
-        try:
-            answer = input(f"{verb} these {len(listing.orphans)} job(s)? Type yes to go on: ")
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() != "yes":
-            print("nothing done (answer yes, or pass --yes)", file=sys.stderr)
-            return EXIT_NOT_CONFIRMED
-    outcomes = orphans.act(
-        backend,
-        listing.orphans,
-        action,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-    )
-    failed = [o for o in outcomes if o.error]
+    verb = "Cancel and delete" if action == orphans.DELETE else "Cancel"
+    if not args.yes and not _confirmed(f"{verb} these {len(listing.orphans)} job(s)?"):
+        print("nothing done (answer yes, or pass --yes)", file=sys.stderr)
+        return EXIT_NOT_CONFIRMED
+    try:
+        outcomes = orphans.act(
+            backend,
+            listing.orphans,
+            action,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except BackendError as exc:
+        print(f"vertex-training jobs orphans: stopped: {exc}", file=sys.stderr)
+        return EXIT_NOT_DONE
     for outcome in outcomes:
         print(f"{outcome.name}: {outcome.done or 'NOT DONE: ' + outcome.error}")
-    return EXIT_NOT_DONE if failed else 0
+    return EXIT_NOT_DONE if any(o.error for o in outcomes) else 0
+
+
+def _confirmed(question: str) -> bool:
+    """Whether the person at the terminal answered yes to ``question``."""
+    try:
+        answer = input(f"{question} Type yes to go on: ")
+    except EOFError:
+        return False
+    return answer.strip().lower() == "yes"
 
 
 #: convert's gcloud flags: (flag, help). Their values fill trainingInput as gcloud did.

@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vertex_training.api import states
-from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
+from vertex_training.api.labels import (
+    IDENTITY_LABEL,
+    RESOURCE_LABEL,
+    STACK_LABEL,
+    label_key_ok,
+    label_value,
+    label_value_ok,
+)
 from vertex_training.api.times import epoch_s
 
 if TYPE_CHECKING:
@@ -60,6 +67,12 @@ CANCELLABLE = (states.QUEUED, states.PENDING, states.RUNNING, states.PAUSED, sta
 
 CANCEL = "cancel"
 DELETE = "delete"
+#: Why the command wants stacks or a label.
+NO_SCOPE = (
+    "name the stacks whose jobs are not orphans (--stack NAME, --state FILE), or restrict "
+    "the listing to a label (--label KEY=VALUE): without either, every job of the project "
+    "would be listed as one"
+)
 
 
 class StateError(Exception):
@@ -181,10 +194,27 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(item)
 
 
-def parse_label(text: str) -> tuple[str, str | None]:
-    """``KEY=VALUE`` -> (KEY, VALUE); ``KEY`` -> (KEY, None): any value."""
-    key, equals, value = text.partition("=")
-    return key, (value if equals else None)
+def read_labels(texts: Sequence[str]) -> dict[str, str | None]:
+    """``KEY=VALUE`` -> {KEY: VALUE}; ``KEY`` -> {KEY: None}, any value. A text that is no
+    label (Google's rules, ``vertex_training.api.labels``) raises ValueError naming it."""
+    labels: dict[str, str | None] = {}
+    for text in texts:
+        key, equals, value = text.partition("=")
+        if not label_key_ok(key) or (equals and not label_value_ok(value)):
+            raise ValueError(
+                f"--label {text} is not a label: write KEY=VALUE (or KEY for any value), "
+                "lowercase letters, digits, _ and -, the key starting with a letter"
+            )
+        labels[key] = value if equals else None
+    return labels
+
+
+def read_states(stacks: Sequence[str], files: Sequence[Path], cwd: Path) -> Known:
+    """What the stacks ``stacks`` (exported in ``cwd``) and the state files ``files``
+    record; ``StateError`` when one cannot be read."""
+    deployments = {f"stack {name}": export_stack(name, cwd) for name in stacks}
+    deployments.update({str(path): read_state_file(path) for path in files})
+    return known_jobs(deployments)
 
 
 @dataclass(frozen=True)
@@ -394,8 +424,11 @@ def cost_text(cost: Cost) -> str:
     return "unknown" if cost.usd is None else f"${cost.usd:.4f}"
 
 
-def to_text(listing: Listing, known: Known) -> str:
-    """The listing as a table, then what was left alone and why."""
+def to_text(
+    listing: Listing, known: Known, prices: Snapshot | None = None, prices_file: Path | None = None
+) -> str:
+    """The listing as a table, the snapshot its costs come from (``prices``, read from
+    ``prices_file``), then what was left alone and why."""
     stacks = ", ".join(known.stacks) or "none"
     lines = [
         f"{listing.where}: {len(listing.orphans)} job(s) with the {IDENTITY_LABEL} label that "
@@ -425,6 +458,14 @@ def to_text(listing: Listing, known: Known) -> str:
         ]
         whys = sorted({o.cost.why for o in listing.orphans if o.cost.usd is None and o.cost.why})
         lines += [f"cost unknown: {why}" for why in whys]
+        if prices is not None:
+            from vertex_training.catalog.refresh import is_loopback
+
+            invented = " (a fake's invented prices)" if is_loopback(prices.source) else ""
+            lines.append(
+                f"costs so far by {prices_file or 'the price snapshot'}: prices read "
+                f"{prices.read_date} from {prices.source}{invented}"
+            )
     for status in listing.pending:
         lines.append(
             f"left alone: {status.name} ({status.state}) is the job of a create pending in "
