@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -34,23 +33,7 @@ def _say(config: pytest.Config, line: str) -> None:
 def sweep(where: Target, config: pytest.Config, when: str) -> None:
     """The sweeper: `vertex-training jobs orphans` restricted to this run's label, deleting
     what it finds (jobs of stacks a crashed run never destroyed)."""
-    args = [
-        sys.executable,
-        "-m",
-        "vertex_training",
-        "jobs",
-        "orphans",
-        "--project",
-        where.project,
-        "--region",
-        where.region,
-        "--label",
-        f"{RUN_LABEL}={where.run}",
-        "--delete",
-        "--yes",
-    ]
-    if where.endpoint:
-        args += ["--endpoint", where.endpoint]
+    args = where.orphans_command("--delete", "--yes")
     done = subprocess.run(args, capture_output=True, text=True, timeout=1200, check=False)
     _say(config, f"sweeper {when}: {done.stdout.strip().splitlines()[0] if done.stdout else ''}")
     assert done.returncode == 0, done.stdout + done.stderr

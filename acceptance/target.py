@@ -23,6 +23,7 @@ import datetime
 import math
 import os
 import secrets
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -136,6 +137,15 @@ class Target:
             ended = epoch_s(job.end_time) or seen_at
             total += (ended - started) * max(job.max_trials, 1)
         return total / SECONDS_PER_HOUR
+
+    def orphans_command(self, *args: str) -> list[str]:
+        """`vertex-training jobs orphans` for this run's jobs (its run label), with ``args``."""
+        command = [sys.executable, "-m", "vertex_training", "jobs", "orphans"]
+        command += ["--project", self.project, "--region", self.region]
+        command += ["--label", f"{RUN_LABEL}={self.run}", *args]
+        if self.endpoint:
+            command += ["--endpoint", self.endpoint]
+        return command
 
     def stack_config(
         self, scenario: str, jobs: Mapping[str, dict[str, Any]], *, platform: bool = False

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from acceptance.conftest import AcceptanceProject, Report
-from acceptance.target import FOREVER, MACHINE, RUN_LABEL, Target
+from acceptance.target import FOREVER, MACHINE, Target
 from tests.engine import REPO, TOOLS_BIN, Project
 from vertex_training.api import states
 from vertex_training.api.labels import IDENTITY_LABEL
@@ -352,13 +352,8 @@ class TestOrphans:
 
 def orphans_command(where: Target, project: Project, *args: str) -> str:
     """`vertex-training jobs orphans` run in ``project`` for the run's jobs; its output."""
-    command = [sys.executable, "-m", "vertex_training", "jobs", "orphans"]
-    command += ["--project", where.project, "--region", where.region]
-    command += ["--label", f"{RUN_LABEL}={where.run}", *args]
-    if where.endpoint:
-        command += ["--endpoint", where.endpoint]
     done = subprocess.run(
-        command,
+        where.orphans_command(*args),
         cwd=project.root,
         env=project.env,
         capture_output=True,
