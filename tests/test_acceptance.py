@@ -28,6 +28,7 @@ SCENARIOS = {
 }
 
 
+@pytest.mark.timeout(1200)
 def test_the_suite_passes_against_the_fakes_saying_what_each_scenario_checked() -> None:
     """Every scenario but the platform's (Google only) passes on the fakes, prints what it
     checked and that it left nothing; the sweeper runs first and last; the cost is priced."""
