@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tests.engine import REPO
 from vertex_training.api import states
 from vertex_training.api.times import epoch_s
 from vertex_training.backends.base import JobStatus
@@ -38,8 +39,6 @@ from vertex_training.backends.vertex import VertexBackend, label_filter
 if TYPE_CHECKING:
     from vertex_training.catalog.prices import Snapshot
 
-#: The repository: the project whose price snapshot prices a run that refreshed none.
-REPO = Path(__file__).resolve().parent.parent
 
 PROJECT_ENV = "VERTEX_TRAINING_ACCEPTANCE_PROJECT"
 REGION_ENV = "VERTEX_TRAINING_ACCEPTANCE_REGION"
@@ -203,6 +202,7 @@ class Target:
         from vertex_training.catalog import prices
 
         minutes = self.machine_hours() * MINUTES_PER_HOUR
+        # A run that refreshed none is priced by the repository's snapshot.
         path = self.prices or prices.snapshot_path(REPO)
         snapshot = prices.load_if_present(path)
         rate = self.rate(snapshot) if snapshot is not None else None

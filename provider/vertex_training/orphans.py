@@ -280,7 +280,9 @@ def find_orphans(
         else:
             created = epoch_s(status.create_time)
             age = moment - created if created is not None else 0.0
-            body = backend.get_body(status.name) or {}
+            # The body prices the job, and holds a tuning job's trials (their hours).
+            needed = prices is not None or _is_tuning(status.name)
+            body = (backend.get_body(status.name) or {}) if needed else {}
             listing.orphans.append(
                 Orphan(status, age, cost_so_far(body, status, prices, no_prices, moment))
             )
@@ -296,7 +298,7 @@ def cost_so_far(
 ) -> Cost:
     """What the job has cost by ``now``: its hours run (from its start, or each trial's,
     to its end or ``now``) at the hourly rate its pools have by ``prices``."""
-    if "/hyperparameterTuningJobs/" in status.name:  # billed by its trials' hours
+    if _is_tuning(status.name):  # billed by its trials' hours
         spans = [(t.get("startTime", ""), t.get("endTime", "")) for t in body.get("trials") or []]
     else:
         spans = [(status.start_time, status.end_time)]
@@ -305,6 +307,10 @@ def cost_so_far(
         return Cost(None, hours, no_prices or "no price snapshot")
     rate, why = hourly_rate(body, status, prices)
     return Cost(None if rate is None else rate * hours, hours, why)
+
+
+def _is_tuning(name: str) -> bool:
+    return "/hyperparameterTuningJobs/" in name
 
 
 def _hours(start: str, end: str, now: float) -> float:
