@@ -22,6 +22,7 @@ from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import (
     CREATE_RETRY,
     CreateRetry,
+    Owner,
     identity_label,
     labelled_request,
     submit,
@@ -115,7 +116,7 @@ def the_one_job(fake: FakeVertex, kind: Kind, inputs: dict[str, Any], created: A
     """Exactly one job exists, carries the identity label, and is the one created."""
     jobs = kind.jobs(fake)
     assert list(jobs) == [created.id]
-    expected = identity_label("test", kind.name, recorded_view(inputs)["request"])
+    expected = identity_label(Owner("test"), kind.name, recorded_view(inputs)["request"])
     assert jobs[created.id].labels[IDENTITY_LABEL] == expected
 
 
@@ -197,7 +198,7 @@ class TestUncertainFailures:
         """After the last attempt the create fails: the code, and that no job has the label."""
         fake.fail_next(kind.create_method, code, times=FAST_CREATE.attempts + 1)
         inputs = kind.checked(fake)
-        label = identity_label("test", kind.name, recorded_view(inputs)["request"])
+        label = identity_label(Owner("test"), kind.name, recorded_view(inputs)["request"])
         with pytest.raises(TransientError) as raised:
             configured(kind.provider(), fake).create(inputs)
         message = str(raised.value)
@@ -232,7 +233,7 @@ class TestUncertainFailures:
         """The look-up before the first attempt still adopts an earlier run's job."""
         inputs = kind.checked(fake)
         earlier = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(
-            labelled_request(recorded_view(inputs)["request"], "test", kind.name)
+            labelled_request(recorded_view(inputs)["request"], Owner("test"), kind.name)
         )
         fake.fail_next(kind.create_method, grpc.StatusCode.INTERNAL, times=10)
         assert configured(kind.provider(), fake).create(inputs).id == earlier.name
@@ -264,7 +265,7 @@ class TestQuotaRefusals:
     ) -> None:
         """When the backend's retries run out, the create looks once more and gives up."""
         fake.fail_next("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, times=10_000)
-        body = labelled_request({"displayName": "t", "jobSpec": JOB_SPEC}, "test", "t")
+        body = labelled_request({"displayName": "t", "jobSpec": JOB_SPEC}, Owner("test"), "t")
         with pytest.raises(TransientError) as raised:
             submit(backend, body, FAST_CREATE)
         message = str(raised.value)
@@ -282,7 +283,9 @@ class TestVertexBackend:
     ) -> None:
         """An uncertain create error is not retried by the backend: UncertainError(code)."""
         fake.fail_next(kind.create_method, code)
-        body = labelled_request(recorded_view(kind.checked(fake))["request"], "test", kind.name)
+        body = labelled_request(
+            recorded_view(kind.checked(fake))["request"], Owner("test"), kind.name
+        )
         with pytest.raises(UncertainError) as raised:
             backend.submit(body)
         assert raised.value.code == code.name
@@ -313,7 +316,7 @@ class TestVertexBackend:
     ) -> None:
         """Two transient errors from a list call are retried; the job is found."""
         created = backend.submit(
-            labelled_request({"displayName": "t", "jobSpec": JOB_SPEC}, "test", "t")
+            labelled_request({"displayName": "t", "jobSpec": JOB_SPEC}, Owner("test"), "t")
         )
         fake.fail_next(method, code, times=2)
         key = created.labels[IDENTITY_LABEL]
@@ -349,7 +352,9 @@ class TestFakeFaults:
         self, fake: FakeVertex, backend: VertexBackend, kind: Kind, code: grpc.StatusCode
     ) -> None:
         """take_effect creates the job before failing; without it nothing is created."""
-        body = labelled_request(recorded_view(kind.checked(fake))["request"], "test", kind.name)
+        body = labelled_request(
+            recorded_view(kind.checked(fake))["request"], Owner("test"), kind.name
+        )
         fake.fail_next(kind.create_method, code, take_effect=True)
         with pytest.raises(TransientError):
             backend.submit(body)

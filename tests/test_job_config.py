@@ -23,7 +23,7 @@ from vertex_training.api.job_config import (
 )
 from vertex_training.api.labels import RERUN_LABEL
 from vertex_training.catalog import machines
-from vertex_training.resources.submission import labelled_request
+from vertex_training.resources.submission import Owner, labelled_request
 from vertex_training.stackconfig import StackSettings, parse_job
 
 NAME = "train"
@@ -464,7 +464,7 @@ class TestServerBodies:
     def test_provider_labels_are_dropped(self, case: str) -> None:
         """The three labels the provider adds on submission are not the user's."""
         body = request_of(JOBS[case])
-        submitted = as_server_returns(labelled_request(body, "dev", NAME))
+        submitted = as_server_returns(labelled_request(body, Owner("dev"), NAME))
         assert len(submitted["labels"]) == len(body.get("labels", {})) + 3
         assert config_of_request(submitted, name=NAME) == JOBS[case]
 

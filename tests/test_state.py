@@ -24,7 +24,7 @@ from vertex_training.resources.state import (
     migrate_waiter,
     recorded_view,
 )
-from vertex_training.resources.submission import identity_label
+from vertex_training.resources.submission import Owner, identity_label
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.waiter import JobWaiterProvider
 
@@ -225,8 +225,8 @@ class TestIdentityLabel:
                 separators=(",", ":"),
             ).encode()
         ).hexdigest()[:40]
-        assert identity_label("test", "train", with_ints) == earlier
-        assert identity_label("test", "train", with_floats) == earlier
+        assert identity_label(Owner("test"), "train", with_ints) == earlier
+        assert identity_label(Owner("test"), "train", with_floats) == earlier
 
 
 class TestProviderSettings:

@@ -19,7 +19,7 @@ from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError, PermanentError
 from vertex_training.program.exports import job_view, latest_state
 from vertex_training.resources.state import recorded_view
-from vertex_training.resources.submission import identity_label, labelled_request
+from vertex_training.resources.submission import Owner, identity_label, labelled_request
 from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
 from vertex_training.resources.waiter import (
     JobWaiterProvider,
@@ -46,15 +46,29 @@ def registered(fake: FakeVertex | None, config: dict[str, Any], name: str = "tra
     return {"job": {"name": name, "config": config, "stack": stack}}
 
 
-def checked(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
-    result = configured(TrainingJobProvider(), fake).check({}, registered(fake, config, name))
+def of_project(registered: dict, project: str, organization: str = "organization") -> dict:
+    """The properties of a job registered by a program of the Pulumi ``project`` (what
+    every program gives since the identity named it: ``job_arguments.owner_settings``)."""
+    job = registered["job"]
+    stack = {**job["stack"], "pulumi_project": project, "pulumi_organization": organization}
+    return {"job": {**job, "stack": stack}}
+
+
+def checked(
+    fake: FakeVertex | None, config: dict[str, Any], name: str = "train", project: str = ""
+) -> dict:
+    props = registered(fake, config, name)
+    props = of_project(props, project) if project else props
+    result = configured(TrainingJobProvider(), fake).check({}, props)
     assert not result.failures, [f.reason for f in result.failures]
     return result.inputs
 
 
-def viewed(fake: FakeVertex | None, config: dict[str, Any], name: str = "train") -> dict:
+def viewed(
+    fake: FakeVertex | None, config: dict[str, Any], name: str = "train", project: str = ""
+) -> dict:
     """The checked inputs with what the provider's operations derive from them."""
-    return recorded_view(checked(fake, config, name))
+    return recorded_view(checked(fake, config, name, project))
 
 
 @pytest.fixture
@@ -208,6 +222,81 @@ class TestDiff:
         assert diff.changes is False
 
 
+class TestOwnership:
+    """A job belongs to one stack of one Pulumi project: creates of other projects with
+    the same stack and resource names never take it."""
+
+    def test_two_projects_get_a_job_each_and_one_delete_leaves_the_other(
+        self, fake: FakeVertex
+    ) -> None:
+        """team-a and team-b, stack ``test``, resource ``train``, the same request: two
+        jobs, each labelled with its project; team-b's delete leaves team-a's job."""
+        a = configured(TrainingJobProvider(), fake).create(
+            checked(fake, {"image": IMAGE}, project="team-a")
+        )
+        b = configured(TrainingJobProvider(), fake).create(
+            checked(fake, {"image": IMAGE}, project="team-b")
+        )
+        assert a.id != b.id
+        assert creates(fake) == 2
+        assert fake.jobs[a.id].labels["pulumi_project"] == "team-a"
+        assert fake.jobs[b.id].labels["pulumi_project"] == "team-b"
+        assert fake.jobs[a.id].labels[IDENTITY_LABEL] != fake.jobs[b.id].labels[IDENTITY_LABEL]
+        configured(TrainingJobProvider(), fake).delete(b.id, b.outs)
+        assert list(fake.jobs) == [a.id]
+
+    def test_the_organization_is_part_of_the_identity_where_the_engine_names_one(self) -> None:
+        """Two organizations' projects of one name differ; the SDK's placeholder for no
+        organization is no organization."""
+        request = {"displayName": "t", "jobSpec": {}}
+        labels = {
+            org: identity_label(Owner("dev", "ml", org), "train", request)
+            for org in ("acme", "globex", "")
+        }
+        assert len(set(labels.values())) == 3
+        placeholder = Owner.of(
+            {"stack": "dev", "pulumi_project": "ml", "pulumi_organization": "organization"}
+        )
+        assert identity_label(placeholder, "train", request) == labels[""]
+
+    def test_a_job_with_this_identity_but_another_projects_labels_is_not_taken(
+        self, fake: FakeVertex
+    ) -> None:
+        """The identity label alone adopts nothing: the project, stack and resource labels
+        must be this resource's too."""
+        inputs = viewed(fake, {"image": IMAGE}, project="team-a")
+        body = labelled_request(inputs["request"], Owner("test", "team-a"), "train")
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        backend.submit({**body, "labels": {**body["labels"], "pulumi_project": "team-b"}})
+        result = configured(TrainingJobProvider(), fake).create(inputs)
+        assert creates(fake) == 2
+        assert fake.jobs[result.id].labels["pulumi_project"] == "team-a"
+
+    def test_a_job_an_earlier_release_submitted_is_found_by_its_label(
+        self, fake: FakeVertex
+    ) -> None:
+        """A create interrupted under a release up to 0.3.0 (its job labelled by stack,
+        resource and request, no project label) and rerun under this one adopts that job,
+        once; a job of that release under another resource name is not taken."""
+        inputs = viewed(fake, {"image": IMAGE}, project="team-a")
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        earlier = backend.submit(labelled_request(inputs["request"], Owner("test"), "train"))
+        backend.submit(labelled_request(inputs["request"], Owner("test"), "other"))
+        assert "pulumi_project" not in fake.jobs[earlier.name].labels
+        result = configured(TrainingJobProvider(), fake).create(inputs)
+        assert result.id == earlier.name
+        assert creates(fake) == 2
+
+    def test_a_job_recorded_before_the_project_was_named_shows_no_diff(self) -> None:
+        """The same job, its stack settings recorded without the Pulumi project by a
+        release up to 0.3.0 and given with it now: no change."""
+        before = {**checked(None, {"image": IMAGE}), "state": "SUCCEEDED", "job_id": "1"}
+        now = checked(None, {"image": IMAGE}, project="team-a")
+        assert before["stack"] != now["stack"]
+        diff = TrainingJobProvider().diff("id", before, now)
+        assert (diff.changes, diff.replaces) == (False, [])
+
+
 class TestCreate:
     """create: submit once, adopt what an interrupted run submitted."""
 
@@ -234,7 +323,7 @@ class TestCreate:
         """A job already carrying this identity is taken over, not submitted again."""
         inputs = viewed(fake, {"image": IMAGE})
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
-            labelled_request(inputs["request"], "test", "train")
+            labelled_request(inputs["request"], Owner("test"), "train")
         )
         result = configured(TrainingJobProvider(), fake).create(inputs)
         assert result.id == earlier.name
@@ -256,7 +345,7 @@ class TestCreate:
         submitted before the update began."""
         earlier_inputs = viewed(fake, {"image": IMAGE}, name="b")
         earlier = VertexBackend("test-project", "us-central1", api_endpoint=fake.address).submit(
-            labelled_request(earlier_inputs["request"], "test", "b")
+            labelled_request(earlier_inputs["request"], Owner("test"), "b")
         )
         provider = configured(TrainingJobProvider(), fake)
         before = len(fake.calls)
@@ -468,8 +557,8 @@ class TestWaitEntries:
         assert entry["resource_name"] == "projects/x"
         for key in ("wait", "location", "request", "retry", "stack_name", "name"):
             assert entry[key] == inputs[key], key
-        assert labelled_request(entry["request"], "test", "train", 2) == labelled_request(
-            inputs["request"], "test", "train", 2
+        assert labelled_request(entry["request"], Owner("test"), "train", 2) == labelled_request(
+            inputs["request"], Owner("test"), "train", 2
         )
 
 
@@ -619,10 +708,16 @@ class TestRetryAttempts:
     def test_attempt_one_keeps_the_label_of_earlier_releases(self) -> None:
         """Attempt 1's identity label is the job's usual one; later attempts differ."""
         request = {"displayName": "x", "jobSpec": {}}
-        first = identity_label("s", "r", request)
-        assert identity_label("s", "r", request, 1) == first
+        first = identity_label(Owner("s"), "r", request)
+        assert identity_label(Owner("s"), "r", request, 1) == first
         assert (
-            len({first, identity_label("s", "r", request, 2), identity_label("s", "r", request, 3)})
+            len(
+                {
+                    first,
+                    identity_label(Owner("s"), "r", request, 2),
+                    identity_label(Owner("s"), "r", request, 3),
+                }
+            )
             == 3
         )
 

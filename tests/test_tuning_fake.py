@@ -32,6 +32,7 @@ from vertex_training.backends.base import location_of
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
 from vertex_training.program.exports import latest_trials
 from vertex_training.resources.state import recorded_view
+from vertex_training.resources.submission import Owner
 from vertex_training.resources.training_job import IDENTITY_LABEL, labelled_request
 from vertex_training.resources.tuning_job import (
     HyperparameterTuningJob,
@@ -480,7 +481,9 @@ class TestTuningJobProvider:
             "learning-rate",
             "optimizer",
         ]
-        labels = [labelled_request(i["request"], "test", "sweep")["labels"] for i in (one, other)]
+        labels = [
+            labelled_request(i["request"], Owner("test"), "sweep")["labels"] for i in (one, other)
+        ]
         assert labels[0][IDENTITY_LABEL] == labels[1][IDENTITY_LABEL]
         assert not tuning(fake).diff("id", one, other).changes
 
@@ -499,8 +502,8 @@ class TestTuningJobProvider:
         old = {**new, "request": old_request, "schema": 2}
         del old["stack"]
         assert not tuning(fake).diff("id", old, checked_new).changes
-        assert labelled_request(old_request, "test", "sweep") == labelled_request(
-            new["request"], "test", "sweep"
+        assert labelled_request(old_request, Owner("test"), "sweep") == labelled_request(
+            new["request"], Owner("test"), "sweep"
         ) | {"studySpec": old_request["studySpec"]}
 
     def test_outputs_in_state_are_not_changes(self, fake: FakeVertex) -> None:
@@ -523,7 +526,7 @@ class TestTuningJobProvider:
         """A tuning job already carrying this identity is taken over, not submitted again."""
         inputs = checked(fake, tuning_config())
         earlier = VertexBackend(PROJECT, REGION, api_endpoint=fake.address).submit(
-            labelled_request(recorded_view(inputs)["request"], "test", "sweep")
+            labelled_request(recorded_view(inputs)["request"], Owner("test"), "sweep")
         )
         assert tuning(fake).create(inputs).id == earlier.name
         creates = [c for c in fake.calls if c.method == "CreateHyperparameterTuningJob"]

@@ -35,13 +35,7 @@ from vertex_training.api.bodies import (
     TRIAL_JOB_SPEC_KEY,
     is_tuning_body,
 )
-from vertex_training.api.labels import (
-    IDENTITY_LABEL,
-    RERUN_LABEL,
-    RESERVED_LABEL_PREFIX,
-    RESOURCE_LABEL,
-    STACK_LABEL,
-)
+from vertex_training.api.labels import RERUN_LABEL, RESERVED_LABEL_PREFIX, SUBMISSION_LABEL_KEYS
 
 __all__ = [
     "API_DISK_SIZE_GB",
@@ -142,7 +136,7 @@ _FIELDS: Mapping[str, frozenset[str]] = {
 
 #: Label keys the provider puts on every job it submits (``resources.submission``): not
 #: the user's, so not written back. The ``rerun`` label becomes the ``rerun`` key.
-_SUBMISSION_LABELS = frozenset({IDENTITY_LABEL, STACK_LABEL, RESOURCE_LABEL})
+_SUBMISSION_LABELS = frozenset(SUBMISSION_LABEL_KEYS)
 
 #: The API's boot disk when a pool names none (DiskSpec: "pd-ssd", 100 GB). A disk that
 #: differs is written; the machines that boot from hyperdisk only say so in the body.

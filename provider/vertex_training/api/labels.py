@@ -14,17 +14,24 @@ MAX_LABELS = 64
 MAX_LABEL_CHARS = 63
 RESERVED_LABEL_PREFIX = "goog"
 
-#: Label that ties a job to its stack, resource and request (the job resource's identity
-#: label). The provider's label keys use underscores, not hyphens: ListCustomJobs looks
-#: them up in a filter (``labels.KEY="VALUE"``), where a key of letters, digits and
-#: underscores is a plain field name.
+#: Label that ties a job to its Pulumi project, stack, resource and request (the job
+#: resource's identity label). The provider's label keys use underscores, not hyphens:
+#: ListCustomJobs looks them up in a filter (``labels.KEY="VALUE"``), where a key of
+#: letters, digits and underscores is a plain field name.
 IDENTITY_LABEL = "vertex_training_key"
+#: The Pulumi project of the program that submitted the job: jobs submitted by releases
+#: up to 0.3.0 do not carry it (``vertex_training.resources.submission``).
+PROJECT_LABEL = "pulumi_project"
 STACK_LABEL = "pulumi_stack"
 RESOURCE_LABEL = "pulumi_resource"
 #: The label that carries a job's ``rerun`` value: changing it submits the job again.
 RERUN_LABEL = "vertex_training_rerun"
+#: The labels every submission carries besides the user's (``resources.submission``).
+SUBMISSION_LABEL_KEYS = (IDENTITY_LABEL, PROJECT_LABEL, STACK_LABEL, RESOURCE_LABEL)
 #: Label keys the provider sets on jobs; users may not set them.
-PROVIDER_LABEL_KEYS = (RESOURCE_LABEL, STACK_LABEL, IDENTITY_LABEL, RERUN_LABEL)
+PROVIDER_LABEL_KEYS = (*SUBMISSION_LABEL_KEYS, RERUN_LABEL)
+#: How many labels a job's config may give: the rest of MAX_LABELS are the submission's.
+MAX_USER_LABELS = MAX_LABELS - len(SUBMISSION_LABEL_KEYS)
 
 _FOLDED = re.compile(r"[^a-z0-9_-]")
 

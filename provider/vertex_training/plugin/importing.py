@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL
+from vertex_training.api.labels import SUBMISSION_LABEL_KEYS
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.plugin import schema, shapes
 from vertex_training.resources.arguments import TrainingJobArgs
@@ -21,7 +21,7 @@ from vertex_training.resources.job_arguments import PROGRAM
 from vertex_training.resources.state import ProviderSettings
 
 #: The labels the provider gives every job it submits (not the user's keys).
-PROVIDER_LABELS = (IDENTITY_LABEL, STACK_LABEL, RESOURCE_LABEL)
+PROVIDER_LABELS = SUBMISSION_LABEL_KEYS
 
 
 def imported_inputs(

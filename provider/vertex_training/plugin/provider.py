@@ -71,6 +71,7 @@ from vertex_training.resources.state import (
     same_job,
     whole_numbers,
 )
+from vertex_training.resources.submission import PROJECT_SETTING
 
 if TYPE_CHECKING:
     from vertex_training.resources.training_job import TrainingJobProvider
@@ -94,9 +95,12 @@ RECORDED_OUTPUTS = {
 BACKENDS = ("vertex", "local")
 
 
-def stack_of(urn: str) -> str:
-    """The stack a URN is in (``urn:pulumi:STACK::PROJECT::TYPE::NAME``)."""
-    return urn.split("::", maxsplit=1)[0].rsplit(":", maxsplit=1)[-1]
+def owner_of(urn: str) -> dict[str, str]:
+    """Whom the resource of a URN (``urn:pulumi:STACK::PROJECT::TYPE::NAME``) belongs to,
+    as stack settings (``vertex_training.resources.submission.Owner``): its stack and
+    Pulumi project. The engine tells a provider's custom resources no organization."""
+    stack, project = urn.split("::", maxsplit=2)[:2]
+    return {"stack": stack.rsplit(":", maxsplit=1)[-1], PROJECT_SETTING: project}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,11 +140,12 @@ class Defaults:
         return filled
 
 
-def job_input(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def job_input(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:
     """A job resource's checked inputs (plain, in the schema's naming) as the dynamic
-    providers' ``job`` input: its name, its keys and its stack settings (the platform's,
-    then the arguments', as ``TrainingJob(platform=..., project=...)`` takes them)."""
-    stack_settings: dict[str, Any] = {"stack": stack, "config_from": PROGRAM}
+    providers' ``job`` input: its name, its keys and its stack settings (its ``owner``'s,
+    ``owner_of``, then the platform's, then the arguments', as
+    ``TrainingJob(platform=..., project=...)`` takes them)."""
+    stack_settings: dict[str, Any] = {**owner, "config_from": PROGRAM}
     platform = inputs.get("platform")
     if isinstance(platform, Mapping):
         stack_settings.update({SETTINGS[k]: v for k, v in platform.items() if k in SETTINGS and v})
@@ -159,9 +164,9 @@ def job_input(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any
     return {"name": name, "config": config, "stack": stack_settings}
 
 
-def recorded(name: str, stack: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def recorded(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the dynamic providers record of a job (``resources.state``, schema 4)."""
-    job = job_input(name, stack, inputs)
+    job = job_input(name, owner, inputs)
     return {
         "name": job["name"],
         SCHEMA_KEY: SCHEMA_VERSION,
@@ -303,9 +308,9 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         news = self.defaults.filled(plain_map(request.new_inputs))
         olds = plain_map(request.old_inputs)
-        stack = stack_of(request.urn)
-        old = recorded(request.name, stack, olds) if olds else {}
-        job = job_input(request.name, stack, news)
+        owner = owner_of(request.urn)
+        old = recorded(request.name, owner, olds) if olds else {}
+        job = job_input(request.name, owner, news)
         result = provider.check(old, {"job": job})
         failures = [property_failure(failure.reason) for failure in result.failures or []]
         if not same_job(old, {**job, SCHEMA_KEY: SCHEMA_VERSION}):
@@ -355,7 +360,7 @@ class VertexTrainingProvider(Provider):
 
     def _recorded_state(self, urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
         """A job resource's state (inputs and outputs, plain) as the dynamic provider's."""
-        state = recorded(urn.rsplit("::", 1)[-1], stack_of(urn), props)
+        state = recorded(urn.rsplit("::", 1)[-1], owner_of(urn), props)
         for prop, key in RECORDED_OUTPUTS.items():
             if prop in props:
                 state[key] = props[prop]
@@ -400,7 +405,7 @@ class VertexTrainingProvider(Provider):
             result = await asyncio.to_thread(self.waiter.create, state)
             return CreateResponse(result.id, self._waited(request.properties, result.outs or {}))
         provider = self._job_provider(request.type)
-        state = recorded(request.name, stack_of(request.urn), props)
+        state = recorded(request.name, owner_of(request.urn), props)
 
         def create() -> CreateResponse:
             created = provider.create_at(state, request.urn)

@@ -29,6 +29,7 @@ from vertex_training.program.platform import (
     upload_packages,
 )
 from vertex_training.program.settings import jobs_are_secret, program_stack
+from vertex_training.resources.job_arguments import owner_settings
 from vertex_training.resources.state import ProviderSettings
 from vertex_training.resources.training_job import TrainingJob, waiter_input
 from vertex_training.resources.waiter import JobWaiter
@@ -70,7 +71,7 @@ def deploy_stack_config(project_dir: Path | None = None, *, export: bool = True)
         else None
     )
     packages = upload_packages(stack.packages.uploads, stack.platform, component, project_dir)
-    settings = job_stack_settings(stack.settings.model_dump(), component)
+    settings = job_stack_settings({**stack.settings.model_dump(), **owner_settings()}, component)
     jobs = {
         name: job_resource(
             name,

@@ -21,6 +21,7 @@ import pulumi
 from vertex_training.errors import Issue, rekeyed
 from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
+from vertex_training.resources.submission import ORGANIZATION_SETTING, PROJECT_SETTING
 
 #: ``StackSettings.config_from`` of a job a program gives as arguments.
 PROGRAM = "program"
@@ -55,10 +56,20 @@ class JobPlatform(Protocol):
         ...
 
 
+def owner_settings() -> dict[str, str]:
+    """The stack settings that say whom this program's jobs belong to: its stack, its
+    Pulumi project and its organization (``vertex_training.resources.submission.Owner``)."""
+    return {
+        "stack": pulumi.get_stack(),
+        PROJECT_SETTING: pulumi.get_project(),
+        ORGANIZATION_SETTING: pulumi.get_organization(),
+    }
+
+
 def program_settings(platform: JobPlatform | None, given: Mapping[str, Any]) -> dict[str, Any]:
     """A program's job's stack settings: this stack's name, the platform's settings, then
     the arguments ``given`` (those not None), which win."""
-    settings: dict[str, Any] = {"stack": pulumi.get_stack(), "config_from": PROGRAM}
+    settings: dict[str, Any] = {**owner_settings(), "config_from": PROGRAM}
     if platform is not None:
         settings.update(platform.job_settings())
     settings.update({key: value for key, value in given.items() if value is not None})

@@ -5,8 +5,10 @@ identity label (an interrupted `pulumi up` may have submitted it): without this 
 one label lookup per job, which for Vertex AI is a ListCustomJobs call per job on top of
 the CreateCustomJob, and counts against the region's request quota.
 
-Every job of a stack carries the stack's label too (``vertex_training.api.labels``). So the
-first create of a `pulumi up` in a location lists the stack's jobs there once, and every
+Every job of a stack carries the stack's label too (``vertex_training.api.labels``), as
+does every job of another Pulumi project's stack of the same name: the listing holds them
+all, and a create takes only a job whose project, stack and resource labels are its own.
+So the first create of a `pulumi up` in a location lists the stack's jobs there once, and every
 create after it finds the identity label in that listing. The listing is exact for what
 it is used for: the engine holds the stack's lock for the whole update, so no other
 update of this stack submits jobs meanwhile, and a job this process submits after the
@@ -28,7 +30,8 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from vertex_training.api.labels import IDENTITY_LABEL, STACK_LABEL, label_value
+from vertex_training.api.labels import IDENTITY_LABEL, STACK_LABEL
+from vertex_training.resources.submission import owns
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
@@ -39,22 +42,25 @@ class StackListing:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._listed: dict[str, dict[str, JobStatus]] = {}
+        self._listed: dict[str, dict[str, list[JobStatus]]] = {}
 
     def find(
-        self, backend: Backend, location: Mapping[str, Any], stack: str, identity: str
+        self, backend: Backend, location: Mapping[str, Any], labels: Mapping[str, str]
     ) -> JobStatus | None:
-        """The job of ``stack`` in ``location`` whose identity label is ``identity`` (the
-        newest, should there be several), or None. The first call for a stack and
-        location lists its jobs (``backend.find_by_label`` on the stack's label); the
-        others wait for that listing rather than list again."""
+        """The job in ``location`` of a submission with ``labels``: the newest that carries
+        its identity label and its project, stack and resource labels
+        (``submission.owns``), or None. The first call for a stack and location lists its
+        jobs (``backend.find_by_label`` on the stack's label); the others wait for that
+        listing rather than list again."""
+        stack = labels[STACK_LABEL]
         key = json.dumps([location, stack], sort_keys=True)
         with self._lock:
             listed = self._listed.get(key)
             if listed is None:
                 listed = {}
-                # Newest first: the first job seen with an identity is the newest.
-                for job in backend.find_by_label(STACK_LABEL, label_value(stack)):
-                    listed.setdefault(job.labels.get(IDENTITY_LABEL, ""), job)
+                # Newest first, as listed.
+                for job in backend.find_by_label(STACK_LABEL, stack):
+                    listed.setdefault(job.labels.get(IDENTITY_LABEL, ""), []).append(job)
                 self._listed[key] = listed
-        return listed.get(identity)
+        found = listed.get(labels[IDENTITY_LABEL], [])
+        return next((job for job in found if owns(labels, job)), None)

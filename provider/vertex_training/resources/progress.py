@@ -136,11 +136,12 @@ class EngineLog:
             self.close()
 
 
-def resource_urn(stack: str, type_name: str, name: str) -> str:
-    """The URN of this project's dynamic resource ``name`` of type ``type_name``
-    (``TrainingJob``, ``HyperparameterTuningJob``), at the root of ``stack``."""
+def resource_urn(stack: str, type_name: str, name: str, project: str = "") -> str:
+    """The URN of the dynamic resource ``name`` of type ``type_name`` (``TrainingJob``,
+    ``HyperparameterTuningJob``), at the root of ``stack`` of the Pulumi ``project`` (by
+    default, and for a job recorded by a release up to 0.3.0, this repository's)."""
     type_token = f"pulumi-python:dynamic/vertex:{type_name}"
-    return f"urn:pulumi:{stack}::{CONFIG_NAMESPACE}::{type_token}::{name}"
+    return f"urn:pulumi:{stack}::{project or CONFIG_NAMESPACE}::{type_token}::{name}"
 
 
 #: The log each thread's backend warnings go to (``backend_notices``).

@@ -67,7 +67,7 @@ from vertex_training.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY, job_k
 from vertex_training.resources.rpc_errors import plain_errors
 
 if TYPE_CHECKING:
-    from vertex_training.stackconfig import JobSpec
+    from vertex_training.stackconfig import JobSpec, StackSettings
 
 #: The shape of the state the job resources write today.
 SCHEMA_VERSION = 4
@@ -129,6 +129,10 @@ class JobView(TypedDict):
     request: dict[str, Any]
     location: Location
     stack_name: str
+    #: The Pulumi project and organization beside ``stack_name`` (``submission.Owner``);
+    #: absent for a job recorded by a release up to 0.3.0 (no part of the diff).
+    pulumi_project: NotRequired[str]
+    pulumi_organization: NotRequired[str]
     wait: WaitPolicy
     #: The resource name of a job to adopt instead of submitting one, or "".
     adopt: str
@@ -187,6 +191,8 @@ class WaitEntry(TypedDict):
     retry: NotRequired[RetryPolicy]
     request: NotRequired[dict[str, Any]]
     stack_name: NotRequired[str]
+    pulumi_project: NotRequired[str]
+    pulumi_organization: NotRequired[str]
     name: NotRequired[str]
 
 
@@ -242,19 +248,31 @@ def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
     return migrated
 
 
-def view_of(spec: JobSpec, stack_name: str) -> JobView:
+#: The view's keys that name a job's Pulumi project and organization beside its
+#: ``stack_name``: what runs does not depend on them, so they are no part of a diff.
+OWNER_VIEW_KEYS = ("pulumi_project", "pulumi_organization")
+#: What the waiter keeps of a job with ``retry`` to submit its next attempt.
+RESUBMISSION_KEYS = ("name", "retry", "request", "stack_name", *OWNER_VIEW_KEYS)
+
+
+def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
     """What the provider's operations need of a parsed job: its name, exact request,
     location, provider-side settings (``wait``, ``adopt``, and ``retry`` when it has
-    one) and its stack's name (the waiter derives the same for a job it resubmits)."""
+    one) and its owner (its stack's name, and its Pulumi project and organization where
+    ``stack`` names them; the waiter derives the same for a job it resubmits)."""
     settings = spec.settings()
     view: JobView = {
         "name": spec.name,
         "request": spec.request_body(),
         "location": spec.location(),
-        "stack_name": stack_name,
+        "stack_name": stack.stack,
         "wait": settings["wait"],
         "adopt": settings["adopt"] or "",
     }
+    if stack.pulumi_project:
+        view["pulumi_project"] = stack.pulumi_project
+    if stack.pulumi_organization:
+        view["pulumi_organization"] = stack.pulumi_organization
     if "retry" in settings:
         view["retry"] = settings["retry"]
     return view
@@ -298,7 +316,7 @@ def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
         raise SpecError([issue])
     spec = stackconfig.parse_job(name, whole_numbers(config), stack)
     others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
-    return {**config, **others, **view_of(spec, stack.stack)}
+    return {**config, **others, **view_of(spec, stack)}
 
 
 def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,19 @@
 """Submitting a job: its identity label, and a create's attempts after uncertain failures.
 
-Each job carries a label derived from its stack, resource name and request
-(``identity_label``); a create looks for that label before it submits, so a rerun after
-an interrupted ``pulumi up`` adopts the job instead of submitting it twice. A submission
+Each job carries a label derived from its owner (the Pulumi organization where the engine
+names one, the Pulumi project and the stack), its resource name and its request
+(``identity_label``), and the labels of its project, stack and resource; a create looks
+for that label before it submits, so a rerun after an interrupted ``pulumi up`` adopts the
+job instead of submitting it twice. It adopts a job only when the job's project, stack and
+resource labels are its own (``find_submitted``): two Pulumi projects that share a Google
+Cloud project, a stack name and a resource name never take each other's jobs.
+
+Releases up to 0.3.0 derived the label from the stack, resource name and request alone,
+and set no project label. A create whose owner names a project looks that earlier label
+up too (``Owner.before_projects``), adopting only a job that carries no project label and
+this resource's stack and resource labels: a create an earlier release began, interrupted
+and rerun under this one, finds its job. A job submitted since carries the project label,
+so no other project's create can take it that way. A submission
 that fails in a way that may or may not have created the job (``UncertainError``) is
 tried again, at most ``CREATE_ATTEMPTS`` times in all with backoff (``CreateRetry``),
 each attempt preceded by the label lookup (``submit``).
@@ -18,9 +29,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vertex_training.api.bodies import canonical_request
-from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL, label_value
+from vertex_training.api.labels import (
+    IDENTITY_LABEL,
+    PROJECT_LABEL,
+    RESOURCE_LABEL,
+    STACK_LABEL,
+    label_value,
+)
 from vertex_training.errors import TransientError, UncertainError
-from vertex_training.resources.state import engine_numbers
+from vertex_training.resources.state import OWNER_VIEW_KEYS, engine_numbers
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
@@ -65,37 +82,93 @@ class CreateRetry:
 CREATE_RETRY = CreateRetry()
 
 
-def identity_label(stack: str, resource: str, request: Mapping[str, Any], attempt: int = 1) -> str:
-    """The value of IDENTITY_LABEL: a hash of the stack, resource name and request (in
+#: The keys of a job's stack settings (and of its view) that name its owner beside the
+#: stack (``Owner.of``): the program gives them (``vertex_training.program``) and the
+#: plugin reads the project from the URN.
+PROJECT_SETTING, ORGANIZATION_SETTING = OWNER_VIEW_KEYS
+#: The organization the Pulumi SDK names when the engine gave it none (a self-managed
+#: backend): no part of the identity.
+NO_ORGANIZATION = "organization"
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whom a job belongs to: a stack of a Pulumi project, of an organization where the
+    engine names one. ``project`` is "" for a job recorded by a release up to 0.3.0, which
+    did not know it: its identity is the one those releases gave."""
+
+    stack: str
+    project: str = ""
+    organization: str = ""
+
+    @classmethod
+    def of(cls, stack_settings: Mapping[str, Any]) -> Owner:
+        """The owner a job's recorded stack settings name."""
+        organization = str(stack_settings.get(ORGANIZATION_SETTING) or "")
+        return cls(
+            stack=str(stack_settings.get("stack") or ""),
+            project=str(stack_settings.get(PROJECT_SETTING) or ""),
+            organization="" if organization == NO_ORGANIZATION else organization,
+        )
+
+    def before_projects(self) -> Owner | None:
+        """The owner as a release up to 0.3.0 named it (the stack alone), or None when
+        this one is that already."""
+        return Owner(self.stack) if self.project else None
+
+
+def identity_label(
+    owner: Owner, resource: str, request: Mapping[str, Any], attempt: int = 1
+) -> str:
+    """The value of IDENTITY_LABEL: a hash of the owner, resource name and request (in
     its canonical form, so that the same job always gets the same label), and of the
-    attempt number from the second attempt of a job with ``retry`` on (the first
-    attempt's label is the one every earlier release gave the job)."""
-    parts: list[Any] = [stack, resource, engine_numbers(canonical_request(request))]
+    attempt number from the second attempt of a job with ``retry`` on. Without a project
+    (``Owner.project``), the label releases up to 0.3.0 gave."""
+    parts: list[Any] = [owner.stack, resource, engine_numbers(canonical_request(request))]
     if attempt > 1:
         parts.append(attempt)
+    if owner.project:
+        parts.insert(0, {"organization": owner.organization, "project": owner.project})
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:IDENTITY_HASH_LEN]
 
 
 def labelled_request(
-    request: Mapping[str, Any], stack: str, resource: str, attempt: int = 1
+    request: Mapping[str, Any], owner: Owner, resource: str, attempt: int = 1
 ) -> dict[str, Any]:
     """The request as submitted (as attempt ``attempt``): the user's labels plus the
-    provider's three."""
+    provider's (the project's only when the owner names one)."""
     body: dict[str, Any] = json.loads(json.dumps(request))
+    ours = {
+        IDENTITY_LABEL: identity_label(owner, resource, request, attempt),
+        PROJECT_LABEL: label_value(owner.project) if owner.project else None,
+        STACK_LABEL: label_value(owner.stack),
+        RESOURCE_LABEL: label_value(resource),
+    }
     body["labels"] = {
         **body.get("labels", {}),
-        IDENTITY_LABEL: identity_label(stack, resource, request, attempt),
-        STACK_LABEL: label_value(stack),
-        RESOURCE_LABEL: label_value(resource),
+        **{key: value for key, value in ours.items() if value is not None},
     }
     return body
 
 
+#: The labels a found job must share with a submission to be that submission's job.
+OWNER_LABELS = (PROJECT_LABEL, STACK_LABEL, RESOURCE_LABEL)
+
+
+def owns(labels: Mapping[str, str], job: JobStatus) -> bool:
+    """Whether ``job`` is the job of a submission with ``labels``: the same project (or,
+    for a submission of a release up to 0.3.0, none), stack and resource labels."""
+    return all(job.labels.get(key, "") == labels.get(key, "") for key in OWNER_LABELS)
+
+
 def find_submitted(backend: Backend, body: Mapping[str, Any]) -> JobStatus | None:
-    """The job an earlier, interrupted create submitted with the same identity, if any."""
-    found = backend.find_by_label(IDENTITY_LABEL, body["labels"][IDENTITY_LABEL])
-    return found[0] if found else None
+    """The job an earlier, interrupted create submitted with the same identity, if any
+    (the newest, should there be several): one carrying ``body``'s identity label and its
+    project, stack and resource labels."""
+    labels = body["labels"]
+    found = backend.find_by_label(IDENTITY_LABEL, labels[IDENTITY_LABEL])
+    return next((job for job in found if owns(labels, job)), None)
 
 
 def submit(

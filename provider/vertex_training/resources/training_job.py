@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -60,7 +61,7 @@ from vertex_training.api.bodies import (
     strategy_of,
     with_strategy,
 )
-from vertex_training.api.labels import IDENTITY_LABEL
+from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL
 from vertex_training.backends.base import location_of
 from vertex_training.errors import BackendError, SpecError, TransientError
 from vertex_training.keys import job_key
@@ -75,9 +76,15 @@ from vertex_training.resources.job_arguments import (
     with_packages,
 )
 from vertex_training.resources.listing import StackListing
-from vertex_training.resources.progress import EngineLog, backend_notices, resource_urn
+from vertex_training.resources.progress import (
+    BACKENDS_LOGGER,
+    EngineLog,
+    backend_notices,
+    resource_urn,
+)
 from vertex_training.resources.state import (
     CONFIG_KEY,
+    OWNER_VIEW_KEYS,
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ConfiguredProvider,
@@ -92,6 +99,7 @@ from vertex_training.resources.state import (
 from vertex_training.resources.submission import (
     CREATE_RETRY,
     CreateRetry,
+    Owner,
     find_submitted,
     labelled_request,
     submit,
@@ -102,6 +110,9 @@ if TYPE_CHECKING:
     from vertex_training.errors import Issue
     from vertex_training.resources.arguments import BackendName, ImageRowArgs, TrainingJobArgs
     from vertex_training.stackconfig import JobSpec
+
+#: Where a create says it took a job over (shown on the resource's row, ``backend_notices``).
+_LOG = logging.getLogger(BACKENDS_LOGGER)
 
 #: Inputs that never change what runs: changing them updates the resource in place.
 PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
@@ -297,7 +308,9 @@ class TrainingJobProvider(ConfiguredProvider):
             new = recorded_view(new)  # a job with unknown values in a preview stays unparsed
         # The stack settings count through what they change: the request and location.
         # The schema a state was written in is no change by itself.
-        keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY}
+        # Nor is whom the job belongs to: a job recorded before the view named its Pulumi
+        # project is the same job with it.
+        keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY, *OWNER_VIEW_KEYS}
         changed = sorted(k for k in keys if run_key_differs(k, old, new))
         replaced = runs_differently(old, new)
         replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
@@ -324,8 +337,9 @@ class TrainingJobProvider(ConfiguredProvider):
         of the resource ``urn`` (by default the dynamic resource's of the job's name)."""
         recorded = self._recorded(props)
         inputs = self._view(recorded)
+        owner = owner_of(inputs)
         log = EngineLog.from_process(
-            urn or resource_urn(inputs["stack_name"], self.resource_type, inputs["name"])
+            urn or resource_urn(owner.stack, self.resource_type, inputs["name"], owner.project)
         )
         with contextlib.closing(log), backend_notices(log):
             return self._create(inputs, recorded)
@@ -441,6 +455,9 @@ class Attempt:
     strategy: str
     location: Mapping[str, Any]
     body: Mapping[str, Any]
+    #: The request as a release up to 0.3.0 labelled it (``Owner.before_projects``), which
+    #: a job that release submitted carries; None when ``body`` is labelled so already.
+    earlier_body: Mapping[str, Any] | None = None
     status: JobStatus | None = None
     #: Whether this process submitted it (``Attempts.advance``), rather than found it.
     submitted: bool = False
@@ -492,7 +509,8 @@ class Attempts:
     def plan(self) -> list[Attempt]:
         """Every attempt the job may make, without statuses."""
         request, location = self.inputs["request"], self.inputs["location"]
-        stack, name = self.inputs["stack_name"], self.inputs["name"]
+        owner, name = owner_of(self.inputs), self.inputs["name"]
+        earlier = owner.before_projects()
         own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
         planned = list(self.retry.get("attempts") or []) or [own]
         attempts = []
@@ -505,7 +523,10 @@ class Attempts:
                     region=where["region"],
                     strategy=where["strategy"],
                     location=location if number == 1 else {**location, "region": where["region"]},
-                    body=labelled_request(body, stack, name, number),
+                    body=labelled_request(body, owner, name, number),
+                    earlier_body=(
+                        labelled_request(body, earlier, name, number) if earlier else None
+                    ),
                 )
             )
         return attempts
@@ -527,11 +548,28 @@ class Attempts:
         return found
 
     def _look_up(self, attempt: Attempt) -> JobStatus | None:
+        """The job of ``attempt`` by its identity label, else (a job a release up to 0.3.0
+        submitted) by the label that release gave it."""
+        found = self._find(attempt, attempt.body)
+        if found is None and attempt.earlier_body is not None:
+            found = self._find(attempt, attempt.earlier_body)
+            if found is not None:
+                _LOG.warning(
+                    "%s: took over %s by the label a release up to 0.3.0 gave it (%s=%s, no "
+                    "%s label); the jobs submitted from now on carry this project's label",
+                    job_key(self.inputs["name"]),
+                    found.name,
+                    IDENTITY_LABEL,
+                    attempt.earlier_body["labels"][IDENTITY_LABEL],
+                    PROJECT_LABEL,
+                )
+        return found
+
+    def _find(self, attempt: Attempt, body: Mapping[str, Any]) -> JobStatus | None:
         backend = self.backend(attempt)
         if self._listing is None:
-            return find_submitted(backend, attempt.body)
-        identity = attempt.body["labels"][IDENTITY_LABEL]
-        return self._listing.find(backend, attempt.location, self.inputs["stack_name"], identity)
+            return find_submitted(backend, body)
+        return self._listing.find(backend, attempt.location, body["labels"])
 
     def _with(self, attempt: Attempt, status: JobStatus, *, submitted: bool = False) -> Attempt:
         """``attempt`` with its job and that job's pages."""
@@ -598,6 +636,16 @@ def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool
     kind = (olds.get("failure") or {}).get("class")
     used = max((int(a.get("attempt", 1)) for a in olds.get("attempts") or []), default=1)
     return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
+
+
+def owner_of(inputs: Mapping[str, Any]) -> Owner:
+    """Whom a job belongs to, by its view (``recorded_view``) or its waiter entry."""
+    return Owner.of(
+        {
+            "stack": inputs["stack_name"],
+            **{key: inputs[key] for key in OWNER_VIEW_KEYS if key in inputs},
+        }
+    )
 
 
 def stop(backend: Backend, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:

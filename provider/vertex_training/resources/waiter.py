@@ -54,6 +54,8 @@ from vertex_training.resources.why import Why, failure_of
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
 from vertex_training.resources.state import (
+    OWNER_VIEW_KEYS,
+    RESUBMISSION_KEYS,
     ConfiguredProvider,
     ProviderSettings,
     migrate_waiter,
@@ -396,6 +398,7 @@ def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         "stack_name": entry["stack_name"],
         "retry": entry["retry"],
         "wait": entry["wait"],
+        **{key: entry[key] for key in OWNER_VIEW_KEYS if key in entry},
     }
 
 
@@ -447,14 +450,14 @@ def wait_entries(
                 "run `pulumi up` again"
             )
         spec = stackconfig.parse_job(name, whole_numbers(config), settings)
-        view = view_of(spec, settings.stack)
+        view = view_of(spec, settings)
         entry: dict[str, Any] = {
             "resource_name": waits["resource_name"],
             "wait": {**view["wait"], "until": waits["until"]},
             "location": view["location"],
         }
         if "retry" in view:
-            entry.update({key: view[key] for key in ("name", "retry", "request", "stack_name")})
+            entry.update({key: value for key, value in view.items() if key in RESUBMISSION_KEYS})
         entries[name] = entry
     return entries
 

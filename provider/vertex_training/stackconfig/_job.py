@@ -57,6 +57,12 @@ class StackSettings(_SpecModel):
     #: Rows the project adds to the catalogue of prebuilt images (``vertex-training:images``,
     #: validated: ``vertex_training.stackconfig._image_rows``), as written.
     images: list[dict[str, Any]] | None = None
+    #: The Pulumi project of the program the job is in, and its organization where the
+    #: engine names one: with ``stack``, whom the job belongs to (its identity label,
+    #: ``vertex_training.resources.submission.Owner``). None in the settings a release up
+    #: to 0.3.0 recorded, and where no Pulumi program is involved (render, plan).
+    pulumi_project: str | None = None
+    pulumi_organization: str | None = None
 
 
 class WaitPolicy(_SpecModel):

@@ -21,8 +21,10 @@ from vertex_training.api import failures
 from vertex_training.api.labels import (
     MAX_LABEL_CHARS,
     MAX_LABELS,
+    MAX_USER_LABELS,
     PROVIDER_LABEL_KEYS,
     RESERVED_LABEL_PREFIX,
+    SUBMISSION_LABEL_KEYS,
     label_key_ok,
     label_value_ok,
 )
@@ -306,8 +308,15 @@ def _labels_before(value: Any) -> Any:
             )
             continue
         labels[key] = text
-    if len(value) > MAX_LABELS:
-        problems.append(((), len(value), f"at most {MAX_LABELS} labels; remove some"))
+    if len(value) > MAX_USER_LABELS:
+        problems.append(
+            (
+                (),
+                len(value),
+                f"at most {MAX_USER_LABELS} labels (Vertex AI takes {MAX_LABELS}; the "
+                f"provider sets {', '.join(SUBMISSION_LABEL_KEYS)}); remove some",
+            )
+        )
     if problems:
         raise invalid("invalid labels", problems)
     return labels
