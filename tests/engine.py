@@ -148,15 +148,17 @@ class Project:
         return cls(root=root, stack=stack, env=engine_env(tmp, VENV))
 
     @classmethod
-    def of_program(cls, tmp: Path, program: str, modules: dict[str, str]) -> Project:
+    def of_program(
+        cls, tmp: Path, program: str, modules: dict[str, str], project_name: str = "bench-baseline"
+    ) -> Project:
         """A project of another Python program (``program``: its __main__.py; ``modules``:
         its other modules, by file name), run by the same CLI, virtualenv and backend as
-        this one's: the benchmarks' baselines."""
+        this one's (the benchmarks' baselines); ``project_name``: its Pulumi project's."""
         project = cls.create(tmp)
         (project.root / "Pulumi.yaml").write_text(
             yaml.safe_dump(
                 {
-                    "name": "bench-baseline",
+                    "name": project_name,
                     "runtime": {"name": "python", "options": {"virtualenv": str(VENV)}},
                     "stackConfigDir": "stacks",
                 },

@@ -367,6 +367,14 @@ class TrainingJobProvider(ConfiguredProvider):
             # resource this one replaces (same labels: its job is among them) must leave
             # them, and the attempt submitted after them, to this one.
             _TAKEN_OVER.update(a.status.name for a in attempts if a.status and not a.submitted)
+            if not tracked.submitted:
+                _LOG.warning(
+                    "took over %s, which an earlier `pulumi up` submitted (found by its "
+                    "labels); if this update warned of a pending create of this resource, "
+                    "an engine was stopped before recording it: run `pulumi refresh --yes "
+                    "--clear-pending-creates` once this update is done",
+                    status.name,
+                )
         return CreateResult(status.name, self._outputs(recorded, inputs, status, backend, attempts))
 
     def _outputs(
