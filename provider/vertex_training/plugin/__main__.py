@@ -54,10 +54,13 @@ def main(argv: list[str]) -> int:
 
     from vertex_training._version import __version__
     from vertex_training.plugin.provider import VertexTrainingProvider
+    from vertex_training.resources.engine_watch import watch_engine
 
     parser = argparse.ArgumentParser(description="the vertex-training provider plugin")
     parser.add_argument("engine", help="the Pulumi engine's address")
     known, _ = parser.parse_known_args(argv)
+    # A killed engine ends no plugin: this one stops itself when its engine has gone.
+    watch_engine(known.engine)
     servicer_class = type(
         "Servicer",
         (ProviderServicer,),

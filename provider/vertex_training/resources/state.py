@@ -55,13 +55,14 @@ schema 2; ``vertex_training._moved`` lets the old names load.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pulumi.dynamic import ConfigureRequest, ResourceProvider
 
 from vertex_training.api.bodies import canonical_request, is_tuning_body
+from vertex_training.credentials import GoogleAuth
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY, job_key
 from vertex_training.resources.rpc_errors import plain_errors
@@ -201,35 +202,43 @@ class ProviderSettings:
     """How this machine reaches the backends and runs local jobs: the same for every job
     of a stack, so read once by each provider's ``configure`` (from the stack config the
     engine hands every dynamic provider, and the project directory the engine starts the
-    provider host in) instead of being copied into every job's state."""
+    provider host in) instead of being copied into every job's state. ``auth`` holds the
+    Google credential settings (``vertex_training.credentials``; its repr hides the
+    secrets): made by ``configure``, after the provider was pickled, so it never reaches
+    the state."""
 
     api_endpoint: str = ""
     base_dir: str = "."
     local_accelerators: str = "gpu"
+    auth: GoogleAuth = field(default_factory=GoogleAuth)
 
     @property
     def local_root(self) -> str:
         """The local backend's records, logs and outputs."""
         return str(Path(self.base_dir) / LOCAL_ROOT)
 
-    def connection(self) -> dict[str, str]:
+    def connection(self) -> dict[str, Any]:
         """What ``vertex_training.backends.connect`` takes."""
         return {
             "api_endpoint": self.api_endpoint,
             "local_root": self.local_root,
             "base_dir": self.base_dir,
             "local_accelerators": self.local_accelerators,
+            "auth": self.auth,
         }
 
     @classmethod
     def from_config(cls, get: Callable[[str], Any], base_dir: Path) -> ProviderSettings:
         """From the stack config's keys (``vertex-training:apiEndpoint``,
-        ``...:localAccelerators``, validated by the program at preview; ``get`` reads a
-        key, as ``pulumi.dynamic.Config.get`` does) and the project directory."""
+        ``...:localAccelerators``, validated by the program at preview, and the Google
+        credential keys ``...:accessToken``, ``...:credentials``,
+        ``...:impersonateServiceAccount``; ``get`` reads a key, as
+        ``pulumi.dynamic.Config.get`` does) and the project directory."""
         return cls(
             api_endpoint=str(get(API_ENDPOINT_KEY) or ""),
             base_dir=str(base_dir),
             local_accelerators=str(get(LOCAL_ACCELERATORS_KEY) or "gpu"),
+            auth=GoogleAuth.from_config(get),
         )
 
 
@@ -392,7 +401,12 @@ class ConfiguredProvider(ResourceProvider):
                 setattr(cls, name, plain_errors(cls.__dict__[name]))
 
     def configure(self, req: ConfigureRequest) -> None:
-        """Read how this machine reaches the backends."""
+        """Read how this machine reaches the backends; from now on, stop the provider host
+        should its engine go (``engine_watch``: a killed engine ends no provider)."""
+        from vertex_training.resources.engine_watch import watch_engine
+        from vertex_training.resources.progress import engine_address
+
+        watch_engine(engine_address())
         self.start(ProviderSettings.from_config(req.config.get, Path.cwd()))
 
     def start(self, settings: ProviderSettings) -> None:
