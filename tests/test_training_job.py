@@ -751,6 +751,25 @@ class TestRetryAttempts:
             provider.delete(second.id, second.outs)
             assert fake.jobs == {}
 
+    def test_an_attempt_an_earlier_release_submitted_counts_after_the_upgrade(self) -> None:
+        """Attempt 1 submitted and failed for capacity under a release up to 0.3.0 (its
+        state without the Pulumi project): under this release, with the project, the job
+        goes on with attempt 2 rather than submitting attempt 1 again, and its delete
+        removes both."""
+        with FakeVertex(queued_s=0.0, pending_s=0.0, run_s=0.2) as fake:
+            fake.stockout("us-central1")
+            provider = configured(TrainingJobProvider(), fake)
+            first = provider.create(checked(fake, {"image": IMAGE, "retry": RETRY}))
+            assert "pulumi_project" not in fake.jobs[first.id].labels
+            wait_until_done(first.id, fake)
+            upgraded = checked(fake, {"image": IMAGE, "retry": RETRY}, project="team-a")
+            second = provider.create(upgraded)
+            assert "/locations/us-east1/" in second.id
+            assert [a["attempt"] for a in second.outs["attempts"]] == [1, 2]
+            assert fake.jobs[second.id].labels["pulumi_project"] == "team-a"
+            provider.delete(second.id, second.outs)
+            assert fake.jobs == {}
+
     def test_diff_replaces_a_recorded_retryable_failure_with_attempts_left(self) -> None:
         """A recorded capacity failure with attempts left is a replacement caused by retry;
         a user_code failure, or no attempts left, is no change."""
