@@ -16,7 +16,12 @@ from tests.clients import job_made_outside
 from tests.prices import PRICES
 from vertex_training import orphans, stackconfig
 from vertex_training.__main__ import main
-from vertex_training.api.labels import IDENTITY_LABEL, RESOURCE_LABEL, STACK_LABEL
+from vertex_training.api.labels import (
+    IDENTITY_LABEL,
+    PROJECT_LABEL,
+    RESOURCE_LABEL,
+    STACK_LABEL,
+)
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.review import cost
 from vertex_training.testing import FakeVertex, ManualClock
@@ -56,16 +61,23 @@ def submitted(fake: FakeVertex, stack: str, resource: str, **extra: str) -> str:
     return job_made_outside(fake.address, display_name=resource, image=IMAGE, labels=labels)
 
 
-def export_of(stack: str, *job_names: str, pending: tuple[str, ...] = ()) -> dict[str, Any]:
-    """What `pulumi stack export` prints for a stack holding these jobs (their resource
-    names as IDs) and pending creates of these resources."""
-    urn = f"urn:pulumi:{stack}::training::pulumi-python:dynamic/vertex:TrainingJob::"
+def export_of(
+    stack: str, *job_names: str, pending: tuple[str, ...] = (), project: str = "training"
+) -> dict[str, Any]:
+    """What `pulumi stack export` prints for a stack of Pulumi project ``project``: its
+    stack resource, these jobs (their resource names as IDs) and pending creates of these
+    resources."""
+    urn = f"urn:pulumi:{stack}::{project}::pulumi-python:dynamic/vertex:TrainingJob::"
+    stack_urn = f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}"
     return {
         "version": 3,
         "deployment": {
             "resources": [
-                {"urn": f"{urn}job{i}", "id": name, "outputs": {"state": "RUNNING"}}
-                for i, name in enumerate(job_names)
+                {"urn": stack_urn},
+                *(
+                    {"urn": f"{urn}job{i}", "id": name, "outputs": {"state": "RUNNING"}}
+                    for i, name in enumerate(job_names)
+                ),
             ],
             "pending_operations": [
                 {"resource": {"urn": f"{urn}{resource}"}, "type": "creating"}
@@ -88,7 +100,10 @@ class TestKnownJobs:
         name = f"projects/{PROJECT}/locations/{REGION}/customJobs/42"
         state = export_of("dev")
         state["deployment"]["resources"].append(
-            {"urn": "urn:pulumi:dev::p::t::w", "outputs": {"attempts": [{"resource_name": name}]}}
+            {
+                "urn": "urn:pulumi:dev::training::t::w",
+                "outputs": {"attempts": [{"resource_name": name}]},
+            }
         )
         known = orphans.known_jobs({"dev": orphans.deployment_of(state, "dev")})
         assert known.records(as_number(name))
@@ -102,6 +117,20 @@ class TestKnownJobs:
         path = tmp_path / "dev.json.gz"
         path.write_bytes(gzip.compress(json.dumps(checkpoint).encode()))
         assert orphans.known_jobs({"f": orphans.read_state_file(path)}).records(name)
+
+    def test_a_states_pulumi_project_is_read_from_its_urns(self) -> None:
+        """Each state counts for the Pulumi project its resources' URNs name."""
+        alpha = export_of("dev", pending=("train",), project="Alpha.ML")["deployment"]
+        known = orphans.known_jobs({"stack dev": alpha, "empty": {"resources": []}})
+        assert known.projects == {"stack dev": "Alpha.ML", "empty": ""}
+        assert known.pending == {("alpha-ml", "dev", "train")}
+
+    def test_a_state_whose_urns_name_two_projects_is_refused(self) -> None:
+        """A state naming two Pulumi projects is no one stack's: no job is judged by it."""
+        state = export_of("dev", project="alpha")
+        state["deployment"]["resources"].append({"urn": "urn:pulumi:dev::beta::t::w"})
+        with pytest.raises(orphans.StateError, match=r"2 Pulumi projects \(alpha, beta\)"):
+            orphans.known_jobs({"stack dev": state["deployment"]})
 
     def test_a_file_that_is_no_state_is_refused(self, tmp_path: Path) -> None:
         """A file that is not a state stops the command: never read as an empty stack."""
@@ -144,6 +173,67 @@ class TestFindOrphans:
         listing = orphans.find_orphans(backend, known, {}, None)
         assert listing.orphans == []
         assert [s.name for s in listing.pending] == [adopted_next]
+
+    def test_a_project_name_restricts_the_listing_to_its_jobs(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """`--project-name NAME` lists only the jobs labelled with that Pulumi project
+        (its label value); a job without the project label belongs to none."""
+        alpha = submitted(fake, "dev", "train", **{PROJECT_LABEL: "alpha-ml"})
+        beta = submitted(fake, "dev", "train", **{PROJECT_LABEL: "beta"})
+        submitted(fake, "dev", "train")
+        one = orphans.find_orphans(backend, orphans.Known(), {}, None, project_names=("Alpha.ML",))
+        assert [o.name for o in one.orphans] == [alpha]
+        both = orphans.find_orphans(
+            backend, orphans.Known(), {}, None, project_names=("Alpha.ML", "beta")
+        )
+        assert sorted(o.name for o in both.orphans) == sorted([alpha, beta])
+
+    def test_a_pending_create_does_not_cover_another_projects_job(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """Project alpha's pending create of dev's `train` leaves project beta's job of
+        the same stack and resource an orphan."""
+        alphas = submitted(fake, "dev", "train", **{PROJECT_LABEL: "alpha"})
+        betas = submitted(fake, "dev", "train", **{PROJECT_LABEL: "beta"})
+        state = export_of("dev", pending=("train",), project="alpha")
+        known = orphans.known_jobs({"stack dev": state["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert [s.name for s in listing.pending] == [alphas]
+        assert [o.name for o in listing.orphans] == [betas]
+
+    def test_a_pending_create_still_covers_a_job_without_the_project_label(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """A job a release up to 0.3.0 submitted (no project label) is covered by its stack
+        and resource, whatever the state's project, as before."""
+        earlier = submitted(fake, "dev", "train")
+        state = export_of("dev", pending=("train",), project="alpha")
+        known = orphans.known_jobs({"stack dev": state["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert listing.orphans == []
+        assert [s.name for s in listing.pending] == [earlier]
+
+    def test_a_job_a_state_names_is_recorded_whatever_its_project(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """A job ID in a state is recorded, even when its labels name another project."""
+        betas = submitted(fake, "dev", "train", **{PROJECT_LABEL: "beta"})
+        state = export_of("dev", betas, project="alpha")
+        known = orphans.known_jobs({"stack dev": state["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert listing.orphans == [] and listing.recorded == 1
+
+    def test_orphans_are_grouped_by_project_then_stack_those_without_one_last(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """The orphans come by Pulumi project, then stack; jobs of no project last."""
+        earlier = submitted(fake, "a", "train")
+        beta_b = submitted(fake, "b", "train", **{PROJECT_LABEL: "beta"})
+        alpha_b = submitted(fake, "b", "train", **{PROJECT_LABEL: "alpha"})
+        beta_a = submitted(fake, "a", "train", **{PROJECT_LABEL: "beta"})
+        listing = orphans.find_orphans(backend, orphans.Known(), {}, None)
+        assert [o.name for o in listing.orphans] == [alpha_b, beta_a, beta_b, earlier]
 
     def test_the_cost_so_far_is_the_hours_run_at_the_jobs_rate(
         self, fake: FakeVertex, backend: VertexBackend, clock: ManualClock
@@ -237,6 +327,13 @@ class TestCommand:
         assert code == 2
         assert "--stack NAME" in err and "--label" in err
 
+    def test_a_project_name_that_is_no_name_is_refused_naming_it(self) -> None:
+        """A --project-name Pulumi would refuse is refused, saying what to write."""
+        code, _, err = self.run("--project-name", "my project")
+        assert code == 2
+        assert "--project-name 'my project' is not a Pulumi project name" in err
+        assert "Pulumi.yaml" in err
+
     def test_a_label_that_is_no_label_is_refused_naming_it(self) -> None:
         """A --label Google would refuse is refused here, saying what to write."""
         code, _, err = self.run("--label", "Run ID=x")
@@ -306,6 +403,52 @@ class TestCommand:
         [row] = [line for line in out.splitlines() if line.startswith(gone)]
         assert "SUCCEEDED" in row and "$0." in row and "pulumi_stack=gone" in row
         assert f"costs so far by {snapshot}: prices read {PRICES.read_date}" in out
+
+    def test_project_name_lists_that_projects_jobs_and_the_table_names_each_project(
+        self, fake: FakeVertex, tmp_path: Path
+    ) -> None:
+        """`--project-name` alone is enough to list; each row names its Pulumi project, and
+        the states read name theirs."""
+        alpha = submitted(fake, "dev", "train", **{PROJECT_LABEL: "alpha-ml"})
+        betas = submitted(fake, "dev", "train", **{PROJECT_LABEL: "beta"})
+        state = tmp_path / "dev.json"
+        state.write_text(json.dumps(export_of("dev", project="Alpha.ML")))
+        code, out, err = self.run(
+            "--project-name", "Alpha.ML", "--state", str(state), "--endpoint", fake.address
+        )
+        assert code == 0, err
+        [row] = [line for line in out.splitlines() if line.startswith(alpha)]
+        assert " alpha-ml " in row and f"{PROJECT_LABEL}=" not in row
+        assert betas not in out
+        assert f"stacks read: {state} (Pulumi project Alpha.ML)" in out
+
+    def test_the_table_says_a_job_without_the_project_label_has_none(
+        self, fake: FakeVertex
+    ) -> None:
+        """A job a release up to 0.3.0 submitted is listed as of no Pulumi project."""
+        earlier = submitted(fake, "old", "train")
+        code, out, _ = self.run("--label", "pulumi_stack=old", "--endpoint", fake.address)
+        assert code == 0
+        [row] = [line for line in out.splitlines() if line.startswith(earlier)]
+        assert orphans.NO_PROJECT in row
+
+    def test_json_names_each_orphans_project_and_each_states(
+        self, fake: FakeVertex, tmp_path: Path
+    ) -> None:
+        """`--format json`: each orphan's `pulumi_project` (null without the label), and
+        the Pulumi project of each state read."""
+        alpha = submitted(fake, "dev", "train", **{PROJECT_LABEL: "alpha"})
+        earlier = submitted(fake, "dev", "eval")
+        state = tmp_path / "dev.json"
+        state.write_text(json.dumps(export_of("dev", project="alpha")))
+        code, out, _ = self.run(
+            "--state", str(state), "--endpoint", fake.address, "--format", "json"
+        )
+        assert code == 0
+        listing = json.loads(out)
+        projects = {o["name"]: o["pulumi_project"] for o in listing["orphans"]}
+        assert projects == {alpha: "alpha", earlier: None}
+        assert listing["stack_projects"] == {str(state): "alpha"}
 
 
 class TestAct:

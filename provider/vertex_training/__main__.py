@@ -46,11 +46,12 @@ each job submitted, replaced with the keys that changed, updated, deleted or unc
 its pools, its estimated cost, what the preview warns about it, and the stack's rules.
 Exits 2 when a job is invalid, 1 when a mandatory rule fails, 0 otherwise.
 
-``jobs orphans --project P --region R [--stack NAME ...] [--state FILE ...] [--label
-KEY[=VALUE] ...] [--cancel | --delete] [--yes]`` lists the jobs of the project and region
-that carry this project's identity label but that no given stack's state records, with
-each one's state, age, labels and cost so far by the price snapshot
-(``vertex_training.orphans``); ``--cancel`` and ``--delete`` act on them once confirmed.
+``jobs orphans --project P --region R [--stack NAME ...] [--state FILE ...]
+[--project-name NAME ...] [--label KEY[=VALUE] ...] [--cancel | --delete] [--yes]`` lists
+the jobs of the project and region that carry this project's identity label but that no
+given stack's state records, with each one's Pulumi project, state, age, labels and cost
+so far by the price snapshot (``vertex_training.orphans``); ``--cancel`` and ``--delete``
+act on them once confirmed.
 """
 
 from __future__ import annotations
@@ -399,9 +400,10 @@ def _cmd_jobs_orphans(args: argparse.Namespace) -> int:
     from vertex_training.review import cost
 
     try:
-        if not (args.stack or args.state or args.label):
+        if not (args.stack or args.state or args.project_name or args.label):
             raise ValueError(orphans.NO_SCOPE)
         labels = orphans.read_labels(args.label)
+        project_names = orphans.read_project_names(args.project_name)
         known = orphans.read_states(args.stack, [Path(p) for p in args.state], Path.cwd())
     except (ValueError, orphans.StateError) as exc:
         print(f"vertex-training jobs orphans: {exc}", file=sys.stderr)
@@ -414,7 +416,13 @@ def _cmd_jobs_orphans(args: argparse.Namespace) -> int:
     now = time.time()
     try:
         listing = orphans.find_orphans(
-            backend, known, labels, snapshot, no_prices=note or "", now=lambda: now
+            backend,
+            known,
+            labels,
+            snapshot,
+            project_names=project_names,
+            no_prices=note or "",
+            now=lambda: now,
         )
     except BackendError as exc:
         print(f"vertex-training jobs orphans: listing the jobs failed: {exc}", file=sys.stderr)
@@ -507,9 +515,10 @@ def _add_jobs_parser(subparsers: Any) -> None:
             "List the custom and tuning jobs of a project and region that carry the "
             "vertex_training_key label (this project submitted them) but that none of the "
             "given stacks' states records: after `pulumi stack rm --force`, a lost state or "
-            "an engine killed elsewhere. Each with its state, age, labels and cost so far "
-            "by the price snapshot. A job a pending create of a given stack will adopt is "
-            "left alone; a job without the label is never listed."
+            "an engine killed elsewhere. Each with its Pulumi project, state, age, labels "
+            "and cost so far by the price snapshot. A job a pending create of a given stack "
+            "of its Pulumi project will adopt is left alone; a job without the label is "
+            "never listed."
         ),
     )
     orphans_parser.add_argument("--project", required=True, help="the Google Cloud project")
@@ -528,6 +537,14 @@ def _add_jobs_parser(subparsers: Any) -> None:
         metavar="FILE",
         help="a state whose jobs are not orphans: `pulumi stack export` output or a file "
         "backend's stack file; repeatable",
+    )
+    orphans_parser.add_argument(
+        "--project-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="list only the jobs of this Pulumi project (its pulumi_project label; the "
+        "`name:` of its Pulumi.yaml); repeatable",
     )
     orphans_parser.add_argument(
         "--label",

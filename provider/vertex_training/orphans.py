@@ -15,9 +15,20 @@ What counts as recorded:
   number or ID) appears anywhere in a state: a job resource's ID, a retry's attempts, a
   waiter's entries, an ``adopt:``;
 - a job of a resource whose create a state holds pending (an engine killed between the
-  submission and its record): its ``pulumi_stack`` and ``pulumi_resource`` labels name
-  it, and the stack's next ``pulumi up`` adopts it by label. It is reported apart, never
-  acted on.
+  submission and its record): its ``pulumi_project``, ``pulumi_stack`` and
+  ``pulumi_resource`` labels name it, and the stack's next ``pulumi up`` adopts it by
+  label. It is reported apart, never acted on.
+
+A state is one stack of one Pulumi project, read from its resources' URNs: its pending
+creates count only for the jobs of that project (``pulumi_project``), so that two
+projects sharing a Google Cloud project, a stack name and a resource name never cover
+each other's orphans. A job without that label (submitted by a release up to 0.3.0,
+``vertex_training.resources.submission``) names no project: a pending create of its stack
+and resource covers it, as those releases' creates adopt it. The job IDs a state records
+are recorded whatever the job's labels.
+
+``--project-name NAME`` lists only the jobs of that Pulumi project (its label value,
+``label_value(NAME)``); the listing names each job's project, or says it has none.
 
 A job without the identity label was not submitted by this project: the listing never
 selects one (its filter requires the label), and ``act`` refuses one all the same.
@@ -31,7 +42,7 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from vertex_training.api import states
 from vertex_training.api.labels import (
     IDENTITY_LABEL,
+    PROJECT_LABEL,
     RESOURCE_LABEL,
     STACK_LABEL,
     label_key_ok,
@@ -67,12 +79,17 @@ CANCELLABLE = (states.QUEUED, states.PENDING, states.RUNNING, states.PAUSED, sta
 
 CANCEL = "cancel"
 DELETE = "delete"
-#: Why the command wants stacks or a label.
+#: Why the command wants stacks, a Pulumi project or a label.
 NO_SCOPE = (
     "name the stacks whose jobs are not orphans (--stack NAME, --state FILE), or restrict "
-    "the listing to a label (--label KEY=VALUE): without either, every job of the project "
-    "would be listed as one"
+    "the listing to a Pulumi project (--project-name NAME) or a label (--label KEY=VALUE): "
+    "without either, every job of the project would be listed as one"
 )
+#: A Pulumi project's name, as Pulumi's ``tokens.ValidateProjectName`` (pulumi/pulumi,
+#: sdk/go/common/tokens) accepts it: 1 to 100 letters, digits, ``-``, ``_`` and ``.``.
+PULUMI_PROJECT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+#: What the listing says of a job without the ``pulumi_project`` label.
+NO_PROJECT = "(none: submitted by a release up to 0.3.0)"
 
 
 class StateError(Exception):
@@ -85,10 +102,14 @@ class Known:
 
     #: (location, kind, job ID) of every job named in a state.
     jobs: frozenset[tuple[str, str, str]] = frozenset()
-    #: (stack label, resource label) of every job resource whose create is pending.
-    pending: frozenset[tuple[str, str]] = frozenset()
+    #: (project label, stack label, resource label) of every job resource whose create
+    #: is pending, the project label that of its state's Pulumi project.
+    pending: frozenset[tuple[str, str, str]] = frozenset()
     #: The states read: ``stack NAME`` or a file's path.
     stacks: tuple[str, ...] = ()
+    #: The Pulumi project of each state read, by where it was read ("": a state with no
+    #: resources, which names none).
+    projects: Mapping[str, str] = field(default_factory=dict)
 
     def records(self, name: str) -> bool:
         """Whether a state names the job ``name``."""
@@ -96,8 +117,16 @@ class Known:
         return key is not None and key in self.jobs
 
     def pending_create(self, labels: Mapping[str, str]) -> bool:
-        """Whether the job with ``labels`` is the one a pending create will adopt."""
-        return (labels.get(STACK_LABEL, ""), labels.get(RESOURCE_LABEL, "")) in self.pending
+        """Whether the job with ``labels`` is the one a pending create will adopt: one of
+        its stack and resource, in a state of its Pulumi project (any, for a job without
+        the project label: a release up to 0.3.0 submitted it)."""
+        project = labels.get(PROJECT_LABEL)
+        stack, resource = labels.get(STACK_LABEL, ""), labels.get(RESOURCE_LABEL, "")
+        return any(
+            (stack, resource) == (pending_stack, pending_resource)
+            and project in (None, pending_project)
+            for pending_project, pending_stack, pending_resource in self.pending
+        )
 
 
 def job_key(name: str) -> tuple[str, str, str] | None:
@@ -161,24 +190,49 @@ def known_jobs(deployments: Mapping[str, dict[str, Any]]) -> Known:
     """What ``deployments`` (each a stack's, as ``deployment_of`` gives it, by where it
     was read) record."""
     jobs: set[tuple[str, str, str]] = set()
-    pending: set[tuple[str, str]] = set()
-    for deployment in deployments.values():
+    pending: set[tuple[str, str, str]] = set()
+    projects: dict[str, str] = {}
+    for source, deployment in deployments.items():
         for text in _texts(deployment):
             jobs.update((m[1], m[2], m[3]) for m in JOB_NAME.finditer(text))
-        for operation in deployment.get("pending_operations") or []:
-            urn = str((operation.get("resource") or {}).get("urn", ""))
-            stack, resource = _stack_and_name(urn)
+        project = projects[source] = project_of(deployment, source)
+        for operation in _pending_operations(deployment):
+            stack, _, resource = _urn_parts(str(operation["resource"].get("urn", "")))
             if stack:
-                pending.add((label_value(stack), label_value(resource)))
-    return Known(frozenset(jobs), frozenset(pending), tuple(deployments))
+                pending.add((label_value(project), label_value(stack), label_value(resource)))
+    return Known(frozenset(jobs), frozenset(pending), tuple(deployments), projects)
 
 
-def _stack_and_name(urn: str) -> tuple[str, str]:
-    """``urn:pulumi:STACK::PROJECT::TYPE::NAME`` -> (STACK, NAME); ("", "") otherwise."""
+def project_of(deployment: Mapping[str, Any], source: str) -> str:
+    """The Pulumi project of a state, read from its resources' URNs ("" when it has none);
+    ``StateError`` when they name several: a state is one stack of one project."""
+    resources = deployment.get("resources") or []
+    urns = [str(r.get("urn", "")) for r in resources if isinstance(r, dict)]
+    urns += [str(op["resource"].get("urn", "")) for op in _pending_operations(deployment)]
+    found = sorted({project for _, project, _ in map(_urn_parts, urns) if project})
+    if len(found) > 1:
+        raise StateError(
+            f"{source}: its resources' URNs name {len(found)} Pulumi projects "
+            f"({', '.join(found)}): not one stack's state"
+        )
+    return found[0] if found else ""
+
+
+def _pending_operations(deployment: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pending operations of a state that name a resource."""
+    operations = deployment.get("pending_operations") or []
+    return [
+        op for op in operations if isinstance(op, dict) and isinstance(op.get("resource"), dict)
+    ]
+
+
+def _urn_parts(urn: str) -> tuple[str, str, str]:
+    """``urn:pulumi:STACK::PROJECT::TYPE::NAME`` -> (STACK, PROJECT, NAME); ("", "", "")
+    otherwise."""
     parts = urn.split("::")
     if len(parts) < 4 or not parts[0].startswith("urn:pulumi:"):
-        return "", ""
-    return parts[0].removeprefix("urn:pulumi:"), parts[-1]
+        return "", "", ""
+    return parts[0].removeprefix("urn:pulumi:"), parts[1], parts[-1]
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -207,6 +261,23 @@ def read_labels(texts: Sequence[str]) -> dict[str, str | None]:
             )
         labels[key] = value if equals else None
     return labels
+
+
+def read_project_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The Pulumi projects ``--project-name`` names; a text that is no project name
+    (``PULUMI_PROJECT_NAME``) raises ValueError naming it."""
+    for name in names:
+        if not PULUMI_PROJECT_NAME.fullmatch(name):
+            raise ValueError(
+                f"--project-name {name!r} is not a Pulumi project name: write the `name:` of "
+                "the project's Pulumi.yaml (1 to 100 letters, digits, -, _ and .)"
+            )
+    return tuple(names)
+
+
+def project_text(labels: Mapping[str, str]) -> str:
+    """The Pulumi project a job's labels name (its label value), or NO_PROJECT."""
+    return labels.get(PROJECT_LABEL, NO_PROJECT)
 
 
 def read_states(stacks: Sequence[str], files: Sequence[Path], cwd: Path) -> Known:
@@ -259,19 +330,28 @@ def find_orphans(
     labels: Mapping[str, str | None],
     prices: Snapshot | None,
     *,
+    project_names: Collection[str] = (),
     no_prices: str = "",
     now: Callable[[], float] = time.time,
 ) -> Listing:
     """The jobs in ``backend``'s project and region that carry the identity label and
-    every label of ``labels`` (a value, or None for any), judged against ``known``.
-    Each orphan is priced by ``prices`` (None: its cost is unknown, ``no_prices`` says why)."""
+    every label of ``labels`` (a value, or None for any), and the ``pulumi_project``
+    label of one of ``project_names`` where it names any, judged against ``known``:
+    the orphans grouped by Pulumi project (those without one last), then stack and
+    resource. Each orphan is priced by ``prices`` (None: its cost is unknown,
+    ``no_prices`` says why)."""
     from vertex_training.backends.vertex import label_filter
 
+    projects = {label_value(name) for name in project_names}
     wanted: dict[str, str | None] = {IDENTITY_LABEL: None, **labels}
+    if projects and PROJECT_LABEL not in wanted:  # one value filters; several, any value
+        wanted[PROJECT_LABEL] = next(iter(projects)) if len(projects) == 1 else None
     listing = Listing(where=f"projects/{backend.project}/locations/{backend.region}")
     moment = now()
     for status in backend.list_jobs(label_filter(wanted)):
         if IDENTITY_LABEL not in status.labels:  # the filter said so; never trusted alone
+            continue
+        if projects and status.labels.get(PROJECT_LABEL) not in projects:
             continue
         if known.records(status.name):
             listing.recorded += 1
@@ -286,7 +366,21 @@ def find_orphans(
             listing.orphans.append(
                 Orphan(status, age, cost_so_far(body, status, prices, no_prices, moment))
             )
+    listing.orphans.sort(key=lambda orphan: _owner_order(orphan.status))
+    listing.pending.sort(key=_owner_order)
     return listing
+
+
+def _owner_order(status: JobStatus) -> tuple[bool, str, str, str, str]:
+    """Jobs by Pulumi project (those without one last), stack, resource and name."""
+    labels = status.labels
+    return (
+        PROJECT_LABEL not in labels,
+        labels.get(PROJECT_LABEL, ""),
+        labels.get(STACK_LABEL, ""),
+        labels.get(RESOURCE_LABEL, ""),
+        status.name,
+    )
 
 
 def cost_so_far(
@@ -435,16 +529,18 @@ def to_text(
 ) -> str:
     """The listing as a table, the snapshot its costs come from (``prices``, read from
     ``prices_file``), then what was left alone and why."""
-    stacks = ", ".join(known.stacks) or "none"
+    stacks = ", ".join(_state_text(source, known) for source in known.stacks) or "none"
     lines = [
         f"{listing.where}: {len(listing.orphans)} job(s) with the {IDENTITY_LABEL} label that "
         f"no given stack records ({listing.recorded} recorded; stacks read: {stacks})"
     ]
     if listing.orphans:
-        rows = [("JOB", "STATE", "AGE", "COST SO FAR", "LABELS")]
+        rows = [("JOB", "STATE", "AGE", "COST SO FAR", "PULUMI PROJECT", "LABELS")]
         for orphan in listing.orphans:
             labels = " ".join(
-                f"{k}={v}" for k, v in sorted(orphan.status.labels.items()) if k != IDENTITY_LABEL
+                f"{k}={v}"
+                for k, v in sorted(orphan.status.labels.items())
+                if k not in (IDENTITY_LABEL, PROJECT_LABEL)
             )
             rows.append(
                 (
@@ -452,14 +548,15 @@ def to_text(
                     orphan.status.state,
                     age_text(orphan.age_s),
                     cost_text(orphan.cost),
+                    project_text(orphan.status.labels),
                     labels,
                 )
             )
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
         lines += [
-            "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+            "  ".join(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True))
             + "  "
-            + row[4]
+            + row[5]
             for row in rows
         ]
         whys = sorted({o.cost.why for o in listing.orphans if o.cost.usd is None and o.cost.why})
@@ -475,9 +572,16 @@ def to_text(
     for status in listing.pending:
         lines.append(
             f"left alone: {status.name} ({status.state}) is the job of a create pending in "
-            f"stack {status.labels.get(STACK_LABEL, '')}: its next `pulumi up` adopts it"
+            f"stack {status.labels.get(STACK_LABEL, '')}, Pulumi project "
+            f"{project_text(status.labels)}: its next `pulumi up` adopts it"
         )
     return "\n".join(lines) + "\n"
+
+
+def _state_text(source: str, known: Known) -> str:
+    """``stack dev (Pulumi project training)``: a state read, and the project it counts for."""
+    project = known.projects.get(source, "")
+    return f"{source} (Pulumi project {project or 'unknown: no resources'})"
 
 
 def to_json(listing: Listing, known: Known, now: float) -> dict[str, Any]:
@@ -486,6 +590,7 @@ def to_json(listing: Listing, known: Known, now: float) -> dict[str, Any]:
         "where": listing.where,
         "read_at": datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat(),
         "stacks": list(known.stacks),
+        "stack_projects": {source: known.projects.get(source, "") for source in known.stacks},
         "recorded": listing.recorded,
         "orphans": [
             {
@@ -493,6 +598,7 @@ def to_json(listing: Listing, known: Known, now: float) -> dict[str, Any]:
                 "state": o.status.state,
                 "create_time": o.status.create_time,
                 "age_s": round(o.age_s, 1),
+                "pulumi_project": o.status.labels.get(PROJECT_LABEL),
                 "labels": o.status.labels,
                 "hours_run": round(o.cost.hours, 6),
                 "cost_usd": o.cost.usd,
