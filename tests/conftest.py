@@ -11,7 +11,17 @@ import pytest
 # Google's google.rpc.Status (vertex_training.plugin's docstring says why).
 import vertex_training.plugin  # noqa: F401
 from tests.release import build_dist, install_venv, pack_nodejs, plugin_archives, serving
+from vertex_training.credentials import VARIABLES as CREDENTIAL_VARIABLES
 from vertex_training.testing import ManualClock
+
+
+@pytest.fixture(autouse=True)
+def no_credential_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads this machine's Google credential variables (GOOGLE_CREDENTIALS, ...:
+    ``vertex_training.credentials.VARIABLES``), which would send the fakes' calls a token
+    of its own, or to Google for one; a test that wants one sets it."""
+    for name in CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

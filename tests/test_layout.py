@@ -91,6 +91,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vertex_training._exports",
         "vertex_training._version",
     ),
+    ("vertex_training.credentials",),
     ("vertex_training.api",),
     ("vertex_training.catalog",),
     ("vertex_training.packaging",),

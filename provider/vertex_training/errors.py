@@ -10,6 +10,7 @@ The hierarchy::
         ├── TransientError     worth retrying (UNAVAILABLE, DEADLINE_EXCEEDED, ...)
         │   └── UncertainError a create that may or may not have taken effect
         ├── PermanentError     the API refused the request (INVALID_ARGUMENT, ...)
+        ├── CredentialsError   Google credentials missing, unreadable or refused
         └── JobEndedError      a job ended FAILED, CANCELLED or EXPIRED
 
 User mistakes in a stack config are reported to Pulumi as check failures built from
@@ -103,6 +104,11 @@ class UncertainError(TransientError):
 
 class PermanentError(BackendError):
     """The API refused the request; retrying the same request cannot help."""
+
+
+class CredentialsError(BackendError):
+    """Google credentials that are missing, cannot be read or were refused; the message
+    names the setting they came from (never its value) and what to set instead."""
 
 
 class JobEndedError(BackendError):

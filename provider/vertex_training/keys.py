@@ -8,6 +8,12 @@ JOBS_KEY = f"{CONFIG_NAMESPACE}:jobs"
 PLATFORM_KEY = f"{CONFIG_NAMESPACE}:platform"
 BACKEND_KEY = f"{CONFIG_NAMESPACE}:backend"
 API_ENDPOINT_KEY = f"{CONFIG_NAMESPACE}:apiEndpoint"
+#: Google credentials, as pulumi-gcp's gcp:accessToken, gcp:credentials (a path or the
+#: JSON) and gcp:impersonateServiceAccount take them (vertex_training.credentials). The
+#: first two are secrets.
+ACCESS_TOKEN_KEY = f"{CONFIG_NAMESPACE}:accessToken"
+CREDENTIALS_KEY = f"{CONFIG_NAMESPACE}:credentials"
+IMPERSONATE_SERVICE_ACCOUNT_KEY = f"{CONFIG_NAMESPACE}:impersonateServiceAccount"
 LOCAL_ACCELERATORS_KEY = f"{CONFIG_NAMESPACE}:localAccelerators"
 #: Rows a project adds to the catalogue of prebuilt training images (docs/images.md).
 IMAGES_KEY = f"{CONFIG_NAMESPACE}:images"
@@ -20,9 +26,12 @@ GCP_PROJECT_KEY = "gcp:project"
 GCP_REGION_KEY = "gcp:region"
 #: This project's own stack config keys (without the namespace).
 STACK_CONFIG_KEYS = (
+    "accessToken",
     "apiEndpoint",
     "backend",
+    "credentials",
     "images",
+    "impersonateServiceAccount",
     "jobs",
     "localAccelerators",
     "platform",

@@ -41,8 +41,24 @@ namespace VertexTraining.VertexTraining
 
     public sealed class ProviderArgs : global::Pulumi.ResourceArgs
     {
+        [Input("accessToken")]
+        private Input<string>? _accessToken;
+
         /// <summary>
-        /// Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        /// An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        /// </summary>
+        public Input<string>? AccessToken
+        {
+            get => _accessToken;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _accessToken = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
+        /// <summary>
+        /// Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         /// </summary>
         [Input("apiEndpoint")]
         public Input<string>? ApiEndpoint { get; set; }
@@ -52,6 +68,28 @@ namespace VertexTraining.VertexTraining
         /// </summary>
         [Input("backend")]
         public Input<string>? Backend { get; set; }
+
+        [Input("credentials")]
+        private Input<string>? _credentials;
+
+        /// <summary>
+        /// The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        /// </summary>
+        public Input<string>? Credentials
+        {
+            get => _credentials;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _credentials = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
+        /// <summary>
+        /// The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+        /// </summary>
+        [Input("impersonateServiceAccount")]
+        public Input<string>? ImpersonateServiceAccount { get; set; }
 
         /// <summary>
         /// On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).

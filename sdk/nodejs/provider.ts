@@ -31,8 +31,11 @@ export class Provider extends pulumi.ProviderResource {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
         {
+            resourceInputs["accessToken"] = args?.accessToken ? pulumi.secret(args.accessToken) : undefined;
             resourceInputs["apiEndpoint"] = args?.apiEndpoint;
             resourceInputs["backend"] = args?.backend;
+            resourceInputs["credentials"] = args?.credentials ? pulumi.secret(args.credentials) : undefined;
+            resourceInputs["impersonateServiceAccount"] = args?.impersonateServiceAccount;
             resourceInputs["localAccelerators"] = args?.localAccelerators;
             resourceInputs["project"] = args?.project;
             resourceInputs["region"] = args?.region;
@@ -47,13 +50,25 @@ export class Provider extends pulumi.ProviderResource {
  */
 export interface ProviderArgs {
     /**
-     * Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+     * An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+     */
+    accessToken?: pulumi.Input<string | undefined>;
+    /**
+     * Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
      */
     apiEndpoint?: pulumi.Input<string | undefined>;
     /**
      * Where every job that names none runs: `vertex` (default) or `local`.
      */
     backend?: pulumi.Input<string | undefined>;
+    /**
+     * The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+     */
+    credentials?: pulumi.Input<string | undefined>;
+    /**
+     * The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+     */
+    impersonateServiceAccount?: pulumi.Input<string | undefined>;
     /**
      * On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
      */

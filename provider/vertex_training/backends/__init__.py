@@ -19,8 +19,9 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
     """Return the backend a job lives in.
 
     ``location`` says where the job runs (``backend``, ``project``, ``region``);
-    ``connection`` says how this machine reaches it (``api_endpoint`` for Vertex AI,
-    ``local_root`` and ``base_dir`` for the local backend).
+    ``connection`` says how this machine reaches it (``api_endpoint`` and ``auth``, the
+    Google credential settings, for Vertex AI; ``local_root`` and ``base_dir`` for the
+    local backend).
     """
     kind = location["backend"]
     if kind == "vertex":
@@ -30,6 +31,7 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
             location["project"],
             location["region"],
             api_endpoint=connection.get("api_endpoint") or None,
+            auth=connection.get("auth"),
         )
     if kind == "local":
         from vertex_training.backends.local import LocalBackend

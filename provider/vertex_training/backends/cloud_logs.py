@@ -10,10 +10,12 @@ the time searched (``LOG_WINDOW_S`` before the job's end) and the lines returned
 call, never a scan of the project's logs.
 
 ``google-cloud-logging`` is imported inside the call (a preview never pays for it). The
-client is injectable; a loopback endpoint gets a plain-text channel and no credentials,
-as the JobService client does, which is how tests reach
-``vertex_training.testing.fake_logging``. Every failure is a ``BackendError`` for the caller to
-report ("logs could not be read: ...") and go on.
+client is injectable; otherwise its credentials are ``credentials``, else those of
+``auth`` as the JobService client's (``vertex_training.credentials``). A loopback
+endpoint gets a local channel, with no credentials unless some are configured, as the
+JobService client does, which is how tests reach ``vertex_training.testing.fake_logging``.
+Every failure is a ``BackendError`` for the caller to report ("logs could not be read:
+...") and go on.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vertex_training.api.times import epoch_s
+from vertex_training.credentials import GoogleAuth, google_credentials, loopback_channel
 from vertex_training.errors import BackendError
 
 if TYPE_CHECKING:
@@ -64,12 +67,14 @@ class CloudLogs:
         client: LoggingServiceV2Client | None = None,
         api_endpoint: str | None = None,
         credentials: Credentials | None = None,
+        auth: GoogleAuth | None = None,
         clock: float | None = None,
     ) -> None:
         self.project = project
         self.api_endpoint = api_endpoint
         self._client = client
         self._credentials = credentials
+        self.auth = auth
         self._now = clock
 
     def tail(self, job_id: str, replica: str, lines: int, end_time: str = "") -> list[str]:
@@ -96,6 +101,8 @@ class CloudLogs:
             page = next(iter(pager.pages), None)
         except exceptions.GoogleAPICallError as exc:
             raise BackendError(self._answered(_code(exc), exc.message)) from exc
+        except BackendError:  # credentials that cannot be had: the message says why
+            raise
         except Exception as exc:
             # Credentials not found, a channel that failed: all mean "could not read".
             raise BackendError(f"{type(exc).__name__}: {exc}") from exc
@@ -119,16 +126,17 @@ class CloudLogs:
         from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
 
         endpoint = self.api_endpoint or LOGGING_ENDPOINT
-        if is_loopback(endpoint):
-            import grpc
+        loopback = is_loopback(endpoint)
+        credentials = self._credentials or google_credentials(self.auth, loopback=loopback)
+        if loopback:
             from google.cloud.logging_v2.services.logging_service_v2.transports.grpc import (
                 LoggingServiceV2GrpcTransport,
             )
 
-            channel = grpc.insecure_channel(endpoint)
+            channel = loopback_channel(endpoint, credentials)
             return LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=channel))
         return LoggingServiceV2Client(
-            credentials=self._credentials, client_options={"api_endpoint": endpoint}
+            credentials=credentials, client_options={"api_endpoint": endpoint}
         )
 
 

@@ -20,7 +20,11 @@ are reads, or cancels and deletes that can be made twice; the label lookup
 ``_invoke`` is the one place that makes calls and turns ``google.api_core`` exceptions
 into ``vertex_training.errors``: retries exhausted, or a transient error not retried, ->
 ``TransientError``; anything else (INVALID_ARGUMENT, PERMISSION_DENIED, NOT_FOUND,
-FAILED_PRECONDITION, ...) -> ``PermanentError`` with the API's message.
+FAILED_PRECONDITION, ...) -> ``PermanentError`` with the API's message. A call refused
+for its credentials (UNAUTHENTICATED), or made without them because they could not be
+had (gRPC's "Getting metadata from plugin failed", an UNAVAILABLE that sent nothing), is
+never retried -> ``CredentialsError``, naming the credential used
+(``vertex_training.credentials``) and the fix.
 
 Request quotas. RESOURCE_EXHAUSTED is a quota refusal: nothing was done. Every call, the
 creates included, waits for its turn from the process's pacer of its quota
@@ -70,7 +74,9 @@ from vertex_training.backends.pacing import (
     PacingPolicy,
     pacer_for,
 )
-from vertex_training.errors import PermanentError, TransientError, UncertainError
+from vertex_training.credentials import GoogleAuth, Resolved, is_metadata_failure, resolve
+from vertex_training.credentials import loopback_channel as _loopback_channel
+from vertex_training.errors import CredentialsError, PermanentError, TransientError, UncertainError
 from vertex_training.keys import API_ENDPOINT_KEY
 
 # The Google libraries warn at import about support dates of Python and grpcio that are
@@ -174,12 +180,13 @@ DELETE_POLLING = RetryPolicy(
 )
 
 
-#: The JobService clients of this process, by endpoint, made with the default credentials:
-#: every backend of an update (one per job and operation) shares its endpoint's client,
-#: its channel and its connection, instead of making them again for each job (about 2 ms
-#: of CPU each, a quarter of a submission's cost in the provider). A client and its
-#: channel are safe to share between threads; a channel reconnects by itself.
-_SHARED_CLIENTS: dict[str, JobServiceClient] = {}
+#: The JobService clients of this process, by endpoint and credential settings
+#: (``vertex_training.credentials.resolve``): every backend of an update (one per job and
+#: operation) shares its endpoint's client, its channel and its connection, instead of
+#: making them again for each job (about 2 ms of CPU each, a quarter of a submission's
+#: cost in the provider). A client and its channel are safe to share between threads; a
+#: channel reconnects by itself.
+_SHARED_CLIENTS: dict[tuple[str, Resolved], JobServiceClient] = {}
 _SHARED_CLIENTS_LOCK = threading.Lock()
 
 
@@ -188,8 +195,11 @@ class VertexBackend:
 
     ``client`` injects a ``JobServiceClient`` (how tests reach the fake service without
     patching); otherwise one is made on first use against ``api_endpoint``, by default
-    ``{region}-aiplatform.googleapis.com``. A loopback ``api_endpoint`` (127.x, ::1,
-    localhost) gets a plain-text channel and no credentials: that is how a stack reaches
+    ``{region}-aiplatform.googleapis.com``, with ``credentials``, else those of ``auth``
+    (the provider's settings) and the variables pulumi-gcp reads, else Application
+    Default Credentials (``vertex_training.credentials``). A loopback ``api_endpoint``
+    (127.x, ::1, localhost) gets a local channel, with no credentials unless some are
+    configured: that is how a stack reaches
     ``python -m vertex_training.testing.fake_vertex``. ``logging_client`` and
     ``logging_endpoint`` do the same for Cloud Logging (``log_tail``). ``retry`` is the
     backoff of transient errors, ``polling`` that of a delete's operation, ``pacing``
@@ -205,6 +215,7 @@ class VertexBackend:
         client: JobServiceClient | None = None,
         api_endpoint: str | None = None,
         credentials: Credentials | None = None,
+        auth: GoogleAuth | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         polling: RetryPolicy = DELETE_POLLING,
         pacing: PacingPolicy = DEFAULT_PACING,
@@ -225,6 +236,8 @@ class VertexBackend:
         self.pacing = pacing
         self._client = client
         self._credentials = credentials
+        self.auth = auth
+        self._resolved: Resolved | None = None
 
     # -- Backend -------------------------------------------------------------------------
 
@@ -382,43 +395,43 @@ class VertexBackend:
             client=self._logging_client,
             api_endpoint=self.logging_endpoint,
             credentials=self._credentials,
+            auth=self.auth,
         )
         return logs.tail(parts["job_id"], replica, lines, end_time)
 
     # -- internals -----------------------------------------------------------------------
 
     def _job_client(self) -> JobServiceClient:
-        """The client, made on first use: the process's client of this endpoint
-        (``_SHARED_CLIENTS``), or one of its own for a backend given credentials. Two
-        threads racing for a backend's own may each make one; the spare is dropped."""
+        """The client, made on first use: the process's client of this endpoint and these
+        credential settings (``_SHARED_CLIENTS``), or one of its own for a backend given
+        credentials. Two threads racing for a backend's own may each make one; the spare
+        is dropped. ``CredentialsError`` when the credentials cannot be had."""
         if self._client is None:
             if self._credentials is not None:
-                self._client = self._make_client()
+                self._client = self._make_client(self._credentials)
             else:
-                endpoint = self._endpoint()
+                self._resolved = resolve(self.auth)
+                key = (self._endpoint(), self._resolved)
                 with _SHARED_CLIENTS_LOCK:
-                    if endpoint not in _SHARED_CLIENTS:
-                        _SHARED_CLIENTS[endpoint] = self._make_client()
-                    self._client = _SHARED_CLIENTS[endpoint]
+                    if key not in _SHARED_CLIENTS:
+                        made = self._resolved.build(loopback=_is_loopback(key[0]))
+                        _SHARED_CLIENTS[key] = self._make_client(made)
+                    self._client = _SHARED_CLIENTS[key]
         return self._client
 
-    def _make_client(self) -> JobServiceClient:
+    def _make_client(self, credentials: Credentials | None) -> JobServiceClient:
         from google.cloud.aiplatform_v1 import JobServiceClient
 
-        endpoint = self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+        endpoint = self._endpoint()
         if _is_loopback(endpoint):
-            import grpc
             from google.cloud.aiplatform_v1.services.job_service.transports.grpc import (
                 JobServiceGrpcTransport,
             )
 
-            # With a ready channel the transport uses no credentials and never looks
-            # for Application Default Credentials.
-            channel = grpc.insecure_channel(endpoint)
+            # With a ready channel the transport never looks for credentials itself.
+            channel = _loopback_channel(endpoint, credentials)
             return JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-        return JobServiceClient(
-            credentials=self._credentials, client_options={"api_endpoint": endpoint}
-        )
+        return JobServiceClient(credentials=credentials, client_options={"api_endpoint": endpoint})
 
     def _pacer_key(self, quota: str) -> PacerKey:
         return PacerKey(self._endpoint(), self.project, self.region, quota)
@@ -470,6 +483,8 @@ class VertexBackend:
         def retryable(exc: Exception) -> bool:
             if _is_connect_failure(exc) and reachability.never_reached(endpoint):
                 return reachability.keep_trying(endpoint)
+            if self._refused_credentials(exc) is not None:
+                return False
             return _code_name(exc) in retry_codes and _code_name(exc) != QUOTA_CODE
 
         pacer = pacer_for(self._pacer_key(quota), self.pacing)
@@ -486,6 +501,9 @@ class VertexBackend:
                 if _is_connect_failure(exc) and reachability.never_reached(endpoint):
                     pacer.admitted(turn)
                     raise TransientError(self._unreachable(endpoint, exc)) from exc
+                if (refused := self._refused_credentials(exc)) is not None:
+                    pacer.admitted(turn)
+                    raise CredentialsError(refused) from exc
                 if _code_name(exc) != QUOTA_CODE:
                     pacer.admitted(turn)
                     _raise_unless_tolerated(exc, tolerate=tolerate, uncertain=uncertain)
@@ -521,6 +539,19 @@ class VertexBackend:
     def _endpoint(self) -> str:
         """Where this backend's calls go: the configured endpoint, else the region's."""
         return self.api_endpoint or ENDPOINT_TEMPLATE.format(region=self.region)
+
+    def _refused_credentials(self, exc: BaseException) -> str | None:
+        """The message for a call refused for its credentials (UNAUTHENTICATED), or made
+        without them because they could not be had (nothing was sent); None otherwise."""
+        said = str(getattr(exc, "message", exc))
+        if _code_name(exc) != "UNAUTHENTICATED" and not is_metadata_failure(said):
+            return None
+        used, endpoint = self._resolved or resolve(self.auth), self._endpoint()
+        return used.refused(
+            f"Vertex AI at {endpoint}",
+            f"{_code_name(exc)}: {said}",
+            loopback=_is_loopback(endpoint),
+        )
 
     def _unreachable(self, endpoint: str, exc: BaseException) -> str:
         """The one message for an endpoint no connection could be made to."""

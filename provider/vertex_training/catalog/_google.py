@@ -2,13 +2,20 @@
 
 ``vertex_training.catalog.refresh`` (the Cloud Billing Catalog, gRPC) and
 ``vertex_training.catalog.shapes`` (Compute Engine's MachineTypes, REST) reach Google the same
-way: application default credentials or an API key, a loopback endpoint for a fake,
-transient errors retried with the same backoff.
+way: the credentials pulumi-gcp would use (``vertex_training.credentials``: its
+variables, else application default credentials) or an API key, a loopback endpoint for
+a fake, transient errors retried with the same backoff. The registry and Cloud Quotas
+clients take their credentials from here too (``catalog_credentials``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from vertex_training.credentials import google_credentials
+
+if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
 
 #: Retry of transient errors: first wait, longest wait, multiplier, and total deadline.
 RETRY_INITIAL_S = 0.5
@@ -16,7 +23,7 @@ RETRY_MAX_S = 10.0
 RETRY_MULTIPLIER = 2.0
 RETRY_DEADLINE_S = 120.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
-#: How an API key travels to a loopback endpoint (a plaintext channel has no call
+#: How an API key travels to a loopback endpoint (as metadata, beside no call
 #: credentials): the header Google's front ends read.
 API_KEY_HEADER = "x-goog-api-key"
 
@@ -25,6 +32,13 @@ def is_loopback(endpoint: str) -> bool:
     """Whether ``endpoint`` (``HOST:PORT``) is this machine: a fake, not Google."""
     host = endpoint.rsplit(":", 1)[0] if endpoint.count(":") == 1 else endpoint
     return host in LOOPBACK_HOSTS or endpoint.startswith("[::1]")
+
+
+def catalog_credentials(endpoint: str | None) -> Credentials | None:
+    """The credentials a catalog client sends: from the variables pulumi-gcp reads, else
+    application default credentials; none to a loopback endpoint that is given none.
+    ``CredentialsError`` names the variable that cannot be used."""
+    return google_credentials(loopback=bool(endpoint and is_loopback(endpoint)))
 
 
 def credentials_advice(
@@ -40,7 +54,8 @@ def credentials_advice(
     )
     return (
         f"cannot read Google's {what} ({type(exc).__name__}: {exc}): sign in with "
-        f"`gcloud auth application-default login`{key}"
+        f"`gcloud auth application-default login` (or set GOOGLE_OAUTH_ACCESS_TOKEN or "
+        f"GOOGLE_CREDENTIALS){key}"
     )
 
 

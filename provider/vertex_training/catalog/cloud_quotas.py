@@ -12,11 +12,13 @@ is free. Cloud Quotas reports no usage; jobs already running use part of the lim
 
 - The client is ``google.cloud.cloudquotas_v1.CloudQuotasClient`` (google-cloud-quotas),
   imported only when a read runs; without the package the error gives the pip command.
-- Credentials: application default credentials (``gcloud auth application-default
+- Credentials: those pulumi-gcp would use (``vertex_training.credentials``: its
+  variables, else application default credentials: ``gcloud auth application-default
   login``, or CI's workload identity). Without them, ``QuotasError`` says so; a caller
   reports "could not be checked", never a pass.
-- ``endpoint`` (``HOST:PORT``): a loopback host gets a plaintext channel (the fake of
-  ``vertex_training.testing.fake_quotas``), any other host TLS; ``client`` replaces the client.
+- ``endpoint`` (``HOST:PORT``): a loopback host gets a local channel, with no credentials
+  unless some are set (the fake of ``vertex_training.testing.fake_quotas``), any other
+  host TLS; ``client`` replaces the client.
 - Transient errors (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED) are
   retried with backoff (the service's own config retries UNAVAILABLE,
   ``cloudquotas_v1_grpc_service_config.json``) for at most ``DEADLINE_S`` in all; every
@@ -29,9 +31,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from vertex_training.catalog._google import is_loopback, transient_retry
+from vertex_training.catalog._google import catalog_credentials, is_loopback, transient_retry
 from vertex_training.catalog.quotas import SERVICE, Limit, Limits
-from vertex_training.errors import QuotasError
+from vertex_training.credentials import loopback_channel
+from vertex_training.errors import CredentialsError, QuotasError
 
 if TYPE_CHECKING:
     from google.cloud.cloudquotas_v1 import CloudQuotasClient
@@ -67,20 +70,25 @@ def _cloudquotas() -> Any:
 
 
 def make_client(endpoint: str | None = None) -> CloudQuotasClient:
-    """A Cloud Quotas client for ``endpoint`` (default: Google's), with ADC."""
+    """A Cloud Quotas client for ``endpoint`` (default: Google's), with the credentials
+    pulumi-gcp would use (``catalog_credentials``)."""
     cloudquotas_v1 = _cloudquotas()
+    try:
+        credentials = catalog_credentials(endpoint)
+    except CredentialsError as exc:
+        raise QuotasError(str(exc)) from exc
     if endpoint and is_loopback(endpoint):
-        import grpc
         from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import (
             CloudQuotasGrpcTransport,
         )
 
-        transport = CloudQuotasGrpcTransport(channel=grpc.insecure_channel(endpoint))
+        transport = CloudQuotasGrpcTransport(channel=loopback_channel(endpoint, credentials))
         client: CloudQuotasClient = cloudquotas_v1.CloudQuotasClient(transport=transport)
         return client
     try:
         client = cloudquotas_v1.CloudQuotasClient(
-            client_options={"api_endpoint": endpoint} if endpoint else None
+            credentials=credentials,
+            client_options={"api_endpoint": endpoint} if endpoint else None,
         )
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
         raise QuotasError(f"no Google credentials ({type(exc).__name__})") from exc

@@ -11,13 +11,15 @@ a few hundred kept; ``progress`` is told after every page.
 - The client is ``google.cloud.billing_v1.CloudCatalogClient`` (google-cloud-billing),
   imported only here and only when a refresh runs; without the package the error gives
   the pip command that installs it.
-- Credentials: application default credentials (``gcloud auth application-default
-  login``, or the workload identity of CI), or an API key (``api_key``, sent as
-  ``client_options.api_key``; to a loopback endpoint as ``x-goog-api-key`` metadata,
-  since a plaintext channel carries no call credentials).
+- Credentials: an API key (``api_key``, sent as ``client_options.api_key``; to a
+  loopback endpoint as ``x-goog-api-key`` metadata), else those pulumi-gcp would use
+  (``vertex_training.credentials``: ``GOOGLE_OAUTH_ACCESS_TOKEN``, ``GOOGLE_CREDENTIALS``,
+  else application default credentials: ``gcloud auth application-default login``, or
+  the workload identity of CI).
 - ``endpoint`` (``HOST:PORT``) points the client elsewhere: a loopback host gets a
-  plaintext channel (the fake catalog of ``vertex_training.testing.fake_catalog``), any other
-  host TLS. ``client`` replaces the client altogether.
+  local channel, with no credentials unless some are set (the fake catalog of
+  ``vertex_training.testing.fake_catalog``), any other host TLS. ``client`` replaces the
+  client altogether.
 - Transient errors (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED) are
   retried with backoff, page by page; other errors become ``PricesError`` with the fix.
 - Before the SKUs, the vCPUs and memory of the catalogue's machine types are read from
@@ -36,11 +38,13 @@ from vertex_training.catalog import billing, machines, shapes
 from vertex_training.catalog._google import (
     API_KEY_HEADER,
     RETRY_DEADLINE_S,
+    catalog_credentials,
     credentials_advice,
     is_loopback,
     transient_retry,
 )
 from vertex_training.catalog.prices import MachineShape, Sku, Snapshot, Tier, usd
+from vertex_training.credentials import loopback_channel
 from vertex_training.errors import PricesError
 
 if TYPE_CHECKING:
@@ -74,15 +78,20 @@ def _billing() -> Any:
 
 
 def make_client(endpoint: str | None = None, api_key: str | None = None) -> CloudCatalogClient:
-    """A catalog client for ``endpoint`` (default: Google's), with ADC or ``api_key``."""
+    """A catalog client for ``endpoint`` (default: Google's), with ``api_key``, else the
+    credentials pulumi-gcp would use (``catalog_credentials``)."""
     billing_v1 = _billing()
+    try:
+        credentials = None if api_key else catalog_credentials(endpoint)
+    except Exception as exc:  # CredentialsError, google.auth's errors
+        raise PricesError(credentials_advice(exc)) from exc
     if endpoint and is_loopback(endpoint):
-        import grpc
         from google.cloud.billing_v1.services.cloud_catalog.transports import (
             CloudCatalogGrpcTransport,
         )
 
-        transport = CloudCatalogGrpcTransport(channel=grpc.insecure_channel(endpoint))
+        channel = loopback_channel(endpoint, credentials)
+        transport = CloudCatalogGrpcTransport(channel=channel)
         client: CloudCatalogClient = billing_v1.CloudCatalogClient(transport=transport)
         return client
     options: dict[str, str] = {}
@@ -91,7 +100,9 @@ def make_client(endpoint: str | None = None, api_key: str | None = None) -> Clou
     if api_key:
         options["api_key"] = api_key
     try:
-        client = billing_v1.CloudCatalogClient(client_options=options or None)
+        client = billing_v1.CloudCatalogClient(
+            credentials=credentials, client_options=options or None
+        )
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
         raise PricesError(credentials_advice(exc)) from exc
     return client

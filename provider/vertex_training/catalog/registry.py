@@ -12,10 +12,11 @@ and how many digests the name has.
 
 - The client is ``google.cloud.artifactregistry_v1.ArtifactRegistryClient``
   (google-cloud-artifact-registry), imported only when a refresh runs.
-- Credentials: application default credentials; a public repository still needs an
+- Credentials: those pulumi-gcp would use (``vertex_training.credentials``: its
+  variables, else application default credentials); a public repository still needs an
   identity that may call the API (any Google account). ``endpoint`` (``HOST:PORT``) points
-  the client elsewhere: a loopback host gets a plaintext channel (the fake registry of
-  ``vertex_training.testing.fake_registry``).
+  the client elsewhere: a loopback host gets a local channel, with no credentials unless
+  some are set (the fake registry of ``vertex_training.testing.fake_registry``).
 - Transient errors are retried with backoff, page by page; others become
   ``ImagesError`` with the fix.
 
@@ -39,11 +40,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from vertex_training.catalog._google import (
     RETRY_DEADLINE_S,
+    catalog_credentials,
     credentials_advice,
     is_loopback,
     transient_retry,
 )
 from vertex_training.catalog.image_uris import IMAGE_PATH, IMAGE_TAG, REGISTRY_HOSTS
+from vertex_training.credentials import loopback_channel
 from vertex_training.errors import VertexTrainingError
 
 if TYPE_CHECKING:
@@ -323,22 +326,29 @@ def _artifact_registry() -> Any:
 
 
 def make_client(endpoint: str | None = None) -> ArtifactRegistryClient:
-    """A registry client for ``endpoint`` (default: Google's), with ADC."""
+    """A registry client for ``endpoint`` (default: Google's), with the credentials
+    pulumi-gcp would use (``catalog_credentials``)."""
     module = _artifact_registry()
+    try:
+        credentials = catalog_credentials(endpoint)
+    except Exception as exc:  # CredentialsError, google.auth's errors
+        raise ImagesError(
+            credentials_advice(exc, "registry of prebuilt images", api_key=False)
+        ) from exc
     if endpoint and is_loopback(endpoint):
-        import grpc
         from google.cloud.artifactregistry_v1.services.artifact_registry.transports import (
             ArtifactRegistryGrpcTransport,
         )
 
-        channel = grpc.insecure_channel(endpoint)
+        channel = loopback_channel(endpoint, credentials)
         client: ArtifactRegistryClient = module.ArtifactRegistryClient(
             transport=ArtifactRegistryGrpcTransport(channel=channel)
         )
         return client
     try:
         client = module.ArtifactRegistryClient(
-            client_options={"api_endpoint": endpoint} if endpoint else None
+            credentials=credentials,
+            client_options={"api_endpoint": endpoint} if endpoint else None,
         )
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
         raise ImagesError(

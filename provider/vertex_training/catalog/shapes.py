@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vertex_training.catalog import billing, machines
-from vertex_training.catalog._google import credentials_advice, is_loopback
+from vertex_training.catalog._google import catalog_credentials, credentials_advice, is_loopback
 from vertex_training.catalog.prices import MachineShape
 from vertex_training.errors import PricesError
 
@@ -111,14 +111,20 @@ def name_filter(names: Iterable[str]) -> str:
 
 
 def make_client(endpoint: str | None = None, api_key: str | None = None) -> MachineTypesClient:
-    """A MachineTypes client for ``endpoint`` (default: Google's), with ADC or ``api_key``."""
+    """A MachineTypes client for ``endpoint`` (default: Google's), with ``api_key``, else
+    the credentials pulumi-gcp would use (``catalog_credentials``; anonymous ones to a
+    loopback fake given none)."""
     compute_v1 = _compute()
+    try:
+        credentials = None if api_key else catalog_credentials(endpoint)
+    except Exception as exc:  # CredentialsError, google.auth's errors
+        raise PricesError(credentials_advice(exc, "machine types")) from exc
     if endpoint and is_loopback(endpoint):
         from google.auth.credentials import AnonymousCredentials
 
         client: MachineTypesClient = compute_v1.MachineTypesClient(
             transport="rest",
-            credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+            credentials=credentials or AnonymousCredentials(),  # type: ignore[no-untyped-call]
             client_options={"api_endpoint": f"http://{endpoint}"},
         )
         return client
@@ -128,7 +134,9 @@ def make_client(endpoint: str | None = None, api_key: str | None = None) -> Mach
     if api_key:
         options["api_key"] = api_key
     try:
-        client = compute_v1.MachineTypesClient(transport="rest", client_options=options or None)
+        client = compute_v1.MachineTypesClient(
+            transport="rest", credentials=credentials, client_options=options or None
+        )
     except Exception as exc:  # google.auth's DefaultCredentialsError and kin
         raise PricesError(credentials_advice(exc, "machine types")) from exc
     return client

@@ -56,6 +56,7 @@ from pulumi.provider.experimental.provider import (
     UpdateResponse,
 )
 
+from vertex_training.credentials import GoogleAuth
 from vertex_training.errors import BackendError
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, LOCAL_ACCELERATOR_MODES
 from vertex_training.packaging import POOL_KEYS
@@ -123,6 +124,11 @@ class Defaults:
             api_endpoint=text("apiEndpoint"),
             base_dir=str(base_dir),
             local_accelerators=text("localAccelerators") or "gpu",
+            auth=GoogleAuth.of(
+                args.get("accessToken"),
+                args.get("credentials"),
+                args.get("impersonateServiceAccount"),
+            ),
         )
         return cls(settings, text("project"), text("region"), text("backend"))
 
@@ -264,7 +270,9 @@ class VertexTrainingProvider(Provider):
 
     async def check_config(self, request: CheckRequest) -> CheckResponse:
         """Refuse a provider setting the plugin cannot use, naming it and the fix; record
-        the plugin's version (the state names the release that made it, not code)."""
+        the plugin's version (the state names the release that made it, not code). The
+        credential settings the schema marks secret are recorded as secrets, however
+        they were given (the engine encrypts them in the state)."""
         news = plain_map(request.new_inputs)
         failures = []
         allowed = {"localAccelerators": LOCAL_ACCELERATOR_MODES, "backend": BACKENDS}
@@ -279,6 +287,10 @@ class VertexTrainingProvider(Provider):
                     )
                 )
         inputs = {**request.new_inputs, "version": PropertyValue(self.version)}
+        for name in schema.SECRET_SETTINGS:
+            if name in inputs and not inputs[name].is_secret:
+                given = inputs[name]
+                inputs[name] = PropertyValue(given.value, True, given.dependencies)
         return CheckResponse(inputs=inputs, failures=failures)
 
     async def diff_config(self, request: DiffRequest) -> DiffResponse:

@@ -138,7 +138,18 @@ TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
     "bestTrial": {"$ref": "pulumi.json#/Any"},
 }
 PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
-PROVIDER_SETTINGS = ("apiEndpoint", "localAccelerators", "project", "region", "backend")
+PROVIDER_SETTINGS = (
+    "apiEndpoint",
+    "localAccelerators",
+    "project",
+    "region",
+    "backend",
+    "accessToken",
+    "credentials",
+    "impersonateServiceAccount",
+)
+#: The provider settings the engine keeps encrypted (``"secret": true``).
+SECRET_SETTINGS = ("accessToken", "credentials")
 #: What a job defaults from on a TrainingPlatform (``TrainingPlatform.job_settings``).
 PLATFORM_SETTING_NAMES = tuple(name for name in JOB_SETTINGS if name != "backend")
 #: A value of any shape.
@@ -307,7 +318,10 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         "jobSettings": {"$ref": f"#/types/{PLATFORM_SETTINGS}"},
         **{name: text for name in PLATFORM_OUTPUTS},
     }
-    provider_settings = props("Provider settings", {n: text for n in PROVIDER_SETTINGS})
+    provider_settings = props(
+        "Provider settings",
+        {n: {**text, "secret": True} if n in SECRET_SETTINGS else text for n in PROVIDER_SETTINGS},
+    )
     resources = {
         TRAINING_JOB: job_resource("TrainingJob", JOB_OUTPUTS),
         TUNING_JOB: job_resource("HyperparameterTuningJob", {**JOB_OUTPUTS, **TUNING_OUTPUTS}),

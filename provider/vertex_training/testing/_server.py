@@ -76,7 +76,10 @@ class FakeVertex(GrpcLoopbackServer):
     and per project and region) refuses calls over them with RESOURCE_EXHAUSTED, as
     Vertex AI's request quotas do (``_request_quotas``); ``refused`` and
     ``quota_windows`` show what was refused. ``quotas`` is another thing: the
-    custom-training quotas that keep jobs QUEUED (``set_quota``).
+    custom-training quotas that keep jobs QUEUED (``set_quota``). ``token`` is the
+    bearer token every call must carry, as ``require_token`` sets it (``_loopback``:
+    UNAUTHENTICATED otherwise, before the call is recorded in ``calls``); ``bearers``
+    shows each call's token.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class FakeVertex(GrpcLoopbackServer):
         request_quotas: Mapping[str, int] | None = None,
         request_window_s: float = DEFAULT_WINDOW_S,
         serve_logging: bool = False,
+        token: str | None = None,
     ) -> None:
         self._store = JobStore(
             default_script=JobScript(
@@ -108,7 +112,7 @@ class FakeVertex(GrpcLoopbackServer):
         self._store.on_create = self._scheduling.created
         self._tuning = TuningJobs(self._store, trial_s=trial_s, trial_metric=trial_metric)
         self._serve_logging = serve_logging
-        super().__init__(port, workers=_GRPC_WORKERS)
+        super().__init__(port, workers=_GRPC_WORKERS, token=token)
         self._clock = clock
         self._lock = threading.Lock()
         self._faults = Faults()

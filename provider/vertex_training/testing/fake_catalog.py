@@ -1,6 +1,6 @@
 """A fake Cloud Billing Catalog (``google.cloud.billing.v1.CloudCatalog``), real gRPC on loopback.
 
-The real ``google.cloud.billing_v1.CloudCatalogClient`` talks to it through an insecure
+The real ``google.cloud.billing_v1.CloudCatalogClient`` talks to it through a local
 channel to ``FakeCatalog.address`` (``vertex_training.catalog.refresh.make_client`` with a
 loopback endpoint). The package ships no servicer class, so the two methods are served
 with ``grpc.method_handlers_generic_handler`` under their real names.

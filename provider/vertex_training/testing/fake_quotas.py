@@ -1,7 +1,7 @@
 """A fake Cloud Quotas service (``google.api.cloudquotas.v1.CloudQuotas``), real gRPC on loopback.
 
-The real ``google.cloud.cloudquotas_v1.CloudQuotasClient`` talks to it through an
-insecure channel to ``FakeQuotas.address`` (``vertex_training.catalog.cloud_quotas.make_client``
+The real ``google.cloud.cloudquotas_v1.CloudQuotasClient`` talks to it through a
+local channel to ``FakeQuotas.address`` (``vertex_training.catalog.cloud_quotas.make_client``
 with a loopback endpoint). The package ships no servicer class, so the two read methods
 are served with ``grpc.method_handlers_generic_handler`` under their real names.
 

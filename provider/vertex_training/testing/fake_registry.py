@@ -2,8 +2,8 @@
 gRPC on loopback, serving Docker images of the ``vertex-ai`` project's ``training``
 repositories.
 
-The real ``google.cloud.artifactregistry_v1.ArtifactRegistryClient`` talks to it through an
-insecure channel to ``FakeRegistry.address`` (``vertex_training.catalog.registry
+The real ``google.cloud.artifactregistry_v1.ArtifactRegistryClient`` talks to it through a
+local channel to ``FakeRegistry.address`` (``vertex_training.catalog.registry
 .make_client`` with a loopback endpoint); the method is served with
 ``grpc.method_handlers_generic_handler`` under its real name.
 

@@ -1,7 +1,10 @@
 """A fake Vertex AI JobService, served over real gRPC on loopback.
 
-The real ``google.cloud.aiplatform_v1.JobServiceClient`` talks to it through an insecure
-channel to ``FakeVertex.address``; nothing is mocked on the client side. The fake serves
+The real ``google.cloud.aiplatform_v1.JobServiceClient`` talks to it through a local (or
+an insecure) channel to ``FakeVertex.address``; nothing is mocked on the client side.
+Each call's bearer token is recorded (``FakeVertex.bearers``), and with ``token`` (or
+``--token``) a call without that token is refused UNAUTHENTICATED, as Google refuses one
+(``_loopback``). The fake serves
 the CustomJob and HyperparameterTuningJob methods of
 ``google.cloud.aiplatform.v1.JobService`` and ``GetOperation`` of
 ``google.longrunning.Operations`` (which the client polls for the Delete methods); other
@@ -41,7 +44,7 @@ process (a Pulumi engine test points a stack at it)::
     python -m vertex_training.testing.fake_vertex --port 0 --run-seconds 2 --trial-seconds 0.5
 
 (``--request-quota submit=60 --request-quota crud=600`` adds Vertex AI's default request
-quotas.)
+quotas; ``--token TOKEN`` refuses calls without that bearer token.)
 
 prints the address (``127.0.0.1:PORT``) on its first line and serves until killed.
 """
@@ -59,12 +62,20 @@ from vertex_training.testing._jobs import (
     DEFAULT_RUN_S,
     SCRIPTABLE_OUTCOMES,
 )
-from vertex_training.testing._loopback import serve_until_stopped
+from vertex_training.testing._loopback import Bearer, serve_until_stopped
 from vertex_training.testing._request_quotas import CRUD, DEFAULT_WINDOW_S, SUBMIT
 from vertex_training.testing._server import Call, FakeVertex
 from vertex_training.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, default_trial_metric
 
-__all__ = ["Call", "FakeVertex", "ManualClock", "TrialMetric", "default_trial_metric", "main"]
+__all__ = [
+    "Bearer",
+    "Call",
+    "FakeVertex",
+    "ManualClock",
+    "TrialMetric",
+    "default_trial_metric",
+    "main",
+]
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -194,6 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the region's custom-training quota: jobs over it stay QUEUED; repeatable",
     )
     parser.add_argument(
+        "--token",
+        help="refuse every call whose bearer token is not TOKEN (UNAUTHENTICATED)",
+    )
+    parser.add_argument(
         "--serve-logging",
         action="store_true",
         help="also serve Cloud Logging (the jobs' invented log lines) on the same port",
@@ -209,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         request_window_s=args.request_window_seconds,
         quotas=dict(args.quota),
         serve_logging=args.serve_logging,
+        token=args.token,
     )
     for display_name, outcome, run_s in args.script:
         fake.script(display_name, outcome=outcome, run_s=run_s)

@@ -32,9 +32,19 @@ namespace VertexTraining.VertexTraining
 
         private static readonly global::Pulumi.Config __config = new global::Pulumi.Config("vertex-training");
 
+        private static readonly __Value<string?> _accessToken = new __Value<string?>(() => __config.Get("accessToken"));
+        /// <summary>
+        /// An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        /// </summary>
+        public static string? AccessToken
+        {
+            get => _accessToken.Get();
+            set => _accessToken.Set(value);
+        }
+
         private static readonly __Value<string?> _apiEndpoint = new __Value<string?>(() => __config.Get("apiEndpoint"));
         /// <summary>
-        /// Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        /// Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         /// </summary>
         public static string? ApiEndpoint
         {
@@ -50,6 +60,26 @@ namespace VertexTraining.VertexTraining
         {
             get => _backend.Get();
             set => _backend.Set(value);
+        }
+
+        private static readonly __Value<string?> _credentials = new __Value<string?>(() => __config.Get("credentials"));
+        /// <summary>
+        /// The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        /// </summary>
+        public static string? Credentials
+        {
+            get => _credentials.Get();
+            set => _credentials.Set(value);
+        }
+
+        private static readonly __Value<string?> _impersonateServiceAccount = new __Value<string?>(() => __config.Get("impersonateServiceAccount"));
+        /// <summary>
+        /// The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+        /// </summary>
+        public static string? ImpersonateServiceAccount
+        {
+            get => _impersonateServiceAccount.Get();
+            set => _impersonateServiceAccount.Set(value);
         }
 
         private static readonly __Value<string?> _localAccelerators = new __Value<string?>(() => __config.Get("localAccelerators"));

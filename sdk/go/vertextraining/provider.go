@@ -22,6 +22,12 @@ func NewProvider(ctx *pulumi.Context,
 		args = &ProviderArgs{}
 	}
 
+	if args.AccessToken != nil {
+		args.AccessToken = pulumi.ToSecret(args.AccessToken).(pulumi.StringPtrInput)
+	}
+	if args.Credentials != nil {
+		args.Credentials = pulumi.ToSecret(args.Credentials).(pulumi.StringPtrInput)
+	}
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource Provider
 	err := ctx.RegisterResource("pulumi:providers:vertex-training", name, args, &resource, opts...)
@@ -32,10 +38,16 @@ func NewProvider(ctx *pulumi.Context,
 }
 
 type providerArgs struct {
-	// Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+	// An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+	AccessToken *string `pulumi:"accessToken"`
+	// Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
 	ApiEndpoint *string `pulumi:"apiEndpoint"`
 	// Where every job that names none runs: `vertex` (default) or `local`.
 	Backend *string `pulumi:"backend"`
+	// The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+	Credentials *string `pulumi:"credentials"`
+	// The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+	ImpersonateServiceAccount *string `pulumi:"impersonateServiceAccount"`
 	// On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
 	LocalAccelerators *string `pulumi:"localAccelerators"`
 	// The project of every job that names none.
@@ -46,10 +58,16 @@ type providerArgs struct {
 
 // The set of arguments for constructing a Provider resource.
 type ProviderArgs struct {
-	// Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+	// An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+	AccessToken pulumi.StringPtrInput
+	// Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
 	ApiEndpoint pulumi.StringPtrInput
 	// Where every job that names none runs: `vertex` (default) or `local`.
 	Backend pulumi.StringPtrInput
+	// The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+	Credentials pulumi.StringPtrInput
+	// The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+	ImpersonateServiceAccount pulumi.StringPtrInput
 	// On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
 	LocalAccelerators pulumi.StringPtrInput
 	// The project of every job that names none.

@@ -8,7 +8,18 @@ declare var exports: any;
 const __config = new pulumi.Config("vertex-training");
 
 /**
- * Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+ * An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+ */
+export declare const accessToken: string | undefined;
+Object.defineProperty(exports, "accessToken", {
+    get() {
+        return __config.get("accessToken");
+    },
+    enumerable: true,
+});
+
+/**
+ * Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
  */
 export declare const apiEndpoint: string | undefined;
 Object.defineProperty(exports, "apiEndpoint", {
@@ -25,6 +36,28 @@ export declare const backend: string | undefined;
 Object.defineProperty(exports, "backend", {
     get() {
         return __config.get("backend");
+    },
+    enumerable: true,
+});
+
+/**
+ * The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+ */
+export declare const credentials: string | undefined;
+Object.defineProperty(exports, "credentials", {
+    get() {
+        return __config.get("credentials");
+    },
+    enumerable: true,
+});
+
+/**
+ * The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+ */
+export declare const impersonateServiceAccount: string | undefined;
+Object.defineProperty(exports, "impersonateServiceAccount", {
+    get() {
+        return __config.get("impersonateServiceAccount");
     },
     enumerable: true,
 });

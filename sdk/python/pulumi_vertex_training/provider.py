@@ -19,24 +19,36 @@ __all__ = ['ProviderArgs', 'Provider']
 @pulumi.input_type
 class ProviderArgs:
     def __init__(__self__, *,
+                 access_token: pulumi.Input[Optional[_builtins.str]] = None,
                  api_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  backend: pulumi.Input[Optional[_builtins.str]] = None,
+                 credentials: pulumi.Input[Optional[_builtins.str]] = None,
+                 impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Provider resource.
 
-        :param pulumi.Input[_builtins.str] api_endpoint: Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        :param pulumi.Input[_builtins.str] access_token: An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        :param pulumi.Input[_builtins.str] api_endpoint: Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         :param pulumi.Input[_builtins.str] backend: Where every job that names none runs: `vertex` (default) or `local`.
+        :param pulumi.Input[_builtins.str] credentials: The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        :param pulumi.Input[_builtins.str] impersonate_service_account: The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
         :param pulumi.Input[_builtins.str] local_accelerators: On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
         :param pulumi.Input[_builtins.str] project: The project of every job that names none.
         :param pulumi.Input[_builtins.str] region: The region of every job that names none.
         """
+        if access_token is not None:
+            pulumi.set(__self__, "access_token", access_token)
         if api_endpoint is not None:
             pulumi.set(__self__, "api_endpoint", api_endpoint)
         if backend is not None:
             pulumi.set(__self__, "backend", backend)
+        if credentials is not None:
+            pulumi.set(__self__, "credentials", credentials)
+        if impersonate_service_account is not None:
+            pulumi.set(__self__, "impersonate_service_account", impersonate_service_account)
         if local_accelerators is not None:
             pulumi.set(__self__, "local_accelerators", local_accelerators)
         if project is not None:
@@ -45,10 +57,22 @@ class ProviderArgs:
             pulumi.set(__self__, "region", region)
 
     @_builtins.property
+    @pulumi.getter(name="accessToken")
+    def access_token(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        """
+        return pulumi.get(self, "access_token")
+
+    @access_token.setter
+    def access_token(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "access_token", value)
+
+    @_builtins.property
     @pulumi.getter(name="apiEndpoint")
     def api_endpoint(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         """
         return pulumi.get(self, "api_endpoint")
 
@@ -67,6 +91,30 @@ class ProviderArgs:
     @backend.setter
     def backend(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "backend", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def credentials(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        """
+        return pulumi.get(self, "credentials")
+
+    @credentials.setter
+    def credentials(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "credentials", value)
+
+    @_builtins.property
+    @pulumi.getter(name="impersonateServiceAccount")
+    def impersonate_service_account(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+        """
+        return pulumi.get(self, "impersonate_service_account")
+
+    @impersonate_service_account.setter
+    def impersonate_service_account(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "impersonate_service_account", value)
 
     @_builtins.property
     @pulumi.getter(name="localAccelerators")
@@ -111,8 +159,11 @@ class Provider(pulumi.ProviderResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 access_token: pulumi.Input[Optional[_builtins.str]] = None,
                  api_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  backend: pulumi.Input[Optional[_builtins.str]] = None,
+                 credentials: pulumi.Input[Optional[_builtins.str]] = None,
+                 impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None,
@@ -122,8 +173,11 @@ class Provider(pulumi.ProviderResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.str] api_endpoint: Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        :param pulumi.Input[_builtins.str] access_token: An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        :param pulumi.Input[_builtins.str] api_endpoint: Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         :param pulumi.Input[_builtins.str] backend: Where every job that names none runs: `vertex` (default) or `local`.
+        :param pulumi.Input[_builtins.str] credentials: The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        :param pulumi.Input[_builtins.str] impersonate_service_account: The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
         :param pulumi.Input[_builtins.str] local_accelerators: On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
         :param pulumi.Input[_builtins.str] project: The project of every job that names none.
         :param pulumi.Input[_builtins.str] region: The region of every job that names none.
@@ -152,8 +206,11 @@ class Provider(pulumi.ProviderResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 access_token: pulumi.Input[Optional[_builtins.str]] = None,
                  api_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  backend: pulumi.Input[Optional[_builtins.str]] = None,
+                 credentials: pulumi.Input[Optional[_builtins.str]] = None,
+                 impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None,
@@ -166,8 +223,11 @@ class Provider(pulumi.ProviderResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
+            __props__.__dict__["access_token"] = None if access_token is None else pulumi.Output.secret(access_token)
             __props__.__dict__["api_endpoint"] = api_endpoint
             __props__.__dict__["backend"] = backend
+            __props__.__dict__["credentials"] = None if credentials is None else pulumi.Output.secret(credentials)
+            __props__.__dict__["impersonate_service_account"] = impersonate_service_account
             __props__.__dict__["local_accelerators"] = local_accelerators
             __props__.__dict__["project"] = project
             __props__.__dict__["region"] = region

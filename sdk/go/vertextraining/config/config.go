@@ -11,7 +11,12 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
-// Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+// An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+func GetAccessToken(ctx *pulumi.Context) string {
+	return config.Get(ctx, "vertex-training:accessToken")
+}
+
+// Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
 func GetApiEndpoint(ctx *pulumi.Context) string {
 	return config.Get(ctx, "vertex-training:apiEndpoint")
 }
@@ -19,6 +24,16 @@ func GetApiEndpoint(ctx *pulumi.Context) string {
 // Where every job that names none runs: `vertex` (default) or `local`.
 func GetBackend(ctx *pulumi.Context) string {
 	return config.Get(ctx, "vertex-training:backend")
+}
+
+// The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+func GetCredentials(ctx *pulumi.Context) string {
+	return config.Get(ctx, "vertex-training:credentials")
+}
+
+// The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+func GetImpersonateServiceAccount(ctx *pulumi.Context) string {
+	return config.Get(ctx, "vertex-training:impersonateServiceAccount")
 }
 
 // On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).

@@ -14,14 +14,29 @@ else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
 
+accessToken: Optional[str]
+"""
+An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+"""
+
 apiEndpoint: Optional[str]
 """
-Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
 """
 
 backend: Optional[str]
 """
 Where every job that names none runs: `vertex` (default) or `local`.
+"""
+
+credentials: Optional[str]
+"""
+The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+"""
+
+impersonateServiceAccount: Optional[str]
+"""
+The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
 """
 
 localAccelerators: Optional[str]

@@ -21,9 +21,16 @@ __config__ = pulumi.Config('vertex-training')
 
 class _ExportableConfig(types.ModuleType):
     @_builtins.property
+    def access_token(self) -> Optional[str]:
+        """
+        An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC's `gcp-login` sets (docs/plugin.md, "Credentials").
+        """
+        return __config__.get('accessToken')
+
+    @_builtins.property
     def api_endpoint(self) -> Optional[str]:
         """
-        Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+        Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
         """
         return __config__.get('apiEndpoint')
 
@@ -33,6 +40,20 @@ class _ExportableConfig(types.ModuleType):
         Where every job that names none runs: `vertex` (default) or `local`.
         """
         return __config__.get('backend')
+
+    @_builtins.property
+    def credentials(self) -> Optional[str]:
+        """
+        The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+        """
+        return __config__.get('credentials')
+
+    @_builtins.property
+    def impersonate_service_account(self) -> Optional[str]:
+        """
+        The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+        """
+        return __config__.get('impersonateServiceAccount')
 
     @_builtins.property
     def local_accelerators(self) -> Optional[str]:

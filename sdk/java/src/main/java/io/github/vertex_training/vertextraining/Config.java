@@ -11,7 +11,14 @@ public final class Config {
 
     private static final com.pulumi.Config config = com.pulumi.Config.of("vertex-training");
 /**
- * Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+ * An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC&#39;s `gcp-login` sets (docs/plugin.md, &#34;Credentials&#34;).
+ * 
+ */
+    public Optional<String> accessToken() {
+        return Codegen.stringProp("accessToken").config(config).get();
+    }
+/**
+ * Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
  * 
  */
     public Optional<String> apiEndpoint() {
@@ -23,6 +30,20 @@ public final class Config {
  */
     public Optional<String> backend() {
         return Codegen.stringProp("backend").config(config).get();
+    }
+/**
+ * The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+ * 
+ */
+    public Optional<String> credentials() {
+        return Codegen.stringProp("credentials").config(config).get();
+    }
+/**
+ * The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+ * 
+ */
+    public Optional<String> impersonateServiceAccount() {
+        return Codegen.stringProp("impersonateServiceAccount").config(config).get();
     }
 /**
  * On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).

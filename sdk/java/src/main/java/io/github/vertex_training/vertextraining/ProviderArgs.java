@@ -16,14 +16,29 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     public static final ProviderArgs Empty = new ProviderArgs();
 
     /**
-     * Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+     * An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC&#39;s `gcp-login` sets (docs/plugin.md, &#34;Credentials&#34;).
+     * 
+     */
+    @Import(name="accessToken")
+    private @Nullable Output<String> accessToken;
+
+    /**
+     * @return An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC&#39;s `gcp-login` sets (docs/plugin.md, &#34;Credentials&#34;).
+     * 
+     */
+    public Optional<Output<String>> accessToken() {
+        return Optional.ofNullable(this.accessToken);
+    }
+
+    /**
+     * Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
      * 
      */
     @Import(name="apiEndpoint")
     private @Nullable Output<String> apiEndpoint;
 
     /**
-     * @return Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+     * @return Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
      * 
      */
     public Optional<Output<String>> apiEndpoint() {
@@ -43,6 +58,36 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
      */
     public Optional<Output<String>> backend() {
         return Optional.ofNullable(this.backend);
+    }
+
+    /**
+     * The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+     * 
+     */
+    @Import(name="credentials")
+    private @Nullable Output<String> credentials;
+
+    /**
+     * @return The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+     * 
+     */
+    public Optional<Output<String>> credentials() {
+        return Optional.ofNullable(this.credentials);
+    }
+
+    /**
+     * The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+     * 
+     */
+    @Import(name="impersonateServiceAccount")
+    private @Nullable Output<String> impersonateServiceAccount;
+
+    /**
+     * @return The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+     * 
+     */
+    public Optional<Output<String>> impersonateServiceAccount() {
+        return Optional.ofNullable(this.impersonateServiceAccount);
     }
 
     /**
@@ -93,8 +138,11 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     private ProviderArgs() {}
 
     private ProviderArgs(ProviderArgs $) {
+        this.accessToken = $.accessToken;
         this.apiEndpoint = $.apiEndpoint;
         this.backend = $.backend;
+        this.credentials = $.credentials;
+        this.impersonateServiceAccount = $.impersonateServiceAccount;
         this.localAccelerators = $.localAccelerators;
         this.project = $.project;
         this.region = $.region;
@@ -119,7 +167,28 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param apiEndpoint Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+         * @param accessToken An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC&#39;s `gcp-login` sets (docs/plugin.md, &#34;Credentials&#34;).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder accessToken(@Nullable Output<String> accessToken) {
+            $.accessToken = accessToken;
+            return this;
+        }
+
+        /**
+         * @param accessToken An OAuth 2.0 access token every Google call uses (a secret); else `GOOGLE_OAUTH_ACCESS_TOKEN`, which Pulumi ESC&#39;s `gcp-login` sets (docs/plugin.md, &#34;Credentials&#34;).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder accessToken(String accessToken) {
+            return accessToken(Output.of(accessToken));
+        }
+
+        /**
+         * @param apiEndpoint Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
          * 
          * @return builder
          * 
@@ -130,7 +199,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param apiEndpoint Another JobService address (`host:port`); loopback addresses use an insecure channel. For tests.
+         * @param apiEndpoint Another JobService address (`host:port`); loopback addresses get a local channel, no TLS, and credentials only when some are set. For tests.
          * 
          * @return builder
          * 
@@ -158,6 +227,48 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder backend(String backend) {
             return backend(Output.of(backend));
+        }
+
+        /**
+         * @param credentials The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder credentials(@Nullable Output<String> credentials) {
+            $.credentials = credentials;
+            return this;
+        }
+
+        /**
+         * @param credentials The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder credentials(String credentials) {
+            return credentials(Output.of(credentials));
+        }
+
+        /**
+         * @param impersonateServiceAccount The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder impersonateServiceAccount(@Nullable Output<String> impersonateServiceAccount) {
+            $.impersonateServiceAccount = impersonateServiceAccount;
+            return this;
+        }
+
+        /**
+         * @param impersonateServiceAccount The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder impersonateServiceAccount(String impersonateServiceAccount) {
+            return impersonateServiceAccount(Output.of(impersonateServiceAccount));
         }
 
         /**
