@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.engine import TOOLS_BIN, Project, tools_missing
+from tests.engine import Project
+from tests.test_engine_plugin import missing
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
@@ -18,14 +19,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "ya29.engine-token-3b9f1c-never-in-state"
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
-
-
-def missing() -> str | None:
-    if reason := tools_missing():
-        return reason
-    if not (TOOLS_BIN / "pulumi-language-yaml").exists():
-        return "the YAML language host is not built: run `make tools`"
-    return None
 
 
 def program(fake: FakeVertex) -> dict[str, Any]:
