@@ -30,6 +30,16 @@ OPERATIONS = (
     "Delete",
 )
 
+#: The plugin's gRPC server options, its own rather than the Pulumi SDK's private ones:
+#: requests up to 400 MiB (a program's Check and Create carry every key of a job, and a
+#: YAML or TypeScript program may send hundreds at once), and a request may wait 30
+#: minutes for the event loop before gRPC gives up on it (with many calls at once the
+#: loop can be busy longer than gRPC's default, 30 seconds, which would fail them).
+SERVER_OPTIONS = (
+    ("grpc.max_receive_message_length", 400 * 1024 * 1024),
+    ("grpc.server_max_unrequested_time_in_server", 30 * 60),
+)
+
 
 def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     import grpc
@@ -49,7 +59,6 @@ def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
 def main(argv: list[str]) -> int:
     import grpc.aio
     from pulumi.provider.experimental.server import ProviderServicer
-    from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
     from pulumi.runtime.proto import provider_pb2_grpc
 
     from vertex_training._version import __version__
@@ -68,7 +77,7 @@ def main(argv: list[str]) -> int:
     )
 
     async def serve() -> None:
-        server = grpc.aio.server(options=_GRPC_CHANNEL_OPTIONS)
+        server = grpc.aio.server(options=SERVER_OPTIONS)
         servicer = servicer_class(
             argv, __version__, VertexTrainingProvider(__version__), engine_address=known.engine
         )
