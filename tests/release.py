@@ -9,6 +9,7 @@ building them: what is published is what was tested."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import http.server
 import os
 import re
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import threading
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,34 +63,65 @@ def run(
     return result
 
 
+def once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """The folder ``name`` that ``build`` fills once per test run: under pytest-xdist, the
+    first worker to ask builds it while the others wait on a lock, and all of them share
+    it (the packages and archives below take a minute or more to make). A build that
+    fails leaves nothing behind: the next worker to ask tries again, and fails alike."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder = base / name
+    done = folder / ".built"
+    with (base / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            try:
+                build(folder)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            done.touch()
+    return folder
+
+
 def build_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel and sdist `python -m build` makes of provider/ (or BUILT's)."""
     if BUILT is not None:
         return BUILT
-    out = tmp_path_factory.mktemp("dist")
-    source = tmp_path_factory.mktemp("source") / "provider"
-    # From a copy: a build writes build/ and *.egg-info beside the sources.
-    shutil.copytree(
-        REPO / "provider", source, ignore=shutil.ignore_patterns("__pycache__", ".venv")
-    )
-    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source)
-    return out
+
+    def build(out: Path) -> None:
+        source = tmp_path_factory.mktemp("source") / "provider"
+        # From a copy: a build writes build/ and *.egg-info beside the sources.
+        shutil.copytree(
+            REPO / "provider", source, ignore=shutil.ignore_patterns("__pycache__", ".venv")
+        )
+        run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source)
+
+    return once(tmp_path_factory, "dist", build)
 
 
 def install_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtualenv outside the repository with the wheel installed."""
-    folder = tmp_path_factory.mktemp("user") / "v"
-    run(sys.executable, "-m", "venv", folder)
-    pins = [
-        line
-        for line in (REPO / "requirements.txt").read_text().splitlines()
-        if re.match(r"^[A-Za-z0-9_.-]+==", line)
-    ]
-    constraints = folder / "constraints.txt"
-    constraints.write_text("\n".join(pins) + "\n")
-    [wheel] = dist.glob(WHEEL)
-    run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "-c", constraints, wheel)
-    return folder
+
+    def build(user: Path) -> None:
+        folder = user / "v"
+        run(sys.executable, "-m", "venv", folder)
+        pins = [
+            line
+            for line in (REPO / "requirements.txt").read_text().splitlines()
+            if re.match(r"^[A-Za-z0-9_.-]+==", line)
+        ]
+        constraints = folder / "constraints.txt"
+        constraints.write_text("\n".join(pins) + "\n")
+        [wheel] = dist.glob(WHEEL)
+        run(folder / "bin" / "python", "-m", "pip", "install", "--quiet", "-c", constraints, wheel)
+
+    return once(tmp_path_factory, "user", build) / "v"
 
 
 def pack_nodejs(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -100,8 +132,11 @@ def pack_nodejs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return built
     if not shutil.which("npm"):
         pytest.skip("npm is not installed")
-    out = tmp_path_factory.mktemp("nodejs-sdk")
-    run("bash", REPO / "scripts" / "pack-sdks.sh", out, "nodejs", cwd=REPO)
+    out = once(
+        tmp_path_factory,
+        "nodejs-sdk",
+        lambda out: run("bash", REPO / "scripts" / "pack-sdks.sh", out, "nodejs", cwd=REPO),
+    )
     [tarball] = out.glob(NPM_TARBALL)
     return tarball
 
@@ -111,9 +146,11 @@ def plugin_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
     release (scripts/pack-sdks.sh plugin), or BUILT's."""
     if BUILT is not None:
         return BUILT
-    out = tmp_path_factory.mktemp("plugin-archives")
-    run("bash", REPO / "scripts" / "pack-sdks.sh", out, "plugin", cwd=REPO)
-    return out
+    return once(
+        tmp_path_factory,
+        "plugin-archives",
+        lambda out: run("bash", REPO / "scripts" / "pack-sdks.sh", out, "plugin", cwd=REPO),
+    )
 
 
 @contextlib.contextmanager
