@@ -28,8 +28,11 @@ $(INSTALLED): requirements.txt provider/pyproject.toml
 
 venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
 
-tools: venv  ## Link the installed Pulumi CLI (3.245+) into .tools/bin, or build one there once.
+tools: venv  ## The Pulumi CLI (an installed 3.245+, else built once) and its Python host in .tools/bin: what `make up` runs.
 	bash scripts/install-pulumi.sh
+
+all-tools: venv  ## Also the YAML, Node.js and Go language hosts and the SDK generators: what `make test` and `make sdks` run.
+	bash scripts/install-pulumi.sh all
 
 up: tools  ## Run `pulumi up` on a stack (STACK=local by default).
 	$(PULUMI) pulumi stack select --create $(STACK) && pulumi up --yes --skip-preview --stack $(STACK)
@@ -43,9 +46,16 @@ render: venv  ## Print the Vertex AI requests STACK would submit (no cloud call,
 destroy: tools  ## Cancel and delete STACK's jobs.
 	$(PULUMI) pulumi destroy --yes --stack $(STACK)
 
-test: tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+# pytest-xdist's workers for `make test`: most of an engine test's time is spent waiting
+# for the processes it starts, so twice as many as cores keeps both busy (docs/testing.md).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+# The downloads the tests' npm, Go and Maven builds make, kept in .tools (git-ignored) and
+# reused by the next run.
+test: export npm_config_cache = $(CURDIR)/.tools/npm
+test: export MAVEN_OPTS = -Dmaven.repo.local=$(CURDIR)/.tools/maven
+test: all-tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
 	bash scripts/install-actionlint.sh
-	$(PULUMI) $(PY) -m pytest
+	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations 25
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
 	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts __main__.py
@@ -55,7 +65,7 @@ lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode o
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.
 	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json $(RELEASE)
 
-sdks: schema tools  ## Write the SDKs under sdk/ (TypeScript, Go, Python) from the schema.
+sdks: schema all-tools  ## Write the SDKs under sdk/ (TypeScript, Go, Python) from the schema.
 	bash scripts/gen-sdks.sh sdk
 
 outdated: venv  ## List the pins of requirements.txt that have newer releases, and what holds them.
@@ -73,7 +83,7 @@ policy/.venv/.installed: policy/requirements.txt
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
 	$(VENV)/bin/vertex-training plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
 
-acceptance: tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
+acceptance: all-tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
 	$(PULUMI) $(PY) -m pytest acceptance -p no:cacheprovider -v --timeout 3600 $(ACCEPTANCE_ARGS)
 
 acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover jobs in VERTEX_TRAINING_ACCEPTANCE_PROJECT.
@@ -105,4 +115,4 @@ images: venv  ## Refresh prices/images.json: Google's prebuilt training images, 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices
+.PHONY: help venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# Makes a Pulumi CLI and its language hosts (Python, YAML, Node.js and Go: the programs
-# each runs) available in .tools/bin, with the generators of the plugin's SDKs.
+# Makes a Pulumi CLI and its Python language host available in .tools/bin: what `make up`
+# runs. With `all`, also the language hosts of the other languages (YAML, Node.js, Go) and
+# the generators of the plugin's SDKs: what `make test` and `make sdks` run.
+#
+#   bash scripts/install-pulumi.sh [all]
 #
 #   1. A `pulumi` already installed (on PATH) at MIN_CLI or later is used as it is, with
-#      the language hosts its release ships beside it: no Go, no build. Only if no
-#      pulumi-language-yaml is beside it or on PATH is that host built, as in step 3 (or,
-#      without Go, left out with a warning: YAML programs then do not run).
+#      the language hosts its release ships beside it: no Go, no build. With `all`, only
+#      if no pulumi-language-yaml is beside it or on PATH is that host built, as in step 3
+#      (or, without Go, left out with a warning: YAML programs then do not run).
 #   2. Else a CLI built here before, at the release requirements.txt pins for the `pulumi`
 #      Python package, is reused.
 #   3. Else that release is built from the Go module proxy (tools/pulumi-cli), with the
 #      Python language host of tools/language-host and the two host scripts of tools/host.
 #
-# The YAML language host is built from tools/language-yaml, at the pulumi-yaml release its
-# go.mod requires, when .tools/bin has none of that release; the Node.js and Go language
-# hosts (TypeScript and Go programs) from tools/language-nodejs and tools/language-go the
-# same way, when the CLI in use has none beside it. The SDK generators (tools/sdkgen,
-# sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built whenever Go is there.
-# Builds keep the Go caches under .tools/go. VERTEX_TOOLS_DIR moves .tools elsewhere (the
-# tests use it); PULUMI_BUILD=1 skips step 1.
+# With `all`: the YAML language host is built from tools/language-yaml, at the
+# pulumi-yaml release its go.mod requires, when .tools/bin has none of that release; the
+# Node.js and Go language hosts (TypeScript and Go programs) from tools/language-nodejs
+# and tools/language-go the same way, when the CLI in use has none beside it. The SDK
+# generators (tools/sdkgen, sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built
+# whenever Go is there. Builds keep the Go caches under .tools/go. VERTEX_TOOLS_DIR moves
+# .tools elsewhere (the tests use it); PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
+
+case ${1:-} in
+  "") all= ;;
+  all) all=1 ;;
+  *) echo "usage: install-pulumi.sh [all]" >&2; exit 2 ;;
+esac
 
 # The oldest Pulumi CLI the project supports, and why: the engine tests pass on it (the
 # kill-and-rerun ones included), and a CLI older than the `pulumi` Python package it runs
@@ -158,6 +167,7 @@ if [ "${PULUMI_BUILD:-}" != 1 ] \
       remove_ours
       ln -s "$installed" "$bin/pulumi"
       echo "using the installed Pulumi CLI $found ($installed)" >&2
+      [ -n "$all" ] || exit 0
       if PATH=$(dirname "$installed"):$path_without_tools command -v pulumi-language-yaml \
            >/dev/null; then
         rm -f "$bin/pulumi-language-yaml"
@@ -193,8 +203,10 @@ if [ "$built" != "$version" ] || [ ! -x "$bin/pulumi-language-python" ]; then
     "$root/tools/language-host/go.mod")
   build language-host "$host" github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 fi
-yaml_host
-other_hosts
+if [ -n "$all" ]; then
+  yaml_host
+  other_hosts
+fi
 
 # The host scripts a CLI release ships beside its language host: the host runs the program
 # through the first; the engine starts the second as the plugin that serves every dynamic

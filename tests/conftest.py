@@ -14,6 +14,28 @@ from tests.release import build_dist, install_venv, pack_nodejs, plugin_archives
 from vertex_training.credentials import VARIABLES as CREDENTIAL_VARIABLES
 from vertex_training.testing import ManualClock
 
+#: The session fixtures that build a package or an archive (tests/release.py), a minute or
+#: more each, which every test that takes one waits for.
+BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests start first, so that under pytest-xdist (`make test` runs it) no
+    worker is left with a long one when the others are done: those that wait for a build,
+    then the programs of other languages, then the other engine tests, then the rest,
+    each group in the order of its files."""
+
+    def group(item: pytest.Item) -> int:
+        if BUILDS & set(getattr(item, "fixturenames", ())):
+            return 0
+        if item.get_closest_marker("polyglot"):
+            return 1
+        if item.get_closest_marker("engine"):
+            return 2
+        return 3
+
+    items.sort(key=group)
+
 
 @pytest.fixture(autouse=True)
 def no_credential_variables(monkeypatch: pytest.MonkeyPatch) -> None:

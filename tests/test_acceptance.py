@@ -35,7 +35,7 @@ def test_the_suite_passes_against_the_fakes_saying_what_each_scenario_checked() 
     if reason := tools_missing():
         pytest.skip(reason)
     if not (TOOLS_BIN / "pulumi-language-yaml").exists():
-        pytest.skip("the YAML language host is not built: run `make tools`")
+        pytest.skip("the YAML language host is not built: run `make all-tools`")
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERTEX_TRAINING_ACCEPTANCE")}
     env["PATH"] = f"{TOOLS_BIN}:{env.get('PATH', '')}"
     done = subprocess.run(

@@ -4,7 +4,7 @@ JobService through preview, up, a no-change preview, a replacement, `pulumi impo
 job made outside, and destroy, checking what the fake holds after each step.
 
 The plugin runs under the tests' own Python (``VERTEX_TRAINING_PYTHON``); the YAML
-language host is the one `make tools` builds. CI runs these once (``polyglot``).
+language host is the one `make all-tools` builds. CI runs these once (``polyglot``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def missing() -> str | None:
     if reason := tools_missing():
         return reason
     if not (TOOLS_BIN / "pulumi-language-yaml").exists():
-        return "the YAML language host is not built: run `make tools`"
+        return "the YAML language host is not built: run `make all-tools`"
     return None
 
 

@@ -8,7 +8,7 @@ no-change preview, a replacement (a config value changes the first job's machine
 destroy, checked against what the fake holds after each step.
 
 The plugin is provider/ under the tests' Python; the Node.js, Go and Python language
-hosts are the ones `make tools` builds, `@pulumi/pulumi` comes from npm. CI runs these
+hosts are the ones `make all-tools` builds, `@pulumi/pulumi` comes from npm. CI runs these
 once (``polyglot``).
 """
 
@@ -156,7 +156,7 @@ def missing(language: str) -> str | None:
     host = {"nodejs": "pulumi-language-nodejs", "go": "pulumi-language-go"}[language]
     tool = {"nodejs": "npm", "go": "go"}[language]
     if not (TOOLS_BIN / host).exists() and not shutil.which(host):
-        return f"no {host}: run `make tools`"
+        return f"no {host}: run `make all-tools`"
     if not shutil.which(tool):
         return f"{tool} is not installed"
     return None

@@ -35,8 +35,9 @@ def fake_cli(directory: Path, version: str, *, language_host: bool = True) -> Pa
     return cli
 
 
-def install(tmp_path: Path, *path: Path) -> subprocess.CompletedProcess[str]:
-    """Run the script with ``path`` (plus the basic commands, and no Go) as PATH."""
+def install(tmp_path: Path, *path: Path, what: str = "") -> subprocess.CompletedProcess[str]:
+    """Run the script (with ``what``: "all" or nothing) with ``path`` (plus the basic
+    commands, and no Go) as PATH."""
     system = tmp_path / "system"
     if not system.exists():
         system.mkdir()
@@ -50,7 +51,7 @@ def install(tmp_path: Path, *path: Path) -> subprocess.CompletedProcess[str]:
         "HOME": str(tmp_path),
     }
     return subprocess.run(
-        [shutil.which("bash") or "/bin/bash", str(SCRIPT)],
+        [shutil.which("bash") or "/bin/bash", str(SCRIPT), *([what] if what else [])],
         env=env,
         capture_output=True,
         text=True,
@@ -77,6 +78,28 @@ def test_an_installed_cli_recent_enough_is_used_without_go(tmp_path: Path, versi
     assert linked.is_symlink() and linked.resolve() == cli.resolve()
     # The installed release's own language host and host scripts serve it: none of ours.
     assert sorted(p.name for p in linked.parent.iterdir()) == ["pulumi"]
+    # `make up` needs nothing else: the other languages' hosts are not even looked for.
+    assert "pulumi-language-yaml" not in result.stderr
+    assert "pulumi-language-nodejs" not in result.stderr
+
+
+def test_all_looks_for_the_other_languages_hosts(tmp_path: Path) -> None:
+    """`make test` and `make sdks` ask for every host: an installed CLI without the YAML,
+    Node.js and Go ones, and no Go to build them, is still used, with a warning for each
+    that says which programs will not run."""
+    cli = fake_cli(tmp_path / "installed", "3.259.0")
+    result = install(tmp_path, cli.parent, what="all")
+    assert result.returncode == 0, result.stderr
+    assert "using the installed Pulumi CLI 3.259.0" in result.stderr
+    assert "Pulumi YAML programs will not run" in result.stderr
+    for host in ("pulumi-language-nodejs", "pulumi-language-go"):
+        assert f"no {host} is installed beside the Pulumi CLI" in result.stderr
+
+
+def test_an_unknown_argument_is_refused(tmp_path: Path) -> None:
+    result = install(tmp_path, what="everything")
+    assert result.returncode == 2
+    assert "usage: install-pulumi.sh [all]" in result.stderr
 
 
 def test_an_older_cli_means_a_build_and_without_go_says_what_to_install(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def generate(language: str, out: Path) -> Path:
     """What the generators write for ``language`` now, in ``out``."""
     generator = TOOLS_BIN / GENERATORS.get(language, f"sdkgen-{language}")
     if not generator.exists():
-        pytest.skip(f"{generator.name} is not built: run `make tools`")
+        pytest.skip(f"{generator.name} is not built: run `make all-tools`")
     target = [out, language] if language in GENERATORS else [out / language]
     subprocess.run([generator, SCHEMA_FILE, *target], check=True, capture_output=True)
     return out / language

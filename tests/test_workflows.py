@@ -61,7 +61,7 @@ def actionlint() -> Path:
     if not binary.exists():
         pytest.skip(
             f"actionlint is not built ({binary}) and Go is not installed to build it: "
-            "install Go (go.dev/doc/install), then run `make tools`"
+            "install Go (go.dev/doc/install), then run `make test`"
         )
     return binary
 
