@@ -20,19 +20,30 @@ BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests start first, so that under pytest-xdist (`make test` runs it) no
-    worker is left with a long one when the others are done: those that wait for a build,
-    then the programs of other languages, then the other engine tests, then the rest,
-    each group in the order of its files."""
+    """The longest tests start first, so that no pytest-xdist worker (`make test` runs
+    them) is left with a long one when the others are done: a first taker of each build,
+    so that the builds start at once, then the other tests that wait for a build, then
+    the programs of other languages, then the other engine tests, then the rest, each
+    group in the order of its files. pytest-xdist's load scheduling deals the first
+    tests round the workers, so each starts with a share of the long ones."""
+    started: set[str] = set()
+    first: set[str] = set()
+    for item in items:
+        builds = BUILDS & set(getattr(item, "fixturenames", ()))
+        if builds - started:
+            first.add(item.nodeid)
+            started |= builds
 
     def group(item: pytest.Item) -> int:
-        if BUILDS & set(getattr(item, "fixturenames", ())):
+        if item.nodeid in first:
             return 0
-        if item.get_closest_marker("polyglot"):
+        if BUILDS & set(getattr(item, "fixturenames", ())):
             return 1
-        if item.get_closest_marker("engine"):
+        if item.get_closest_marker("polyglot"):
             return 2
-        return 3
+        if item.get_closest_marker("engine"):
+            return 3
+        return 4
 
     items.sort(key=group)
 
