@@ -55,7 +55,7 @@ test: export npm_config_cache = $(CURDIR)/.tools/npm
 test: export MAVEN_OPTS = -Dmaven.repo.local=$(CURDIR)/.tools/maven
 test: all-tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
 	bash scripts/install-actionlint.sh
-	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --durations 25
+	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --maxschedchunk 1 --durations 25
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
 	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts __main__.py
