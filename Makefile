@@ -28,22 +28,29 @@ $(INSTALLED): requirements.txt provider/pyproject.toml
 
 venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
 
-tools: venv  ## The Pulumi CLI (an installed 3.245+, else built once) and its Python host in .tools/bin: what `make up` runs.
+# What `make up` and the like need, made side by side the first time: the virtualenv
+# (mostly downloads) and the CLI (a Go build when none is installed).
+SETUP := $(MAKE) --no-print-directory -j2 venv tools
+
+tools:  ## The Pulumi CLI (an installed 3.245+, else built once) and its Python host in .tools/bin: what `make up` runs.
 	bash scripts/install-pulumi.sh
 
-all-tools: venv  ## Also the YAML, Node.js and Go language hosts and the SDK generators: what `make test` and `make sdks` run.
+all-tools:  ## Also the YAML, Node.js and Go language hosts and the SDK generators: what `make test` and `make sdks` run.
 	bash scripts/install-pulumi.sh all
 
-up: tools  ## Run `pulumi up` on a stack (STACK=local by default).
+up:  ## Run `pulumi up` on a stack (STACK=local by default).
+	@$(SETUP)
 	$(PULUMI) pulumi stack select --create $(STACK) && pulumi up --yes --skip-preview --stack $(STACK)
 
-preview: tools  ## Show what `pulumi up` would do on STACK, with the diff.
+preview:  ## Show what `pulumi up` would do on STACK, with the diff.
+	@$(SETUP)
 	$(PULUMI) pulumi stack select --create $(STACK) && pulumi preview --diff --stack $(STACK)
 
 render: venv  ## Print the Vertex AI requests STACK would submit (no cloud call, no engine).
 	$(VENV)/bin/vertex-training render stacks/Pulumi.$(STACK).yaml
 
-destroy: tools  ## Cancel and delete STACK's jobs.
+destroy:  ## Cancel and delete STACK's jobs.
+	@$(SETUP)
 	$(PULUMI) pulumi destroy --yes --stack $(STACK)
 
 # pytest-xdist's workers for `make test`: most of an engine test's time is spent waiting
@@ -53,7 +60,7 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 # reused by the next run.
 test: export npm_config_cache = $(CURDIR)/.tools/npm
 test: export MAVEN_OPTS = -Dmaven.repo.local=$(CURDIR)/.tools/maven
-test: all-tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+test: venv all-tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
 	bash scripts/install-actionlint.sh
 	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --maxschedchunk 1 --durations 25
 
@@ -83,7 +90,7 @@ policy/.venv/.installed: policy/requirements.txt
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
 	$(VENV)/bin/vertex-training plan stacks/Pulumi.$(STACK).yaml --base $(BASE) $(if $(FORMAT),--format $(FORMAT)) $(if $(QUOTAS_ENDPOINT),--quotas-endpoint $(QUOTAS_ENDPOINT))
 
-acceptance: all-tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
+acceptance: venv all-tools  ## The acceptance suite: on Google with VERTEX_TRAINING_ACCEPTANCE_PROJECT set, else on the fakes (docs/testing.md).
 	$(PULUMI) $(PY) -m pytest acceptance -p no:cacheprovider -v --timeout 3600 $(ACCEPTANCE_ARGS)
 
 acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover jobs in VERTEX_TRAINING_ACCEPTANCE_PROJECT.
@@ -91,10 +98,12 @@ acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover job
 	$(VENV)/bin/vertex-training jobs orphans --project "$$VERTEX_TRAINING_ACCEPTANCE_PROJECT" \
 	  --region "$${VERTEX_TRAINING_ACCEPTANCE_REGION:-us-central1}" --label acceptance_run --delete --yes
 
-bench: tools  ## Time 12 waited-for jobs against the fake Vertex service.
+bench:  ## Time 12 waited-for jobs against the fake Vertex service.
+	@$(SETUP)
 	$(PULUMI) $(PY) scripts/bench_wait.py
 
-bench-scale: tools  ## Preview and first up of 50, 200, 400 jobs against as many no-op dynamic resources.
+bench-scale:  ## Preview and first up of 50, 200, 400 jobs against as many no-op dynamic resources.
+	@$(SETUP)
 	$(PULUMI) $(PY) scripts/bench_scale.py
 
 # The price catalog to read: Google's by default; PRICES_ENDPOINT=127.0.0.1:PORT for the

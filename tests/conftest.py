@@ -24,8 +24,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     them) is left with a long one when the others are done: a first taker of each build,
     so that the builds start at once, then the other tests that wait for a build, then
     the programs of other languages, then the other engine tests, then the rest, each
-    group in the order of its files. pytest-xdist's load scheduling deals the first
-    tests round the workers, so each starts with a share of the long ones."""
+    group in the order of its files. `make test` has pytest-xdist hand the tests out in
+    this order, one at a time as each worker frees up (``--maxschedchunk 1``)."""
     started: set[str] = set()
     first: set[str] = set()
     for item in items:
