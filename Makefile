@@ -28,6 +28,13 @@ $(INSTALLED): requirements.txt provider/pyproject.toml
 
 venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
 
+# PyInstaller, at the pins of tools/plugin-bundle/requirements.txt, in the virtualenv: it
+# bundles the plugin for `make plugin` and the tests of the bundle.
+BUNDLER := $(VENV)/.bundler-$(PYTHON_VERSION)
+$(BUNDLER): $(INSTALLED) tools/plugin-bundle/requirements.txt
+	$(PY) -m pip install --quiet -r tools/plugin-bundle/requirements.txt
+	touch $@
+
 # What `make up` and the like need, made side by side the first time: the virtualenv
 # (mostly downloads) and the CLI (a Go build when none is installed).
 SETUP := $(MAKE) --no-print-directory -j2 venv tools
@@ -60,13 +67,13 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 # reused by the next run.
 test: export npm_config_cache = $(CURDIR)/.tools/npm
 test: export MAVEN_OPTS = -Dmaven.repo.local=$(CURDIR)/.tools/maven
-test: venv all-tools policy-venv  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
+test: venv all-tools policy-venv $(BUNDLER)  ## Run every test: unit, fake Vertex service, and the real Pulumi engine.
 	bash scripts/install-actionlint.sh
 	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --maxschedchunk 1 --durations 25
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
-	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts __main__.py
-	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts __main__.py
+	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle __main__.py
+	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle __main__.py
 	$(VENV)/bin/mypy
 
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.
@@ -124,4 +131,10 @@ images: venv  ## Refresh prices/images.json: Google's prebuilt training images, 
 bench-prices: venv  ## Time a refresh against a fake catalog of 50,000 SKUs, and its peak memory.
 	$(PY) scripts/bench_prices.py
 
-.PHONY: help venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices
+plugin: venv $(BUNDLER)  ## Build this machine's plugin archive (the plugin bundled with its Python) into dist/.
+	bash scripts/build-plugin.sh dist $(PY)
+
+bench-plugin: venv $(BUNDLER)  ## The plugin archive's size, its first and per-command start, beside the launcher's.
+	$(PY) scripts/bench_plugin_start.py
+
+.PHONY: help venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices plugin bench-plugin

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the release's packages of the checked-in SDKs (sdk/, `make sdks`) and the
-# plugin's archives into OUT, as users install them: for nodejs the npm tarball
+# plugin's archive into OUT, as users install them: for nodejs the npm tarball
 # (TypeScript compiled, with its declarations, README and LICENSE: what `npm publish`
 # uploads); for python the wheel and sdist of pulumi-vertex-training; for plugin the
-# archives the engine downloads (pulumi-resource-vertex-training-vX.Y.Z-OS-ARCH.tar.gz,
-# one per platform the launcher runs on, all alike: the launcher, which installs the
-# release's vertex-training on first run, its VERSION and the LICENSE). The Go SDK ships
-# as its module (a tag), nothing to pack. Each carries the schema's version, which
-# `make sdks` stamped.
+# archive the engine downloads for this machine's OS and architecture
+# (pulumi-resource-vertex-training-vX.Y.Z-OS-ARCH.tar.gz, scripts/build-plugin.sh: the
+# plugin bundled with its own interpreter, which needs no Python where it runs; the
+# release builds each platform's on a runner of that platform). The Go SDK ships as its
+# module (a tag), nothing to pack. Each carries the schema's version, which `make sdks`
+# stamped.
 #
 #   bash scripts/pack-sdks.sh OUT [nodejs] [python] [plugin]
 set -euo pipefail
@@ -16,8 +17,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:?usage: pack-sdks.sh OUT [nodejs] [python] [plugin]}" && cd "$1" && pwd)
 shift
 [ $# -gt 0 ] || set -- nodejs python plugin
-# The Python that builds the Python SDK (with `build`): PYTHON, else the virtualenv's
-# (VENV, as the Makefile names it).
+# The Python that builds the Python SDK (with `build`) and bundles the plugin: PYTHON,
+# else the virtualenv's (VENV, as the Makefile names it).
 venv=${VENV:-.venv}
 case $venv in /*) ;; *) venv=$root/$venv ;; esac
 python=${PYTHON:-$venv/bin/python}
@@ -43,15 +44,7 @@ for language in "$@"; do
       "$python" -m build --no-isolation --outdir "$out" "$work/python" >&2
       ;;
     plugin)
-      version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
-        "$root/provider/vertex_training/plugin/schema.json")
-      mkdir "$work/plugin"
-      cp "$root/provider/pulumi-resource-vertex-training" "$root/LICENSE" "$work/plugin/"
-      echo "$version" > "$work/plugin/VERSION"
-      for platform in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
-        tar -czf "$out/pulumi-resource-vertex-training-v$version-$platform.tar.gz" \
-          -C "$work/plugin" --owner=0 --group=0 pulumi-resource-vertex-training VERSION LICENSE
-      done
+      bash "$root/scripts/build-plugin.sh" "$out" "$python" >/dev/null
       ;;
     *)
       echo "pack-sdks.sh: no package for $language (nodejs, python or plugin)" >&2

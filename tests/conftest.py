@@ -16,7 +16,7 @@ from vertex_training.testing import ManualClock
 
 #: The session fixtures that build a package or an archive (tests/release.py), a minute or
 #: more each, which every test that takes one waits for.
-BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download"})
+BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -64,7 +64,7 @@ def run(
 
 
 def once(
-    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]
 ) -> Path:
     """The folder ``name`` that ``build`` fills once per test run: under pytest-xdist, the
     first worker to ask builds it while the others wait on a lock, and all of them share

@@ -1,11 +1,11 @@
 """`pulumi new` from the YAML, TypeScript and Go templates (templates/), in fresh folders
 outside the repository, depending on vertex-training as a user does after a release: the
 plugin from the wheel, installed into a virtualenv whose bin/ is on PATH (as `pipx install
-vertex-training` puts it there), or for TypeScript downloaded by the engine from the
-release's archives; the TypeScript SDK from its npm tarball; the Go SDK's
-module from a copy of sdk/go (the one step that is not as after a release: the module is
-not tagged anywhere, so the project's go.mod is pointed at the copy). Each project's
-`local` stack runs its job on this machine through `pulumi up`.
+vertex-training` puts it there), or for YAML and TypeScript downloaded by the engine from
+the release's archive for this machine (the bundled plugin); the TypeScript SDK from its
+npm tarball; the Go SDK's module from a copy of sdk/go (the one step that is not as after
+a release: the module is not tagged anywhere, so the project's go.mod is pointed at the
+copy). Each project's `local` stack runs its job on this machine through `pulumi up`.
 
 The Python template's own test is in tests/test_package.py.
 """
@@ -98,43 +98,42 @@ class TestPulumiNew:
         assert job["outputs"]["job"]["pythonPackage"]["packageUris"] == ["trainer"]
         project.run("destroy", "--yes").check()
 
-    def downloads_its_plugin(self, project: Project, venv: Path, dist: Path, server: str) -> None:
-        """The engine downloads the plugin's archive from the release (here a loopback
-        server standing in for it), whose first run installs the vertex-training release
-        (here from the built wheel, its dependencies at the pinned releases) into its own
-        folder; nothing on PATH is used."""
+    def downloads_its_plugin(self, project: Project, server: str) -> None:
+        """The engine downloads this machine's plugin archive from the release (here a
+        loopback server standing in for it): the bundled plugin, which installs nothing;
+        nothing on PATH is used. The local job's virtualenv is made with the python3 on
+        PATH (the user's virtualenv's here)."""
         project.env.pop("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION")
         override = f"^{re.escape(PLUGIN_DOWNLOAD_URL)}$={server}"
         project.env.update(
             PULUMI_IGNORE_AMBIENT_PLUGINS="true",
             PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES=override,
-            PIP_FIND_LINKS=str(dist),
-            PIP_CONSTRAINT=str(venv / "constraints.txt"),
         )
 
     def ran_the_downloaded_plugin(self, project: Project) -> None:
         home = Path(project.env["PULUMI_HOME"])
         [plugin] = (home / "plugins").glob(f"resource-vertex-training-v{RELEASE}")
-        assert (plugin / ".venv" / ".installed").exists(), "the downloaded plugin did not run"
+        assert (plugin / "_internal").is_dir(), "the downloaded plugin is not the bundle"
+        assert not (plugin / ".venv").exists(), "the downloaded plugin installed a virtualenv"
 
     def test_the_yaml_template_with_the_plugin_its_resources_name(
-        self, tmp_path: Path, venv: Path, dist: Path, plugin_download: str
+        self, tmp_path: Path, venv: Path, plugin_download: str
     ) -> None:
         """A YAML program has no SDK: its resources' options name the plugin's release
         and where it is kept."""
         project = self.new(tmp_path, venv, "yaml")
-        self.downloads_its_plugin(project, venv, dist, plugin_download)
+        self.downloads_its_plugin(project, plugin_download)
         self.local_job_succeeds(project)
         self.ran_the_downloaded_plugin(project)
 
     def test_the_typescript_template_with_the_plugin_its_sdk_names(
-        self, tmp_path: Path, venv: Path, dist: Path, nodejs_sdk: Path, plugin_download: str
+        self, tmp_path: Path, venv: Path, nodejs_sdk: Path, plugin_download: str
     ) -> None:
         """Nothing installed but the npm package, which names the plugin's release."""
         project = self.new(tmp_path, venv, "typescript")
         quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
         run("npm", "install", *quiet, nodejs_sdk, cwd=project.root)
-        self.downloads_its_plugin(project, venv, dist, plugin_download)
+        self.downloads_its_plugin(project, plugin_download)
         self.local_job_succeeds(project)
         self.ran_the_downloaded_plugin(project)
 
