@@ -41,8 +41,10 @@ from vertex_training.errors import PermanentError
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINER = REPO / "trainer"
-#: Upper bound for a short job to end on a busy machine.
-JOB_END_S = 20.0
+#: Upper bound for a short job to end on a busy machine: `make test` runs twice as many
+#: workers as cores, and a job's supervisor may wait its turn for seconds (under the
+#: tests' own 60-second limit).
+JOB_END_S = 45.0
 
 PROBE_MODULES = {
     "ok": "print('ok')\n",
