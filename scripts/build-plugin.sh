@@ -58,6 +58,13 @@ for line in open(sys.argv[1]):
     except metadata.PackageNotFoundError:
         sys.exit(1)
 EOF
+  # Only into a virtualenv: a bare interpreter is the machine's, not the build's.
+  "$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' || {
+    echo "build-plugin.sh: $python is not a virtualenv's and has no PyInstaller at the pins" \
+      "of tools/plugin-bundle/requirements.txt: give the Python of a virtualenv with" \
+      "vertex-training installed (make venv makes .venv)" >&2
+    exit 1
+  }
   echo "build-plugin.sh: installing PyInstaller into $python" >&2
   "$python" -m pip install --quiet --disable-pip-version-check \
     -r "$(native "$bundler/requirements.txt")" >&2

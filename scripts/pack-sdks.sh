@@ -44,7 +44,9 @@ for language in "$@"; do
       "$python" -m build --no-isolation --outdir "$out" "$work/python" >&2
       ;;
     plugin)
-      bash "$root/scripts/build-plugin.sh" "$out" "$python" >/dev/null
+      # The bundle takes its packages from the virtualenv (never PYTHON, which `make`
+      # hands down and may be a bare interpreter without the package).
+      bash "$root/scripts/build-plugin.sh" "$out" "$venv/bin/python" >/dev/null
       ;;
     *)
       echo "pack-sdks.sh: no package for $language (nodejs, python or plugin)" >&2

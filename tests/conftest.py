@@ -10,13 +10,20 @@ import pytest
 # Before any test imports the Pulumi SDK's provider modules: the plugin package gives them
 # Google's google.rpc.Status (vertex_training.plugin's docstring says why).
 import vertex_training.plugin  # noqa: F401
-from tests.release import build_dist, install_venv, pack_nodejs, plugin_archives, serving
+from tests.release import (
+    build_dist,
+    compile_go_sdk,
+    install_venv,
+    pack_nodejs,
+    plugin_archives,
+    serving,
+)
 from vertex_training.credentials import VARIABLES as CREDENTIAL_VARIABLES
 from vertex_training.testing import ManualClock
 
 #: The session fixtures that build a package or an archive (tests/release.py), a minute or
 #: more each, which every test that takes one waits for.
-BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive"})
+BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive", "go_sdk"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -79,6 +86,12 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def nodejs_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The TypeScript SDK's npm tarball, built from sdk/nodejs."""
     return pack_nodejs(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def go_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sdk/go compiled once per run, for the Go programs' builds to find in Go's cache."""
+    return compile_go_sdk(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine import REPO
+from tests.engine import REPO, go_env
 
 #: The release's version.
 RELEASE: str = tomllib.loads((REPO / "provider" / "pyproject.toml").read_text())["project"][
@@ -151,6 +151,22 @@ def plugin_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "plugin-archives",
         lambda out: run("bash", REPO / "scripts" / "pack-sdks.sh", out, "plugin", cwd=REPO),
     )
+
+
+def compile_go_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of sdk/go, compiled once per run: what it imports (the Pulumi Go SDK, gRPC,
+    protobuf: minutes of compiling) then sits in Go's build cache (.tools/go/cache), and
+    the Go programs of the tests, which build at the same time under pytest-xdist, find
+    it there rather than each compiling it again."""
+    if not shutil.which("go"):
+        pytest.skip("go is not installed")
+
+    def build(folder: Path) -> None:
+        shutil.copytree(SDK / "go", folder / "go")
+        env = {**os.environ, **go_env()}
+        run("go", "build", "./...", cwd=folder / "go", env=env)
+
+    return once(tmp_path_factory, "go-sdk", build) / "go"
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ def block(page: str, language: str) -> str:
     return found[1]
 
 
+@pytest.mark.usefixtures("go_sdk")
 def test_the_go_page_compiles(tmp_path: Path) -> None:
     if not shutil.which("go"):
         pytest.skip("go is not installed")

@@ -202,6 +202,8 @@ def go_program(tmp: Path) -> Project:
     )
     project.env.update(go_env())
     run("go", "mod", "tidy", cwd=project.root, env=project.env)
+    # The first build, outside the CLI's time limit (the language host's finds it cached).
+    run("go", "build", "./...", cwd=project.root, env=project.env)
     return project
 
 
@@ -289,6 +291,7 @@ class TestTypeScriptProgram:
         the_life_of_two_jobs(typescript_program(tmp_path, nodejs_sdk), fake)
 
 
+@pytest.mark.usefixtures("go_sdk")
 class TestGoProgram:
     def test_a_go_program_runs_jobs_through_preview_up_replace_and_destroy(
         self, tmp_path: Path, fake: FakeVertex

@@ -137,6 +137,7 @@ class TestPulumiNew:
         self.local_job_succeeds(project)
         self.ran_the_downloaded_plugin(project)
 
+    @pytest.mark.usefixtures("go_sdk")
     def test_the_go_template_with_the_plugin_on_path(self, tmp_path: Path, venv: Path) -> None:
         """The plugin the wheel installs, on PATH (as `pipx install vertex-training`)."""
         if not shutil.which("go"):
@@ -148,4 +149,8 @@ class TestPulumiNew:
         project.env = env
         run("go", "mod", "edit", f"-replace={GO_MODULE}={copy}", cwd=project.root, env=env)
         run("go", "mod", "tidy", cwd=project.root, env=env)
+        # The program's first build (the Pulumi Go SDK and what it needs) happens here, not
+        # within `pulumi up`'s time limit: beside `make test`'s other workers it can take
+        # minutes. The language host's build then finds it in Go's cache.
+        run("go", "build", "./...", cwd=project.root, env=env)
         self.local_job_succeeds(project)
