@@ -70,8 +70,12 @@ def engine_env(tmp: Path, venv: Path) -> dict[str, str]:
     ``venv``: the built CLI, a file backend and a Pulumi home in ``tmp``, no network."""
     state = tmp / "state"
     state.mkdir(exist_ok=True)
+    # Not make's PYTHON (the interpreter `make test` made the virtualenv with, bare): the
+    # plugin's bundle and launcher read it as the Python to make a job's or their own
+    # virtualenv with, which is the user's to set, not the test run's.
+    inherited = {name: value for name, value in os.environ.items() if name != "PYTHON"}
     return {
-        **os.environ,
+        **inherited,
         "PATH": f"{TOOLS_BIN}:{venv / 'bin'}:{os.environ.get('PATH', '')}",
         # For the language host built from tools/language-host (see pulumi-env.sh).
         "PULUMI_PYTHON_CMD": str(venv / "bin" / "python"),
