@@ -18,6 +18,7 @@ from tests.release import (
     plugin_archives,
     serving,
 )
+from vertex_training.backends import reachability
 from vertex_training.credentials import VARIABLES as CREDENTIAL_VARIABLES
 from vertex_training.testing import ManualClock
 
@@ -62,6 +63,16 @@ def no_credential_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     of its own, or to Google for one; a test that wants one sets it."""
     for name in CREDENTIAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def endpoints_unknown() -> Iterator[None]:
+    """Each test starts with no endpoint known reached or unreachable. The memory is the
+    process's, and a worker runs many tests: a fake's ephemeral port that an earlier test
+    left unreachable (its server stopped under a retrying call) may be a later fake's."""
+    reachability.forget()
+    yield
+    reachability.forget()
 
 
 @pytest.fixture

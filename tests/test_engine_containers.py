@@ -33,7 +33,9 @@ pytestmark = [
     pytest.mark.timeout(COMMAND_TIMEOUT_S * 3),
 ]
 
-IMAGE = "localhost/vertex-training-test:1"
+#: One image per test process: a worker's teardown (`podman rmi -f`, which also ends the
+#: containers that run it) must not reach the containers of a test on another worker.
+IMAGE = f"localhost/vertex-training-test-{os.getpid()}:1"
 APT_PACKAGES = ("podman", "runc", "busybox-static")
 #: For hosts where podman's defaults cannot start a container (see the module docstring).
 RESTRICTED_HOST_CONF = """\
@@ -114,9 +116,11 @@ def container_project(tmp_path: Path, env: dict[str, str]) -> Project:
     return project
 
 
-def running_containers(env: dict[str, str]) -> list[str]:
+def running_containers(env: dict[str, str], job_id: str) -> list[str]:
+    """The running containers of the local job ``job_id`` (its resource name: other tests'
+    containers may run beside them)."""
     done = _run("podman", "ps", "--format", "{{.Names}}", env=env)
-    return [line for line in done.stdout.splitlines() if line.strip()]
+    return [name for name in done.stdout.split() if f"-{job_id.rsplit('/', 1)[-1]}-" in name]
 
 
 class TestContainerJobs:
@@ -167,12 +171,12 @@ class TestContainerJobs:
         backend = LocalBackend(project.root / ".local-jobs", base_dir=project.root)
         job_id = project.outputs()["jobs"]["sleeper"]["resource_name"]
         deadline = time.monotonic() + 60
-        while len(running_containers(podman_env)) < 2 and time.monotonic() < deadline:
+        while len(running_containers(podman_env, job_id)) < 2 and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert len(running_containers(podman_env)) >= 2, "both replicas should run"
+        assert len(running_containers(podman_env, job_id)) >= 2, "both replicas should run"
         project.run("destroy", "--yes").check()
         assert backend.get(job_id) is None
         deadline = time.monotonic() + 30
-        while running_containers(podman_env) and time.monotonic() < deadline:
+        while running_containers(podman_env, job_id) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert running_containers(podman_env) == []
+        assert running_containers(podman_env, job_id) == []

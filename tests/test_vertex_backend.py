@@ -14,7 +14,6 @@ import grpc
 import pytest
 
 from vertex_training.api import states
-from vertex_training.backends import reachability
 from vertex_training.backends.base import JobStatus
 from vertex_training.backends.pacing import PacingPolicy
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
@@ -374,12 +373,6 @@ class TestLaziness:
 
 class TestUnreachableEndpoint:
     """An endpoint no connection can be made to is told within seconds, by name."""
-
-    @pytest.fixture(autouse=True)
-    def _fresh(self) -> Iterator[None]:
-        reachability.forget()
-        yield
-        reachability.forget()
 
     @staticmethod
     def closed_port() -> str:
