@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +57,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return 4
 
     items.sort(key=group)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """With VERTEX_TEST_TIMELINE set to a file, each test appends a line to it: its
+    worker, start and end (seconds since the epoch), the CPU seconds of its worker and of
+    the processes it started and waited for (the CLI and what the CLI waited for), and its
+    id. `scripts/test_timeline.py` reads the file: where a run's time and CPU went."""
+    path = os.environ.get("VERTEX_TEST_TIMELINE")
+    if not path:
+        yield
+        return
+    before = time.time(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    yield
+    after = time.time(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(path, "a") as timeline:
+        timeline.write(
+            f"{worker}\t{before[0]:.2f}\t{after[0]:.2f}\t{after[1] - before[1]:.2f}\t"
+            f"{after[2] - before[2]:.2f}\t{item.nodeid}\n"
+        )
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 @pytest.fixture(autouse=True)
