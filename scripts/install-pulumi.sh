@@ -211,6 +211,10 @@ fi
 # The host scripts a CLI release ships beside its language host: the host runs the program
 # through the first; the engine starts the second as the plugin that serves every dynamic
 # resource of a Python program.
-install -m 0755 "$root/tools/host/pulumi-language-python-exec" \
-  "$root/tools/host/pulumi-resource-pulumi-python" "$bin/"
+# Copied only when they differ: a run of the tests may be running them (CI runs two side by
+# side, each `make test` running this script first).
+for script in pulumi-language-python-exec pulumi-resource-pulumi-python; do
+  cmp -s "$root/tools/host/$script" "$bin/$script" \
+    || install -m 0755 "$root/tools/host/$script" "$bin/"
+done
 echo "pulumi $(cli_version "$bin/pulumi") in $bin" >&2
