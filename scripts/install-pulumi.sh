@@ -19,8 +19,8 @@
 # Node.js and Go language hosts (TypeScript and Go programs) from tools/language-nodejs
 # and tools/language-go the same way, when the CLI in use has none beside it. The SDK
 # generators (tools/sdkgen, sdkgen-java, sdkgen-dotnet), which `make sdks` runs, are built
-# whenever Go is there. Builds run side by side and keep the Go caches under .tools/go.
-# VERTEX_TOOLS_DIR moves .tools elsewhere (the tests use it); PULUMI_BUILD=1 skips step 1.
+# whenever Go is there. Builds keep the Go caches under .tools/go. VERTEX_TOOLS_DIR moves
+# .tools elsewhere (the tests use it); PULUMI_BUILD=1 skips step 1.
 set -euo pipefail
 
 case ${1:-} in
@@ -137,36 +137,21 @@ sdk_host() {  # sdk_host LANGUAGE PACKAGE
   build "$dir" "$want" "github.com/pulumi/pulumi/sdk/v3/$2"
 }
 other_hosts() {
-  spawn sdk_host nodejs nodejs/cmd/pulumi-language-nodejs
-  spawn sdk_host go go/pulumi-language-go
+  sdk_host nodejs nodejs/cmd/pulumi-language-nodejs
+  sdk_host go go/pulumi-language-go
   command -v go >/dev/null || return 0
+  # The checksum database does not know pulumi-java's module (tools/sdkgen-java); its
+  # go.sum, committed, is what its download is checked against.
   local generator
   for generator in sdkgen sdkgen-java sdkgen-dotnet; do
     if [ ! -x "$bin/$generator" ] || [ -n "$(find "$root/tools/$generator" \
          "$root/tools/sdkwrite" -newer "$bin/$generator")" ]; then
-      spawn generator "$generator"
+      echo "building $generator (tools/$generator), which writes the plugin's SDKs" >&2
+      go_env
+      (cd "$root/tools/$generator" && GONOSUMDB=github.com/pulumi/pulumi-java \
+        go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0" .)
     fi
   done
-}
-generator() {
-  echo "building $1 (tools/$1), which writes the plugin's SDKs" >&2
-  go_env
-  # The checksum database does not know pulumi-java's module (tools/sdkgen-java); its
-  # go.sum, committed, is what its download is checked against.
-  (cd "$root/tools/$1" && GONOSUMDB=github.com/pulumi/pulumi-java \
-    go build -trimpath -o "$bin/" -ldflags "-s -w -checklinkname=0" .)
-}
-
-# The builds run side by side (spawn), each in its own module: a build's downloads and
-# link leave the cores idle that the others' compiles fill. `wait_builds` waits for them
-# all and fails if one did.
-pids=()
-spawn() { "$@" & pids+=($!); }
-wait_builds() {
-  local pid failed=0
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  pids=()
-  return "$failed"
 }
 
 # 1. An installed CLI. The official release ships its language hosts and host scripts
@@ -187,11 +172,10 @@ if [ "${PULUMI_BUILD:-}" != 1 ] \
            >/dev/null; then
         rm -f "$bin/pulumi-language-yaml"
       else
-        spawn yaml_host
+        yaml_host
       fi
       cli_dir=$(dirname "$installed")
       other_hosts
-      wait_builds
       exit 0
     fi
     echo "the installed Pulumi CLI $found ($installed) has no pulumi-language-python beside" \
@@ -214,17 +198,15 @@ if [ "$built" != "$version" ] || [ ! -x "$bin/pulumi-language-python" ]; then
   echo "building Pulumi $version and its Python language host from the Go module proxy" >&2
   go_env
   remove_ours
-  spawn build pulumi-cli "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  build pulumi-cli "$version" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   host=$(sed -n 's|^require github.com/pulumi/pulumi/sdk/v3 v\(.*\)$|\1|p' \
     "$root/tools/language-host/go.mod")
-  spawn build language-host "$host" \
-    github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
+  build language-host "$host" github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 fi
 if [ -n "$all" ]; then
-  spawn yaml_host
+  yaml_host
   other_hosts
 fi
-wait_builds
 
 # The host scripts a CLI release ships beside its language host: the host runs the program
 # through the first; the engine starts the second as the plugin that serves every dynamic
