@@ -88,14 +88,8 @@ def offline_env(tmp: Path) -> dict[str, str]:
     """The engine's environment: a Pulumi home of its own, no Python on PATH, pip's index
     a closed port, nothing naming a Python for the plugin."""
     env = engine_env(tmp, Path(sys.prefix))
-    # PYTHON too, which `make` hands the tests (the Python their virtualenv was made with).
-    for name in (
-        "VERTEX_TRAINING_PYTHON",
-        "PYTHON",
-        "PULUMI_PYTHON_CMD",
-        "VIRTUAL_ENV",
-        "PYTHONPATH",
-    ):
+    # (engine_env already leaves out PYTHON, which `make` hands the tests.)
+    for name in ("VERTEX_TRAINING_PYTHON", "PULUMI_PYTHON_CMD", "VIRTUAL_ENV", "PYTHONPATH"):
         env.pop(name, None)
     return {
         **env,
