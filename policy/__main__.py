@@ -33,6 +33,7 @@ from pulumi_policy import (  # noqa: E402 - after the repository is on sys.path
 )
 
 from policy import resources  # noqa: E402
+from vertex_training.preview.resources import UNKNOWN  # noqa: E402
 from vertex_training.review import policies  # noqa: E402
 
 PACK_NAME = "vertex-training-policies"
@@ -61,7 +62,7 @@ def _plain(value: Any) -> Any:
     if isinstance(target, list):
         return [_plain(v) for v in target]
     if isinstance(target, str) and target in SENTINELS:
-        return resources.UNKNOWN
+        return UNKNOWN
     return target
 
 

@@ -16,8 +16,7 @@ token, URN and plain properties, with every value the preview cannot know yet re
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,13 @@ import yaml
 
 from vertex_training import stackconfig
 from vertex_training.errors import SpecError
+from vertex_training.preview.resources import (  # noqa: F401 - the pack's names
+    BUCKET_TYPE,
+    UNKNOWN,
+    Resource,
+    buckets_of,
+    grants_of,
+)
 from vertex_training.review import cost, policies
 from vertex_training.stackconfig import platform as stack_platform
 
@@ -35,20 +41,8 @@ JOB_TYPES = (
     "pulumi-python:dynamic/vertex:TrainingJob",
     "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
 )
-BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 #: The project's price snapshot, which the cost rules price jobs from (docs/cost.md).
 PRICES_FILE = Path("prices") / "snapshot.json"
-#: A value the preview cannot know yet (the email of an account still to be created).
-UNKNOWN = "[unknown until pulumi up]"
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One resource as the engine shows it: type token, URN, plain properties."""
-
-    type: str
-    urn: str
-    props: Mapping[str, Any]
 
 
 @dataclass
@@ -127,72 +121,6 @@ def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
         result.grants.extend(grants_of(resource))
     result.buckets = buckets_of(resources, result.grants)
     return result
-
-
-def grants_of(resource: Resource) -> list[policies.Grant]:
-    """The IAM grants of a pulumi-gcp member, binding or policy resource (none for others)."""
-    if not resource.type.startswith("gcp:"):
-        return []
-    kind = resource.type.rsplit(":", 1)[-1].lower()
-    props = resource.props
-    target = _target(resource)
-    if kind.endswith("iammember") or kind.endswith("iambinding"):
-        members = [props.get("member")] if "member" in props else list(props.get("members") or [])
-        return [
-            policies.Grant(str(member), str(props.get("role")), target)
-            for member in members
-            if member is not None
-        ]
-    if kind.endswith("iampolicy") and isinstance(props.get("policyData"), str):
-        try:
-            data = json.loads(props["policyData"])
-        except ValueError:
-            return []
-        return [
-            policies.Grant(str(member), str(binding.get("role")), target)
-            for binding in data.get("bindings") or []
-            for member in binding.get("members") or []
-        ]
-    return []
-
-
-def buckets_of(
-    resources: Iterable[Resource], grants: Iterable[policies.Grant]
-) -> list[policies.BucketAccess]:
-    """Each bucket the stack creates: its public access prevention and public members."""
-    grants = list(grants)
-    found = []
-    for resource in resources:
-        if resource.type != BUCKET_TYPE:
-            continue
-        name = str(resource.props.get("name") or resource.urn.rsplit("::", 1)[-1])
-        public = tuple(
-            sorted(
-                {
-                    g.member
-                    for g in grants
-                    if g.target == f"bucket {name}" and g.member in policies.PUBLIC_MEMBERS
-                }
-            )
-        )
-        prevention = resource.props.get("publicAccessPrevention")
-        found.append(
-            policies.BucketAccess(name, None if prevention is None else str(prevention), public)
-        )
-    return found
-
-
-def _target(resource: Resource) -> str:
-    props = resource.props
-    for key, label in (
-        ("bucket", "bucket"),
-        ("repository", "repository"),
-        ("serviceAccountId", "service account"),
-        ("project", "project"),
-    ):
-        if props.get(key):
-            return f"{label} {props[key]}"
-    return resource.urn.rsplit("::", 1)[-1]
 
 
 def _add_job(result: StackView, resource: Resource, stack: stackconfig.Stack) -> None:

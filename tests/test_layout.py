@@ -102,6 +102,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vertex_training.resources",),
     ("vertex_training.program",),
     ("vertex_training.plugin",),
+    ("vertex_training.preview",),
     ("vertex_training.__main__",),
     # The package's public names (its __init__): every layer's, re-exported.
     ("vertex_training",),

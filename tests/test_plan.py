@@ -164,7 +164,12 @@ class TestCommand:
         jobs = {j["name"]: j for j in document["jobs"]}
         assert jobs["new"]["change"] == "submit"
         assert jobs["new"]["pools"] == ["primary: 1 x n1-standard-8", "workers: 2 x n1-standard-8"]
-        assert jobs["gpu"]["keys"][0] == {"key": "accelerator.count", "before": "1", "after": "2"}
+        assert jobs["gpu"]["keys"][0] == {
+            "key": "accelerator.count",
+            "before": "1",
+            "after": "2",
+            "replaces": False,
+        }
         assert jobs["broken"]["issues"][0]["key"] == "vertex-training:jobs.broken.machine"
 
     def test_a_valid_change_exits_0(self, repo: Path) -> None:

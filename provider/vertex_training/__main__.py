@@ -25,8 +25,7 @@ availability and the version to move to (``render`` of the output refuses it, sa
 same).
 
 ``render`` also carries each job's cost in its JSON, as ``estimated_cost: {usd_per_hour,
-max_usd, prices_read, breakdown, unknown}`` (``vertex_training.review.cost.to_json``), priced from
-the project's price snapshot (``prices/snapshot.json``).
+max_usd, prices_read, breakdown, unknown}`` (``vertex_training.review.cost.to_json``).
 
 ``prices refresh [--region R ...] [--endpoint HOST:PORT] [--compute-endpoint HOST:PORT]
 [--project P] [--out FILE]`` reads the machine types' shapes from Compute Engine, then Vertex AI's
@@ -45,6 +44,9 @@ the stack file defines at git ref REF with the working tree (``vertex_training.r
 each job submitted, replaced with the keys that changed, updated, deleted or unchanged,
 its pools, its estimated cost, what the preview warns about it, and the stack's rules.
 Exits 2 when a job is invalid, 1 when a mandatory rule fails, 0 otherwise.
+
+``review PREVIEW_JSON`` does the same for the change ``pulumi preview --json`` shows, of a
+program in any language (``vertex_training.preview.review``).
 
 ``jobs orphans --project P --region R [--stack NAME ...] [--state FILE ...]
 [--project-name NAME ...] [--label KEY[=VALUE] ...] [--cancel | --delete] [--yes]`` lists
@@ -223,21 +225,62 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from vertex_training.catalog import cloud_quotas
     from vertex_training.review import plan as review
 
-    try:
-        plan = review.plan_stack(
+    return _printed(
+        lambda: review.plan_stack(
             Path(args.stack_file),
             args.base,
             today=args.today,
             quota_reader=cloud_quotas.reader(endpoint=args.quotas_endpoint),
-        )
+        ),
+        args.format,
+    )
+
+
+def _printed(make: Callable[[], Any], form: str) -> int:
+    """Print the plan ``make`` makes, or its mistakes; the exit status."""
+    from vertex_training.review import plan as review
+
+    try:
+        plan = make()
     except SpecError as exc:
         for issue in exc.issues:
             print(issue, file=sys.stderr)
         return EXIT_INVALID_CONFIG
-    sys.stdout.write(review.to_json(plan) if args.format == "json" else review.to_markdown(plan))
+    sys.stdout.write(review.to_json(plan) if form == "json" else review.to_markdown(plan))
     if plan.invalid:
         return EXIT_INVALID_CONFIG
     return EXIT_RULE_FAILED if plan.mandatory_failures else 0
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from vertex_training.catalog import cloud_quotas
+    from vertex_training.preview import review as preview
+
+    return _printed(
+        lambda: preview.review_file(
+            args.preview,
+            stack=args.stack,
+            prices_file=Path(args.prices) if args.prices else None,
+            pack_config=Path(args.policy_pack_config) if args.policy_pack_config else None,
+            quota_reader=cloud_quotas.reader(endpoint=args.quotas_endpoint),
+            today=args.today,
+        ),
+        args.format,
+    )
+
+
+def _review_options(parser: argparse.ArgumentParser, today: str) -> None:
+    """The options ``plan`` and ``review`` share: the output's format, the day, quotas."""
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument(
+        "--today", type=_date, default=None, help=f"{today} as of this date (default: today)"
+    )
+    parser.add_argument(
+        "--quotas-endpoint",
+        default=None,
+        metavar="HOST:PORT",
+        help="read quotas from this Cloud Quotas endpoint (a loopback one: a fake, in plaintext)",
+    )
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -631,20 +674,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plan_parser.add_argument("stack_file", help="stacks/Pulumi.<stack>.yaml")
     plan_parser.add_argument("--base", required=True, help="the git ref to compare with")
-    plan_parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    plan_parser.add_argument(
-        "--today",
-        type=_date,
-        default=None,
-        help="judge prebuilt image support and availability as of this date (default: today)",
-    )
-    plan_parser.add_argument(
-        "--quotas-endpoint",
-        default=None,
-        metavar="HOST:PORT",
-        help="read quotas from this Cloud Quotas endpoint (a loopback one: a fake, in plaintext)",
-    )
+    _review_options(plan_parser, "judge prebuilt image support and availability")
     plan_parser.set_defaults(handler=_cmd_plan)
+    review_parser = subparsers.add_parser(
+        "review",
+        help="what a program's change does to its jobs, read from `pulumi preview --json`",
+        description=(
+            "Each training job a preview submits, replaces (which keys force it), updates "
+            "or deletes, with its machines, cost, warnings, the team's rules and quotas, "
+            "as `plan` prints them, for a program in any language. Exits 2 when a job is "
+            "invalid or the preview failed, 1 when a mandatory rule fails."
+        ),
+    )
+    review_parser.add_argument("preview", help="`pulumi preview --json`'s output (- for stdin)")
+    review_parser.add_argument("--stack", help="the stack's name (default: the preview's)")
+    prices = "the price snapshot (default: vertex-training:prices, else prices/snapshot.json)"
+    review_parser.add_argument("--prices", metavar="FILE", help=prices)
+    rules = "the rules, as the policy pack reads them (default: vertex-training:policies)"
+    review_parser.add_argument("--policy-pack-config", metavar="FILE", help=rules)
+    _review_options(review_parser, "judge the price snapshot's age")
+    review_parser.set_defaults(handler=_cmd_review)
     prices_parser = subparsers.add_parser(
         "prices", help="the price snapshot estimates use (prices/snapshot.json)"
     )

@@ -62,23 +62,20 @@ from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, LOCAL_ACCELERA
 from vertex_training.packaging import POOL_KEYS
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.importing import imported_inputs
+from vertex_training.plugin.inputs import job_input, owner_of
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
-from vertex_training.resources.job_arguments import PROGRAM, UNKNOWN_TEXT
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ProviderSettings,
     same_job,
-    whole_numbers,
 )
-from vertex_training.resources.submission import PROJECT_SETTING
 
 if TYPE_CHECKING:
     from vertex_training.resources.training_job import TrainingJobProvider
 
-#: The job's settings among a job resource's inputs: property -> stack setting.
-SETTINGS = {name: shapes.snake(name) for name in schema.JOB_SETTINGS}
 #: A job resource's outputs that the dynamic provider records: property -> its key.
 RECORDED_OUTPUTS = {
     "state": "state",
@@ -94,14 +91,6 @@ RECORDED_OUTPUTS = {
     "bestTrial": "best_trial",
 }
 BACKENDS = ("vertex", "local")
-
-
-def owner_of(urn: str) -> dict[str, str]:
-    """Whom the resource of a URN (``urn:pulumi:STACK::PROJECT::TYPE::NAME``) belongs to,
-    as stack settings (``vertex_training.resources.submission.Owner``): its stack and
-    Pulumi project. The engine tells a provider's custom resources no organization."""
-    stack, project = urn.split("::", maxsplit=2)[:2]
-    return {"stack": stack.rsplit(":", maxsplit=1)[-1], PROJECT_SETTING: project}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,30 +133,6 @@ class Defaults:
         if not filled.get("backend"):
             filled["backend"] = self.backend or "vertex"
         return filled
-
-
-def job_input(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """A job resource's checked inputs (plain, in the schema's naming) as the dynamic
-    providers' ``job`` input: its name, its keys and its stack settings (its ``owner``'s,
-    ``owner_of``, then the platform's, then the arguments', as
-    ``TrainingJob(platform=..., project=...)`` takes them)."""
-    stack_settings: dict[str, Any] = {**owner, "config_from": PROGRAM}
-    platform = inputs.get("platform")
-    if isinstance(platform, Mapping):
-        stack_settings.update({SETTINGS[k]: v for k, v in platform.items() if k in SETTINGS and v})
-    for prop, key in SETTINGS.items():
-        if inputs.get(prop):
-            stack_settings[key] = inputs[prop]
-    if inputs.get("images"):
-        rows = inputs["images"]
-        stack_settings["images"] = (
-            rows if rows == UNKNOWN_TEXT else [shapes.to_config(row, ImageRowArgs) for row in rows]
-        )
-    job = inputs.get("job")
-    config = (
-        job if job == UNKNOWN_TEXT else whole_numbers(shapes.to_config(job or {}, TrainingJobArgs))
-    )
-    return {"name": name, "config": config, "stack": stack_settings}
 
 
 def recorded(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -66,6 +66,9 @@ class KeyChange:
     key: str
     before: str
     after: str
+    #: Whether this key's change is what replaces the job (a review of a preview says so
+    #: where the engine does: a replace that also updates names which key forces it).
+    replaces: bool = False
 
 
 @dataclass
@@ -98,6 +101,8 @@ class JobPlan:
     issues: list[Issue] = field(default_factory=list)
     #: What `pulumi preview` warns about the job (``key: message``), e.g. an image's end of support.
     warnings: list[str] = field(default_factory=list)
+    #: Why the job cannot be read before `pulumi up` (a value the preview cannot know yet).
+    unknown: str = ""
 
 
 @dataclass
@@ -115,6 +120,8 @@ class Plan:
     prices_note: str | None = None
     #: The quota check of the jobs this change submits (``check_quotas``).
     quotas: QuotaCheck | None = None
+    #: What the change is compared with, as the heading says it (Markdown).
+    against: str = ""
 
     @property
     def invalid(self) -> bool:
@@ -128,9 +135,9 @@ class Plan:
         """The most the jobs this change submits can cost, or None with the reasons."""
         total, unknown = 0.0, []
         for job in self.jobs:
-            if job.change not in SUBMITTING or job.estimate is None:
+            if job.change not in SUBMITTING:
                 continue
-            if job.estimate.max_usd is None:
+            if job.estimate is None or job.estimate.max_usd is None:
                 unknown.append(job.name)
             else:
                 total += job.estimate.max_usd
@@ -311,7 +318,8 @@ def to_markdown(plan: Plan) -> str:
     """The plan as a pull-request comment: a table first, then each change's details."""
     from vertex_training.review.cost import describe
 
-    lines = [f"### `{plan.stack}`: what this change does (against `{plan.base}`)", ""]
+    against = plan.against or f"against `{plan.base}`"
+    lines = [f"### `{plan.stack}`: what this change does ({against})", ""]
     if plan.prices is not None:
         lines += [
             f"Costs from the Cloud Billing Catalog at `{plan.prices.source}`: prices read "
@@ -339,18 +347,12 @@ def to_markdown(plan: Plan) -> str:
         lines += ["| job | change | pools | estimated cost |", "| --- | --- | --- | --- |"]
         for job in plan.jobs:
             pools = "<br>".join(pools_of(job.job)) if job.job is not None else ""
-            estimate = describe(job.estimate) if job.estimate is not None else ""
+            estimate = describe(job.estimate) if job.estimate is not None else job.unknown
             lines.append(f"| `{job.name}` | {job.change} | {pools} | {estimate} |")
         lines.append("")
     lines += _breakdown(plan)
     for job in plan.jobs:
-        if job.keys:
-            changed = "; ".join(f"`{k.key}` {k.before} -> {k.after}" for k in job.keys)
-            lines.append(f"- `{job.name}` ({job.change}): {changed}")
-        for issue in job.issues:
-            lines.append(f"- `{job.name}` is invalid: {issue}")
-        for warning in job.warnings:
-            lines.append(f"- :warning: `{job.name}`: {warning}")
+        lines += _details(job)
     if plan.rules:
         lines += ["", "**Rules**", ""]
         failed = [r for r in plan.rules if not r.passed]
@@ -363,6 +365,38 @@ def to_markdown(plan: Plan) -> str:
             lines.append(f"- :white_check_mark: every job keeps {', '.join(passed)}")
     lines += _quota_lines(plan)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _details(job: JobPlan) -> list[str]:
+    """A job's changed keys, mistakes and warnings, one line each."""
+    lines = []
+    if job.keys:
+        changed = "; ".join(_key_change(k) for k in job.keys)
+        lines.append(f"- `{job.name}` ({job.change}): {changed}")
+        if job.change == REPLACE and any(k.replaces for k in job.keys):
+            lines.append(f"  - {_why_replaced(job)}")
+    lines += [f"- `{job.name}` is invalid: {issue}" for issue in job.issues]
+    lines += [f"- :warning: `{job.name}`: {warning}" for warning in job.warnings]
+    return lines
+
+
+def _key_change(change: KeyChange) -> str:
+    shown = f"`{change.key}` {change.before} -> {change.after}"
+    return f"{shown} (forces replacement)" if change.replaces else shown
+
+
+def _why_replaced(job: JobPlan) -> str:
+    """A replace's reason in a reviewer's words: which keys force it, and that Vertex AI
+    runs it again (it cannot update a job)."""
+    forcing = [f"`{k.key}`" for k in job.keys if k.replaces]
+    others = [f"`{k.key}`" for k in job.keys if not k.replaces]
+    text = (
+        f"submitted again because {', '.join(forcing)} changed (Vertex AI cannot update a "
+        "submitted job: the running one is cancelled and deleted)"
+    )
+    if others:
+        text += f"; {', '.join(others)} alone would only update it"
+    return text
 
 
 def _quota_lines(plan: Plan) -> list[str]:
@@ -409,6 +443,7 @@ def to_json(plan: Plan) -> str:
                 "estimate": _estimate(job.estimate),
                 "issues": [_issue(i) for i in job.issues],
                 "warnings": list(job.warnings),
+                "unknown": job.unknown or None,
             }
             for job in plan.jobs
         ],

@@ -57,6 +57,7 @@ __all__ = [
     "PoliciesConfig",
     "RuleResult",
     "evaluate",
+    "from_pack_config",
     "parse_policies",
     "platform_buckets",
     "platform_grants",
@@ -280,6 +281,60 @@ def parse_policies(raw: Any) -> PoliciesConfig:
     if issues:
         raise SpecError(issues)
     return config
+
+
+#: A CrossGuard policy pack config's own keys (``pulumi preview --policy-pack-config``): a
+#: policy's level, and ``all``, the level of every policy the file names without one.
+PACK_LEVEL_KEY = "enforcementLevel"
+PACK_ALL = "all"
+PACK_DISABLED = "disabled"
+
+
+def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
+    """The rules a CrossGuard policy pack config turns on, as ``parse_policies`` reads them.
+
+    The file CrossGuard reads (``--policy-pack-config``, JSON) names each policy with its
+    level, ``{"require_timeout": "mandatory"}``, or with its level and settings,
+    ``{"max_cost_per_job": {"enforcementLevel": "advisory", "usd": 500}}``; ``all`` gives
+    the level of a policy named without one; a policy ``disabled`` or left out is off.
+    The pack's policies are the rules (``RULES``). A mistake raises ``SpecError`` naming
+    ``source`` and the policy's key.
+    """
+    if not isinstance(raw, Mapping):
+        raise SpecError(
+            [
+                Issue(
+                    source,
+                    raw,
+                    'must be a JSON object of policy: level, e.g. {"spot_only": "mandatory"}',
+                )
+            ]
+        )
+    default = raw.get(PACK_ALL, MANDATORY)
+    rules: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == PACK_ALL:
+            continue
+        settings = dict(value) if isinstance(value, Mapping) else {PACK_LEVEL_KEY: value}
+        level = settings.pop(PACK_LEVEL_KEY, default)
+        if level == PACK_DISABLED:
+            continue
+        rules[str(name)] = {"enforcement": level, **settings}
+    try:
+        return parse_policies(rules)
+    except SpecError as exc:
+        raise SpecError(
+            [
+                Issue(
+                    issue.key.replace(POLICIES_KEY, source, 1).replace(
+                        ".enforcement", f".{PACK_LEVEL_KEY}"
+                    ),
+                    issue.value,
+                    issue.message.replace("enforcement: ", f"{PACK_LEVEL_KEY}: "),
+                )
+                for issue in exc.issues
+            ]
+        ) from None
 
 
 def platform_grants(platform: Platform | None, jobs: Mapping[str, JobSpec]) -> list[Grant]:
