@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import POLICIES_KEY
 from vertex_training.preview.resources import (
+    JOB_TYPES,
     Resource,
     ResourceJob,
     buckets_of,
@@ -80,6 +81,29 @@ PREVIEW_ARGUMENT = "review PREVIEW"
 PACK_CONFIG_OPTION = "--policy-pack-config"
 #: How the review names what it compares with.
 AGAINST = "`pulumi preview` against the stack's state"
+
+
+@dataclass(frozen=True)
+class Refusal(Issue):
+    """A mistake as the preview printed it: its property path and the words that follow,
+    which name the bad value already."""
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+#: How the engine words a check failure before the provider's own text.
+CHECK_FAILURE = " has a problem: "
+
+
+def refusal(message: str) -> Refusal:
+    """One of the preview's error messages as a mistake: a check failure's own text
+    (``job.machine: ... (got 'e2-standrd-4')``) by its property path, anything else whole."""
+    reason = message.split(CHECK_FAILURE, 1)[-1] if CHECK_FAILURE in message else ""
+    key, colon, rest = reason.partition(": ")
+    if colon and " " not in key:
+        return Refusal(key, None, rest)
+    return Refusal(PREVIEW_KEY, None, message)
 
 
 @dataclass
@@ -171,14 +195,15 @@ def review_preview(
     seen, resources = _jobs_and_resources(document.get("steps") or [])
     errors, warnings = _diagnostics(document.get("diagnostics") or [])
     plans = [_plan(urn, job, snapshot, errors, warnings) for urn, job in seen.items()]
+    for urn, messages in errors.items():
+        refused: list[Issue] = [refusal(message) for message in messages]
+        if urn in seen:
+            continue
+        if _type_of(urn) in JOB_TYPES:  # refused by its check: the preview made no step
+            plans.append(JobPlan(urn.rsplit("::", 1)[-1], INVALID, issues=refused))
+        else:
+            stack_issues += refused
     plans.sort(key=lambda p: p.name)
-    job_urns = set(seen)
-    stack_issues += [
-        Issue(PREVIEW_KEY, None, message)
-        for urn, messages in errors.items()
-        if urn not in job_urns
-        for message in messages
-    ]
     results = []
     if policies is not None:
         judged = {p.name: p.job for p in plans if p.job is not None and p.change != DELETE}
@@ -283,7 +308,7 @@ def _diagnostics(
             continue
         severity = diagnostic.get("severity")
         target = errors if severity == "error" else warnings if severity == "warning" else None
-        message = str(diagnostic.get("message") or "").strip()
+        message = str(diagnostic.get("message") or "").strip().removeprefix("error: ")
         if target is not None and message:
             target.setdefault(str(diagnostic.get("urn") or ""), []).append(message)
     return errors, warnings
@@ -304,7 +329,7 @@ def _plan(
     refused = errors.get(urn, [])
     if refused or (shown.issues and seen.change != DELETE):
         plan.change = INVALID
-        plan.issues = [Issue(PREVIEW_KEY, None, m) for m in refused] or list(shown.issues)
+        plan.issues = [refusal(m) for m in refused] or list(shown.issues)
         return plan
     plan.job = shown.job
     plan.unknown = f"unknown until pulumi up: {shown.unknown}" if shown.unknown else ""
@@ -340,6 +365,12 @@ def _under(key: str, path: str, plugin: bool) -> bool:
     (a plugin's ``job.machine``; a dynamic provider's reason names a key of the job)."""
     path = path if plugin else path.removeprefix("config.")
     return key == path or key.startswith((f"{path}.", f"{path}["))
+
+
+def _type_of(urn: str) -> str:
+    """``urn:pulumi:STACK::PROJECT::[PARENT$]TYPE::NAME`` -> ``TYPE``."""
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) > 3 else ""
 
 
 def _stack_of(seen: Mapping[str, _Seen], resources: list[Resource]) -> str | None:
