@@ -101,14 +101,15 @@ def job_of(resource: Resource) -> ResourceJob | None:
     """The job ``resource`` declares (None: it is no job resource)."""
     if resource.type in PLUGIN_JOB_TYPES:
         given = job_input(resource.name, owner_of(resource.urn), _sentinels(resource.props))
-        written = {k: v for k, v in resource.props.items() if k not in schema.JOB_OUTPUTS}
+        shown = _shown(resource.props)
+        written = {k: v for k, v in shown.items() if k not in schema.JOB_OUTPUTS}
     elif resource.type in DYNAMIC_JOB_TYPES:
         given = _dynamic_input(_sentinels(resource.props))
         if given is None:
             found = ResourceJob(resource.name, resource.urn, resource.type)
             found.unknown = "its job input is not known before pulumi up"
             return found
-        written = _written(given)
+        written = _written(_shown(given))
     else:
         return None
     found = ResourceJob(str(given.get("name") or resource.name), resource.urn, resource.type)
@@ -138,6 +139,17 @@ def _written(given: Mapping[str, Any]) -> dict[str, Any]:
             {f"settings.{k}": v for k, v in stack.items() if k not in OWNER_SETTINGS and v}
         )
     return written
+
+
+def _shown(value: Any) -> Any:
+    """``value`` with the engine's sentinel for what is not known yet as ``UNKNOWN``."""
+    if is_unknown(value):
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return {key: _shown(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value
 
 
 def _sentinels(value: Any) -> Any:
