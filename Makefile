@@ -72,8 +72,8 @@ test: venv all-tools policy-venv $(BUNDLER)  ## Run every test: unit, fake Verte
 	$(PULUMI) $(PY) -m pytest -n $(TEST_WORKERS) --maxschedchunk 1 --durations 25
 
 lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode on provider/.
-	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle __main__.py
-	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle __main__.py
+	$(VENV)/bin/ruff check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle actions __main__.py
+	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle actions __main__.py
 	$(VENV)/bin/mypy
 
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json) from the job's typed keys and the docs.

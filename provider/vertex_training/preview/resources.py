@@ -93,12 +93,9 @@ class ResourceJob:
         return self.type in PLUGIN_JOB_TYPES
 
 
-def is_unknown_value(value: Any) -> bool:
-    return is_unknown(value) or value == UNKNOWN
-
-
 def job_of(resource: Resource) -> ResourceJob | None:
     """The job ``resource`` declares (None: it is no job resource)."""
+    given: dict[str, Any] | None
     if resource.type in PLUGIN_JOB_TYPES:
         given = job_input(resource.name, owner_of(resource.urn), _sentinels(resource.props))
         shown = _shown(resource.props)
