@@ -1,19 +1,28 @@
 """The team's review rules as a CrossGuard policy pack (pulumi-policy): wiring only.
 
-The rules, their configuration (``vertex-training:policies`` in the stack file) and their
-evaluation are ``vertex_training.review.policies``, the same that ``vertex-training plan``
-applies; ``policy/resources.py`` reads what the engine shows into their arguments.
+The rules, their configuration and their evaluation are
+``vertex_training.review.policies``, the same that ``vertex-training plan`` and ``review``
+apply; ``policy/resources.py`` reads what the engine shows into their arguments: each job
+from its resource's own inputs, whatever program declared it. The rules come from one of
+two places (docs/policies.md):
 
-CrossGuard fixes a policy's enforcement level when the pack starts, before the pack knows
-the stack; a stack chooses each rule's level. So every rule is two stack policies,
-``<rule>.mandatory`` and ``<rule>.advisory``, and a failure is reported by the one the
-stack chose; a rule the stack leaves out reports nothing. ``policies-config`` reports a
-stack whose rules cannot be read (mandatory). See docs/policies.md.
+- the policy pack config (``pulumi preview --policy-pack-config config.json``): each rule
+  is a policy of its own name (``require_timeout``), ``disabled`` until the file gives it
+  a level, so it reports at the level the file gives;
+- else the stack's ``vertex-training:policies`` in its stack file: CrossGuard fixes a
+  policy's level when the pack starts, before the pack reads the stack file, so each rule
+  is also two policies, ``<rule>.mandatory`` and ``<rule>.advisory``, and a failure is
+  reported by the one the stack chose.
+
+``policies-config`` reports rules that cannot be read (mandatory); ``policies-coverage``
+names the jobs not judged and what else a reviewer should know (advisory).
 """
 
 from __future__ import annotations
 
+import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +31,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "provider")]
 
-from pulumi_policy import (  # noqa: E402 - after the repository is on sys.path
+from google.protobuf import json_format  # noqa: E402 - after the repository is on sys.path
+from pulumi.runtime.proto import analyzer_pb2  # noqa: E402
+from pulumi_policy import (  # noqa: E402
     EnforcementLevel,
+    PolicyConfigSchema,
     PolicyPack,
     ReportViolation,
     Secret,
@@ -31,9 +43,9 @@ from pulumi_policy import (  # noqa: E402 - after the repository is on sys.path
     StackValidationPolicy,
     proxy,
 )
+from pulumi_policy import policy as sdk  # noqa: E402
 
 from policy import resources  # noqa: E402
-from vertex_training.preview.resources import UNKNOWN  # noqa: E402
 from vertex_training.review import policies  # noqa: E402
 
 PACK_NAME = "vertex-training-policies"
@@ -47,6 +59,34 @@ SENTINELS = frozenset(
     for name in dir(proxy)
     if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
 )
+#: What the engine configured each policy with (``Configure``): level and settings.
+CONFIGURED: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
+def _hear_configure() -> None:
+    """Keep what the engine configures the pack with, every policy at once.
+
+    pulumi-policy hands a policy only its own settings (``args.get_config()``), and runs
+    none that is ``disabled``; the pack must see the whole file to refuse a misspelt rule,
+    ``all`` or settings without a level (``policies.from_pack_config``) with its mandatory
+    ``policies-config``. So it wraps the SDK's ``Configure`` (pulumi-policy 1.21.0, pinned
+    in requirements.txt; tests/test_engine_policy.py runs it). When the file gives ``all``,
+    which the engine applies to every policy, ``policies-config`` keeps its own level
+    (mandatory) so that the refusal stops the preview.
+    """
+    servicer = sdk._PolicyAnalyzerServicer  # private to the SDK: see the docstring
+    configure = servicer.Configure
+
+    def heard(self: Any, request: Any, context: Any) -> Any:
+        CONFIGURED.clear()
+        for name, given in request.policyConfig.items():
+            level = analyzer_pb2.EnforcementLevel.Name(given.enforcementLevel).lower()
+            CONFIGURED[name] = (level, json_format.MessageToDict(given.properties))
+        if policies.PACK_ALL in CONFIGURED and policies.CONFIG_POLICY in request.policyConfig:
+            request.policyConfig[policies.CONFIG_POLICY].enforcementLevel = analyzer_pb2.MANDATORY
+        return configure(self, request, context)
+
+    servicer.Configure = heard
 
 
 def _plain(value: Any) -> Any:
@@ -62,27 +102,72 @@ def _plain(value: Any) -> Any:
     if isinstance(target, list):
         return [_plain(v) for v in target]
     if isinstance(target, str) and target in SENTINELS:
-        return UNKNOWN
+        return resources.UNKNOWN
     return target
 
 
+#: The last analysis's stack, by what it was read from (one entry).
+_views: dict[str, resources.StackView] = {}
+_lock = threading.Lock()
+
+
 def _view(args: StackValidationArgs) -> resources.StackView:
+    """The stack as the rules see it, read once for all the policies of one analysis."""
     seen = [resources.Resource(r.resource_type, r.urn, _plain(r.props)) for r in args.resources]
-    return resources.view(seen, Path.cwd())
+    fingerprint = json.dumps(
+        [[[r.type, r.urn, r.props] for r in seen], sorted(CONFIGURED.items())],
+        sort_keys=True,
+        default=str,
+    )
+    with _lock:
+        if fingerprint not in _views:
+            _views.clear()
+            _views[fingerprint] = resources.view(seen, Path.cwd(), CONFIGURED)
+        return _views[fingerprint]
 
 
-def _rule_policy(rule: str, enforcement: str) -> StackValidationPolicy:
+def _report_failures(
+    stack: resources.StackView, rule: str, enforcement: str | None, report: ReportViolation
+) -> None:
+    for result in stack.results():
+        if result.rule != rule or result.passed:
+            continue
+        if enforcement is not None and result.enforcement != enforcement:
+            continue
+        if result.job:
+            report(f"{result.job}: {result.message}", stack.urns.get(result.job))
+        else:
+            report(result.message)
+
+
+def _pack_rule_policy(rule: str) -> StackValidationPolicy:
+    """``rule`` as the policy pack config turns it on, at the level the file gives."""
+
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         stack = _view(args)
-        for result in stack.results():
-            if result.rule == rule and result.enforcement == enforcement and not result.passed:
-                if result.job:
-                    report(f"{result.job}: {result.message}", stack.urns.get(result.job))
-                else:
-                    report(result.message)
+        if stack.source == resources.FROM_PACK_CONFIG:
+            _report_failures(stack, rule, None, report)
+
+    settings = resources.SETTINGS_SCHEMA.get(rule)
+    return StackValidationPolicy(
+        name=rule,
+        description=policies.RULES[rule],
+        enforcement_level=EnforcementLevel.DISABLED,
+        validate=validate,
+        config_schema=PolicyConfigSchema(properties=settings) if settings else None,
+    )
+
+
+def _stack_rule_policy(rule: str, enforcement: str) -> StackValidationPolicy:
+    """``rule`` as the stack's ``vertex-training:policies`` turns it on at ``enforcement``."""
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        stack = _view(args)
+        if stack.source == resources.FROM_STACK:
+            _report_failures(stack, rule, enforcement, report)
 
     return StackValidationPolicy(
-        name=f"{rule}.{enforcement}",
+        name=policies.stack_policy(rule, enforcement),
         description=policies.RULES[rule],
         enforcement_level=LEVELS[enforcement],
         validate=validate,
@@ -91,25 +176,31 @@ def _rule_policy(rule: str, enforcement: str) -> StackValidationPolicy:
 
 def _config_policy() -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        stack = _view(args)
-        for issue in stack.issues:
+        for issue in _view(args).issues:
             report(issue)
 
     return StackValidationPolicy(
-        name="policies-config",
-        description=f"The stack's {policies.POLICIES_KEY} can be read.",
+        name=policies.CONFIG_POLICY,
+        description=(
+            "The rules can be read: the policy pack config's, else the stack's "
+            f"{policies.POLICIES_KEY}."
+        ),
         enforcement_level=EnforcementLevel.MANDATORY,
         validate=validate,
     )
 
 
-def _skipped_policy() -> StackValidationPolicy:
+def _coverage_policy() -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        for skipped in _view(args).skipped:
-            report(f"not judged: {skipped}")
+        stack = _view(args)
+        for note in stack.notes:
+            report(note)
+        if stack.config is not None and stack.config.enabled():
+            for skipped, urn in stack.skipped:
+                report(f"not judged: {skipped}", urn)
 
     return StackValidationPolicy(
-        name="policies-coverage",
+        name=policies.COVERAGE_POLICY,
         description="Every job of the stack is judged by the rules.",
         enforcement_level=EnforcementLevel.ADVISORY,
         validate=validate,
@@ -117,8 +208,10 @@ def _skipped_policy() -> StackValidationPolicy:
 
 
 def main() -> None:
-    rules = [_config_policy(), _skipped_policy()]
-    rules += [_rule_policy(rule, level) for rule in policies.RULES for level in LEVELS]
+    _hear_configure()
+    rules = [_config_policy(), _coverage_policy()]
+    rules += [_pack_rule_policy(rule) for rule in policies.RULES]
+    rules += [_stack_rule_policy(rule, level) for rule in policies.RULES for level in LEVELS]
     PolicyPack(name=PACK_NAME, policies=list(rules))
 
 

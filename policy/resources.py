@@ -1,48 +1,104 @@
 """What the engine shows the pack -> the arguments of ``vertex_training.review.policies.evaluate``.
 
-Pure (no ``pulumi_policy``): the pack's ``__main__`` hands each resource over as its type
-token, URN and plain properties, with every value the preview cannot know yet replaced by
-``UNKNOWN``. This module then finds
+Pure (no ``pulumi_policy``): the pack's ``__main__`` hands over what the engine configured
+each policy with (``Configure``) and each resource as its type token, URN and plain
+properties, with every value the preview cannot know yet replaced by ``UNKNOWN``. This
+module then finds
 
-- the stack (from the URNs) and its rules: ``vertex-training:policies`` in the stack file
-  ``<project>/<stackConfigDir>/Pulumi.<stack>.yaml``, the one the program ran with, since
-  the CLI runs the pack in the project directory;
-- the jobs: for each TrainingJob / HyperparameterTuningJob dynamic resource (type
-  ``pulumi-python:dynamic/vertex:<class>``), that job as ``vertex_training.stackconfig.load_stack``
-  reads it from the same stack file (the loader the program gave it to the resource with);
+- the rules: those the policy pack config (``--policy-pack-config``) turns on, read by
+  ``policies.from_pack_config``; else the stack's ``vertex-training:policies``: in its
+  stack file ``<project>/<stackConfigDir>/Pulumi.<stack>.yaml`` (the CLI runs the pack in
+  the project directory; the stack is the URNs'), else as the engine configured the
+  default providers with it (a key kept in Pulumi.yaml's ``config:``). The pack config
+  wins: it is the one the team's pipeline (or Pulumi Cloud) applies, ``vertex-training
+  review`` reads it before the stack's key too, and a stack must not weaken it;
+- the jobs: each job resource's own inputs, read by
+  ``vertex_training.preview.resources.job_of``, whatever program declared it (the plugin's
+  ``vertex-training:index:*`` from any language, a Python program's dynamic resources in
+  code or from its stack file); each named in fixes as its program names it;
 - the platform: every IAM grant (``*IAMMember`` / ``*IamMember``, ``*IAMBinding``,
-  ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers.
+  ``*IAMPolicy`` of pulumi-gcp) and every ``gcp:storage/bucket:Bucket`` it registers;
+- the prices: the snapshot the stack's ``vertex-training:prices`` names (read as the
+  rules are), else ``prices/snapshot.json``, relative to the project.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from vertex_training import stackconfig
 from vertex_training.errors import SpecError
+from vertex_training.keys import CONFIG_NAMESPACE, POLICIES_KEY
 from vertex_training.preview.resources import (  # noqa: F401 - the pack's names
     BUCKET_TYPE,
+    DYNAMIC_JOB_TYPES,
+    JOB_TYPES,
+    PLUGIN_JOB_TYPES,
     UNKNOWN,
     Resource,
+    ResourceJob,
     buckets_of,
     grants_of,
+    job_of,
 )
+from vertex_training.resources.state import whole_numbers
 from vertex_training.review import cost, policies
-from vertex_training.stackconfig import platform as stack_platform
+from vertex_training.stackconfig import read_stack_file
 
-#: The type tokens of this project's job resources (``pulumi.dynamic.Resource`` subclasses
-#: declared with ``module="vertex"``: vertex_training.resources.training_job and .tuning_job).
-JOB_TYPES = (
-    "pulumi-python:dynamic/vertex:TrainingJob",
-    "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
-)
 #: The project's price snapshot, which the cost rules price jobs from (docs/cost.md).
 PRICES_FILE = Path("prices") / "snapshot.json"
+#: The provider config key that names another snapshot, relative to the project (the
+#: plugin's ``prices`` setting); the plugin's provider resource shows it as ``prices``.
+PRICES_KEY = f"{CONFIG_NAMESPACE}:prices"
+#: The default providers whose inputs are the stack's config as the engine read it (its
+#: stack file, Pulumi.yaml's ``config:``, environments): the plugin's, with the
+#: ``vertex-training`` keys less their namespace, and the Python dynamic providers', with
+#: every key whole.
+PLUGIN_PROVIDER_TYPE = f"pulumi:providers:{CONFIG_NAMESPACE}"
+DYNAMIC_PROVIDER_TYPE = "pulumi:providers:pulumi-python"
+DEFAULT_PROVIDER_PREFIX = "default"
+#: How a mistake in the policy pack config is named (the pack is not told the file's name).
+PACK_CONFIG_SOURCE = "--policy-pack-config"
+#: The pack's policies that no pack config entry turns a rule on with: they report the
+#: stack's rules and what cannot be read or judged.
+OWN_POLICIES = frozenset(
+    {
+        policies.CONFIG_POLICY,
+        policies.COVERAGE_POLICY,
+        *(policies.stack_policy(r, e) for r in policies.RULES for e in policies.ENFORCEMENTS),
+    }
+)
+#: Each rule's settings in a policy pack config, as the pack declares them to CrossGuard
+#: (its policies' ``config_schema``): named and described, not typed, so that the engine
+#: hands every value to the pack, which refuses a wrong one as ``vertex-training review``
+#: does (``policies.from_pack_config``: the key, the value and the fix), not the engine
+#: before the preview with its own words. The names are the rules' settings
+#: (``policies.PoliciesConfig``).
+SETTINGS_SCHEMA: Mapping[str, dict[str, dict[str, Any]]] = {
+    "required_labels": {
+        "labels": {"description": 'The label keys every job carries, e.g. ["team"].'},
+    },
+    "allowed_regions": {
+        "regions": {"description": 'The training regions jobs may run in, e.g. ["us-central1"].'},
+    },
+    "max_accelerators_per_job": {
+        "count": {"description": "The most GPUs or TPU chips one job holds at once."},
+    },
+    "max_cost_per_job": {
+        "usd": {"description": "The most one job may cost, in US dollars (its estimated most)."},
+    },
+    "max_cost_per_change": {
+        "usd": {"description": "The most the jobs of one change may cost together, in USD."},
+    },
+}
+#: Where the rules came from (``StackView.source``).
+FROM_PACK_CONFIG = "pack config"
+FROM_STACK = "stack"
 
 
 @dataclass
@@ -50,34 +106,50 @@ class StackView:
     """Everything ``evaluate`` needs, and what kept it from being read."""
 
     stack: str | None = None
+    #: The rules, and where they came from (``FROM_PACK_CONFIG``, ``FROM_STACK``); None
+    #: when there are none, or they cannot be read (``issues``).
     config: policies.PoliciesConfig | None = None
+    source: str | None = None
+    #: The judged jobs, by name; each one's resource URN and the key its fixes name its
+    #: settings under (``job`` for a program's, ``vertex-training:jobs.<name>`` for a
+    #: stack file's).
     jobs: dict[str, Any] = field(default_factory=dict)
-    #: Each job's resource URN, by job name.
     urns: dict[str, str] = field(default_factory=dict)
-    platform: stack_platform.Platform | None = None
+    keys: dict[str, str] = field(default_factory=dict)
     grants: list[policies.Grant] = field(default_factory=list)
     buckets: list[policies.BucketAccess] = field(default_factory=list)
-    #: Mistakes in the stack's rules, or why they could not be read (mandatory).
+    #: Mistakes in the rules, or why they could not be read (mandatory).
     issues: list[str] = field(default_factory=list)
-    #: Jobs left out of the evaluation, and why (advisory).
-    skipped: list[str] = field(default_factory=list)
-    #: The project's price snapshot (prices/snapshot.json), None when there is none.
+    #: Jobs left out of the evaluation, why, and their resource's URN (advisory).
+    skipped: list[tuple[str, str | None]] = field(default_factory=list)
+    #: What else a reviewer should know about the rules (advisory).
+    notes: list[str] = field(default_factory=list)
+    #: Every job resource's job name, judged or not.
+    seen: set[str] = field(default_factory=set)
+    #: The price snapshot, None when there is none.
     prices: Any = None
+    _results: list[policies.RuleResult] | None = field(default=None, repr=False)
 
     def results(self) -> list[policies.RuleResult]:
         """The rules' results; ``changed`` is every job (the engine does not tell a
         policy which resources the change touches)."""
         if self.config is None:
             return []
+        if self._results is None:
+            self._results = self._evaluate(self.config)
+        return self._results
+
+    def _evaluate(self, config: policies.PoliciesConfig) -> list[policies.RuleResult]:
         estimates = {name: cost.estimate(job, self.prices) for name, job in self.jobs.items()}
         return policies.evaluate(
-            self.config,
+            config,
             self.jobs,
-            self.platform,
+            None,
             estimates,
             None,
             grants=self.grants,
             buckets=self.buckets,
+            keys=self.keys,
         )
 
 
@@ -92,50 +164,134 @@ def stack_file(project_dir: Path, stack: str) -> Path:
     return project_dir / str(project.get("stackConfigDir") or ".") / f"Pulumi.{stack}.yaml"
 
 
-def view(resources: Iterable[Resource], project_dir: Path) -> StackView:
-    """Read the stack's rules, jobs and platform from the engine's resources."""
+def pack_config(configured: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """What the engine configured the pack's policies with (``Configure``: each policy's
+    level and settings, the file's ``--policy-pack-config`` applied to the pack's
+    defaults) -> the pack config as ``policies.from_pack_config`` reads it, as near as
+    the file wrote it: each entry that says something, a level other than ``disabled``
+    (the pack's rules' own) alone or with its settings, or settings alone (the engine
+    left the policy ``disabled``: the file gave it no level). Empty when the file turns
+    no rule on (or there is none)."""
+    found: dict[str, Any] = {}
+    for name, (level, settings) in configured.items():
+        if name in OWN_POLICIES or (level == policies.PACK_DISABLED and not settings):
+            continue
+        written = whole_numbers(dict(settings))
+        if level != policies.PACK_DISABLED:
+            written = {policies.PACK_LEVEL_KEY: level, **written} if written else level
+        found[name] = written
+    return found
+
+
+def view(
+    resources: Iterable[Resource],
+    project_dir: Path,
+    configured: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> StackView:
+    """Read the rules, the jobs and the platform from what the engine shows the pack
+    (``configured``: the policies' levels and settings, as ``pack_config`` reads them)."""
     resources = list(resources)
     result = StackView()
     if not resources:
         return result
     result.stack = stack_of(resources[0].urn)
-    result.prices, _note = cost.load_prices(project_dir / PRICES_FILE)
-    path = stack_file(project_dir, result.stack)
-    try:
-        stack = stackconfig.load_stack_file(path, project_dir=project_dir)
-    except (OSError, SpecError) as exc:
-        result.issues.append(f"cannot read the stack's rules from {path}: {exc}")
-        return result
-    if stack.issues:
-        result.issues.extend(str(issue) for issue in stack.issues)
-        return result
-    try:
-        result.config = policies.parse_policies(stack.keys.get(policies.POLICIES_KEY))
-    except SpecError as exc:
-        result.issues.extend(str(issue) for issue in exc.issues)
-        return result
-    result.platform = stack.platform
+    keys = {**_engine_keys(resources), **_stack_keys(result, project_dir)}
+    from_pack = pack_config(configured or {})
+    if from_pack:
+        _read_rules(result, FROM_PACK_CONFIG, from_pack)
+        if keys.get(POLICIES_KEY) is not None:
+            result.notes.append(
+                f"the stack's {POLICIES_KEY} is not read: the policy pack config gives the "
+                "rules (docs/policies.md); remove the key, or the pack config"
+            )
+    elif keys.get(POLICIES_KEY) is not None:
+        _read_rules(result, FROM_STACK, keys[POLICIES_KEY])
+    result.prices = _prices(project_dir, keys)
     for resource in resources:
-        if resource.type in JOB_TYPES:
-            _add_job(result, resource, stack)
+        _add_job(result, resource)
         result.grants.extend(grants_of(resource))
     result.buckets = buckets_of(resources, result.grants)
     return result
 
 
-def _add_job(result: StackView, resource: Resource, stack: stackconfig.Stack) -> None:
-    """The job behind a job resource, as the loader read it from the stack file (the
-    program gave the resource the same job through the same loader: its one input,
-    ``job``, holds the job's name, config and stack settings)."""
-    job = resource.props.get("job")
-    named = job.get("name") if isinstance(job, dict) else None
-    name = str(named or resource.urn.rsplit("::", 1)[-1])
+def _stack_keys(result: StackView, project_dir: Path) -> dict[str, Any]:
+    """The stack file's keys as written (none without a file: a program whose config is
+    all in Pulumi.yaml, or that has none); a file that cannot be read is an issue."""
+    assert result.stack is not None
+    try:
+        path = stack_file(project_dir, result.stack)
+    except (OSError, yaml.YAMLError) as exc:
+        result.issues.append(f"cannot read {project_dir / 'Pulumi.yaml'}: {exc}")
+        return {}
+    if not path.is_file():
+        return {}
+    try:
+        _stack, keys = read_stack_file(path)
+    except SpecError as exc:
+        result.issues.extend(str(issue) for issue in exc.issues)
+        return {}
+    return keys
+
+
+def _read_rules(result: StackView, source: str, raw: Any) -> None:
+    try:
+        if source == FROM_PACK_CONFIG:
+            result.config = policies.from_pack_config(raw, PACK_CONFIG_SOURCE)
+        else:
+            result.config = policies.parse_policies(_object(raw))
+    except SpecError as exc:
+        result.issues.extend(str(issue) for issue in exc.issues)
+        return
+    result.source = source
+
+
+def _object(value: Any) -> Any:
+    """A config object as the engine may show it: its JSON text."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value  # refused with its key
+    return value
+
+
+def _engine_keys(resources: list[Resource]) -> dict[str, Any]:
+    """The stack's ``vertex-training:*`` keys as the engine configured the default
+    providers with them: what a program keeps outside its stack file (a YAML program's
+    Pulumi.yaml ``config:``) is found there."""
+    keys: dict[str, Any] = {}
+    namespace = f"{CONFIG_NAMESPACE}:"
+    for resource in resources:
+        if not resource.name.startswith(DEFAULT_PROVIDER_PREFIX):
+            continue
+        if resource.type == PLUGIN_PROVIDER_TYPE:
+            keys.update({namespace + key: value for key, value in resource.props.items()})
+        elif resource.type == DYNAMIC_PROVIDER_TYPE:
+            keys.update({k: v for k, v in resource.props.items() if k.startswith(namespace)})
+    return {key: value for key, value in keys.items() if value not in (None, "", UNKNOWN)}
+
+
+def _prices(project_dir: Path, keys: Mapping[str, Any]) -> Any:
+    named = keys.get(PRICES_KEY)
+    path = project_dir / (named if isinstance(named, str) and named else PRICES_FILE)
+    snapshot, _note = cost.load_prices(path)
+    return snapshot
+
+
+def _add_job(result: StackView, resource: Resource) -> None:
+    """The job a job resource declares, from its own inputs; one that cannot be read
+    before ``pulumi up`` (or that its own check refuses) is named as not judged."""
+    found = job_of(resource)
+    if found is None:
+        return
+    name = found.name
+    if name in result.seen:  # two resources with one job name: tell them apart
+        name = f"{name} ({resource.urn.rsplit('::', 2)[-2]})"
+    result.seen.add(name)
+    if found.job is None:
+        why = found.unknown or "; ".join(str(issue) for issue in found.issues)
+        result.skipped.append((f"{name}: {why}", resource.urn))
+        return
+    result.jobs[name] = found.job
     result.urns[name] = resource.urn
-    loaded = stack.jobs.get(name)
-    if loaded is None:
-        result.skipped.append(f"{name}: not in the stack file {stack.name}")
-    elif loaded.job is None:
-        problems = "; ".join(str(issue) for issue in loaded.issues)
-        result.skipped.append(f"{name}: {problems}")
-    else:
-        result.jobs[name] = loaded.job
+    result.keys[name] = found.key

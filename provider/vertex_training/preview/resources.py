@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vertex_training.errors import Issue, SpecError
+from vertex_training.keys import job_key
 from vertex_training.plugin import schema
 from vertex_training.plugin.inputs import job_input, owner_of
 from vertex_training.resources.job_arguments import (
     UNKNOWN_TEXT,
     about_known_values,
+    from_program,
     is_unknown,
     mark_unknowns,
 )
@@ -87,6 +89,10 @@ class ResourceJob:
     issues: list[Issue] = field(default_factory=list)
     #: Why the job cannot be read before `pulumi up` (a value the preview cannot know).
     unknown: str = ""
+    #: Where a fix names the job's settings: a program's job by its argument
+    #: (``job``: the plugin's property, or ``TrainingJob(name, job)``'s argument), a stack
+    #: file's job by its stack config key (``vertex-training:jobs.<name>``).
+    key: str = policies.PROGRAM_JOB_KEY
 
     @property
     def plugin(self) -> bool:
@@ -111,6 +117,9 @@ def job_of(resource: Resource) -> ResourceJob | None:
         return None
     found = ResourceJob(str(given.get("name") or resource.name), resource.urn, resource.type)
     found.written = written
+    settings = given.get("stack")
+    if not found.plugin and not (isinstance(settings, Mapping) and from_program(settings)):
+        found.key = job_key(found.name)
     _parse(found, given)
     return found
 

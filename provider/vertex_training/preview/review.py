@@ -218,6 +218,7 @@ def review_preview(
             changed,
             grants=grants,
             buckets=buckets_of(resources, grants),
+            keys={job.name: job.key for job in _shown_jobs(seen)},
         )
     quotas = check_quotas(plans, quota_reader, snapshot)
     name = stack or _stack_of(seen, resources) or "(unknown stack)"
@@ -312,6 +313,12 @@ def _diagnostics(
         if target is not None and message:
             target.setdefault(str(diagnostic.get("urn") or ""), []).append(message)
     return errors, warnings
+
+
+def _shown_jobs(seen: Mapping[str, _Seen]) -> list[ResourceJob]:
+    """Each job as the change leaves it (as it was, for a deleted one)."""
+    shown = [entry.new if entry.new is not None else entry.old for entry in seen.values()]
+    return [job for job in shown if job is not None]
 
 
 def _plan(

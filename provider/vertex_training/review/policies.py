@@ -1,5 +1,6 @@
-"""The team's review rules (``vertex-training:policies``): one evaluation for ``plan`` and
-for the CrossGuard pack in ``policy/``.
+"""The team's review rules: one evaluation for ``plan``, ``review`` and the CrossGuard pack
+in ``policy/``, configured by a stack's ``vertex-training:policies`` (``parse_policies``)
+or by a policy pack config file (``from_pack_config``).
 
 A stack opts in rule by rule; a rule not listed is off. Each rule is ``advisory`` (the
 reviewer is told) or ``mandatory`` (the change must not go in), ``mandatory`` unless the
@@ -20,7 +21,9 @@ stack says otherwise::
 (``vertex_training.review.cost``) and the platform's IAM grants and buckets. ``plan`` derives the
 grants and buckets from the resolved platform (``platform_grants``, ``platform_buckets``,
 what ``vertex_training.program.platform`` creates); the pack hands over the ones the engine
-registers.
+registers. A fix names a job's setting as its program wrote it: by stack config key
+(``vertex-training:jobs.train.labels``), or by argument path (``job.labels``) for a job a
+program gives as a resource's arguments (``evaluate``'s ``keys``).
 A job on the local backend costs nothing on Google Cloud: it is exempt from the region,
 SPOT and cost rules. Pure: no Pulumi, no Google clients (docs/policies.md).
 """
@@ -36,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from vertex_training.api.labels import label_key_ok
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue, SpecError
-from vertex_training.keys import JOBS_KEY, POLICIES_KEY
+from vertex_training.keys import JOBS_KEY, POLICIES_KEY, job_key
 from vertex_training.stackconfig import calls_vertex_api, did_you_mean, invalid, issues_from, one_of
 from vertex_training.stackconfig import platform as stack_platform
 
@@ -47,9 +50,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADVISORY",
+    "CONFIG_POLICY",
+    "COVERAGE_POLICY",
     "ENFORCEMENTS",
     "MANDATORY",
+    "PACK_ALL",
+    "PACK_DISABLED",
+    "PACK_LEVEL_KEY",
     "POLICIES_KEY",
+    "PROGRAM_JOB_KEY",
     "PUBLIC_MEMBERS",
     "RULES",
     "BucketAccess",
@@ -61,6 +70,7 @@ __all__ = [
     "parse_policies",
     "platform_buckets",
     "platform_grants",
+    "stack_policy",
 ]
 
 Enforcement = Literal["advisory", "mandatory"]
@@ -73,6 +83,12 @@ PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 PREVENTION_ENFORCED = "enforced"
 #: The bucket setting of vertex_training.program.platform's staging bucket.
 PLATFORM_PREVENTION = PREVENTION_ENFORCED
+
+#: How a program names the settings of a job it gives as a resource's arguments (the
+#: Python package's ``TrainingJob(name, job)``) or properties (the plugin's ``job``):
+#: ``job.labels``, as ``vertex_training.resources.job_arguments.argument_issue`` does (its
+#: ``JOB_ARGUMENT``; not imported: that module needs Pulumi).
+PROGRAM_JOB_KEY: Final = "job"
 
 #: Where a value's shape is documented: issues_from points at the jobs' reference.
 _SPEC_DOC = "docs/config-shape.md"
@@ -284,10 +300,29 @@ def parse_policies(raw: Any) -> PoliciesConfig:
 
 
 #: A CrossGuard policy pack config's own keys (``pulumi preview --policy-pack-config``): a
-#: policy's level, and ``all``, the level of every policy the file names without one.
+#: policy's level, ``all`` (the level of every policy of the pack, which this pack refuses:
+#: ``from_pack_config``) and the level that turns a policy off.
 PACK_LEVEL_KEY = "enforcementLevel"
 PACK_ALL = "all"
 PACK_DISABLED = "disabled"
+#: The pack's (``policy/``) policies besides the rules it names after them: the one that
+#: reports rules that cannot be read (mandatory) and the one that names what is not judged
+#: (advisory). A pack config may set their levels as any CrossGuard policy's.
+CONFIG_POLICY = "policies-config"
+COVERAGE_POLICY = "policies-coverage"
+
+
+def stack_policy(rule: str, enforcement: str) -> str:
+    """The pack's policy that reports ``rule`` at ``enforcement`` for a stack that turns it
+    on in ``vertex-training:policies`` (``require_timeout.mandatory``): CrossGuard fixes a
+    policy's level when the pack starts, before the pack reads the stack file."""
+    return f"{rule}.{enforcement}"
+
+
+#: Every policy of the pack that is not a rule configured by the pack config.
+_PACK_OWN_POLICIES = frozenset(
+    {CONFIG_POLICY, COVERAGE_POLICY, *(stack_policy(r, e) for r in RULES for e in ENFORCEMENTS)}
+)
 
 
 def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
@@ -295,10 +330,15 @@ def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
 
     The file CrossGuard reads (``--policy-pack-config``, JSON) names each policy with its
     level, ``{"require_timeout": "mandatory"}``, or with its level and settings,
-    ``{"max_cost_per_job": {"enforcementLevel": "advisory", "usd": 500}}``; ``all`` gives
-    the level of a policy named without one; a policy ``disabled`` or left out is off.
-    The pack's policies are the rules (``RULES``). A mistake raises ``SpecError`` naming
-    ``source`` and the policy's key.
+    ``{"max_cost_per_job": {"enforcementLevel": "advisory", "usd": 500}}``. The pack's
+    policies named after the rules (``RULES``) are ``disabled`` unless the file gives them
+    a level, as the engine applies the file: a rule left out, ``disabled``, or named
+    without a level is off, and one named with settings but no level is a mistake (it
+    would be off). ``all`` is refused: the engine gives its level to every policy of the
+    pack, named or not, so the rules the file leaves out could not be told from those it
+    names. The pack's other policies (``policies-config``, ``policies-coverage``,
+    ``<rule>.mandatory``, ``<rule>.advisory``) are skipped: their levels are CrossGuard's
+    to apply. A mistake raises ``SpecError`` naming ``source`` and the policy's key.
     """
     if not isinstance(raw, Mapping):
         raise SpecError(
@@ -310,31 +350,56 @@ def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
                 )
             ]
         )
-    default = raw.get(PACK_ALL, MANDATORY)
-    rules: dict[str, Any] = {}
-    for name, value in raw.items():
-        if name == PACK_ALL:
-            continue
-        settings = dict(value) if isinstance(value, Mapping) else {PACK_LEVEL_KEY: value}
-        level = settings.pop(PACK_LEVEL_KEY, default)
-        if level == PACK_DISABLED:
-            continue
-        rules[str(name)] = {"enforcement": level, **settings}
-    try:
-        return parse_policies(rules)
-    except SpecError as exc:
+    if PACK_ALL in raw:
         raise SpecError(
             [
                 Issue(
-                    issue.key.replace(POLICIES_KEY, source, 1).replace(
-                        ".enforcement", f".{PACK_LEVEL_KEY}"
-                    ),
-                    issue.value,
-                    issue.message.replace("enforcement: ", f"{PACK_LEVEL_KEY}: "),
+                    f"{source}.{PACK_ALL}",
+                    raw[PACK_ALL],
+                    "the engine gives its level to every policy of the pack, turning on "
+                    "the rules the file leaves out (and relevelling the pack's own "
+                    f"{CONFIG_POLICY}); give each rule its own level instead, e.g. "
+                    '"require_timeout": "mandatory"',
                 )
-                for issue in exc.issues
             ]
-        ) from None
+        )
+    issues: list[Issue] = []
+    rules: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name in _PACK_OWN_POLICIES:
+            continue
+        settings = dict(value) if isinstance(value, Mapping) else {PACK_LEVEL_KEY: value}
+        level = settings.pop(PACK_LEVEL_KEY, PACK_DISABLED)
+        if level == PACK_DISABLED and name in RULES:
+            if settings:
+                issues.append(
+                    Issue(
+                        f"{source}.{name}",
+                        value,
+                        f"has settings but no {PACK_LEVEL_KEY}, so the rule is off: add "
+                        f'"{PACK_LEVEL_KEY}": "mandatory" (or "advisory"), or write '
+                        f'"{name}": "{PACK_DISABLED}" to turn it off',
+                    )
+                )
+            continue
+        rules[str(name)] = {"enforcement": level, **settings}
+    try:
+        config = parse_policies(rules)
+    except SpecError as exc:
+        written = {f"{POLICIES_KEY}.{name}": value for name, value in raw.items()}
+        issues.extend(
+            Issue(
+                issue.key.replace(POLICIES_KEY, source, 1).replace(
+                    ".enforcement", f".{PACK_LEVEL_KEY}"
+                ),
+                written.get(issue.key, issue.value),  # a policy's value as the file has it
+                issue.message.replace("enforcement: ", f"{PACK_LEVEL_KEY}: "),
+            )
+            for issue in exc.issues
+        )
+    if issues:
+        raise SpecError(issues)
+    return config
 
 
 def platform_grants(platform: Platform | None, jobs: Mapping[str, JobSpec]) -> list[Grant]:
@@ -383,6 +448,7 @@ def evaluate(
     *,
     grants: Sequence[Grant] | None = None,
     buckets: Sequence[BucketAccess] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> list[RuleResult]:
     """Every enabled rule's results: per job for job rules, one or more for stack rules.
 
@@ -390,12 +456,17 @@ def evaluate(
     none, or with ``max_usd`` None, fails the cost rules as of unknown cost). ``changed``
     names the jobs the change submits or replaces (None: every job). ``grants`` and
     ``buckets`` are what the platform grants and owns; None derives them from
-    ``platform`` (``platform_grants``, ``platform_buckets``).
+    ``platform`` (``platform_grants``, ``platform_buckets``). ``keys`` names each job's
+    settings in the fixes, by job name, as its program wrote them: ``PROGRAM_JOB_KEY``
+    (``job``, then ``job.labels``) for a job given as a resource's arguments or
+    properties; a job it leaves out is a stack config job
+    (``vertex-training:jobs.<name>.labels``).
     """
     if grants is None:
         grants = platform_grants(platform, jobs)
     if buckets is None:
         buckets = platform_buckets(platform)
+    keys = keys or {}
     results: list[RuleResult] = []
     for name, rule in config.enabled().items():
         if name == "max_cost_per_change":
@@ -407,7 +478,8 @@ def evaluate(
             results.extend(_public_buckets(rule, buckets))
         else:
             for job_name in sorted(jobs):
-                passed, message = _JOB_RULES[name](rule, job_name, jobs[job_name], estimates)
+                key = _JobKey(job_name, keys.get(job_name) or job_key(job_name))
+                passed, message = _JOB_RULES[name](rule, key, jobs[job_name], estimates)
                 results.append(RuleResult(name, rule.enforcement, passed, job_name, message))
     return results
 
@@ -415,12 +487,27 @@ def evaluate(
 # ------------------------------------------------------------------------------ job rules
 
 
-def _job_key(job: str, *path: str) -> str:
-    return ".".join((f"{JOBS_KEY}.{job}", *path))
+@dataclass(frozen=True)
+class _JobKey:
+    """A job's name (its estimate's) and the key its settings are named under."""
+
+    name: str
+    prefix: str
+
+    def __call__(self, *path: str) -> str:
+        return ".".join((self.prefix, *path))
+
+    @property
+    def region_too(self) -> str:
+        """Where else the job's region is set: the stack's ``gcp:region``, or the
+        resource's own ``region`` (or its platform's, or the plugin's default)."""
+        if self.prefix.startswith(f"{JOBS_KEY}."):
+            return "gcp:region"
+        return "the resource's region"
 
 
 def _required_labels(
-    rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
+    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     missing = [label for label in rule.labels if label not in job.labels]
     if not missing:
@@ -428,12 +515,12 @@ def _required_labels(
     example = ", ".join(f"{label}: ..." for label in missing)
     return False, (
         f"lacks the required label{'s' if len(missing) > 1 else ''} "
-        f"{one_of(missing, 'and')}: add {_job_key(name, 'labels')}: {{{example}}}"
+        f"{one_of(missing, 'and')}: add {key('labels')}: {{{example}}}"
     )
 
 
 def _allowed_regions(
-    rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
+    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     if job.backend == "local":
         return True, "runs on the local backend: the region rule does not apply"
@@ -441,7 +528,7 @@ def _allowed_regions(
         return True, f"runs in {job.region}, an allowed region"
     return False, (
         f"runs in {job.region}, which is not an allowed region: set "
-        f"{_job_key(name, 'region')} (or gcp:region) to {one_of(rule.regions)}"
+        f"{key('region')} (or {key.region_too}) to {one_of(rule.regions)}"
     )
 
 
@@ -465,7 +552,7 @@ def _accelerators(job: JobSpec) -> tuple[int, list[str]]:
 
 
 def _max_accelerators(
-    rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
+    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     total, parts = _accelerators(job)
     if total <= rule.count:
@@ -473,16 +560,16 @@ def _max_accelerators(
     where = " ".join(parts)
     fix = "fewer replicas or accelerators"
     if getattr(job, "study", None) is not None:
-        fix += f", or lower {_job_key(name, 'study', 'parallel_trials')}"
+        fix += f", or lower {key('study', 'parallel_trials')}"
     return False, f"holds {total} accelerators at once ({where}), more than {rule.count}: use {fix}"
 
 
 def _max_cost(
-    rule: Any, name: str, job: JobSpec, estimates: Mapping[str, Estimate]
+    rule: Any, key: _JobKey, job: JobSpec, estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     if job.backend == "local":
         return True, "runs on the local backend: it costs nothing on Google Cloud"
-    estimate = estimates.get(name)
+    estimate = estimates.get(key.name)
     if estimate is None or estimate.max_usd is None:
         return (
             False,
@@ -494,32 +581,30 @@ def _max_cost(
         return True, f"may cost up to ${estimate.max_usd:,.2f}, at most ${rule.usd:,.2f}"
     return False, (
         f"may cost up to ${estimate.max_usd:,.2f}{_estimate_terms(estimate)}, more than "
-        f"${rule.usd:,.2f}: set a shorter {_job_key(name, 'scheduling', 'timeout')}, smaller "
+        f"${rule.usd:,.2f}: set a shorter {key('scheduling', 'timeout')}, smaller "
         "machines or fewer replicas (or trials), or scheduling.strategy: SPOT"
     )
 
 
 def _spot_only(
-    _rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
+    _rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     if job.backend == "local":
         return True, "runs on the local backend: the SPOT rule does not apply"
     if job.scheduling.strategy == "SPOT":
         return True, "runs on SPOT capacity"
     strategy = job.scheduling.strategy or "STANDARD (the default)"
-    return False, (
-        f"runs with strategy {strategy}: write {_job_key(name, 'scheduling', 'strategy')}: SPOT"
-    )
+    return False, f"runs with strategy {strategy}: write {key('scheduling', 'strategy')}: SPOT"
 
 
 def _require_timeout(
-    _rule: Any, name: str, job: JobSpec, _estimates: Mapping[str, Estimate]
+    _rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
     if job.scheduling.timeout_s is not None:
         return True, f"stops after {_hours(job.scheduling.timeout_s)} at most"
     return False, (
         "has no timeout, so Vertex AI lets it run for up to 7 days: write "
-        f"{_job_key(name, 'scheduling', 'timeout')}: 4h (or the longest it should take)"
+        f"{key('scheduling', 'timeout')}: 4h (or the longest it should take)"
     )
 
 
