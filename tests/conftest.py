@@ -25,6 +25,11 @@ from vertex_training.backends import reachability
 from vertex_training.credentials import VARIABLES as CREDENTIAL_VARIABLES
 from vertex_training.testing import ManualClock
 
+# Google's auth library looks for a Compute Engine metadata server (a link-local address)
+# when it finds no credentials; the tests' traffic stays on loopback, and the processes
+# they start inherit this.
+os.environ.setdefault("NO_GCE_CHECK", "true")
+
 #: The session fixtures that build a package or an archive (tests/release.py), a minute or
 #: more each, which every test that takes one waits for.
 BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive", "go_sdk"})

@@ -29,7 +29,13 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.prices import fake_snapshot
+from vertex_training.catalog.prices import save_snapshot
+
 REPO = Path(__file__).resolve().parent.parent
+#: `pulumi preview --json` of a YAML program's change to its jobs, as the engine printed it
+#: (less the engine's own fields: source positions, timestamps, the fake's address).
+RECORDED_CHANGE = REPO / "tests" / "recorded" / "preview-yaml-change.json"
 ACTION = REPO / "actions" / "review"
 COMMENT = ACTION / "comment.py"
 REPOSITORY = "acme/ml"
@@ -46,7 +52,7 @@ READ_ONLY_TOKEN = "ghs_read_only"
 
 #: A review as `vertex-training review --format markdown` prints it for the dev stack.
 RECORDED_REVIEW = """\
-### `dev`: 2 to submit, 1 to replace, 1 to delete
+### `dev`: what this change does (`pulumi preview` against the stack's state)
 
 Costs from the Cloud Billing Catalog: prices read 2026-05-04, list prices in USD.
 
@@ -63,8 +69,8 @@ Costs from the Cloud Billing Catalog: prices read 2026-05-04, list prices in USD
 
 **Rules**
 
-- :warning: max-cost-per-job (advisory) `finetune`: at most $58.74, over the stack's $50.00
-- :white_check_mark: every job keeps scheduling-timeout, spot-in-dev
+- :warning: max_cost_per_job (advisory) `finetune`: may cost up to $58.74, more than $50.00
+- :white_check_mark: every job keeps require_timeout, spot_only
 """
 
 #: `pulumi preview --json` of a program whose change submits one job.
@@ -296,8 +302,8 @@ class TestCommentBody:
         body = dry_run(path, tmp_path)
         assert len(text) > MAX_BODY >= len(body) > MAX_BODY - 200
         head, left_out, tail = cut_apart(body)
-        assert head.startswith("### `dev`: 2 to submit") and head.endswith("|\n")
-        assert tail.startswith("| `sweep-") and tail.endswith("spot-in-dev")
+        assert head.startswith("### `dev`: what this change does") and head.endswith("|\n")
+        assert tail.startswith("| `sweep-") and tail.endswith("spot_only")
         assert text.startswith(head) and f"\n{tail}\n" in text
         assert left_out == len(text.strip("\n")) - len(head) - len(tail)
 
@@ -416,6 +422,15 @@ sys.exit(int(os.environ.get(prefix + "_EXIT", "0")))
 """
 
 
+#: The real command line where the action installs it (the tests' own package).
+REAL = """\
+#!{python}
+import runpy, sys
+
+runpy.run_module("vertex_training", run_name="__main__")
+"""
+
+
 @dataclass
 class Runner:
     """One run of the action's review step, as a GitHub runner makes it: the step's env:
@@ -429,6 +444,10 @@ class Runner:
     preview_exit: int = 0
     preview_err: str = ""
     review_exit: int = 0
+    #: A recorded `pulumi preview --json` for the stand-in to print (RECORDED_PREVIEW if
+    #: None), and whether the real `vertex-training review` reads it (the stand-in if not).
+    preview: Path | None = None
+    real_review: bool = False
 
     @property
     def temp(self) -> Path:
@@ -444,7 +463,8 @@ class Runner:
         venv_bin = self.temp / "vertex-training-review" / "venv" / "bin"
         for folder, name in ((bin_dir, "pulumi"), (venv_bin, "vertex-training")):
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(STUB.format(python=sys.executable))
+            script = REAL if self.real_review and name == "vertex-training" else STUB
+            (folder / name).write_text(script.format(python=sys.executable))
             (folder / name).chmod(0o755)
         return bin_dir
 
@@ -469,7 +489,8 @@ class Runner:
             head = {"repo": {"full_name": self.head_repository}, "sha": COMMIT}
             payload = {"pull_request": {"number": PULL_REQUEST, "head": head}}
         event.write_text(json.dumps(payload))
-        (self.root / "recorded-preview.json").write_text(json.dumps(RECORDED_PREVIEW))
+        recorded = self.preview.read_text() if self.preview else json.dumps(RECORDED_PREVIEW)
+        (self.root / "recorded-preview.json").write_text(recorded)
         (self.root / "recorded-review.md").write_text(RECORDED_REVIEW)
         self.program.mkdir(exist_ok=True)
         return {
@@ -626,6 +647,46 @@ class TestActionRun:
         assert runner.run().returncode == 0
         assert runner.github.requests == []
         assert runner.summary() == RECORDED_REVIEW
+
+
+class TestActionOnARecordedPreview:
+    """The review step with the real `vertex-training review` reading a recorded preview:
+    `pulumi preview --json` of a YAML program's change (tests/recorded/; its `train` job
+    moves to n1-standard-4 with two T4 GPUs, `old` goes, `new` comes), with the program's
+    price snapshot (the fake catalog's invented prices) and a rules file."""
+
+    def test_the_comment_is_the_review_of_the_preview(self, runner: Runner) -> None:
+        runner.preview, runner.real_review = RECORDED_CHANGE, True
+        runner.inputs = {"work-dir": str(runner.program), "policy-pack-config": "rules.json"}
+        runner.program.mkdir()
+        save_snapshot(fake_snapshot(), runner.program / "prices" / "snapshot.json")
+        rules = {"required_labels": {"enforcementLevel": "mandatory", "labels": ["cost-center"]}}
+        (runner.program / "rules.json").write_text(json.dumps(rules))
+        result = runner.run()
+        assert result.returncode == 1, result.stdout + result.stderr  # the mandatory rule
+        options = ["--stack", "dev", "--policy-pack-config", "rules.json"]
+        review = subprocess.run(
+            [sys.executable, "-m", "vertex_training", "review", str(RECORDED_CHANGE), *options],
+            cwd=runner.program,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        [posted] = runner.github.comments
+        assert posted["body"] == f"{MARKER}\n{review}\n{FOOTER}\n"
+        for line in (
+            "### `dev`: what this change does (`pulumi preview` against the stack's state)",
+            "1 to submit, 1 to replace, 1 to delete; the jobs this change submits cost at most $",
+            "| `train` | replace | primary: 1 x n1-standard-4 + 2 x NVIDIA_TESLA_T4 | $1.20/h;",
+            "| `new` | submit | primary: 1 x e2-standard-4 | $0.20/h;",
+            "| `old` | delete | primary: 1 x e2-standard-4 |  |",
+            "`job.machine` e2-standard-4 -> n1-standard-4 (forces replacement)",
+            "- :x: required_labels (mandatory) `new`: lacks the required label cost-center: "
+            "add job.labels: {cost-center: ...}",
+        ):
+            assert line in posted["body"]
+        assert "prices read 2026-11-20" in posted["body"]
+        assert runner.summary() == review
 
 
 class TestActionDefinition:
