@@ -1,8 +1,9 @@
 """The provider plugin's operations, called in process as the engine calls them, against
 the fake JobService: the job resources' own checks on property paths, diffs that name
-each changed key, submission with the adoption label, import, and delete; and the
-TrainingPlatform component under Pulumi's mocks (the pulumi-gcp plugin cannot be had
-here, so the component is not run on the engine)."""
+each changed key, submission with the adoption label, import, and delete; previews,
+which show a job's request and estimate (from a snapshot of the fake catalog's invented
+prices) and submit nothing; and the TrainingPlatform component under Pulumi's mocks (the
+pulumi-gcp plugin cannot be had here, so the component is not run on the engine)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,21 @@ from pulumi.provider.experimental.provider import (
     DiffRequest,
     PropertyDiffKind,
     ReadRequest,
+    UpdateRequest,
 )
 from pulumi.runtime.sync_await import _sync_await
 
 from tests.clients import job_made_outside
+from tests.prices import PRICES, SOURCE
+from vertex_training import stackconfig
 from vertex_training.api.labels import IDENTITY_LABEL
+from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
+from vertex_training.plugin.previews import USD_DECIMALS, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain_map, property_value
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT
+from vertex_training.review import cost
 from vertex_training.testing.fake_vertex import FakeVertex
 
 TRAINING = "vertex-training:index:TrainingJob"
@@ -58,10 +66,16 @@ def fake() -> Iterator[FakeVertex]:
         yield served
 
 
-def started(fake: FakeVertex) -> VertexTrainingProvider:
-    """A plugin as the engine starts it for an update, configured for the fake."""
+def started(fake: FakeVertex, **settings: str) -> VertexTrainingProvider:
+    """A plugin as the engine starts it for an update, configured for the fake (and
+    with these provider ``settings``)."""
     provider = VertexTrainingProvider("0.0.1")
-    config = {"apiEndpoint": fake.address, "project": "test-project", "region": "us-central1"}
+    config = {
+        "apiEndpoint": fake.address,
+        "project": "test-project",
+        "region": "us-central1",
+        **settings,
+    }
     asyncio.run(provider.configure(ConfigureRequest({}, values(config), True, True)))
     return provider
 
@@ -78,10 +92,16 @@ def check(plugin: VertexTrainingProvider, props: dict[str, Any], type_: str = TR
     return asyncio.run(plugin.check(CheckRequest(urn(type_), {}, values(props), b"")))
 
 
-def create(plugin: VertexTrainingProvider, props: dict[str, Any], type_: str = TRAINING) -> Any:
+def create(
+    plugin: VertexTrainingProvider,
+    props: dict[str, Any],
+    type_: str = TRAINING,
+    *,
+    preview: bool = False,
+) -> Any:
     checked = check(plugin, props, type_)
     assert not checked.failures, [f.reason for f in checked.failures]
-    return asyncio.run(plugin.create(CreateRequest(urn(type_), checked.inputs, 60.0, False)))
+    return asyncio.run(plugin.create(CreateRequest(urn(type_), checked.inputs, 60.0, preview)))
 
 
 class TestCheck:
@@ -177,6 +197,7 @@ class TestLifecycle:
         made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
         assert made.properties["job"].contains_secret()
         assert made.properties["waiterEntry"].is_secret
+        assert made.properties["request"].is_secret
 
     def test_diff_names_the_changed_key_and_replaces(self, plugin: VertexTrainingProvider) -> None:
         """A new machine replaces the job; the diff says job.machine."""
@@ -389,3 +410,236 @@ class TestWaiter:
             )
         )
         assert plain_map(waited.properties)["states"] == {}
+
+
+def snapshot_in(directory: Path, path: str = "prices/snapshot.json") -> None:
+    """The fake catalog's snapshot (invented prices) written at ``path`` in ``directory``."""
+    prices.save_snapshot(PRICES, directory / path)
+
+
+def expected(keys: dict[str, Any]) -> tuple[dict[str, Any], cost.Estimate]:
+    """The request `vertex-training render` prints for a job of these keys in the fake's
+    project and region, and its estimate from the fake catalog's snapshot."""
+    stack = stackconfig.StackSettings(stack="dev", project="test-project", region="us-central1")
+    spec = stackconfig.parse_job("train", keys, stack)
+    return spec.request_body(), cost.estimate(spec, PRICES)
+
+
+def known(properties: dict[str, PropertyValue], *names: str) -> list[str]:
+    """Those of ``names`` whose value is known among ``properties`` (not the engine's
+    unknown)."""
+    return [name for name in names if properties[name].value != UNKNOWN_TEXT]
+
+
+#: The outputs a job's submission tells.
+SUBMITTED = (
+    "jobId",
+    "state",
+    "error",
+    "createTime",
+    "startTime",
+    "consoleUrl",
+    "logsUrl",
+    "outputDirectory",
+    "modelDirectory",
+    "attempts",
+)
+
+
+class TestPreview:
+    def test_the_plugin_supports_previews(self) -> None:
+        """Configure tells the engine to call create and update in a preview."""
+        provider = VertexTrainingProvider("0.0.1")
+        response = asyncio.run(provider.configure(ConfigureRequest({}, {}, True, True)))
+        assert response.supports_preview
+
+    def test_a_create_shows_the_request_and_estimate_and_submits_nothing(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex, tmp_path: Path
+    ) -> None:
+        """The request and estimate are known; what a submission tells is unknown."""
+        snapshot_in(tmp_path)
+        made = create(plugin, job(wait="succeeded"), preview=True)
+        assert fake.calls == [] and fake.jobs == {}
+        assert not made.resource_id
+        outputs = plain_map(made.properties)
+        body, estimate = expected({"image": IMAGE, "machine": "e2-standard-4"})
+        assert outputs["request"] == body
+        assert estimate.hourly_usd is not None and estimate.max_usd is not None
+        assert outputs["estimate"] == {
+            "hourlyUsd": round(estimate.hourly_usd, USD_DECIMALS),
+            "maxUsd": round(estimate.max_usd, USD_DECIMALS),
+            "hours": 7 * 24.0,
+            "strategy": "STANDARD",
+            "pricesRead": "2026-11-20",
+            "pricesSource": SOURCE,
+            "unknown": [],
+            "summary": cost.describe(estimate),
+        }
+        assert known(made.properties, *SUBMITTED) == []
+        entry = outputs["waiterEntry"]
+        assert entry["resourceName"] == UNKNOWN_TEXT and entry["until"] == "succeeded"
+
+    def test_an_unknown_is_sent_as_the_engines_computed_value(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """The preview's properties marshal, an unknown as the sentinel the engine reads
+        as computed (the SDK's own Computed does not marshal)."""
+        made = create(plugin, job(), preview=True)
+        wire = PropertyValue.marshal_map(made.properties)
+        assert wire.fields["jobId"].string_value == pulumi.runtime.rpc.UNKNOWN
+
+    def test_a_tuning_job_shows_its_tuning_request_and_unknown_trials(
+        self, plugin: VertexTrainingProvider, tmp_path: Path
+    ) -> None:
+        """A tuning job's request is the HyperparameterTuningJob body; its trials are
+        unknown; its estimate counts every trial."""
+        snapshot_in(tmp_path)
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1}},
+            "max_trials": 3,
+        }
+        keys = {"image": IMAGE, "machine": "e2-standard-4", "study": study}
+        made = create(plugin, {"job": keys}, TUNING, preview=True)
+        outputs = plain_map(made.properties)
+        assert outputs["request"]["maxTrialCount"] == 3
+        assert "studySpec" in outputs["request"]
+        assert known(made.properties, "trials", "bestTrial") == []
+        assert "x 3 trials" in outputs["estimate"]["summary"]
+
+    def test_another_resources_output_in_the_args_leaves_the_estimate_known(
+        self, plugin: VertexTrainingProvider, tmp_path: Path
+    ) -> None:
+        """An unknown arg: the request is unknown as a whole, the estimate known; an
+        unknown machine: both unknown (the job cannot be read yet)."""
+        snapshot_in(tmp_path)
+        made = create(plugin, job(args=["--model-of", UNKNOWN_TEXT]), preview=True)
+        assert known(made.properties, "request") == []
+        assert "hourlyUsd" in plain_map(made.properties)["estimate"]
+        machine = create(plugin, job(machine=UNKNOWN_TEXT), preview=True)
+        assert known(machine.properties, "request", "estimate") == []
+
+    def test_an_update_keeps_the_jobs_names_and_reads_nothing(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A new wait previewed: the job's ID and pages as recorded, its state unknown,
+        no call to the service."""
+        made = create(plugin, job())
+        calls = len(fake.calls)
+        news = check(plugin, job(wait="running")).inputs
+        request = UpdateRequest(urn(), made.resource_id, made.properties, news, 60.0, [], True)
+        updated = asyncio.run(plugin.update(request))
+        assert len(fake.calls) == calls
+        outputs = plain_map(updated.properties)
+        recorded = plain_map(made.properties)
+        assert outputs["jobId"] == recorded["jobId"] and outputs["logsUrl"] == recorded["logsUrl"]
+        assert known(updated.properties, "state", "createTime") == []
+        assert outputs["waiterEntry"]["resourceName"] == made.resource_id
+        assert outputs["waiterEntry"]["until"] == "running"
+        assert outputs["request"] == recorded["request"]
+
+    def test_the_waiter_waits_for_nothing_and_its_outputs_are_unknown(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A waiter's create and update in a preview read no job; what it sees is unknown."""
+        made = create(plugin, job(wait="succeeded"))
+        calls = len(fake.calls)
+        waiter = values({"jobs": [plain_map(made.properties)["waiterEntry"]]})
+        created = asyncio.run(plugin.create(CreateRequest(urn(WAITER, "wait"), waiter, 60.0, True)))
+        update = UpdateRequest(urn(WAITER, "wait"), "jobs", waiter, waiter, 60.0, [], True)
+        updated = asyncio.run(plugin.update(update))
+        assert len(fake.calls) == calls
+        seen = ("states", "trials", "reasons", "attempts", "problems")
+        assert known(created.properties, *seen) == [] and known(updated.properties, *seen) == []
+
+
+class TestEstimate:
+    def test_without_a_snapshot_the_estimate_says_why_and_how_to_get_one(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """No prices/snapshot.json: no amounts, and a reason naming the file, the refresh
+        and the config key."""
+        made = create(plugin, job(), preview=True)
+        estimate = plain_map(made.properties)["estimate"]
+        assert "hourlyUsd" not in estimate and "maxUsd" not in estimate
+        [reason] = estimate["unknown"]
+        assert reason.startswith("no price snapshot (prices/snapshot.json): ")
+        assert "`vertex-training prices refresh`" in reason
+        assert "`pulumi config set vertex-training:prices <path>`" in reason
+        assert estimate["summary"].startswith(f"unknown: {reason}")
+
+    def test_the_prices_setting_is_read_relative_to_the_working_directory(
+        self, fake: FakeVertex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """vertex-training:prices names a snapshot in the program's directory; one that
+        is not there is named, with the refresh that writes it."""
+        monkeypatch.chdir(tmp_path)
+        snapshot_in(tmp_path, "snapshots/fake.json")
+        priced = plain_map(create(started(fake, prices="snapshots/fake.json"), job()).properties)
+        assert priced["estimate"]["pricesSource"] == SOURCE
+        missing = started(fake, prices="snapshots/none.json")
+        [reason] = plain_map(create(missing, job(), preview=True).properties)["estimate"]["unknown"]
+        assert reason.startswith("no price snapshot (snapshots/none.json, vertex-training:prices)")
+        assert "`vertex-training prices refresh --out snapshots/none.json`" in reason
+
+    def test_a_made_job_keeps_its_request_and_estimate(
+        self, plugin: VertexTrainingProvider, tmp_path: Path
+    ) -> None:
+        """A real create records both; a refresh keeps them as recorded."""
+        snapshot_in(tmp_path)
+        made = create(plugin, job())
+        outputs = plain_map(made.properties)
+        assert outputs["request"] == expected({"image": IMAGE, "machine": "e2-standard-4"})[0]
+        assert outputs["estimate"]["pricesRead"] == "2026-11-20"
+        request = ReadRequest(urn(), made.resource_id, made.properties, check(plugin, job()).inputs)
+        read = asyncio.run(plugin.read(request))
+        assert read.properties["estimate"] == made.properties["estimate"]
+        assert read.properties["request"] == made.properties["request"]
+
+    def test_the_snapshot_is_read_once_and_only_when_an_estimate_needs_it(
+        self, plugin: VertexTrainingProvider, tmp_path: Path
+    ) -> None:
+        """A check and a no-change diff read no snapshot (it is written after them and
+        found); a snapshot removed after the first estimate still prices the next."""
+        same = check(plugin, job()).inputs
+        diff = asyncio.run(plugin.diff(DiffRequest(urn(), "id", same, same, [])))
+        assert diff.changes is False
+        snapshot_in(tmp_path)
+        first = plain_map(create(plugin, job(displayName="first"), preview=True).properties)
+        (tmp_path / "prices" / "snapshot.json").unlink()
+        second = plain_map(create(plugin, job(displayName="second"), preview=True).properties)
+        assert first["estimate"]["pricesSource"] == second["estimate"]["pricesSource"] == SOURCE
+
+    def test_a_local_job_costs_nothing_and_needs_no_prices(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """A job on the local backend is free on Google Cloud, with no snapshot."""
+        made = create(plugin, {**job(), "backend": "local"}, preview=True)
+        estimate = plain_map(made.properties)["estimate"]
+        assert (estimate["hourlyUsd"], estimate["maxUsd"], estimate["unknown"]) == (0.0, 0.0, [])
+        assert estimate["summary"] == "runs locally: no Google Cloud cost"
+
+
+class TestPreviewText:
+    """The line under a job in `pulumi preview` of its create (plugin.previews)."""
+
+    estimate = PropertyValue({"summary": PropertyValue("$0.20/h; at most $0.40 (2h timeout)")})
+
+    def test_says_what_it_costs_and_submits(self) -> None:
+        request = PropertyValue({"displayName": PropertyValue("train")})
+        text = preview_text({"estimate": self.estimate, "request": request}, secret=False)
+        assert text == (
+            "would be submitted, estimated $0.20/h; at most $0.40 (2h timeout); request: "
+            '{"displayName": "train"}'
+        )
+
+    def test_a_secret_in_its_inputs_keeps_the_request_hidden(self) -> None:
+        request = PropertyValue({"displayName": PropertyValue("train")}, True)
+        text = preview_text({"estimate": self.estimate, "request": request}, secret=True)
+        assert text.endswith("; request: [secret] (its inputs hold a secret)")
+        assert "train" not in text
+
+    def test_a_request_holding_another_resources_value_is_said_unknown(self) -> None:
+        request = PropertyValue(UNKNOWN_TEXT)
+        text = preview_text({"estimate": self.estimate, "request": request}, secret=False)
+        assert text.endswith("; request: known once the values of other resources it takes are")

@@ -59,6 +59,12 @@ namespace VertexTraining.VertexTraining
         public Output<string> Error { get; private set; } = null!;
 
         /// <summary>
+        /// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+        /// </summary>
+        [Output("estimate")]
+        public Output<Outputs.CostEstimate?> Estimate { get; private set; } = null!;
+
+        /// <summary>
         /// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
         /// </summary>
         [Output("failure")]
@@ -129,6 +135,12 @@ namespace VertexTraining.VertexTraining
         /// </summary>
         [Output("region")]
         public Output<string?> Region { get; private set; } = null!;
+
+        /// <summary>
+        /// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+        /// </summary>
+        [Output("request")]
+        public Output<ImmutableDictionary<string, object>?> Request { get; private set; } = null!;
 
         /// <summary>
         /// The account the job runs as, unless `job.serviceAccount` says otherwise.

@@ -98,6 +98,12 @@ namespace VertexTraining.VertexTraining
         public Input<string>? LocalAccelerators { get; set; }
 
         /// <summary>
+        /// The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+        /// </summary>
+        [Input("prices")]
+        public Input<string>? Prices { get; set; }
+
+        /// <summary>
         /// The project of every job that names none.
         /// </summary>
         [Input("project")]

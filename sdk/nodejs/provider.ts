@@ -37,6 +37,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["credentials"] = args?.credentials ? pulumi.secret(args.credentials) : undefined;
             resourceInputs["impersonateServiceAccount"] = args?.impersonateServiceAccount;
             resourceInputs["localAccelerators"] = args?.localAccelerators;
+            resourceInputs["prices"] = args?.prices;
             resourceInputs["project"] = args?.project;
             resourceInputs["region"] = args?.region;
         }
@@ -73,6 +74,10 @@ export interface ProviderArgs {
      * On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
      */
     localAccelerators?: pulumi.Input<string | undefined>;
+    /**
+     * The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+     */
+    prices?: pulumi.Input<string | undefined>;
     /**
      * The project of every job that names none.
      */

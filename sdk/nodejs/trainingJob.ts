@@ -61,6 +61,10 @@ export class TrainingJob extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly error: pulumi.Output<string>;
     /**
+     * What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+     */
+    declare public /*out*/ readonly estimate: pulumi.Output<outputs.CostEstimate | undefined>;
+    /**
      * A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
      */
     declare public /*out*/ readonly failure: pulumi.Output<any | undefined>;
@@ -108,6 +112,10 @@ export class TrainingJob extends pulumi.CustomResource {
      * The job's region, unless its `job.region` says otherwise; default the platform's, else `vertex-training:region`.
      */
     declare public readonly region: pulumi.Output<string | undefined>;
+    /**
+     * The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+     */
+    declare public /*out*/ readonly request: pulumi.Output<{[key: string]: any} | undefined>;
     /**
      * The account the job runs as, unless `job.serviceAccount` says otherwise.
      */
@@ -162,11 +170,13 @@ export class TrainingJob extends pulumi.CustomResource {
             resourceInputs["createTime"] = undefined /*out*/;
             resourceInputs["endTime"] = undefined /*out*/;
             resourceInputs["error"] = undefined /*out*/;
+            resourceInputs["estimate"] = undefined /*out*/;
             resourceInputs["failure"] = undefined /*out*/;
             resourceInputs["jobId"] = undefined /*out*/;
             resourceInputs["logsUrl"] = undefined /*out*/;
             resourceInputs["modelDirectory"] = undefined /*out*/;
             resourceInputs["outputDirectory"] = undefined /*out*/;
+            resourceInputs["request"] = undefined /*out*/;
             resourceInputs["startTime"] = undefined /*out*/;
             resourceInputs["state"] = undefined /*out*/;
             resourceInputs["waiterEntry"] = undefined /*out*/;
@@ -178,6 +188,7 @@ export class TrainingJob extends pulumi.CustomResource {
             resourceInputs["createTime"] = undefined /*out*/;
             resourceInputs["endTime"] = undefined /*out*/;
             resourceInputs["error"] = undefined /*out*/;
+            resourceInputs["estimate"] = undefined /*out*/;
             resourceInputs["failure"] = undefined /*out*/;
             resourceInputs["imageRepository"] = undefined /*out*/;
             resourceInputs["images"] = undefined /*out*/;
@@ -190,6 +201,7 @@ export class TrainingJob extends pulumi.CustomResource {
             resourceInputs["platform"] = undefined /*out*/;
             resourceInputs["project"] = undefined /*out*/;
             resourceInputs["region"] = undefined /*out*/;
+            resourceInputs["request"] = undefined /*out*/;
             resourceInputs["serviceAccount"] = undefined /*out*/;
             resourceInputs["startTime"] = undefined /*out*/;
             resourceInputs["state"] = undefined /*out*/;

@@ -20,6 +20,14 @@ threads (``asyncio.to_thread``), so the plugin serves every call of an update at
 as the engine makes them. Check and diff reach none (they parse a job at most, and not
 at all when it is unchanged) and run on the event loop: on threads they would only
 contend for the interpreter (docs/testing.md, "Through the provider plugin").
+
+A preview of a create or an update (the plugin supports previews) submits and waits for
+nothing, and runs on the event loop too: a job's properties are its inputs, the request
+its create would submit and its cost estimate (``request``, ``estimate``: known in the
+preview, and kept as outputs once the job is made), and every other output unknown
+(docs/plugin.md, "What a preview shows"). The estimate's prices come from the snapshot
+``vertex-training:prices`` names (``PriceSnapshot``), read once, by the first job that
+needs it: a no-change preview reads none.
 """
 
 from __future__ import annotations
@@ -63,6 +71,16 @@ from vertex_training.packaging import POOL_KEYS
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.importing import imported_inputs
 from vertex_training.plugin.inputs import job_input, owner_of
+from vertex_training.plugin.previews import (
+    NAMING_OUTPUTS,
+    PREVIEWED_OUTPUTS,
+    UNKNOWN,
+    PriceSnapshot,
+    preview_text,
+    request_and_estimate,
+    show,
+    unseen,
+)
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
@@ -102,6 +120,8 @@ class Defaults:
     project: str = ""
     region: str = ""
     backend: str = ""
+    #: ``vertex-training:prices``: the price snapshot's path (``PriceSnapshot``).
+    prices: str = ""
 
     @classmethod
     def from_args(cls, args: Mapping[str, Any], base_dir: Path) -> Defaults:
@@ -119,7 +139,7 @@ class Defaults:
                 args.get("impersonateServiceAccount"),
             ),
         )
-        return cls(settings, text("project"), text("region"), text("backend"))
+        return cls(settings, text("project"), text("region"), text("backend"), text("prices"))
 
     def filled(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
         """A job resource's inputs with the provider's defaults for what they leave out
@@ -203,6 +223,7 @@ class VertexTrainingProvider(Provider):
 
         self.version = version
         self.defaults = Defaults(ProviderSettings(base_dir=str(Path.cwd())))
+        self.prices = PriceSnapshot(Path.cwd())
         #: Each job type's provider, made when its first resource is met (the tuning
         #: job's loads the study's models, which a stack of training jobs never needs).
         self.jobs: dict[str, TrainingJobProvider] = {}
@@ -274,10 +295,11 @@ class VertexTrainingProvider(Provider):
             else {key.rsplit(":", 1)[-1]: value for key, value in request.variables.items()}
         )
         self.defaults = Defaults.from_args(args, Path.cwd())
+        self.prices = PriceSnapshot(Path.cwd(), self.defaults.prices)
         self._start()
-        # No preview of creates and updates: the engine shows their outputs as unknown,
-        # and never asks for a job to be submitted or waited for in a preview.
-        return ConfigureResponse(accept_secrets=True, supports_preview=False, accept_resources=True)
+        # A preview of a create or an update submits and waits for nothing
+        # (``_job_preview``, ``_unseen``).
+        return ConfigureResponse(accept_secrets=True, supports_preview=True, accept_resources=True)
 
     async def check(self, request: CheckRequest) -> CheckResponse:
         if request.type == schema.JOB_WAITER:
@@ -374,8 +396,13 @@ class VertexTrainingProvider(Provider):
         )
 
     async def create(self, request: CreateRequest) -> CreateResponse:
-        if request.preview:  # never asked for (``configure``): submit nothing
-            return CreateResponse(None, dict(request.properties))
+        if request.preview and request.type == schema.JOB_WAITER:
+            return CreateResponse(None, unseen(request.properties))
+        if request.preview:  # a create, or a replacement: say what it submits and costs
+            properties = self._job_preview(request.urn, request.properties)
+            text = preview_text(properties, is_secret(request.properties))
+            await asyncio.to_thread(show, request.urn, text)
+            return CreateResponse(None, properties)
         props = plain_map(request.properties)
         if request.type == schema.JOB_WAITER:
             state = _waiter_state(request.urn, props)
@@ -410,14 +437,23 @@ class VertexTrainingProvider(Provider):
         found = await asyncio.to_thread(provider.read, request.resource_id, state)
         if not found.id:  # deleted outside Pulumi: the engine drops it from the state
             return ReadResponse(None, {}, {})
+        # The request and estimate the job was made with are kept (an imported job's,
+        # and one made by an earlier release, are derived).
+        made = {
+            key: request.properties[key] for key in PREVIEWED_OUTPUTS if key in request.properties
+        }
         outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, inputs, found.id, found.outs or {}
+            self._job_outputs, request.name, inputs, found.id, found.outs or {}, made
         )
         return ReadResponse(found.id, outputs, inputs)
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
-        if request.preview:  # never asked for (``configure``): wait for nothing
-            return UpdateResponse(dict(request.news))
+        if request.preview and request.type == schema.JOB_WAITER:
+            return UpdateResponse(unseen(request.news))
+        if request.preview:
+            return UpdateResponse(
+                self._job_preview(request.urn, request.news, request.resource_id, request.olds)
+            )
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
             old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
@@ -471,16 +507,19 @@ class VertexTrainingProvider(Provider):
         inputs: Mapping[str, PropertyValue],
         resource_name: str,
         outs: Mapping[str, Any],
+        made: Mapping[str, PropertyValue] | None = None,
     ) -> dict[str, PropertyValue]:
         """A job resource's properties: its inputs as given, what its provider reports
         (``RECORDED_OUTPUTS``), what the stack outputs derive (its ID, pages, model
-        directory: ``program.exports.job_view``) and its ``waiterEntry``."""
+        directory: ``program.exports.job_view``), its ``waiterEntry``, and its request
+        and estimate (``made``: as recorded; else from its keys,
+        ``_request_and_estimate``)."""
         from vertex_training.program.exports import job_view
         from vertex_training.program.waiting import wait_until
 
         # The job's recorded inputs come back among its provider's outputs, and its
         # output directory as its backend gives it (what its request names, or where a
-        # local job writes): nothing is parsed again.
+        # local job writes): nothing is parsed again for them.
         config, settings = outs["config"], outs["stack"]
         reported = {key: outs[key] for key in RECORDED_OUTPUTS.values() if key in outs}
         derived = job_view(
@@ -508,7 +547,50 @@ class VertexTrainingProvider(Provider):
         }
         properties = {prop: property_value(value) for prop, value in values.items()}
         properties["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
+        if made and set(made) == set(PREVIEWED_OUTPUTS):
+            properties.update(made)
+        else:
+            properties.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
         return {**inputs, **properties}
+
+    def _request_and_estimate(
+        self, name: str, config: Any, settings: Mapping[str, Any], secret: bool
+    ) -> dict[str, PropertyValue]:
+        return request_and_estimate(name, config, settings, secret, self.prices)
+
+    def _job_preview(
+        self,
+        urn: str,
+        inputs: Mapping[str, PropertyValue],
+        resource_id: str = "",
+        olds: Mapping[str, PropertyValue] | None = None,
+    ) -> dict[str, PropertyValue]:
+        """A job resource's properties in a preview of its create (of its update, given
+        its ID and recorded ``olds``): its inputs, its request and estimate
+        (``_request_and_estimate``), its waiter entry, with the resource name unknown
+        until the job is submitted, and every other output unknown but those naming the
+        job that an update keeps (``NAMING_OUTPUTS``)."""
+        from vertex_training.program.waiting import wait_until
+
+        type_, name = urn.split("::")[-2:]
+        job = recorded(name, owner_of(urn), plain_map(inputs))
+        config, settings = job["config"], job["stack"]
+        outputs = dict.fromkeys(schema.JOB_OUTPUTS, UNKNOWN)
+        if type_ == schema.TUNING_JOB:
+            outputs.update(dict.fromkeys(schema.TUNING_OUTPUTS, UNKNOWN))
+        kept = olds or {}
+        outputs.update({prop: kept[prop] for prop in NAMING_OUTPUTS if prop in kept})
+        if isinstance(config, Mapping):
+            entry = {
+                "name": name,
+                "resourceName": resource_id or UNKNOWN_TEXT,
+                "until": wait_until(config),
+                "config": config,
+                "stack": settings,
+            }
+            outputs["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
+        outputs.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
+        return {**inputs, **outputs}
 
 
 #: The job's keys that never change what runs: changed alone, they update the resource.

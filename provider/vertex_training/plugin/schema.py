@@ -33,6 +33,7 @@ JOB_WAITER = f"{shapes.PACKAGE}:{shapes.MODULE}:JobWaiter"
 TRAINING_PLATFORM = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingPlatform"
 PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
 WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
+COST_ESTIMATE = f"{shapes.PACKAGE}:{shapes.MODULE}:CostEstimate"
 #: The repository releases are made from (.github/workflows/release.yml checks that it
 #: runs in this one): its GitHub releases hold the plugin's archives, which the engine
 #: downloads from PLUGIN_DOWNLOAD_URL, and it tags the Go SDK's module, GO_MODULE
@@ -119,6 +120,21 @@ JOB_OUTPUTS: dict[str, dict[str, Any]] = {
     "logsUrl": {"type": "string"},
     "modelDirectory": {"type": "string"},
     "waiterEntry": {"$ref": f"#/types/{WAITER_ENTRY}"},
+    # Known in a preview already (the rest once the job is submitted): the Vertex AI
+    # request body, Google's shape, and what the job may cost.
+    "request": {"type": "object", "additionalProperties": shapes.ANY},
+    "estimate": {"$ref": f"#/types/{COST_ESTIMATE}"},
+}
+#: The properties of a job's ``estimate`` (``review.cost.Estimate``, in camelCase).
+COST_ESTIMATE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "hourlyUsd": {"type": "number"},
+    "maxUsd": {"type": "number"},
+    "hours": {"type": "number"},
+    "strategy": {"type": "string"},
+    "pricesRead": {"type": "string"},
+    "pricesSource": {"type": "string"},
+    "unknown": {"type": "array", "items": {"type": "string"}},
+    "summary": {"type": "string"},
 }
 #: The outputs every job resource has once made (``VertexTrainingProvider`` sets them, an
 #: empty text where there is nothing yet): an SDK types them as always present.
@@ -147,6 +163,7 @@ PROVIDER_SETTINGS = (
     "accessToken",
     "credentials",
     "impersonateServiceAccount",
+    "prices",
 )
 #: The provider settings the engine keeps encrypted (``"secret": true``).
 SECRET_SETTINGS = ("accessToken", "credentials")
@@ -280,6 +297,12 @@ def build(docs: Path, version: str) -> dict[str, Any]:
             },
         ),
         "required": ["name", "resourceName", "until"],
+    }
+    types[COST_ESTIMATE] = {
+        "type": "object",
+        "description": described.intros["Cost estimates"],
+        "properties": props("Cost estimates", COST_ESTIMATE_PROPERTIES),
+        "required": ["hours", "strategy", "unknown", "summary"],
     }
     job_inputs = {
         "job": job_type,

@@ -22,18 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from vertex_training.errors import Issue, SpecError
+from vertex_training.errors import Issue
 from vertex_training.keys import job_key
 from vertex_training.plugin import schema
 from vertex_training.plugin.inputs import job_input, owner_of
-from vertex_training.resources.job_arguments import (
-    UNKNOWN_TEXT,
-    about_known_values,
-    from_program,
-    is_unknown,
-    mark_unknowns,
-)
-from vertex_training.resources.state import migrate_job, migrate_recorded, whole_numbers
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT, from_program, is_unknown, read_job
+from vertex_training.resources.state import migrate_job, migrate_recorded
 from vertex_training.review import policies
 
 if TYPE_CHECKING:
@@ -55,9 +49,6 @@ UNKNOWN = "[unknown until pulumi up]"
 #: The stack settings that say whom a job belongs to, not how it runs: no part of what a
 #: reviewer reads as the job's keys.
 OWNER_SETTINGS = ("stack", "pulumi_project", "pulumi_organization", "config_from")
-#: Stack settings passed into the request as they are, so a job that has them unknown
-#: still reads (``vertex_training.resources.training_job``'s check does the same).
-UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 
 
 @dataclass(frozen=True)
@@ -171,32 +162,8 @@ def _sentinels(value: Any) -> Any:
 
 def _parse(found: ResourceJob, given: Mapping[str, Any]) -> None:
     """Parse the job as the providers' check does, values not known yet kept unknown."""
-    from vertex_training import stackconfig
-
-    config, settings = given.get("config"), given.get("stack")
-    if is_unknown(config) or is_unknown(settings):
-        found.unknown = "its keys are not known before pulumi up"
-        return
-    if not isinstance(config, Mapping) or not isinstance(settings, Mapping):
-        found.issues.append(Issue(found.name, config, "the job's inputs are no mapping"))
-        return
-    unknown = {key for key, value in settings.items() if is_unknown(value)}
-    if unknown - UNKNOWN_PASSED_THROUGH:
-        names = ", ".join(sorted(unknown - UNKNOWN_PASSED_THROUGH))
-        found.unknown = f"its {names} is not known before pulumi up (a resource still to be made)"
-        return
-    marked, partly_known = mark_unknowns(whole_numbers(config))
-    try:
-        stack = stackconfig.StackSettings(**settings)
-        found.job = stackconfig.parse_job(found.name, marked, stack)
-    except SpecError as exc:
-        issues = about_known_values(exc.issues) if partly_known else exc.issues
-        if issues:
-            found.issues.extend(issues)
-        else:
-            found.unknown = "a value it needs is not known before pulumi up"
-    except (TypeError, ValueError) as exc:
-        found.issues.append(Issue(found.name, settings, f"unreadable stack settings: {exc}"))
+    read = read_job(found.name, given.get("config"), given.get("stack"))
+    found.job, found.issues, found.unknown = read.job, read.issues, read.unknown
 
 
 def grants_of(resource: Resource) -> list[policies.Grant]:

@@ -13,15 +13,19 @@ check, and checked once known, at ``pulumi up``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
 
-from vertex_training.errors import Issue, rekeyed
+from vertex_training.errors import Issue, SpecError, rekeyed
 from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
 from vertex_training.resources.submission import ORGANIZATION_SETTING, PROJECT_SETTING
+
+if TYPE_CHECKING:
+    from vertex_training.stackconfig import JobSpec
 
 #: ``StackSettings.config_from`` of a job a program gives as arguments.
 PROGRAM = "program"
@@ -117,6 +121,55 @@ def mark_unknowns(value: Any) -> tuple[Any, bool]:
 def about_known_values(issues: list[Issue]) -> list[Issue]:
     """The issues that are not about a value a preview does not know yet."""
     return [issue for issue in issues if UNKNOWN_TEXT not in repr(issue.value)]
+
+
+#: Stack settings that may be unknown in a preview and that the spec copies verbatim into
+#: the request (so they stay unknown there): the platform TensorBoard's name.
+UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
+
+
+@dataclass
+class ReadJob:
+    """A job read from its keys and stack settings, as a preview knows them."""
+
+    job: JobSpec | None = None
+    #: Its mistakes about values already known.
+    issues: list[Issue] = field(default_factory=list)
+    #: Why it cannot be read before `pulumi up`: a value it needs is not known yet.
+    unknown: str = ""
+
+
+def read_job(name: str, config: Any, settings: Any) -> ReadJob:
+    """Parse a job's keys (``config``) against its stack settings as its provider's check
+    does, where a preview may not know every value: a value of another resource unknown in
+    the keys is kept as ``UNKNOWN_TEXT`` (the request then holds it), and a job whose
+    keys, or settings the request does not copy verbatim, are unknown is not read (its
+    review, its estimate and its rules wait for `pulumi up`)."""
+    from vertex_training import stackconfig
+    from vertex_training.resources.state import whole_numbers
+
+    if is_unknown(config) or is_unknown(settings):
+        return ReadJob(unknown="its keys are not known before pulumi up")
+    if not isinstance(config, Mapping) or not isinstance(settings, Mapping):
+        return ReadJob(issues=[Issue(job_key(name), config, "the job's inputs are no mapping")])
+    unknown = sorted(
+        k for k, v in settings.items() if is_unknown(v) and k not in UNKNOWN_PASSED_THROUGH
+    )
+    if unknown:
+        return ReadJob(
+            unknown=f"its {', '.join(unknown)} is not known before pulumi up "
+            "(a resource still to be made)"
+        )
+    marked, partly_known = mark_unknowns(whole_numbers(config))
+    stack = {k: UNKNOWN_TEXT if is_unknown(v) else v for k, v in settings.items()}
+    try:
+        return ReadJob(stackconfig.parse_job(name, marked, stackconfig.StackSettings(**stack)))
+    except SpecError as exc:
+        issues = about_known_values(exc.issues) if partly_known else exc.issues
+        why = "" if issues else "a value it needs is not known before pulumi up"
+        return ReadJob(issues=list(issues), unknown=why)
+    except (TypeError, ValueError) as exc:
+        return ReadJob(issues=[Issue(job_key(name), settings, f"unreadable stack settings: {exc}")])
 
 
 def with_packages(

@@ -66,6 +66,7 @@ from vertex_training.backends.base import location_of
 from vertex_training.errors import BackendError, SpecError, TransientError
 from vertex_training.keys import job_key
 from vertex_training.resources.job_arguments import (
+    UNKNOWN_PASSED_THROUGH,
     JobPlatform,
     about_known_values,
     argument_issue,
@@ -120,9 +121,6 @@ PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
 #: job is replaced, and the replacement lists every changed key (the user's config keys
 #: among them); a change to config keys that leaves these alone (say, writing out a
 #: default) is an update.
-#: Stack settings that may be unknown in a preview and that the spec copies verbatim into
-#: the request (so they stay unknown there): the platform TensorBoard's name.
-UNKNOWN_PASSED_THROUGH = frozenset({"tensorboard"})
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
 #: The one input the program gives a job's resource: its name, config and stack settings

@@ -92,6 +92,16 @@ namespace VertexTraining.VertexTraining
             set => _localAccelerators.Set(value);
         }
 
+        private static readonly __Value<string?> _prices = new __Value<string?>(() => __config.Get("prices"));
+        /// <summary>
+        /// The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+        /// </summary>
+        public static string? Prices
+        {
+            get => _prices.Get();
+            set => _prices.Set(value);
+        }
+
         private static readonly __Value<string?> _project = new __Value<string?>(() => __config.Get("project"));
         /// <summary>
         /// The project of every job that names none.

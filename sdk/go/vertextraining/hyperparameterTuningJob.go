@@ -30,6 +30,8 @@ type HyperparameterTuningJob struct {
 	EndTime pulumi.StringPtrOutput `pulumi:"endTime"`
 	// The job's error message, when it failed.
 	Error pulumi.StringOutput `pulumi:"error"`
+	// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+	Estimate CostEstimatePtrOutput `pulumi:"estimate"`
 	// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
 	Failure pulumi.AnyOutput `pulumi:"failure"`
 	// The Docker repository a bare image name (`trainer:1`) is read from.
@@ -54,6 +56,8 @@ type HyperparameterTuningJob struct {
 	Project pulumi.StringPtrOutput `pulumi:"project"`
 	// The job's region, unless its `job.region` says otherwise; default the platform's, else `vertex-training:region`.
 	Region pulumi.StringPtrOutput `pulumi:"region"`
+	// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+	Request pulumi.MapOutput `pulumi:"request"`
 	// The account the job runs as, unless `job.serviceAccount` says otherwise.
 	ServiceAccount pulumi.StringPtrOutput `pulumi:"serviceAccount"`
 	// When the job was created, started running, ended (RFC 3339).
@@ -231,6 +235,11 @@ func (o HyperparameterTuningJobOutput) Error() pulumi.StringOutput {
 	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.StringOutput { return v.Error }).(pulumi.StringOutput)
 }
 
+// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+func (o HyperparameterTuningJobOutput) Estimate() CostEstimatePtrOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) CostEstimatePtrOutput { return v.Estimate }).(CostEstimatePtrOutput)
+}
+
 // A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
 func (o HyperparameterTuningJobOutput) Failure() pulumi.AnyOutput {
 	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.AnyOutput { return v.Failure }).(pulumi.AnyOutput)
@@ -289,6 +298,11 @@ func (o HyperparameterTuningJobOutput) Project() pulumi.StringPtrOutput {
 // The job's region, unless its `job.region` says otherwise; default the platform's, else `vertex-training:region`.
 func (o HyperparameterTuningJobOutput) Region() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.StringPtrOutput { return v.Region }).(pulumi.StringPtrOutput)
+}
+
+// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+func (o HyperparameterTuningJobOutput) Request() pulumi.MapOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.MapOutput { return v.Request }).(pulumi.MapOutput)
 }
 
 // The account the job runs as, unless `job.serviceAccount` says otherwise.

@@ -50,6 +50,8 @@ type providerArgs struct {
 	ImpersonateServiceAccount *string `pulumi:"impersonateServiceAccount"`
 	// On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
 	LocalAccelerators *string `pulumi:"localAccelerators"`
+	// The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+	Prices *string `pulumi:"prices"`
 	// The project of every job that names none.
 	Project *string `pulumi:"project"`
 	// The region of every job that names none.
@@ -70,6 +72,8 @@ type ProviderArgs struct {
 	ImpersonateServiceAccount pulumi.StringPtrInput
 	// On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
 	LocalAccelerators pulumi.StringPtrInput
+	// The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+	Prices pulumi.StringPtrInput
 	// The project of every job that names none.
 	Project pulumi.StringPtrInput
 	// The region of every job that names none.

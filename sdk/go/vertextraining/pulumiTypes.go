@@ -369,6 +369,185 @@ func (o BucketPtrOutput) StagingExpiryDays() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
+type CostEstimate struct {
+	// The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+	HourlyUsd *float64 `pulumi:"hourlyUsd"`
+	// The hours the most is counted for: the job's timeout.
+	Hours float64 `pulumi:"hours"`
+	// The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+	MaxUsd *float64 `pulumi:"maxUsd"`
+	// The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+	PricesRead *string `pulumi:"pricesRead"`
+	// Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+	PricesSource *string `pulumi:"pricesSource"`
+	// The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+	Strategy string `pulumi:"strategy"`
+	// The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+	Summary string `pulumi:"summary"`
+	// Why the cost is unknown, each reason with what to do (none when it is known).
+	Unknown []string `pulumi:"unknown"`
+}
+
+// What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
+type CostEstimateOutput struct{ *pulumi.OutputState }
+
+func (CostEstimateOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*CostEstimate)(nil)).Elem()
+}
+
+func (o CostEstimateOutput) ToCostEstimateOutput() CostEstimateOutput {
+	return o
+}
+
+func (o CostEstimateOutput) ToCostEstimateOutputWithContext(ctx context.Context) CostEstimateOutput {
+	return o
+}
+
+// The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+func (o CostEstimateOutput) HourlyUsd() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v CostEstimate) *float64 { return v.HourlyUsd }).(pulumi.Float64PtrOutput)
+}
+
+// The hours the most is counted for: the job's timeout.
+func (o CostEstimateOutput) Hours() pulumi.Float64Output {
+	return o.ApplyT(func(v CostEstimate) float64 { return v.Hours }).(pulumi.Float64Output)
+}
+
+// The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+func (o CostEstimateOutput) MaxUsd() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v CostEstimate) *float64 { return v.MaxUsd }).(pulumi.Float64PtrOutput)
+}
+
+// The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+func (o CostEstimateOutput) PricesRead() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CostEstimate) *string { return v.PricesRead }).(pulumi.StringPtrOutput)
+}
+
+// Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+func (o CostEstimateOutput) PricesSource() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CostEstimate) *string { return v.PricesSource }).(pulumi.StringPtrOutput)
+}
+
+// The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+func (o CostEstimateOutput) Strategy() pulumi.StringOutput {
+	return o.ApplyT(func(v CostEstimate) string { return v.Strategy }).(pulumi.StringOutput)
+}
+
+// The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+func (o CostEstimateOutput) Summary() pulumi.StringOutput {
+	return o.ApplyT(func(v CostEstimate) string { return v.Summary }).(pulumi.StringOutput)
+}
+
+// Why the cost is unknown, each reason with what to do (none when it is known).
+func (o CostEstimateOutput) Unknown() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v CostEstimate) []string { return v.Unknown }).(pulumi.StringArrayOutput)
+}
+
+type CostEstimatePtrOutput struct{ *pulumi.OutputState }
+
+func (CostEstimatePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**CostEstimate)(nil)).Elem()
+}
+
+func (o CostEstimatePtrOutput) ToCostEstimatePtrOutput() CostEstimatePtrOutput {
+	return o
+}
+
+func (o CostEstimatePtrOutput) ToCostEstimatePtrOutputWithContext(ctx context.Context) CostEstimatePtrOutput {
+	return o
+}
+
+func (o CostEstimatePtrOutput) Elem() CostEstimateOutput {
+	return o.ApplyT(func(v *CostEstimate) CostEstimate {
+		if v != nil {
+			return *v
+		}
+		var ret CostEstimate
+		return ret
+	}).(CostEstimateOutput)
+}
+
+// The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+func (o CostEstimatePtrOutput) HourlyUsd() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.HourlyUsd
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The hours the most is counted for: the job's timeout.
+func (o CostEstimatePtrOutput) Hours() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *float64 {
+		if v == nil {
+			return nil
+		}
+		return &v.Hours
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+func (o CostEstimatePtrOutput) MaxUsd() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.MaxUsd
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+func (o CostEstimatePtrOutput) PricesRead() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *string {
+		if v == nil {
+			return nil
+		}
+		return v.PricesRead
+	}).(pulumi.StringPtrOutput)
+}
+
+// Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+func (o CostEstimatePtrOutput) PricesSource() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *string {
+		if v == nil {
+			return nil
+		}
+		return v.PricesSource
+	}).(pulumi.StringPtrOutput)
+}
+
+// The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+func (o CostEstimatePtrOutput) Strategy() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Strategy
+	}).(pulumi.StringPtrOutput)
+}
+
+// The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+func (o CostEstimatePtrOutput) Summary() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CostEstimate) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Summary
+	}).(pulumi.StringPtrOutput)
+}
+
+// Why the cost is unknown, each reason with what to do (none when it is known).
+func (o CostEstimatePtrOutput) Unknown() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *CostEstimate) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Unknown
+	}).(pulumi.StringArrayOutput)
+}
+
 // “disk: {type: pd-ssd, size_gb: 100}“; the type defaults by machine.
 type Disk struct {
 	// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -4495,6 +4674,8 @@ func init() {
 	pulumi.RegisterOutputType(AcceleratorPtrOutput{})
 	pulumi.RegisterOutputType(BucketOutput{})
 	pulumi.RegisterOutputType(BucketPtrOutput{})
+	pulumi.RegisterOutputType(CostEstimateOutput{})
+	pulumi.RegisterOutputType(CostEstimatePtrOutput{})
 	pulumi.RegisterOutputType(DiskOutput{})
 	pulumi.RegisterOutputType(DiskPtrOutput{})
 	pulumi.RegisterOutputType(DnsPeeringOutput{})

@@ -74,6 +74,17 @@ Object.defineProperty(exports, "localAccelerators", {
 });
 
 /**
+ * The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+ */
+export declare const prices: string | undefined;
+Object.defineProperty(exports, "prices", {
+    get() {
+        return __config.get("prices");
+    },
+    enumerable: true,
+});
+
+/**
  * The project of every job that names none.
  */
 export declare const project: string | undefined;

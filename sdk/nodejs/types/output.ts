@@ -20,6 +20,44 @@ export interface Accelerator {
 }
 
 /**
+ * What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
+ */
+export interface CostEstimate {
+    /**
+     * The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+     */
+    hourlyUsd?: number;
+    /**
+     * The hours the most is counted for: the job's timeout.
+     */
+    hours: number;
+    /**
+     * The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+     */
+    maxUsd?: number;
+    /**
+     * The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+     */
+    pricesRead?: string;
+    /**
+     * Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+     */
+    pricesSource?: string;
+    /**
+     * The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+     */
+    strategy: string;
+    /**
+     * The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+     */
+    summary: string;
+    /**
+     * Why the cost is unknown, each reason with what to do (none when it is known).
+     */
+    unknown: string[];
+}
+
+/**
  * ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
  */
 export interface Disk {

@@ -280,11 +280,13 @@ class HyperparameterTuningJob(pulumi.CustomResource):
             __props__.__dict__["create_time"] = None
             __props__.__dict__["end_time"] = None
             __props__.__dict__["error"] = None
+            __props__.__dict__["estimate"] = None
             __props__.__dict__["failure"] = None
             __props__.__dict__["job_id"] = None
             __props__.__dict__["logs_url"] = None
             __props__.__dict__["model_directory"] = None
             __props__.__dict__["output_directory"] = None
+            __props__.__dict__["request"] = None
             __props__.__dict__["start_time"] = None
             __props__.__dict__["state"] = None
             __props__.__dict__["trials"] = None
@@ -319,6 +321,7 @@ class HyperparameterTuningJob(pulumi.CustomResource):
         __props__.__dict__["create_time"] = None
         __props__.__dict__["end_time"] = None
         __props__.__dict__["error"] = None
+        __props__.__dict__["estimate"] = None
         __props__.__dict__["failure"] = None
         __props__.__dict__["image_repository"] = None
         __props__.__dict__["images"] = None
@@ -331,6 +334,7 @@ class HyperparameterTuningJob(pulumi.CustomResource):
         __props__.__dict__["platform"] = None
         __props__.__dict__["project"] = None
         __props__.__dict__["region"] = None
+        __props__.__dict__["request"] = None
         __props__.__dict__["service_account"] = None
         __props__.__dict__["start_time"] = None
         __props__.__dict__["state"] = None
@@ -395,6 +399,14 @@ class HyperparameterTuningJob(pulumi.CustomResource):
         The job's error message, when it failed.
         """
         return pulumi.get(self, "error")
+
+    @_builtins.property
+    @pulumi.getter
+    def estimate(self) -> pulumi.Output[Optional['outputs.CostEstimate']]:
+        """
+        What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+        """
+        return pulumi.get(self, "estimate")
 
     @_builtins.property
     @pulumi.getter
@@ -491,6 +503,14 @@ class HyperparameterTuningJob(pulumi.CustomResource):
         The job's region, unless its `job.region` says otherwise; default the platform's, else `vertex-training:region`.
         """
         return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter
+    def request(self) -> pulumi.Output[Optional[Mapping[str, Any]]]:
+        """
+        The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+        """
+        return pulumi.get(self, "request")
 
     @_builtins.property
     @pulumi.getter(name="serviceAccount")

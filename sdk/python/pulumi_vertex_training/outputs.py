@@ -17,6 +17,7 @@ from . import outputs
 
 __all__ = [
     'Accelerator',
+    'CostEstimate',
     'Disk',
     'DnsPeering',
     'Framework',
@@ -69,6 +70,133 @@ class Accelerator(dict):
         Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "count")
+
+
+@pulumi.output_type
+class CostEstimate(dict):
+    """
+    What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "hourlyUsd":
+            suggest = "hourly_usd"
+        elif key == "maxUsd":
+            suggest = "max_usd"
+        elif key == "pricesRead":
+            suggest = "prices_read"
+        elif key == "pricesSource":
+            suggest = "prices_source"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CostEstimate. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CostEstimate.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CostEstimate.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 hours: _builtins.float,
+                 strategy: _builtins.str,
+                 summary: _builtins.str,
+                 unknown: Sequence[_builtins.str],
+                 hourly_usd: Optional[_builtins.float] = None,
+                 max_usd: Optional[_builtins.float] = None,
+                 prices_read: Optional[_builtins.str] = None,
+                 prices_source: Optional[_builtins.str] = None):
+        """
+        What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
+
+        :param _builtins.float hours: The hours the most is counted for: the job's timeout.
+        :param _builtins.str strategy: The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+        :param _builtins.str summary: The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+        :param Sequence[_builtins.str] unknown: Why the cost is unknown, each reason with what to do (none when it is known).
+        :param _builtins.float hourly_usd: The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+        :param _builtins.float max_usd: The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+        :param _builtins.str prices_read: The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+        :param _builtins.str prices_source: Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+        """
+        pulumi.set(__self__, "hours", hours)
+        pulumi.set(__self__, "strategy", strategy)
+        pulumi.set(__self__, "summary", summary)
+        pulumi.set(__self__, "unknown", unknown)
+        if hourly_usd is not None:
+            pulumi.set(__self__, "hourly_usd", hourly_usd)
+        if max_usd is not None:
+            pulumi.set(__self__, "max_usd", max_usd)
+        if prices_read is not None:
+            pulumi.set(__self__, "prices_read", prices_read)
+        if prices_source is not None:
+            pulumi.set(__self__, "prices_source", prices_source)
+
+    @_builtins.property
+    @pulumi.getter
+    def hours(self) -> _builtins.float:
+        """
+        The hours the most is counted for: the job's timeout.
+        """
+        return pulumi.get(self, "hours")
+
+    @_builtins.property
+    @pulumi.getter
+    def strategy(self) -> _builtins.str:
+        """
+        The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`.
+        """
+        return pulumi.get(self, "strategy")
+
+    @_builtins.property
+    @pulumi.getter
+    def summary(self) -> _builtins.str:
+        """
+        The estimate in one line, as `vertex-training render` prints it: `$0.29/h; at most $0.29 (1h timeout)`.
+        """
+        return pulumi.get(self, "summary")
+
+    @_builtins.property
+    @pulumi.getter
+    def unknown(self) -> Sequence[_builtins.str]:
+        """
+        Why the cost is unknown, each reason with what to do (none when it is known).
+        """
+        return pulumi.get(self, "unknown")
+
+    @_builtins.property
+    @pulumi.getter(name="hourlyUsd")
+    def hourly_usd(self) -> Optional[_builtins.float]:
+        """
+        The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
+        """
+        return pulumi.get(self, "hourly_usd")
+
+    @_builtins.property
+    @pulumi.getter(name="maxUsd")
+    def max_usd(self) -> Optional[_builtins.float]:
+        """
+        The most the job can cost in USD: the rate for its whole `scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; absent when unknown.
+        """
+        return pulumi.get(self, "max_usd")
+
+    @_builtins.property
+    @pulumi.getter(name="pricesRead")
+    def prices_read(self) -> Optional[_builtins.str]:
+        """
+        The day the snapshot's prices were read, `YYYY-MM-DD`; absent without a snapshot.
+        """
+        return pulumi.get(self, "prices_read")
+
+    @_builtins.property
+    @pulumi.getter(name="pricesSource")
+    def prices_source(self) -> Optional[_builtins.str]:
+        """
+        Where the snapshot's prices were read from (`cloudbilling.googleapis.com`); absent without a snapshot.
+        """
+        return pulumi.get(self, "prices_source")
 
 
 @pulumi.output_type

@@ -25,6 +25,7 @@ class ProviderArgs:
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
+                 prices: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None):
         """
@@ -36,6 +37,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] credentials: The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
         :param pulumi.Input[_builtins.str] impersonate_service_account: The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
         :param pulumi.Input[_builtins.str] local_accelerators: On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
+        :param pulumi.Input[_builtins.str] prices: The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
         :param pulumi.Input[_builtins.str] project: The project of every job that names none.
         :param pulumi.Input[_builtins.str] region: The region of every job that names none.
         """
@@ -51,6 +53,8 @@ class ProviderArgs:
             pulumi.set(__self__, "impersonate_service_account", impersonate_service_account)
         if local_accelerators is not None:
             pulumi.set(__self__, "local_accelerators", local_accelerators)
+        if prices is not None:
+            pulumi.set(__self__, "prices", prices)
         if project is not None:
             pulumi.set(__self__, "project", project)
         if region is not None:
@@ -130,6 +134,18 @@ class ProviderArgs:
 
     @_builtins.property
     @pulumi.getter
+    def prices(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+        """
+        return pulumi.get(self, "prices")
+
+    @prices.setter
+    def prices(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "prices", value)
+
+    @_builtins.property
+    @pulumi.getter
     def project(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         The project of every job that names none.
@@ -165,6 +181,7 @@ class Provider(pulumi.ProviderResource):
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
+                 prices: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
@@ -179,6 +196,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] credentials: The path to, or the JSON of, a service account key or a Workload Identity Federation configuration (a secret); `accessToken` wins over it; else `GOOGLE_CREDENTIALS`, else Application Default Credentials.
         :param pulumi.Input[_builtins.str] impersonate_service_account: The service account every Google call is made as, with `accessToken`, `credentials` or Application Default Credentials as the source; else `GOOGLE_IMPERSONATE_SERVICE_ACCOUNT`.
         :param pulumi.Input[_builtins.str] local_accelerators: On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
+        :param pulumi.Input[_builtins.str] prices: The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
         :param pulumi.Input[_builtins.str] project: The project of every job that names none.
         :param pulumi.Input[_builtins.str] region: The region of every job that names none.
         """
@@ -212,6 +230,7 @@ class Provider(pulumi.ProviderResource):
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  impersonate_service_account: pulumi.Input[Optional[_builtins.str]] = None,
                  local_accelerators: pulumi.Input[Optional[_builtins.str]] = None,
+                 prices: pulumi.Input[Optional[_builtins.str]] = None,
                  project: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
@@ -229,6 +248,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["credentials"] = None if credentials is None else pulumi.Output.secret(credentials)
             __props__.__dict__["impersonate_service_account"] = impersonate_service_account
             __props__.__dict__["local_accelerators"] = local_accelerators
+            __props__.__dict__["prices"] = prices
             __props__.__dict__["project"] = project
             __props__.__dict__["region"] = region
         super(Provider, __self__).__init__(

@@ -41,6 +41,11 @@ func GetLocalAccelerators(ctx *pulumi.Context) string {
 	return config.Get(ctx, "vertex-training:localAccelerators")
 }
 
+// The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+func GetPrices(ctx *pulumi.Context) string {
+	return config.Get(ctx, "vertex-training:prices")
+}
+
 // The project of every job that names none.
 func GetProject(ctx *pulumi.Context) string {
 	return config.Get(ctx, "vertex-training:project")

@@ -44,6 +44,11 @@ localAccelerators: Optional[str]
 On the local backend: `gpu` (default) or `cpu` (a job with accelerators runs on the CPU when this machine has none).
 """
 
+prices: Optional[str]
+"""
+The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+"""
+
 project: Optional[str]
 """
 The project of every job that names none.

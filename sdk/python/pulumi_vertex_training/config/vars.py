@@ -63,6 +63,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get('localAccelerators')
 
     @_builtins.property
+    def prices(self) -> Optional[str]:
+        """
+        The price snapshot jobs' estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program's directory; default `prices/snapshot.json` there.
+        """
+        return __config__.get('prices')
+
+    @_builtins.property
     def project(self) -> Optional[str]:
         """
         The project of every job that names none.

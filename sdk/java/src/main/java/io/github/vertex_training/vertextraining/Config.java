@@ -53,6 +53,13 @@ public final class Config {
         return Codegen.stringProp("localAccelerators").config(config).get();
     }
 /**
+ * The price snapshot jobs&#39; estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program&#39;s directory; default `prices/snapshot.json` there.
+ * 
+ */
+    public Optional<String> prices() {
+        return Codegen.stringProp("prices").config(config).get();
+    }
+/**
  * The project of every job that names none.
  * 
  */

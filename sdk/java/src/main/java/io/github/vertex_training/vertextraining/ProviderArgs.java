@@ -106,6 +106,21 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * The price snapshot jobs&#39; estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program&#39;s directory; default `prices/snapshot.json` there.
+     * 
+     */
+    @Import(name="prices")
+    private @Nullable Output<String> prices;
+
+    /**
+     * @return The price snapshot jobs&#39; estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program&#39;s directory; default `prices/snapshot.json` there.
+     * 
+     */
+    public Optional<Output<String>> prices() {
+        return Optional.ofNullable(this.prices);
+    }
+
+    /**
      * The project of every job that names none.
      * 
      */
@@ -144,6 +159,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         this.credentials = $.credentials;
         this.impersonateServiceAccount = $.impersonateServiceAccount;
         this.localAccelerators = $.localAccelerators;
+        this.prices = $.prices;
         this.project = $.project;
         this.region = $.region;
     }
@@ -290,6 +306,27 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder localAccelerators(String localAccelerators) {
             return localAccelerators(Output.of(localAccelerators));
+        }
+
+        /**
+         * @param prices The price snapshot jobs&#39; estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program&#39;s directory; default `prices/snapshot.json` there.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder prices(@Nullable Output<String> prices) {
+            $.prices = prices;
+            return this;
+        }
+
+        /**
+         * @param prices The price snapshot jobs&#39; estimates are read from, as `vertex-training prices refresh` writes one: its path, relative to the program&#39;s directory; default `prices/snapshot.json` there.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder prices(String prices) {
+            return prices(Output.of(prices));
         }
 
         /**

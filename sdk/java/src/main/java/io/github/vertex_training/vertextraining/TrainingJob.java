@@ -9,6 +9,7 @@ import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
 import io.github.vertex_training.vertextraining.TrainingJobArgs;
 import io.github.vertex_training.vertextraining.Utilities;
+import io.github.vertex_training.vertextraining.outputs.CostEstimate;
 import io.github.vertex_training.vertextraining.outputs.ImageRow;
 import io.github.vertex_training.vertextraining.outputs.Job;
 import io.github.vertex_training.vertextraining.outputs.PlatformSettings;
@@ -109,6 +110,20 @@ public class TrainingJob extends com.pulumi.resources.CustomResource {
      */
     public Output<String> error() {
         return this.error;
+    }
+    /**
+     * What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); known in a preview.
+     * 
+     */
+    @Export(name="estimate", refs={CostEstimate.class}, tree="[0]")
+    private Output</* @Nullable */ CostEstimate> estimate;
+
+    /**
+     * @return What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); known in a preview.
+     * 
+     */
+    public Output<Optional<CostEstimate>> estimate() {
+        return Codegen.optional(this.estimate);
     }
     /**
      * A failed job&#39;s error, classified: `class`, `code`, `message`, `fix`, `replica`.
@@ -277,6 +292,20 @@ public class TrainingJob extends com.pulumi.resources.CustomResource {
      */
     public Output<Optional<String>> region() {
         return Codegen.optional(this.region);
+    }
+    /**
+     * The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); known in a preview.
+     * 
+     */
+    @Export(name="request", refs={Map.class,String.class,Object.class}, tree="[0,1,2]")
+    private Output</* @Nullable */ Map<String,Object>> request;
+
+    /**
+     * @return The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); known in a preview.
+     * 
+     */
+    public Output<Optional<Map<String,Object>>> request() {
+        return Codegen.optional(this.request);
     }
     /**
      * The account the job runs as, unless `job.serviceAccount` says otherwise.

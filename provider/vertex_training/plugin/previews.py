@@ -1,0 +1,179 @@
+"""What a preview shows of a job of the plugin: the request its create would submit and
+its cost estimate (known before it is submitted, kept as outputs after), every other
+output unknown; and the line that shows both under the job in `pulumi preview`.
+
+The estimate's prices come from the snapshot ``vertex-training:prices`` names
+(``PriceSnapshot``), read once, by the first job that needs it: a no-change preview
+reads none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pulumi.provider.experimental.property_value import PropertyValue
+
+from vertex_training.errors import SpecError
+from vertex_training.plugin.values import plain_map, property_value
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT, read_job
+from vertex_training.resources.state import whole_numbers
+
+if TYPE_CHECKING:
+    from vertex_training.catalog.prices import Snapshot
+    from vertex_training.stackconfig import JobSpec
+
+#: A job resource's outputs known before its job is submitted: the request body its
+#: create submits and its cost estimate.
+PREVIEWED_OUTPUTS = ("request", "estimate")
+#: A job resource's outputs that name its job, which an update never changes: a preview
+#: of an update keeps them as recorded (the update reads every other output again).
+NAMING_OUTPUTS = ("jobId", "consoleUrl", "logsUrl", "outputDirectory", "modelDirectory")
+#: A value the engine shows as unknown (computed) in a preview. The SDK's
+#: ``PropertyValue.computed()`` cannot be sent (pulumi 3.259 marshals no ``Computed``):
+#: a computed value travels as the unknown sentinel text, at any depth, which the engine
+#: reads back as computed in a preview, as it sends an unknown input to the plugin.
+UNKNOWN = PropertyValue(UNKNOWN_TEXT)
+#: An estimate's amounts are given to a millionth of a dollar.
+USD_DECIMALS = 6
+
+
+class PriceSnapshot:
+    """The price snapshot jobs' estimates are read from: the file ``vertex-training:prices``
+    names (relative to the program's directory), else ``prices/snapshot.json`` there, as
+    ``vertex-training prices refresh`` writes it. Read once, by the first estimate that
+    needs it (of any thread), and kept for the plugin's life."""
+
+    def __init__(self, base_dir: Path, given: str = "") -> None:
+        from vertex_training.catalog.prices import SNAPSHOT_PATH
+
+        self.given = given
+        #: The snapshot's path as the program's author writes it.
+        self.named = given or SNAPSHOT_PATH.as_posix()
+        self.path = base_dir / self.named
+        self._lock = threading.Lock()
+        self._read: tuple[Snapshot | None, str] | None = None
+
+    def read(self) -> tuple[Snapshot | None, str]:
+        """The snapshot, or None and why there is none, with how to make one."""
+        with self._lock:
+            if self._read is None:
+                self._read = self._load()
+            return self._read
+
+    def _load(self) -> tuple[Snapshot | None, str]:
+        from vertex_training.review.cost import load_prices
+
+        if self.path.exists():
+            snapshot, note = load_prices(self.path)
+            return snapshot, "" if snapshot is not None else str(note)
+        # The fixes first: the CLI shows an output's first 150 characters.
+        reads = "reads Google's Cloud Billing Catalog, with Google credentials"
+        if self.given:
+            return None, (
+                f"no price snapshot ({self.given}, vertex-training:prices): `vertex-training "
+                f"prices refresh --out {self.given}` writes one; or set vertex-training:prices "
+                f"to a snapshot's path, relative to the program's directory (the refresh {reads})"
+            )
+        return None, (
+            f"no price snapshot ({self.named}): `vertex-training "
+            "prices refresh` writes one; or name one: `pulumi config set vertex-training:prices "
+            f"<path>` (the refresh, run in the program's directory, {reads})"
+        )
+
+    def estimate(self, spec: JobSpec) -> dict[str, Any]:
+        """What a job may cost (``review.cost.estimate``), in the schema's
+        ``CostEstimate`` naming: an amount left out when it is unknown, and ``unknown``
+        saying why. A local job needs no prices, and reads none."""
+        from vertex_training.review import cost
+
+        snapshot, why = self.read() if spec.backend != "local" else (None, "")
+        estimate = cost.estimate(spec, snapshot)
+        # Without a snapshot the estimate advises the repository's `make prices`; a
+        # program's author is told where the plugin looked, and how to make or name one.
+        unknown = tuple(
+            why if reason == cost.NO_SNAPSHOT else reason for reason in estimate.unknown
+        )
+        estimate = dataclasses.replace(estimate, unknown=unknown)
+        amounts = {"hourlyUsd": estimate.hourly_usd, "maxUsd": estimate.max_usd}
+        given: dict[str, Any] = {
+            **{key: round(usd, USD_DECIMALS) for key, usd in amounts.items() if usd is not None},
+            "hours": estimate.hours,
+            "strategy": estimate.strategy,
+            "unknown": list(unknown),
+            "summary": cost.describe(estimate),
+        }
+        if snapshot is not None:
+            given.update(pricesRead=snapshot.read_date.isoformat(), pricesSource=snapshot.source)
+        return given
+
+
+def request_and_estimate(
+    name: str, config: Any, settings: Mapping[str, Any], secret: bool, prices: PriceSnapshot
+) -> dict[str, PropertyValue]:
+    """A job's ``request``, the Vertex AI request body its create submits (the body
+    `vertex-training render` prints; secret when the job's inputs hold a secret), and
+    its ``estimate`` (``PriceSnapshot.estimate``), both unknown while the job cannot be read (a
+    value a preview does not know where the job's parse refuses one). The request is
+    unknown as a whole while a value in it is: a program of any language reads an
+    object holding an unknown as unknown, and a placeholder could be taken for what is
+    submitted. The estimate is known once the job is read: each key it prices
+    (machines, accelerators, disks, replicas, scheduling, region, retry, trials) is
+    one the parse refuses unknown."""
+    spec = spec_of(name, config, settings)
+    if spec is None:
+        return dict.fromkeys(PREVIEWED_OUTPUTS, UNKNOWN)
+    body = spec.request_body()
+    request = UNKNOWN if UNKNOWN_TEXT in repr(body) else property_value(body, secret=secret)
+    return {"request": request, "estimate": property_value(prices.estimate(spec))}
+
+
+def spec_of(name: str, config: Any, settings: Mapping[str, Any]) -> JobSpec | None:
+    """The job a resource's keys and settings make, as its provider reads it; None when
+    a value a preview does not know keeps it from being read (it is read once known, at
+    `pulumi up`). A job that cannot be read for another reason was refused by check."""
+    read = read_job(name, config, settings)
+    if read.issues:
+        raise SpecError(read.issues)
+    return read.job
+
+
+def unseen(inputs: Mapping[str, PropertyValue]) -> dict[str, PropertyValue]:
+    """A JobWaiter's properties in a preview: its inputs, and what a wait sees unknown
+    (a preview waits for nothing)."""
+    from vertex_training.resources.waiter import SEEN_OUTPUTS
+
+    return {**inputs, **dict.fromkeys(SEEN_OUTPUTS, UNKNOWN)}
+
+
+def preview_text(properties: Mapping[str, PropertyValue], secret: bool) -> str:
+    """The line under a job in `pulumi preview` of its create (or replacement): what it
+    may cost and the request it would submit (``[secret]`` when its inputs hold a secret;
+    said to be unknown while a value of another resource is)."""
+    plain = plain_map({key: properties[key] for key in PREVIEWED_OUTPUTS if key in properties})
+    estimate, request = plain.get("estimate"), plain.get("request")
+    if not isinstance(estimate, Mapping):
+        return "would be submitted; what it submits and costs is known once its keys are"
+    text = f"would be submitted, estimated {estimate.get('summary')}"
+    if estimate.get("pricesRead"):
+        text += f" (prices read {estimate['pricesRead']})"
+    if secret:
+        return f"{text}; request: [secret] (its inputs hold a secret)"
+    if not isinstance(request, Mapping):
+        return f"{text}; request: known once the values of other resources it takes are"
+    return f"{text}; request: {json.dumps(whole_numbers(request), sort_keys=True)}"
+
+
+def show(urn: str, text: str) -> None:
+    """Keep ``text`` under the resource ``urn`` in the engine's display (best effort)."""
+    from vertex_training.resources.progress import EngineLog
+
+    log = EngineLog.from_process(urn)
+    try:
+        log.lasting(text)
+    finally:
+        log.close()
