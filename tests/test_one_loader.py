@@ -46,6 +46,7 @@ from tests.engine import REPO, config_cli_env, tools_missing
 from tests.test_platform import PROJECT, TENSORBOARD_ID, Graph, Mocks, RecordingMonitor
 from vertex_training import __main__ as cli_main
 from vertex_training.errors import Issue
+from vertex_training.program.platform import job_stack_settings
 from vertex_training.resources.state import recorded_view
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
@@ -319,14 +320,23 @@ def checked(name: str, registration: Any) -> CheckResult:
 
 
 def engine_resources(stack: Stack) -> list[pack.Resource]:
-    """The job resources as the engine shows them to the pack."""
+    """The job resources as the engine shows them to the pack: each with the job input the
+    program gives it (``program.stack``: its name, its keys as the loader read them, the
+    stack's settings); none when the stack has a stack-wide mistake (the program stops)."""
+    if stack.issues:
+        return []
+    settings = {
+        **job_stack_settings(stack.settings.model_dump(), None),
+        "pulumi_project": PROJECT,
+    }
     found = []
     for name, loaded in stack.jobs.items():
         kind = (
             TUNING if isinstance(loaded.config, dict) and is_tuning_job(loaded.config) else TRAINING
         )
         urn = f"urn:pulumi:{stack.name}::{PROJECT}::{kind}::{name}"
-        found.append(pack.Resource(kind, urn, {"name": name}))
+        job = {"name": name, "config": loaded.config, "stack": settings}
+        found.append(pack.Resource(kind, urn, {"job": job}))
     return found
 
 
@@ -505,24 +515,21 @@ class TestPlan:
 
 
 class TestPolicyPack:
-    """The pack's view of the engine's job resources: the loader's jobs, skipped jobs with
-    their issues, the stack's issues as mandatory failures."""
+    """The pack's view of the engine's job resources: each job read from its resource's
+    input, which the program gave it through the loader, is the loader's job; a job the
+    loader refuses is left out, refused on the same keys."""
 
     def test_view(self, name: str, project: CliProject, programs: dict[str, ProgramRun]) -> None:
         stack = programs[name].stack
         view = pack.view(engine_resources(stack), project.root)
-        if not stack.jobs:
-            assert view.stack is None
+        if stack.issues or not stack.jobs:  # the program registers no job
+            assert view.stack is None and view.jobs == {}
             return
         assert view.stack == name
-        assert view.issues == lines(list(stack.issues))
-        if stack.issues:  # the pack stops at them
-            assert view.jobs == {}
-            return
-        assert view.platform == stack.platform
-        assert view.skipped == [
-            f"{job}: {'; '.join(lines(issues))}" for job, issues in job_issues(stack).items()
-        ]
+        skipped = {text.split(": ", 1)[0]: text for text, _urn in view.skipped}
+        for job, issues in job_issues(stack).items():  # refused on the same keys
+            for issue in issues:
+                assert f"{issue.key}: " in skipped[job]
         assert list(view.jobs) == list(stack.resolved)
         for job, spec in stack.resolved.items():
             same_request(spec, view.jobs[job])

@@ -150,8 +150,9 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
 
     if is_unknown(config) or is_unknown(settings):
         return ReadJob(unknown="its keys are not known before pulumi up")
-    if not isinstance(config, Mapping) or not isinstance(settings, Mapping):
-        return ReadJob(issues=[Issue(job_key(name), config, "the job's inputs are no mapping")])
+    if not isinstance(settings, Mapping):
+        issue = Issue(job_key(name), settings, "the job's stack settings are no mapping")
+        return ReadJob(issues=[issue])
     unknown = sorted(
         k for k, v in settings.items() if is_unknown(v) and k not in UNKNOWN_PASSED_THROUGH
     )
