@@ -8,13 +8,13 @@ pulumi-gcp plugin cannot be had here, so the component is not run on the engine)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
-from pulumi.provider.experimental.property_value import PropertyValue
+from pulumi.provider.experimental.property_value import Computed, PropertyValue
 from pulumi.provider.experimental.provider import (
     CheckRequest,
     ConfigureRequest,
@@ -643,3 +643,138 @@ class TestPreviewText:
         request = PropertyValue(UNKNOWN_TEXT)
         text = preview_text({"estimate": self.estimate, "request": request}, secret=False)
         assert text.endswith("; request: known once the values of other resources it takes are")
+
+
+def entry(name: str, index: int, **keys: Any) -> dict[str, Any]:
+    """A job's waiter entry as its ``waiterEntry`` output gives it (plain)."""
+    config = {"image": IMAGE, "machine": "e2-standard-4", "wait": "succeeded", **keys}
+    return {
+        "name": name,
+        "resourceName": f"projects/test-project/locations/us-central1/customJobs/{index}",
+        "until": "succeeded",
+        "config": config,
+        "stack": {"stack": "dev", "pulumi_project": "training", "project": "test-project"},
+    }
+
+
+def waiter_diff(olds: list[Any], news: dict[str, Any]) -> Any:
+    plugin = VertexTrainingProvider("0.0.1")
+    request = DiffRequest(urn(WAITER, "wait"), "jobs", values({"jobs": olds}), values(news), [])
+    return asyncio.run(plugin.diff(request))
+
+
+def kinds(diff: Any) -> dict[str, PropertyDiffKind]:
+    return {path: d.kind for path, d in diff.detailed_diff.items()}
+
+
+class TestWaiterDiff:
+    """A JobWaiter's diff names only the jobs whose entry changed (issue 44)."""
+
+    a, b = entry("a", 1, args=["--epochs", "3"]), entry("b", 2, args=["--epochs", "3"])
+
+    def test_one_jobs_new_args_are_that_entrys_path_alone(self) -> None:
+        """The other job's entry is not in the diff; the changed key is, on its path."""
+        changed = entry("b", 2, args=["--epochs", "5"])
+        diff = waiter_diff([self.a, self.b], {"jobs": [self.a, changed]})
+        assert diff.changes and diff.replaces in (None, []) and diff.diffs == ["jobs"]
+        assert kinds(diff) == {"jobs[1].config.args": PropertyDiffKind.UPDATE}
+        assert all(d.input_diff for d in diff.detailed_diff.values())
+
+    def test_a_new_wait_is_its_key_and_until(self) -> None:
+        """Keys added to or removed from a job show as such, beside its entry's keys; a
+        key that is no name is quoted in the path."""
+        changed = {
+            **entry("a", 1, wait="running", env={"A": "x"}, **{"x-y": 1}),
+            "until": "running",
+        }
+        diff = waiter_diff([self.a, self.b], {"jobs": [changed, self.b]})
+        assert kinds(diff) == {
+            "jobs[0].config.args": PropertyDiffKind.DELETE,
+            "jobs[0].config.env": PropertyDiffKind.ADD,
+            'jobs[0].config["x-y"]': PropertyDiffKind.ADD,
+            "jobs[0].config.wait": PropertyDiffKind.UPDATE,
+            "jobs[0].until": PropertyDiffKind.UPDATE,
+        }
+
+    def test_a_reordered_list_is_no_change(self) -> None:
+        """Entries are matched by their job's name, not their place."""
+        diff = waiter_diff([self.a, self.b], {"jobs": [self.b, self.a]})
+        assert diff.changes is False and not diff.detailed_diff
+
+    def test_an_added_or_removed_job_is_its_whole_entry(self) -> None:
+        """A new job is an add at its new place; a removed one a delete at its old."""
+        c = entry("c", 3)
+        added = waiter_diff([self.a, self.b], {"jobs": [self.a, self.b, c]})
+        assert kinds(added) == {"jobs[2]": PropertyDiffKind.ADD}
+        removed = waiter_diff([self.a, self.b], {"jobs": [self.b]})
+        assert kinds(removed) == {"jobs[0]": PropertyDiffKind.DELETE}
+        swapped = waiter_diff([self.a, self.b], {"jobs": [c, self.b]})
+        assert kinds(swapped) == {"jobs[0]": PropertyDiffKind.UPDATE}
+
+    def test_an_entry_a_preview_cannot_know_is_that_place_updated(self) -> None:
+        """A job the preview replaces has an unknown entry: its place alone is updated."""
+        news = values({"jobs": [self.a]})
+        news["jobs"] = news["jobs"].with_value([news["jobs"].value[0], PropertyValue(Computed())])
+        plugin = VertexTrainingProvider("0.0.1")
+        request = DiffRequest(
+            urn(WAITER, "wait"), "jobs", values({"jobs": [self.a, self.b]}), news, []
+        )
+        diff = asyncio.run(plugin.diff(request))
+        assert kinds(diff) == {"jobs[1]": PropertyDiffKind.UPDATE}
+
+    def test_a_job_moved_and_changed_is_its_whole_entry_at_its_new_place(self) -> None:
+        """The engine reads one index in both lists: a moved entry is shown whole."""
+        changed = entry("a", 1, args=["--epochs", "5"])
+        diff = waiter_diff([self.a, self.b], {"jobs": [self.b, changed]})
+        assert kinds(diff) == {"jobs[1]": PropertyDiffKind.UPDATE}
+
+    def test_a_secret_entry_is_diffed_and_never_shown(self) -> None:
+        """An entry holding a secret is read (plain) for the diff; the diff names paths
+        only, never a value."""
+        token = entry("b", 2, env={"TOKEN": "s3cret"})
+        olds = values({"jobs": [self.a]})
+        olds["jobs"] = olds["jobs"].with_value(
+            [olds["jobs"].value[0], property_value(token, secret=True)]
+        )
+        news = values({"jobs": [self.a]})
+        rotated = entry("b", 2, env={"TOKEN": "n3w-s3cret"})
+        news["jobs"] = news["jobs"].with_value(
+            [news["jobs"].value[0], property_value(rotated, secret=True)]
+        )
+        plugin = VertexTrainingProvider("0.0.1")
+        diff = asyncio.run(plugin.diff(DiffRequest(urn(WAITER, "wait"), "jobs", olds, news, [])))
+        assert kinds(diff) == {"jobs[1].config.env": PropertyDiffKind.UPDATE}
+        assert "s3cret" not in repr(diff.detailed_diff) + repr(diff.diffs)
+
+
+class TestWaiterEntrySecrecy:
+    """A job's waiterEntry is secret when its inputs hold a secret, made or previewed."""
+
+    def test_the_preview_and_the_made_job_keep_the_entry_secret(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """Both places that build an entry mark it secret, and the waiter still reads it."""
+        keys = values(job(wait="succeeded"))["job"].value
+        assert isinstance(keys, Mapping)
+        env = PropertyValue({"T": property_value("s3cret", secret=True)})
+        inputs = {"job": PropertyValue({**keys, "env": env})}
+        checked = asyncio.run(plugin.check(CheckRequest(urn(), {}, inputs, b"")))
+        assert checked.inputs is not None
+        previewed = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, True)))
+        made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
+        assert previewed.properties is not None and made.properties is not None
+        for properties in (previewed.properties, made.properties):
+            assert properties["waiterEntry"].is_secret
+        entry_value = plain_map(made.properties)["waiterEntry"]
+        assert entry_value["name"] == "train" and entry_value["config"]["env"] == {"T": "s3cret"}
+        waited = asyncio.run(
+            plugin.create(
+                CreateRequest(
+                    urn(WAITER, "wait"),
+                    {"jobs": PropertyValue([made.properties["waiterEntry"]])},
+                    60.0,
+                    False,
+                )
+            )
+        )
+        assert plain_map(waited.properties)["states"] == {"train": "SUCCEEDED"}

@@ -370,9 +370,14 @@ class VertexTrainingProvider(Provider):
         if request.type == schema.JOB_WAITER:
             old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
             result = self.waiter.diff(request.resource_id, old, new)
-            return DiffResponse(
-                changes=bool(result.changes), diffs=["jobs"] if result.changes else []
-            )
+            if not result.changes:
+                return DiffResponse(changes=False)
+            # Only the entries that changed; none when jobs that failed the last wait
+            # are waited for again, which leaves the list to the engine's diff.
+            detailed = _waiter_diff(olds, news) or {
+                "jobs": PropertyDiff(PropertyDiffKind.UPDATE, input_diff=True)
+            }
+            return DiffResponse(changes=True, diffs=["jobs"], detailed_diff=detailed)
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
@@ -515,7 +520,6 @@ class VertexTrainingProvider(Provider):
         and estimate (``made``: as recorded; else from its keys,
         ``_request_and_estimate``)."""
         from vertex_training.program.exports import job_view
-        from vertex_training.program.waiting import wait_until
 
         # The job's recorded inputs come back among its provider's outputs, and its
         # output directory as its backend gives it (what its request names, or where a
@@ -538,15 +542,10 @@ class VertexTrainingProvider(Provider):
             outputDirectory=derived["output_directory"],
             modelDirectory=derived["model_directory"],
         )
-        entry = {
-            "name": name,
-            "resourceName": resource_name,
-            "until": wait_until(config),
-            "config": config,
-            "stack": settings,
-        }
         properties = {prop: property_value(value) for prop, value in values.items()}
-        properties["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
+        properties["waiterEntry"] = _waiter_entry(
+            name, resource_name, config, settings, is_secret(inputs)
+        )
         if made and set(made) == set(PREVIEWED_OUTPUTS):
             properties.update(made)
         else:
@@ -570,8 +569,6 @@ class VertexTrainingProvider(Provider):
         (``_request_and_estimate``), its waiter entry, with the resource name unknown
         until the job is submitted, and every other output unknown but those naming the
         job that an update keeps (``NAMING_OUTPUTS``)."""
-        from vertex_training.program.waiting import wait_until
-
         type_, name = urn.split("::")[-2:]
         job = recorded(name, owner_of(urn), plain_map(inputs))
         config, settings = job["config"], job["stack"]
@@ -581,14 +578,9 @@ class VertexTrainingProvider(Provider):
         kept = olds or {}
         outputs.update({prop: kept[prop] for prop in NAMING_OUTPUTS if prop in kept})
         if isinstance(config, Mapping):
-            entry = {
-                "name": name,
-                "resourceName": resource_id or UNKNOWN_TEXT,
-                "until": wait_until(config),
-                "config": config,
-                "stack": settings,
-            }
-            outputs["waiterEntry"] = property_value(entry, secret=is_secret(inputs))
+            outputs["waiterEntry"] = _waiter_entry(
+                name, resource_id or UNKNOWN_TEXT, config, settings, is_secret(inputs)
+            )
         outputs.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
         return {**inputs, **outputs}
 
@@ -659,3 +651,86 @@ def _waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
         }
     seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
     return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}
+
+
+def _waiter_entry(
+    name: str, resource_name: str, config: Any, settings: Any, secret: bool
+) -> PropertyValue:
+    """A job's ``waiterEntry``: secret whole when its inputs hold a secret. (Only its
+    ``config`` and ``stack`` secret would leave its name readable, but the SDKs do not
+    carry a secret nested in an output: Pulumi YAML's passes it on as ``{}``, Node's
+    makes the whole output secret.)"""
+    from vertex_training.program.waiting import wait_until
+
+    entry = {
+        "name": name,
+        "resourceName": resource_name,
+        "until": wait_until(config),
+        "config": config,
+        "stack": settings,
+    }
+    return property_value(entry, secret=secret)
+
+
+def _key_path(key: str) -> str:
+    """A map key as a step of a property path (``.args``, or ``["a.b"]``)."""
+    if key.isidentifier():
+        return f".{key}"
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'["{escaped}"]'
+
+
+def _entry_diff(
+    path: str, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> dict[str, PropertyDiff]:
+    """What changed in one job's waiter entry, by property path under ``path``: each of
+    its job's keys and settings on its own (``jobs[1].config.args``)."""
+    detailed = {}
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key), new.get(key)
+        if was == now:
+            continue
+        if key in ("config", "stack") and isinstance(was, Mapping) and isinstance(now, Mapping):
+            for inner in sorted(set(was) | set(now)):
+                if was.get(inner) != now.get(inner):
+                    kind = _kind(was.get(inner), now.get(inner), False)
+                    detailed[f"{path}.{key}{_key_path(inner)}"] = PropertyDiff(kind, True)
+            continue
+        detailed[f"{path}.{key}"] = PropertyDiff(_kind(was, now, False), True)
+    return detailed
+
+
+def _waiter_diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, PropertyDiff]:
+    """What changed in a JobWaiter's ``jobs`` (plain), by property path as the engine
+    reads one (an index of the recorded list for a removal, of the new list otherwise):
+    the entries of the jobs added or removed, and the keys that changed in the others.
+    Entries are matched by their job's name, so a reordered list is no change; one that
+    moved and changed, or is not known yet (a job a preview replaces), is shown whole at
+    its new place, and two changes at one place as an update of it."""
+    olds_jobs, news_jobs = olds.get("jobs"), news.get("jobs")
+    if not isinstance(olds_jobs, list) or not isinstance(news_jobs, list):
+        return {"jobs": PropertyDiff(PropertyDiffKind.UPDATE, True)}
+    was = {str(e.get("name")): (i, e) for i, e in enumerate(olds_jobs) if isinstance(e, Mapping)}
+    now = {str(e.get("name")): (i, e) for i, e in enumerate(news_jobs) if isinstance(e, Mapping)}
+    unknown = [i for i, entry in enumerate(news_jobs) if not isinstance(entry, Mapping)]
+    detailed: dict[str, PropertyDiff] = {}
+
+    def whole(index: int, kind: PropertyDiffKind) -> None:
+        path = f"jobs[{index}]"
+        detailed[path] = PropertyDiff(PropertyDiffKind.UPDATE if path in detailed else kind, True)
+
+    gone = sorted(set(was) - set(now))
+    if len(gone) > len(unknown):  # some were removed (which, when others are unknown?)
+        for name in gone:
+            whole(was[name][0], PropertyDiffKind.DELETE)
+    for index in unknown:
+        whole(index, PropertyDiffKind.UPDATE if index < len(olds_jobs) else PropertyDiffKind.ADD)
+    for name, (index, entry) in sorted(now.items()):
+        at, old = was.get(name, (index, None))
+        if old is None:
+            whole(index, PropertyDiffKind.ADD)
+        elif old != entry and at == index:
+            detailed.update(_entry_diff(f"jobs[{index}]", old, entry))
+        elif old != entry:
+            whole(index, PropertyDiffKind.UPDATE)
+    return detailed

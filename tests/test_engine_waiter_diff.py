@@ -1,0 +1,107 @@
+"""A JobWaiter's diff on the real engine: a Pulumi YAML program of two jobs that wait for
+success, one with a secret in its env, and a JobWaiter of both, against the fake
+JobService. After `pulumi up`, changing one job's args makes `pulumi preview --diff` show
+under the waiter only that job's changed key, not the other job's whole entry, and the
+job whose env holds the secret is still named while the secret is never shown (issue 44).
+
+The plugin runs under the tests' own Python; the YAML language host is the one
+`make all-tools` builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_engine_plugin import IMAGE, YamlProgram, missing
+from vertex_training.testing.fake_vertex import FakeVertex
+
+pytestmark = pytest.mark.engine
+
+SECRET = "hunter2-waiter-diff-token"
+
+
+def job(args: list[str], env: dict[str, Any] | None = None) -> dict[str, Any]:
+    keys: dict[str, Any] = {
+        "image": IMAGE,
+        "machine": "e2-standard-4",
+        "args": args,
+        "wait": "succeeded",
+    }
+    if env:
+        keys["env"] = env
+    return {"type": "vertex-training:TrainingJob", "properties": {"job": keys}}
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Iterator[YamlProgram]:
+    if reason := missing():
+        pytest.skip(reason)
+    with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as fake:
+        yield YamlProgram(tmp_path, fake)
+
+
+def waiter_part(output: str) -> str:
+    """What `pulumi preview --diff` prints under the JobWaiter."""
+    start = output.index("vertex-training:index:JobWaiter: (update)")
+    return output[start : output.index("Resources:", start)]
+
+
+class TestWaiterDiff:
+    def test_a_preview_names_only_the_changed_job_and_shows_no_secret(
+        self, program: YamlProgram
+    ) -> None:
+        """One job's new args show under the waiter as that job's entry alone (replaced,
+        so its new entry is unknown); the other job's entry is not printed, and the
+        secret in the other's env never is, in the output or the state."""
+        program.resources["plain"] = job(["--epochs", "3"])
+        program.resources["guarded"] = job(["--epochs", "3"], {"TOKEN": {"fn::secret": SECRET}})
+        program.resources["wait-for-jobs"] = {
+            "type": "vertex-training:JobWaiter",
+            "properties": {"jobs": ["${plain.waiterEntry}", "${guarded.waiterEntry}"]},
+        }
+        program.write()
+        up = program.run("up", "--yes", "--skip-preview").check()
+        assert SECRET not in up.output
+        assert SECRET not in program.run("stack", "export").check().stdout
+
+        program.resources["plain"] = job(["--epochs", "5"])
+        program.write()
+        preview = program.run("preview", "--diff").check()
+        waiter = waiter_part(preview.output)
+        assert '- name        : "plain"' in waiter and "+ [0]: [unknown]" in waiter
+        assert "  [1]: {" not in waiter and "guarded" not in waiter
+        assert SECRET not in preview.output
+
+    def test_an_update_in_place_shows_the_changed_keys_and_a_reorder_nothing(
+        self, program: YamlProgram
+    ) -> None:
+        """A job's new wait shows under the waiter as that entry's ``config.wait`` and
+        ``until`` alone; listing the same jobs in another order changes nothing."""
+        program.resources["plain"] = job(["--epochs", "3"])
+        program.resources["guarded"] = job(["--epochs", "3"], {"TOKEN": {"fn::secret": SECRET}})
+        entries = ["${plain.waiterEntry}", "${guarded.waiterEntry}"]
+        program.resources["wait-for-jobs"] = {
+            "type": "vertex-training:JobWaiter",
+            "properties": {"jobs": entries},
+        }
+        program.write()
+        program.run("up", "--yes", "--skip-preview").check()
+
+        program.resources["wait-for-jobs"]["properties"]["jobs"] = entries[::-1]
+        program.write()
+        same = program.run("preview", "--diff", "--expect-no-changes").check()
+        assert SECRET not in same.output
+
+        program.resources["wait-for-jobs"]["properties"]["jobs"] = entries
+        program.resources["plain"]["properties"]["job"]["wait"] = "running"
+        program.write()
+        preview = program.run("preview", "--diff").check()
+        waiter = waiter_part(preview.output)
+        assert '~ wait: "succeeded" => "running"' in waiter
+        assert '~ until : "succeeded" => "running"' in waiter
+        assert "[1]" not in waiter and "image" not in waiter
+        assert SECRET not in preview.output
