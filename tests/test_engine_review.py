@@ -100,12 +100,16 @@ def with_prices(project: Project) -> None:
     save_snapshot(fake_snapshot(), project.root / "prices" / "snapshot.json")
 
 
-def review(project: Project, *options: str) -> subprocess.CompletedProcess[str]:
-    """`pulumi preview --json`, then `vertex-training review` of it in the program's folder,
-    as a pull request's check runs them."""
+def preview(project: Project) -> None:
+    """`pulumi preview --json` of the program into preview.json, as a pull request's check
+    runs it."""
     previewed = project.run("preview", "--json")
     assert previewed.stdout.lstrip().startswith("{"), previewed.output
     (project.root / "preview.json").write_text(previewed.stdout)
+
+
+def review(project: Project, *options: str) -> subprocess.CompletedProcess[str]:
+    """`vertex-training review` of the last preview, in the program's folder."""
     return subprocess.run(
         [sys.executable, "-m", "vertex_training", "review", "preview.json", *options],
         cwd=project.root,
@@ -149,6 +153,7 @@ def the_change_is_reviewed(
     assert sorted(job.display_name for job in fake.jobs.values()) == ["old", "train"]
     submitted = set(fake.jobs)
 
+    preview(project)
     unchanged = review(project)
     assert unchanged.returncode == 0, unchanged.stderr
     assert "0 to submit, 0 to replace, 0 to delete; this change submits no job." in (
@@ -157,6 +162,7 @@ def the_change_is_reviewed(
     assert "| `train` |" not in unchanged.stdout  # the preview shows no step for it
 
     change()
+    preview(project)
     changed = review(project, "--format", "json")
     assert changed.returncode == 0, changed.stderr
     assert set(fake.jobs) == submitted, "a preview submitted or deleted a job"
