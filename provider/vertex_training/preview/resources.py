@@ -7,9 +7,9 @@ function the plugin hands them to the dynamic providers with
 (``pulumi-python:dynamic/vertex:*``) from their ``job`` input, which holds the job's
 name, its keys and its stack settings whether a stack file or the program's code gave
 them. Both are parsed as the providers' ``check`` parses them
-(``vertex_training.stackconfig.parse_job``), values the preview cannot know yet kept
-unknown: a job whose settings are unknown (its platform still to be created) is read as
-unknown, not as wrong.
+(``vertex_training.resources.job_arguments.read_job``), values the preview cannot know
+yet kept unknown: a job whose settings are unknown (its platform still to be created) is
+read as unknown, not as wrong.
 
 The grants and buckets are pulumi-gcp's: every IAM member, binding and policy, and every
 ``gcp:storage/bucket:Bucket``.
@@ -128,6 +128,8 @@ def _dynamic_input(props: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _written(given: Mapping[str, Any]) -> dict[str, Any]:
+    """A dynamic job's keys as its program wrote them, and the stack settings it was given
+    (``settings.region``) but those that only say whom it belongs to."""
     config = given.get("config")
     stack = given.get("stack")
     written = dict(config) if isinstance(config, Mapping) else {}
