@@ -120,6 +120,7 @@ def preview_with(program: YamlProgram, config: dict[str, Any]) -> Any:
     return program.run("preview", "--policy-pack", str(ANALYZER), "--policy-pack-config", str(path))
 
 
+@pytest.mark.polyglot  # a YAML program: CI runs it under the first Python only
 class TestPolicyPackConfigOnThePlugin:
     """A YAML program's plugin jobs, judged by the rules a `--policy-pack-config` file turns
     on, each at the level the file gives."""

@@ -12,7 +12,7 @@ reviews as nothing to submit. Nothing is submitted by a preview.
 
 The TypeScript program uses the packed SDK and the plugin (provider/), the YAML program
 the plugin, the Python program the package's own classes (dynamic resources declared in
-code). CI runs the TypeScript one once (``polyglot``).
+code). CI runs the TypeScript and YAML ones once (``polyglot``).
 """
 
 from __future__ import annotations
@@ -255,6 +255,7 @@ def yaml_jobs(machine: str = "e2-standard-4", second: str = "old", **train: Any)
     }
 
 
+@pytest.mark.polyglot
 class TestYamlProgram:
     def test_a_change_to_a_yaml_programs_jobs_is_reviewed(
         self, tmp_path: Path, fake: FakeVertex

@@ -19,7 +19,8 @@ import pytest
 from tests.test_engine_plugin import IMAGE, YamlProgram, missing
 from vertex_training.testing.fake_vertex import FakeVertex
 
-pytestmark = pytest.mark.engine
+# A YAML program: CI runs it under the first Python only.
+pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
 
 SECRET = "hunter2-waiter-diff-token"
 
