@@ -5,6 +5,14 @@ with gRPC's "Unexpected <class ...>" wording; the project's own errors
 (``VertexTrainingError``, each already saying what happened and what to do) end their
 call with the message alone instead, as the dynamic providers' do
 (``vertex_training.resources.rpc_errors``).
+
+The server's own handling of an error differs from one SDK release to the next: up to
+3.259 a provider's exception reaches the servicer's caller as it was raised, from 3.26x
+every call re-raises it as a plain ``Exception`` whose text ends with its stack (raised
+inside the ``except``, so the provider's exception is its ``__context__``). The
+package allows both (``pulumi>=3.259,<4``), and a plugin installed by its launcher gets
+the newest: ``project_error`` finds the project's error in the chain, whichever release
+raised it.
 """
 
 from __future__ import annotations
@@ -15,10 +23,14 @@ import contextlib
 import functools
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-#: The servicer's calls that run a provider operation. (Construct is left out: the
-#: servicer turns every error of a component into one of its own wording first.)
+if TYPE_CHECKING:
+    from vertex_training.errors import VertexTrainingError
+
+#: The servicer's calls that run a provider operation (Construct: the TrainingPlatform
+#: component, whose refusals of its inputs are ``InputPropertyError``s, which the server
+#: itself answers on their property path).
 OPERATIONS = (
     "CheckConfig",
     "Configure",
@@ -28,6 +40,7 @@ OPERATIONS = (
     "Read",
     "Update",
     "Delete",
+    "Construct",
 )
 
 #: The plugin's gRPC server options, its own rather than the Pulumi SDK's private ones:
@@ -41,24 +54,58 @@ SERVER_OPTIONS = (
 )
 
 
-def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    import grpc
-
+def project_error(exc: BaseException) -> VertexTrainingError | None:
+    """The project's own error that ``exc`` is, or was raised from or while handling
+    (``__cause__``, ``__context__``); None when there is none (a bug keeps its stack)."""
     from vertex_training.errors import VertexTrainingError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, VertexTrainingError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``call``, a servicer method, whose failure by the project's own error ends the
+    call with that error's message alone (``project_error``). A call the server has
+    already ended (``abort_with_status``: an ``InputPropertyError``'s property path) is
+    left as the server ended it."""
+    import grpc
+    import grpc.aio
 
     @functools.wraps(call)
     async def wrapper(self: Any, request: Any, context: Any) -> Any:
         try:
             return await call(self, request, context)
-        except VertexTrainingError as exc:
-            await context.abort(grpc.StatusCode.UNKNOWN, str(exc))
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:
+            error = project_error(exc)
+            if error is None:
+                raise
+            await context.abort(grpc.StatusCode.UNKNOWN, str(error))
 
     return wrapper
 
 
+def servicer() -> type:
+    """The Pulumi SDK's provider servicer, its operations ending in the project's words
+    (``_plain_errors``)."""
+    from pulumi.provider.experimental.server import ProviderServicer
+
+    return type(
+        "Servicer",
+        (ProviderServicer,),
+        {name: _plain_errors(getattr(ProviderServicer, name)) for name in OPERATIONS},
+    )
+
+
 def main(argv: list[str]) -> int:
     import grpc.aio
-    from pulumi.provider.experimental.server import ProviderServicer
     from pulumi.runtime.proto import provider_pb2_grpc
 
     from vertex_training._version import __version__
@@ -70,18 +117,14 @@ def main(argv: list[str]) -> int:
     known, _ = parser.parse_known_args(argv)
     # A killed engine ends no plugin: this one stops itself when its engine has gone.
     watch_engine(known.engine)
-    servicer_class = type(
-        "Servicer",
-        (ProviderServicer,),
-        {name: _plain_errors(getattr(ProviderServicer, name)) for name in OPERATIONS},
-    )
+    servicer_class = servicer()
 
     async def serve() -> None:
         server = grpc.aio.server(options=SERVER_OPTIONS)
-        servicer = servicer_class(
+        served = servicer_class(
             argv, __version__, VertexTrainingProvider(__version__), engine_address=known.engine
         )
-        provider_pb2_grpc.add_ResourceProviderServicer_to_server(servicer, server)
+        provider_pb2_grpc.add_ResourceProviderServicer_to_server(served, server)
         port = server.add_insecure_port(address="127.0.0.1:0")
         await server.start()
         sys.stdout.write(f"{port}\n")

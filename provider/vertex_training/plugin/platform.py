@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi
+from pulumi.errors import InputPropertiesError
 from pulumi.provider.experimental.property_value import Computed, PropertyValue
 from pulumi.provider.experimental.provider import ConstructRequest, ConstructResponse
 
-from vertex_training.errors import BackendError
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.values import plain_map, property_value
 from vertex_training.program.platform import TrainingPlatform
@@ -53,11 +53,21 @@ async def construct_platform(request: ConstructRequest) -> ConstructResponse:
     """Make the platform of the request's inputs; its URN and outputs."""
     inputs = plain_map(request.inputs)
     project, region = inputs.get("project"), inputs.get("region")
-    if not isinstance(project, str) or not isinstance(region, str):
-        raise BackendError(
-            "a TrainingPlatform's project and region must be known when it is made: give "
-            "them as text, not as another resource's output"
+    unknown = [name for name in ("project", "region") if not isinstance(inputs.get(name), str)]
+    if unknown:
+        # The server answers these on their property paths, as the engine shows a refusal.
+        raise InputPropertiesError(
+            f"a TrainingPlatform's {' and '.join(unknown)} must be known when it is made",
+            [
+                {
+                    "property_path": name,
+                    "reason": f"{name} must be known when the platform is made: give it "
+                    "as text (a stack config value), not as another resource's output",
+                }
+                for name in unknown
+            ],
         )
+    assert isinstance(project, str) and isinstance(region, str)
     settings = inputs.get("settings") or {}
     platform = PluginPlatform(
         request.name,
