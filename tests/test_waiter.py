@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from vertex_training.api import states
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError
 from vertex_training.resources import interrupted
+from vertex_training.resources.cancellation import Cancellation, WaitCancelledError
 from vertex_training.resources.state import ProviderSettings
 from vertex_training.resources.waiter import (
     POLL_FRACTION,
@@ -155,6 +158,40 @@ class TestSchedule:
         name = backend.submit(body("doomed")).name
         with pytest.raises(JobEndedError, match=r"ended FAILED: exit 1\n  logs: https://"):
             run({"doomed": entry(fake, name)}, clock, fake)
+
+
+class TestCancelledWaits:
+    """The engine's cancel (Ctrl-C, through the plugin) ends a wait at once, naming each
+    job's last state; the job keeps running (``vertex_training.resources.cancellation``)."""
+
+    def test_a_cancel_stops_the_wait_within_a_second(self) -> None:
+        """On the real clock, with a job that would run an hour: the pause ends at the
+        cancel, and the job is left RUNNING on the service."""
+        cancel = Cancellation()
+        with FakeVertex(queued_s=0, pending_s=0) as fake:
+            name = submit(fake, "long", HOUR_S)
+            settings = ProviderSettings(api_endpoint=fake.address)
+            threading.Timer(1.0, cancel.cancel).start()
+            started = time.monotonic()
+            with pytest.raises(WaitCancelledError, match="last seen: long RUNNING") as raised:
+                wait_for({"long": entry(fake, name)}, settings=settings, cancel=cancel)
+            assert time.monotonic() - started < 3.0
+            assert raised.value.last_states == {"long": "RUNNING"}
+            assert "next `pulumi up` waits for them again" in str(raised.value)
+            assert [c.method for c in fake.calls].count("CancelCustomJob") == 0
+            assert fake.jobs[name].state.name == "JOB_STATE_RUNNING"
+
+    def test_a_wait_after_the_cancel_stops_after_its_first_reads(
+        self, fake: FakeVertex, clock: ManualClock
+    ) -> None:
+        """A job that is done is reported done; one still running stops the wait."""
+        cancel = Cancellation()
+        cancel.cancel()
+        done, long = submit(fake, "done", 0.0), submit(fake, "long", HOUR_S)
+        entries = {"done": entry(fake, done), "long": entry(fake, long)}
+        with pytest.raises(WaitCancelledError) as raised:
+            run(entries, clock, fake, cancel=cancel)
+        assert raised.value.last_states == {"done": "SUCCEEDED", "long": "RUNNING"}
 
 
 class TestInterruptedWaits:

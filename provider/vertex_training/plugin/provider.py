@@ -480,6 +480,14 @@ class VertexTrainingProvider(Provider):
         state = self._recorded_state(request.urn, plain_map(request.properties))
         await asyncio.to_thread(provider.delete, request.resource_id, state)
 
+    async def cancel(self) -> None:
+        """The engine's cancel (the first Ctrl-C): every wait in progress stops now and
+        fails its waiter naming each job's last state; the jobs keep running and are in
+        the state already (``vertex_training.resources.cancellation``)."""
+        from vertex_training.resources.cancellation import PROCESS
+
+        PROCESS.cancel()
+
     async def construct(self, request: ConstructRequest) -> ConstructResponse:
         """A TrainingPlatform (``vertex_training.program.platform``), as a Python program
         makes one: its outputs, and ``jobSettings`` for the jobs that run on it, which

@@ -48,6 +48,7 @@ from vertex_training.api.times import epoch_s
 from vertex_training.errors import BackendError, JobEndedError
 from vertex_training.keys import job_key
 from vertex_training.resources import interrupted
+from vertex_training.resources.cancellation import PROCESS, Cancellation, WaitCancelledError
 from vertex_training.resources.progress import EngineLog, Progress, age_s, backend_notices
 from vertex_training.resources.why import Why, failure_of
 
@@ -163,7 +164,8 @@ def wait_for(
     log: EngineLog | None = None,
     clock: Callable[[], float] = time.time,
     monotonic: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
+    cancel: Cancellation = PROCESS,
 ) -> dict[str, str]:
     """Wait until each job is where its policy asks; return each job's last state.
 
@@ -183,6 +185,8 @@ def wait_for(
     waited for, a lasting line for each job as it leaves the wait. A job is read only
     when its next read is due (``poll_interval_s``). ``clock`` (wall time, compared with
     the server's timestamps), ``monotonic`` and ``sleep`` are injectable for tests.
+    ``cancel`` (the engine's cancel, Ctrl-C, through the plugin: ``cancellation``) ends
+    the wait at once with ``WaitCancelledError``; ``sleep`` defaults to its pause.
     """
     settings = settings or ProviderSettings(base_dir=str(Path.cwd()))
     connection = settings.connection()
@@ -243,10 +247,27 @@ def wait_for(
                 )
         progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
         if pending:
-            sleep(max(0.0, min(due.values()) - monotonic()))
+            _pause(min(due.values()) - monotonic(), sleep, cancel, {**final, **_states(latest)})
     if why.problems:
         raise JobEndedError("\n".join(why.problems.values()))
     return final
+
+
+def _pause(
+    seconds: float,
+    sleep: Callable[[float], None] | None,
+    cancel: Cancellation,
+    last_states: Mapping[str, str],
+) -> None:
+    """Pause a wait between its reads (``sleep``, else ``cancel``'s pause, which ends at
+    the cancel); ``WaitCancelledError`` with the jobs' last states once cancelled."""
+    (sleep or cancel.sleep)(max(0.0, seconds))
+    if cancel.cancelled:
+        raise WaitCancelledError(last_states)
+
+
+def _states(latest: Mapping[str, JobStatus | None]) -> dict[str, str]:
+    return {name: status.state for name, status in latest.items() if status is not None}
 
 
 def _backend(backends: dict[str, Backend], entry: Mapping[str, Any], connection: Any) -> Backend:
