@@ -22,6 +22,7 @@ from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.values import plain_map, property_value
 from vertex_training.program.platform import TrainingPlatform
 from vertex_training.resources.arguments import PlatformArgs
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 
 
 class PluginPlatform(TrainingPlatform):
@@ -53,7 +54,11 @@ async def construct_platform(request: ConstructRequest) -> ConstructResponse:
     """Make the platform of the request's inputs; its URN and outputs."""
     inputs = plain_map(request.inputs)
     project, region = inputs.get("project"), inputs.get("region")
-    unknown = [name for name in ("project", "region") if not isinstance(inputs.get(name), str)]
+    unknown = [
+        name
+        for name in ("project", "region")
+        if not isinstance(inputs.get(name), str) or inputs[name] == UNKNOWN_TEXT
+    ]
     if unknown:
         # The server answers these on their property paths, as the engine shows a refusal.
         raise InputPropertiesError(
@@ -61,8 +66,9 @@ async def construct_platform(request: ConstructRequest) -> ConstructResponse:
             [
                 {
                     "property_path": name,
-                    "reason": f"{name} must be known when the platform is made: give it "
-                    "as text (a stack config value), not as another resource's output",
+                    "reason": "give it as text (a stack config value), not as another "
+                    "resource's output: the platform's bucket, repository and account are "
+                    "named from it",
                 }
                 for name in unknown
             ],
