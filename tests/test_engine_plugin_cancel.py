@@ -1,0 +1,103 @@
+"""Ctrl-C during a plugin's wait, on the real engine: a YAML program's `pulumi up`
+interrupted while its waiter waits for a running job stops within seconds (the engine's
+cancel reaches the plugin's ``cancel``: ``vertex_training.resources.cancellation``),
+says where each job was, and leaves no pending operation; the job keeps running and is
+in the state, and the next `pulumi up` waits for it again without submitting it twice.
+CI runs this once (``polyglot``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.engine import Project
+from tests.test_engine_plugin import IMAGE, missing
+from vertex_training.api import states
+from vertex_training.testing.fake_vertex import FakeVertex
+
+pytestmark = [pytest.mark.engine, pytest.mark.polyglot]
+
+REPO = Path(__file__).resolve().parent.parent
+#: How long the job runs: the first `pulumi up` is interrupted well within it.
+RUN_S = 10.0
+#: The first Ctrl-C ends the `pulumi up` within this (the wait stops at once; the rest is
+#: the engine's own ending).
+STOPPED_WITHIN_S = 15.0
+
+
+def program(fake: FakeVertex) -> dict[str, object]:
+    return {
+        "name": "training",
+        "runtime": "yaml",
+        "plugins": {"providers": [{"name": "vertex-training", "path": str(REPO / "provider")}]},
+        "config": {
+            "vertex-training:apiEndpoint": fake.address,
+            "vertex-training:project": "test-project",
+            "vertex-training:region": "us-central1",
+        },
+        "resources": {
+            "long": {
+                "type": "vertex-training:TrainingJob",
+                "properties": {
+                    "job": {"image": IMAGE, "machine": "e2-standard-4", "wait": "succeeded"}
+                },
+            },
+            "waiter": {
+                "type": "vertex-training:JobWaiter",
+                "properties": {"jobs": ["${long.waiterEntry}"]},
+            },
+        },
+    }
+
+
+def running(fake: FakeVertex) -> bool:
+    return any(job.state.name == f"JOB_STATE_{states.RUNNING}" for job in fake.jobs.values())
+
+
+class TestCtrlC:
+    def test_the_first_ctrl_c_stops_the_wait_and_the_next_up_resumes(self, tmp_path: Path) -> None:
+        """SIGINT to the engine while the job runs: `pulumi up` ends within seconds, the
+        job is RUNNING and in the state, nothing is pending; the next `pulumi up` waits
+        for it to succeed, with one submission in all."""
+        if reason := missing():
+            pytest.skip(reason)
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=RUN_S) as fake:
+            project = Project.of_yaml(tmp_path, program(fake))
+            project.init()
+            proc = project.start("up", "--yes", "--skip-preview")
+            deadline = time.monotonic() + 120
+            while not running(fake):
+                assert proc.poll() is None and time.monotonic() < deadline, "no job ran"
+                time.sleep(0.2)
+            time.sleep(1.0)  # the waiter is waiting
+            os.kill(proc.pid, signal.SIGINT)
+            interrupted = time.monotonic()
+            out, err = proc.communicate(timeout=60)
+            stopped_s = time.monotonic() - interrupted
+            output = out + err
+            assert proc.returncode != 0, output
+            assert stopped_s < STOPPED_WITHIN_S, f"stopped after {stopped_s:.1f}s:\n{output}"
+            stopped = re.search(
+                r"error: the wait was stopped \(Ctrl-C\) before its jobs were done; last seen: "
+                r"long (QUEUED|PENDING|RUNNING)\. The jobs keep running",
+                output,
+            )
+            assert stopped, output
+            assert running(fake), fake.jobs
+
+            exported = json.loads(project.run("stack", "export").check().stdout)["deployment"]
+            assert not exported.get("pending_operations"), exported.get("pending_operations")
+            types = [r["type"] for r in exported.get("resources") or []]
+            assert "vertex-training:index:TrainingJob" in types
+            assert "vertex-training:index:JobWaiter" not in types
+
+            again = project.up().check()
+            assert "long: SUCCEEDED" in again.output, again.output
+            assert [c.method for c in fake.calls].count("CreateCustomJob") == 1
