@@ -10,6 +10,7 @@ The plugin runs under the tests' own Python; the YAML language host is the one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,17 @@ def waiter_part(output: str) -> str:
     """What `pulumi preview --diff` prints under the JobWaiter."""
     start = output.index("vertex-training:index:JobWaiter: (update)")
     return output[start : output.index("Resources:", start)]
+
+
+def job_part(output: str, name: str) -> list[str]:
+    """The lines `pulumi preview --diff` prints for the job ``name`` (stripped; its ID as
+    ``ID``)."""
+    lines = [line.strip() for line in output.splitlines()]
+    urn = next(i for i, line in enumerate(lines) if line.endswith(f"TrainingJob::{name}]"))
+    header = re.compile(r"^(\+-|~|\+|-|Resources:)\s*([\w:-]+: \(|$)")
+    end = next(i for i in range(urn + 1, len(lines)) if header.match(lines[i]))
+    part = lines[urn - 2 : end]
+    return [re.sub(r"^\[id=.*\]$", "[id=ID]", line) for line in part]
 
 
 class TestWaiterDiff:
@@ -106,3 +118,26 @@ class TestWaiterDiff:
         assert '~ until : "succeeded" => "running"' in waiter
         assert "[1]" not in waiter and "image" not in waiter
         assert SECRET not in preview.output
+
+        # A label (which replaces) and the wait (which alone updates) changed together.
+        program.resources["plain"]["properties"]["job"]["labels"] = {"team": "nlp"}
+        program.write()
+        preview = program.run("preview", "--diff").check()
+        block = job_part(preview.output, "plain")
+        assert block == [
+            "+-vertex-training:index:TrainingJob: (replace)",
+            "[id=ID]",
+            "[urn=urn:pulumi:test::training::vertex-training:index:TrainingJob::plain]",
+            "~ job: {",
+            "+ labels: {",
+            '+ team: "nlp"',
+            "}",
+            '~ wait  : "succeeded" => "running"',
+            "}",
+        ], preview.output
+        said = [line for line in preview.output.splitlines() if "submitted again" in line]
+        assert [line.split(", estimated")[0].strip() for line in said] == [
+            "would be submitted again, replacing the job, because `job.labels` changed "
+            "(Vertex AI cannot update a submitted job; `job.wait` alone would update it in "
+            "place)"
+        ], preview.output

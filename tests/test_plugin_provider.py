@@ -34,7 +34,7 @@ from vertex_training import stackconfig
 from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
-from vertex_training.plugin.previews import USD_DECIMALS, preview_text
+from vertex_training.plugin.previews import USD_DECIMALS, Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain_map, property_value
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
@@ -643,6 +643,29 @@ class TestPreviewText:
         request = PropertyValue(UNKNOWN_TEXT)
         text = preview_text({"estimate": self.estimate, "request": request}, secret=False)
         assert text.endswith("; request: known once the values of other resources it takes are")
+
+    def test_a_replacement_says_which_keys_submit_it_again(self) -> None:
+        """A label changed beside the wait: the label forces it, the wait would not."""
+        request = PropertyValue({"displayName": PropertyValue("train")})
+        why = Replacement(("job.labels",), ("job.wait",))
+        text = preview_text({"estimate": self.estimate, "request": request}, False, why)
+        assert text.startswith(
+            "would be submitted again, replacing the job, because `job.labels` changed "
+            "(Vertex AI cannot update a submitted job; `job.wait` alone would update it in "
+            "place), estimated $0.20/h"
+        )
+
+    def test_the_diff_of_a_replacement_gives_its_preview_the_reason(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """The engine's diff, then the preview of the replacement's create, of one URN."""
+        made = create(plugin, job())
+        news = check(plugin, job(displayName="renamed")).inputs
+        request = DiffRequest(urn(), made.resource_id, made.properties, news, [])
+        assert asyncio.run(plugin.diff(request)).replaces == ["job"]
+        assert plugin.replacements[urn()] == Replacement(("job.displayName",))
+        create(plugin, job(displayName="renamed"), preview=True)
+        assert urn() not in plugin.replacements
 
 
 def entry(name: str, index: int, **keys: Any) -> dict[str, Any]:

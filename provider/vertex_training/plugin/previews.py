@@ -150,15 +150,38 @@ def unseen(inputs: Mapping[str, PropertyValue]) -> dict[str, PropertyValue]:
     return {**inputs, **dict.fromkeys(SEEN_OUTPUTS, UNKNOWN)}
 
 
-def preview_text(properties: Mapping[str, PropertyValue], secret: bool) -> str:
-    """The line under a job in `pulumi preview` of its create (or replacement): what it
-    may cost and the request it would submit (``[secret]`` when its inputs hold a secret;
-    said to be unknown while a value of another resource is)."""
+@dataclasses.dataclass(frozen=True)
+class Replacement:
+    """Why a job is replaced, by property path: the keys whose change submits it again,
+    and those that changed beside them but alone would update it in place."""
+
+    forcing: tuple[str, ...]
+    updating: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """What a reviewer is told: the job is submitted again, and because of which keys."""
+        keys = ", ".join(f"`{key}`" for key in self.forcing)
+        why = "Vertex AI cannot update a submitted job"
+        if self.updating:
+            alone = ", ".join(f"`{key}`" for key in self.updating)
+            why += f"; {alone} alone would update it in place"
+        return f"would be submitted again, replacing the job, because {keys} changed ({why})"
+
+
+def preview_text(
+    properties: Mapping[str, PropertyValue],
+    secret: bool,
+    replacement: Replacement | None = None,
+) -> str:
+    """The line under a job in `pulumi preview` of its create (or replacement: why,
+    ``replacement``): what it may cost and the request it would submit (``[secret]`` when
+    its inputs hold a secret; said to be unknown while a value of another resource is)."""
     plain = plain_map({key: properties[key] for key in PREVIEWED_OUTPUTS if key in properties})
     estimate, request = plain.get("estimate"), plain.get("request")
+    submitted = replacement.text() if replacement else "would be submitted"
     if not isinstance(estimate, Mapping):
-        return "would be submitted; what it submits and costs is known once its keys are"
-    text = f"would be submitted, estimated {estimate.get('summary')}"
+        return f"{submitted}; what it submits and costs is known once its keys are"
+    text = f"{submitted}, estimated {estimate.get('summary')}"
     if estimate.get("pricesRead"):
         text += f" (prices read {estimate['pricesRead']})"
     if secret:

@@ -76,6 +76,7 @@ from vertex_training.plugin.previews import (
     PREVIEWED_OUTPUTS,
     UNKNOWN,
     PriceSnapshot,
+    Replacement,
     preview_text,
     request_and_estimate,
     show,
@@ -228,6 +229,9 @@ class VertexTrainingProvider(Provider):
         #: job's loads the study's models, which a stack of training jobs never needs).
         self.jobs: dict[str, TrainingJobProvider] = {}
         self.waiter = JobWaiterProvider()
+        #: Why each job the engine is replacing is replaced (``diff``), for the line its
+        #: replacement's preview writes (``create``), by URN.
+        self.replacements: dict[str, Replacement] = {}
         self._start()
 
     def _start(self) -> None:
@@ -392,6 +396,11 @@ class VertexTrainingProvider(Provider):
             detailed["job.retry" if "retry" in (result.replaces or []) else "job"] = PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE, input_diff=True
             )
+        if replacing:  # the line under its replacement in a preview says why
+            self.replacements[request.urn] = Replacement(
+                tuple(path for path, d in detailed.items() if _replaces(d)),
+                tuple(path for path, d in detailed.items() if not _replaces(d)),
+            )
         return DiffResponse(
             changes=True,
             replaces=sorted({_top(path) for path, d in detailed.items() if _replaces(d)}),
@@ -405,7 +414,8 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(None, unseen(request.properties))
         if request.preview:  # a create, or a replacement: say what it submits and costs
             properties = self._job_preview(request.urn, request.properties)
-            text = preview_text(properties, is_secret(request.properties))
+            replacement = self.replacements.pop(request.urn, None)
+            text = preview_text(properties, is_secret(request.properties), replacement)
             await asyncio.to_thread(show, request.urn, text)
             return CreateResponse(None, properties)
         props = plain_map(request.properties)
