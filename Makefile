@@ -105,9 +105,11 @@ acceptance-sweep: venv  ## Cancel and delete every acceptance run's leftover job
 	$(VENV)/bin/vertex-training jobs orphans --project "$$VERTEX_TRAINING_ACCEPTANCE_PROJECT" \
 	  --region "$${VERTEX_TRAINING_ACCEPTANCE_REGION:-us-central1}" --label acceptance_run --delete --yes
 
-bench:  ## Time 12 waited-for jobs against the fake Vertex service.
+bench:  ## Time 12 waited-for jobs against the fake Vertex service, and what the plugin adds to a no-change preview.
 	@$(SETUP)
+	$(MAKE) --no-print-directory all-tools
 	$(PULUMI) $(PY) scripts/bench_wait.py
+	$(PULUMI) $(PY) scripts/bench_plugin_preview.py
 
 bench-scale:  ## Preview and first up of 50, 200, 400 jobs against as many no-op dynamic resources.
 	@$(SETUP)
