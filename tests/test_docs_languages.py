@@ -1,7 +1,8 @@
 """The programs the per-language pages show (docs/languages/) are programs of the SDKs as
 they are: the Go page's compiles against sdk/go, the TypeScript page's type-checks
 against the packed npm SDK, and the Python page's names only what pulumi_vertex_training
-has. A page that drifts from the generated SDK fails here."""
+has. A page that drifts from the generated SDK fails here. The same programs with a
+study's key misspelt fail `tsc` and `go vet`, naming the key: the study is typed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,13 @@ def test_the_go_page_compiles(tmp_path: Path) -> None:
     env = {**os.environ, **go_env()}
     run("go", "mod", "tidy", cwd=program, env=env)
     run("go", "vet", ".", cwd=program, env=env)
+    misspelt = block("go.md", "go").replace("MaxTrials:", "MaxTrial:")
+    assert misspelt != block("go.md", "go"), "the page's program has no MaxTrials"
+    (program / "main.go").write_text(misspelt)
+    failed = subprocess.run(
+        ["go", "vet", "."], check=False, cwd=program, env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and "MaxTrial" in failed.stderr, failed.stderr
 
 
 def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> None:
@@ -60,6 +69,13 @@ def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> No
     (tmp_path / "tsconfig.json").write_text(json.dumps({**tsconfig, "files": ["index.ts"]}))
     run("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", cwd=tmp_path)
     run("npx", "tsc", "-p", ".", cwd=tmp_path)
+    misspelt = block("typescript.md", "typescript").replace("maxTrials:", "maxTrial:")
+    assert misspelt != block("typescript.md", "typescript"), "the page's program has no maxTrials"
+    (tmp_path / "index.ts").write_text(misspelt)
+    failed = subprocess.run(
+        ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and "'maxTrial'" in failed.stdout, failed.stdout
 
 
 def test_the_python_page_names_what_the_sdk_has() -> None:

@@ -32,8 +32,8 @@ PARENT = "projects/test-project/locations/us-central1"
 STUDY = {
     "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
     "parameters": {"learning-rate": {"type": "double", "min": 0.001, "max": 1.0, "scale": "log"}},
-    "max_trials": 2,
-    "parallel_trials": 2,
+    "maxTrials": 2,
+    "parallelTrials": 2,
 }
 
 

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from vertex_training.resources import arguments
 from vertex_training.resources.job_arguments import argument_issue, mark_unknowns
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.stackconfig import _access, _config, platform
+from vertex_training.stackconfig.study import _config as study_config
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,6 +55,22 @@ MIRRORS: list[tuple[type, type[BaseModel], frozenset[str]]] = [
     (arguments.RepositoryArgs, platform.RepositoryConfig, frozenset()),
     (arguments.ServiceAccountArgs, platform.ServiceAccountConfig, frozenset()),
     (arguments.TensorboardArgs, platform.TensorboardConfig, frozenset()),
+    (arguments.StudyArgs, study_config.StudyConfig, frozenset()),
+    (arguments.StudyMetricArgs, study_config.MetricConfig, frozenset()),
+    (arguments.StudyParameterArgs, study_config.ParameterConfig, frozenset()),
+    (arguments.ConditionalParametersArgs, study_config.ConditionalConfig, frozenset()),
+    (arguments.EarlyStoppingArgs, study_config.EarlyStoppingConfig, frozenset()),
+    (arguments.DecayCurveStoppingArgs, study_config.DecayCurveConfig, frozenset()),
+    (arguments.MedianStoppingArgs, study_config.MedianConfig, frozenset()),
+    (arguments.ConvexStoppingArgs, study_config.ConvexConfig, frozenset()),
+]
+#: Each choice the arguments type as a ``Literal``, and the stack config's own list.
+CHOICES: list[tuple[Any, tuple[str, ...]]] = [
+    (arguments.GoalName, study_config.GOALS),
+    (arguments.ParameterTypeName, study_config.PARAMETER_TYPES),
+    (arguments.ScaleName, study_config.SCALES),
+    (arguments.AlgorithmName, study_config.ALGORITHMS),
+    (arguments.MeasurementSelectionName, study_config.MEASUREMENT_SELECTIONS),
 ]
 
 
@@ -84,6 +102,11 @@ class TestTypedArguments:
         """An argument is required exactly where the model requires the key."""
         required = {name for name, field in model.model_fields.items() if field.is_required()}
         assert set(typed.__required_keys__) == required  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize(("literal", "choices"), CHOICES)
+    def test_the_choices_are_the_models(self, literal: Any, choices: tuple[str, ...]) -> None:
+        """A study's choices, typed for a program, are those its check accepts."""
+        assert typing.get_args(literal) == choices
 
     def test_the_check_can_fail(self) -> None:
         """A dictionary with a key the model lacks is seen (the comparison above can fail)."""

@@ -261,17 +261,17 @@ class TestImport:
     def test_a_tuning_job_made_outside_is_read_into_inputs(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
     ) -> None:
-        """A tuning job's study comes back in the stack config's spelling, as the same job."""
+        """A tuning job's study comes back in the schema's spelling, as the same job."""
         study = {
             "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
             "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1, "scale": "log"}},
-            "max_trials": 2,
-            "parallel_trials": 2,
+            "maxTrials": 2,
+            "parallelTrials": 2,
         }
         made = create(plugin, {"job": {"image": IMAGE, "study": study}}, TUNING)
         read = asyncio.run(plugin.read(ReadRequest(urn(TUNING), made.resource_id, {}, {})))
         inputs = plain_map(read.inputs)
-        assert inputs["job"]["study"]["max_trials"] == 2
+        assert inputs["job"]["study"]["maxTrials"] == 2
         assert inputs["job"]["study"]["parameters"]["lr"]["scale"] == "log"
         checked = asyncio.run(
             plugin.check(CheckRequest(urn(TUNING), read.inputs, read.inputs, b""))
@@ -283,6 +283,29 @@ class TestImport:
             )
         )
         assert diff.changes is False
+
+    def test_a_study_of_the_earlier_spelling_is_the_same_job(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A tuning job recorded by 0.3.0, its study in the stack config's spelling, is
+        no change once the program writes it in camelCase; a misspelt key is refused on
+        its property path."""
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1}},
+            "max_trials": 2,
+            "parallel_trials": 2,
+        }
+        made = create(plugin, {"job": {"image": IMAGE, "study": study}}, TUNING)
+        camel = {**study, "maxTrials": 2, "parallelTrials": 2}
+        del camel["max_trials"], camel["parallel_trials"]
+        news = check(plugin, {"job": {"image": IMAGE, "study": camel}}, TUNING).inputs
+        request = DiffRequest(urn(TUNING), made.resource_id, made.properties, news, [])
+        assert not asyncio.run(plugin.diff(request)).changes
+        refused = check(
+            plugin, {"job": {"image": IMAGE, "study": {**camel, "maxTrials": 0}}}, TUNING
+        )
+        assert [f.property for f in refused.failures] == ["job.study.maxTrials"]
 
     def test_keys_that_would_make_another_job_are_refused(
         self, plugin: VertexTrainingProvider, fake: FakeVertex, monkeypatch: pytest.MonkeyPatch
@@ -497,7 +520,7 @@ class TestPreview:
         study = {
             "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
             "parameters": {"lr": {"type": "double", "min": 0.001, "max": 0.1}},
-            "max_trials": 3,
+            "maxTrials": 3,
         }
         keys = {"image": IMAGE, "machine": "e2-standard-4", "study": study}
         made = create(plugin, {"job": keys}, TUNING, preview=True)

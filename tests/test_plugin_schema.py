@@ -102,7 +102,7 @@ class TestOneSource:
 
 class TestNaming:
     def test_properties_become_keys_and_back(self) -> None:
-        """Typed keys are renamed at any depth; a map's keys and study's are kept."""
+        """Typed keys are renamed at any depth, a study's too; a map's keys are kept."""
         given = {
             "pythonPackage": {"packageUris": ["gs://b/t.tar.gz"], "module": "t.task"},
             "env": {"LOG_LEVEL": "info", "someVar": "x"},
@@ -111,7 +111,7 @@ class TestNaming:
                 "nfsMounts": [{"mountPoint": "data", "server": "1.2.3.4", "path": "/s"}],
             },
             "wait": {"until": "succeeded", "startTimeout": "1h"},
-            "study": {"max_trials": 2, "parallelTrials": 1},
+            "study": {"maxTrials": 2, "parameters": {"learningRate": {"type": "double"}}},
             "reservationAffinity": "ANY_RESERVATION",
         }
         config = shapes.to_config(given, TrainingJobArgs)
@@ -123,7 +123,7 @@ class TestNaming:
                 "nfs_mounts": [{"mount_point": "data", "server": "1.2.3.4", "path": "/s"}],
             },
             "wait": {"until": "succeeded", "start_timeout": "1h"},
-            "study": {"max_trials": 2, "parallelTrials": 1},
+            "study": {"max_trials": 2, "parameters": {"learningRate": {"type": "double"}}},
             "reservation_affinity": "ANY_RESERVATION",
         }
         assert shapes.to_arguments(config, TrainingJobArgs) == given

@@ -208,8 +208,8 @@ class TestPluginJobs:
         study = {
             "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
             "parameters": {"lr": {"type": "double", "min": 0.001, "max": 1.0}},
-            "max_trials": 4,
-            "parallel_trials": 2,
+            "maxTrials": 4,
+            "parallelTrials": 2,
         }
         document = preview(step("create", TUNING, "sweep", None, plugin_job(study=study)))
         _, jobs = by_name(document, prices)

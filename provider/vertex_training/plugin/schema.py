@@ -92,6 +92,18 @@ DOC_PREFIXES: dict[type, str] = {
     arguments.ReductionServerArgs: "reduction_server",
     arguments.PoolArgs: "workers",
 }
+#: What a key of a study's typed dictionary is called in docs/config-shape.md's table of
+#: `study` keys ("Hyperparameter tuning jobs"): its prefix there.
+STUDY_PREFIXES: dict[type, str] = {
+    arguments.StudyArgs: "",
+    arguments.StudyMetricArgs: "metrics",
+    arguments.StudyParameterArgs: "parameters.<id>",
+    arguments.ConditionalParametersArgs: "parameters.<id>.conditional",
+    arguments.EarlyStoppingArgs: "early_stopping",
+    arguments.DecayCurveStoppingArgs: "early_stopping",
+    arguments.MedianStoppingArgs: "early_stopping",
+    arguments.ConvexStoppingArgs: "early_stopping",
+}
 #: Settings a job takes beside its keys, in the schema's naming: the stack settings of
 #: ``StackSettings`` that a program's job is given (``TrainingJob(project=..., ...)``).
 JOB_SETTINGS = (
@@ -203,6 +215,7 @@ class Descriptions:
     def __init__(self, docs: Path) -> None:
         shape = doc_tables((docs / "config-shape.md").read_text())
         self.job_keys = shape["Job keys"]
+        self.study_keys = shape["Hyperparameter tuning jobs"]
         self.platform_keys = shape["Platform keys"]
         plugin_text = (docs / "plugin.md").read_text()
         self.plugin = doc_tables(plugin_text)
@@ -210,7 +223,10 @@ class Descriptions:
 
     def job_key(self, typed: type, name: str) -> str:
         """A job key's row: under its dictionary's prefix (``scheduling.timeout``), else
-        the key itself (a pool's ``machine`` is the job's), else its parent's row."""
+        the key itself (a pool's ``machine`` is the job's), else its parent's row; a
+        study's keys from the table of `study` keys."""
+        if typed in STUDY_PREFIXES:
+            return _keyed(self.study_keys, STUDY_PREFIXES[typed], typed, name)
         return _keyed(self.job_keys, DOC_PREFIXES.get(typed, ""), typed, name)
 
     def platform_key(self, typed: type, name: str) -> str:

@@ -25,6 +25,13 @@ BackendName = Literal["vertex", "local"]
 #: Which state ``pulumi up`` waits for.
 WaitUntilName = Literal["submitted", "running", "succeeded"]
 StrategyName = Literal["STANDARD", "SPOT", "FLEX_START"]
+#: A study's choices (``vertex_training.stackconfig.study``'s, which tests/test_library.py
+#: keeps these equal to).
+GoalName = Literal["MAXIMIZE", "MINIMIZE"]
+ParameterTypeName = Literal["double", "integer", "categorical", "discrete"]
+ScaleName = Literal["linear", "log", "reverse_log"]
+AlgorithmName = Literal["default", "grid", "random"]
+MeasurementSelectionName = Literal["best", "last"]
 
 
 class AcceleratorArgs(TypedDict, total=False):
@@ -162,6 +169,83 @@ class RetryArgs(TypedDict, total=False):
     strategies: Sequence[StrategyName]
 
 
+class StudyMetricArgs(TypedDict):
+    """``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal."""
+
+    id: str
+    goal: GoalName
+
+
+class ConditionalParametersArgs(TypedDict):
+    """``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their
+    parent takes one of the ``when`` values."""
+
+    when: Sequence[str | float]
+    parameters: Mapping[str, "StudyParameterArgs"]
+
+
+class StudyParameterArgs(TypedDict, total=False):
+    """A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``,
+    ``categorical`` (text) and ``discrete`` (numbers) take ``values``."""
+
+    type: Required[ParameterTypeName]
+    min: float
+    max: float
+    values: Sequence[str | float]
+    scale: ScaleName
+    conditional: Sequence[ConditionalParametersArgs]
+
+
+# The two reach each other; at run time (where the schema reads the annotations) the
+# name written ahead is replaced by the type once that is made.
+ConditionalParametersArgs.__annotations__["parameters"] = Mapping[str, StudyParameterArgs]
+
+
+class DecayCurveStoppingArgs(TypedDict, total=False):
+    """``early_stopping.decay_curve``."""
+
+    use_elapsed_duration: bool
+
+
+class MedianStoppingArgs(TypedDict, total=False):
+    """``early_stopping.median``."""
+
+    use_elapsed_duration: bool
+
+
+class ConvexStoppingArgs(TypedDict, total=False):
+    """``early_stopping.convex``."""
+
+    max_step_count: int
+    min_step_count: int
+    min_measurement_count: int
+    learning_rate_parameter_name: str
+    use_elapsed_duration: bool
+    update_all_stopped_trials: bool
+
+
+class EarlyStoppingArgs(TypedDict, total=False):
+    """``early_stopping``: at most one rule that stops unpromising trials early."""
+
+    decay_curve: DecayCurveStoppingArgs
+    median: MedianStoppingArgs
+    convex: ConvexStoppingArgs
+
+
+class StudyArgs(TypedDict, total=False):
+    """``study``: what a hyperparameter tuning job tunes, towards which metric, and how
+    many trials it runs (docs/tuning.md)."""
+
+    metrics: Required[Sequence[StudyMetricArgs]]
+    parameters: Required[Mapping[str, StudyParameterArgs]]
+    algorithm: AlgorithmName
+    measurement_selection: MeasurementSelectionName
+    early_stopping: EarlyStoppingArgs
+    max_trials: Required[int]
+    parallel_trials: int
+    max_failed_trials: int
+
+
 class TrainingJobArgs(_PoolKeys, total=False):
     """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
 
@@ -200,7 +284,7 @@ class TrainingJobArgs(_PoolKeys, total=False):
     adopt: str
     retry: RetryArgs
     rerun: str | int
-    study: Mapping[str, Any]
+    study: StudyArgs
     training_input: Mapping[str, Any]
     job_id: str
     framework: FrameworkArgs

@@ -314,7 +314,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         /// </summary>
         [Input("study")]
-        public Input<object>? Study { get; set; }
+        public Input<Inputs.StudyArgs>? Study { get; set; }
 
         /// <summary>
         /// A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).

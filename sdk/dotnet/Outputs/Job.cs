@@ -184,7 +184,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         /// </summary>
-        public readonly object? Study;
+        public readonly Outputs.Study? Study;
         /// <summary>
         /// A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
         /// </summary>
@@ -290,7 +290,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             string? serviceAccount,
 
-            object? study,
+            Outputs.Study? study,
 
             Union<string, bool>? tensorboard,
 

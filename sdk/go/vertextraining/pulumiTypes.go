@@ -369,6 +369,350 @@ func (o BucketPtrOutput) StagingExpiryDays() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// “{when: [adam], parameters: {beta1: {...}}}“: parameters tuned only when their parent takes one of the “when“ values.
+type ConditionalParameters struct {
+	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	Parameters map[string]StudyParameter `pulumi:"parameters"`
+	// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	When []interface{} `pulumi:"when"`
+}
+
+// ConditionalParametersInput is an input type that accepts ConditionalParametersArgs and ConditionalParametersOutput values.
+// You can construct a concrete instance of `ConditionalParametersInput` via:
+//
+//	ConditionalParametersArgs{...}
+type ConditionalParametersInput interface {
+	pulumi.Input
+
+	ToConditionalParametersOutput() ConditionalParametersOutput
+	ToConditionalParametersOutputWithContext(context.Context) ConditionalParametersOutput
+}
+
+// “{when: [adam], parameters: {beta1: {...}}}“: parameters tuned only when their parent takes one of the “when“ values.
+type ConditionalParametersArgs struct {
+	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	Parameters StudyParameterMapInput `pulumi:"parameters"`
+	// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	When pulumi.ArrayInput `pulumi:"when"`
+}
+
+func (ConditionalParametersArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConditionalParameters)(nil)).Elem()
+}
+
+func (i ConditionalParametersArgs) ToConditionalParametersOutput() ConditionalParametersOutput {
+	return i.ToConditionalParametersOutputWithContext(context.Background())
+}
+
+func (i ConditionalParametersArgs) ToConditionalParametersOutputWithContext(ctx context.Context) ConditionalParametersOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConditionalParametersOutput)
+}
+
+// ConditionalParametersArrayInput is an input type that accepts ConditionalParametersArray and ConditionalParametersArrayOutput values.
+// You can construct a concrete instance of `ConditionalParametersArrayInput` via:
+//
+//	ConditionalParametersArray{ ConditionalParametersArgs{...} }
+type ConditionalParametersArrayInput interface {
+	pulumi.Input
+
+	ToConditionalParametersArrayOutput() ConditionalParametersArrayOutput
+	ToConditionalParametersArrayOutputWithContext(context.Context) ConditionalParametersArrayOutput
+}
+
+type ConditionalParametersArray []ConditionalParametersInput
+
+func (ConditionalParametersArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ConditionalParameters)(nil)).Elem()
+}
+
+func (i ConditionalParametersArray) ToConditionalParametersArrayOutput() ConditionalParametersArrayOutput {
+	return i.ToConditionalParametersArrayOutputWithContext(context.Background())
+}
+
+func (i ConditionalParametersArray) ToConditionalParametersArrayOutputWithContext(ctx context.Context) ConditionalParametersArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConditionalParametersArrayOutput)
+}
+
+// “{when: [adam], parameters: {beta1: {...}}}“: parameters tuned only when their parent takes one of the “when“ values.
+type ConditionalParametersOutput struct{ *pulumi.OutputState }
+
+func (ConditionalParametersOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConditionalParameters)(nil)).Elem()
+}
+
+func (o ConditionalParametersOutput) ToConditionalParametersOutput() ConditionalParametersOutput {
+	return o
+}
+
+func (o ConditionalParametersOutput) ToConditionalParametersOutputWithContext(ctx context.Context) ConditionalParametersOutput {
+	return o
+}
+
+// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+func (o ConditionalParametersOutput) Parameters() StudyParameterMapOutput {
+	return o.ApplyT(func(v ConditionalParameters) map[string]StudyParameter { return v.Parameters }).(StudyParameterMapOutput)
+}
+
+// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+func (o ConditionalParametersOutput) When() pulumi.ArrayOutput {
+	return o.ApplyT(func(v ConditionalParameters) []interface{} { return v.When }).(pulumi.ArrayOutput)
+}
+
+type ConditionalParametersArrayOutput struct{ *pulumi.OutputState }
+
+func (ConditionalParametersArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ConditionalParameters)(nil)).Elem()
+}
+
+func (o ConditionalParametersArrayOutput) ToConditionalParametersArrayOutput() ConditionalParametersArrayOutput {
+	return o
+}
+
+func (o ConditionalParametersArrayOutput) ToConditionalParametersArrayOutputWithContext(ctx context.Context) ConditionalParametersArrayOutput {
+	return o
+}
+
+func (o ConditionalParametersArrayOutput) Index(i pulumi.IntInput) ConditionalParametersOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ConditionalParameters {
+		return vs[0].([]ConditionalParameters)[vs[1].(int)]
+	}).(ConditionalParametersOutput)
+}
+
+// “early_stopping.convex“.
+type ConvexStopping struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	LearningRateParameterName *string `pulumi:"learningRateParameterName"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MaxStepCount *int `pulumi:"maxStepCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MinMeasurementCount *int `pulumi:"minMeasurementCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MinStepCount *int `pulumi:"minStepCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UpdateAllStoppedTrials *bool `pulumi:"updateAllStoppedTrials"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
+}
+
+// ConvexStoppingInput is an input type that accepts ConvexStoppingArgs and ConvexStoppingOutput values.
+// You can construct a concrete instance of `ConvexStoppingInput` via:
+//
+//	ConvexStoppingArgs{...}
+type ConvexStoppingInput interface {
+	pulumi.Input
+
+	ToConvexStoppingOutput() ConvexStoppingOutput
+	ToConvexStoppingOutputWithContext(context.Context) ConvexStoppingOutput
+}
+
+// “early_stopping.convex“.
+type ConvexStoppingArgs struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	LearningRateParameterName pulumi.StringPtrInput `pulumi:"learningRateParameterName"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MaxStepCount pulumi.IntPtrInput `pulumi:"maxStepCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MinMeasurementCount pulumi.IntPtrInput `pulumi:"minMeasurementCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	MinStepCount pulumi.IntPtrInput `pulumi:"minStepCount"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UpdateAllStoppedTrials pulumi.BoolPtrInput `pulumi:"updateAllStoppedTrials"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
+}
+
+func (ConvexStoppingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConvexStopping)(nil)).Elem()
+}
+
+func (i ConvexStoppingArgs) ToConvexStoppingOutput() ConvexStoppingOutput {
+	return i.ToConvexStoppingOutputWithContext(context.Background())
+}
+
+func (i ConvexStoppingArgs) ToConvexStoppingOutputWithContext(ctx context.Context) ConvexStoppingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConvexStoppingOutput)
+}
+
+func (i ConvexStoppingArgs) ToConvexStoppingPtrOutput() ConvexStoppingPtrOutput {
+	return i.ToConvexStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i ConvexStoppingArgs) ToConvexStoppingPtrOutputWithContext(ctx context.Context) ConvexStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConvexStoppingOutput).ToConvexStoppingPtrOutputWithContext(ctx)
+}
+
+// ConvexStoppingPtrInput is an input type that accepts ConvexStoppingArgs, ConvexStoppingPtr and ConvexStoppingPtrOutput values.
+// You can construct a concrete instance of `ConvexStoppingPtrInput` via:
+//
+//	        ConvexStoppingArgs{...}
+//
+//	or:
+//
+//	        nil
+type ConvexStoppingPtrInput interface {
+	pulumi.Input
+
+	ToConvexStoppingPtrOutput() ConvexStoppingPtrOutput
+	ToConvexStoppingPtrOutputWithContext(context.Context) ConvexStoppingPtrOutput
+}
+
+type convexStoppingPtrType ConvexStoppingArgs
+
+func ConvexStoppingPtr(v *ConvexStoppingArgs) ConvexStoppingPtrInput {
+	return (*convexStoppingPtrType)(v)
+}
+
+func (*convexStoppingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ConvexStopping)(nil)).Elem()
+}
+
+func (i *convexStoppingPtrType) ToConvexStoppingPtrOutput() ConvexStoppingPtrOutput {
+	return i.ToConvexStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i *convexStoppingPtrType) ToConvexStoppingPtrOutputWithContext(ctx context.Context) ConvexStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConvexStoppingPtrOutput)
+}
+
+// “early_stopping.convex“.
+type ConvexStoppingOutput struct{ *pulumi.OutputState }
+
+func (ConvexStoppingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConvexStopping)(nil)).Elem()
+}
+
+func (o ConvexStoppingOutput) ToConvexStoppingOutput() ConvexStoppingOutput {
+	return o
+}
+
+func (o ConvexStoppingOutput) ToConvexStoppingOutputWithContext(ctx context.Context) ConvexStoppingOutput {
+	return o
+}
+
+func (o ConvexStoppingOutput) ToConvexStoppingPtrOutput() ConvexStoppingPtrOutput {
+	return o.ToConvexStoppingPtrOutputWithContext(context.Background())
+}
+
+func (o ConvexStoppingOutput) ToConvexStoppingPtrOutputWithContext(ctx context.Context) ConvexStoppingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ConvexStopping) *ConvexStopping {
+		return &v
+	}).(ConvexStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) LearningRateParameterName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *string { return v.LearningRateParameterName }).(pulumi.StringPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) MaxStepCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *int { return v.MaxStepCount }).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) MinMeasurementCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *int { return v.MinMeasurementCount }).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) MinStepCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *int { return v.MinStepCount }).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) UpdateAllStoppedTrials() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *bool { return v.UpdateAllStoppedTrials }).(pulumi.BoolPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ConvexStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
+}
+
+type ConvexStoppingPtrOutput struct{ *pulumi.OutputState }
+
+func (ConvexStoppingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ConvexStopping)(nil)).Elem()
+}
+
+func (o ConvexStoppingPtrOutput) ToConvexStoppingPtrOutput() ConvexStoppingPtrOutput {
+	return o
+}
+
+func (o ConvexStoppingPtrOutput) ToConvexStoppingPtrOutputWithContext(ctx context.Context) ConvexStoppingPtrOutput {
+	return o
+}
+
+func (o ConvexStoppingPtrOutput) Elem() ConvexStoppingOutput {
+	return o.ApplyT(func(v *ConvexStopping) ConvexStopping {
+		if v != nil {
+			return *v
+		}
+		var ret ConvexStopping
+		return ret
+	}).(ConvexStoppingOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) LearningRateParameterName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *string {
+		if v == nil {
+			return nil
+		}
+		return v.LearningRateParameterName
+	}).(pulumi.StringPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) MaxStepCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MaxStepCount
+	}).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) MinMeasurementCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MinMeasurementCount
+	}).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) MinStepCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MinStepCount
+	}).(pulumi.IntPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) UpdateAllStoppedTrials() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UpdateAllStoppedTrials
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o ConvexStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ConvexStopping) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UseElapsedDuration
+	}).(pulumi.BoolPtrOutput)
+}
+
 // What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
 type CostEstimate struct {
 	// The job's rate in USD an hour (a tuning job's: one trial's); absent when unknown.
@@ -546,6 +890,146 @@ func (o CostEstimatePtrOutput) Unknown() pulumi.StringArrayOutput {
 		}
 		return v.Unknown
 	}).(pulumi.StringArrayOutput)
+}
+
+// “early_stopping.decay_curve“.
+type DecayCurveStopping struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
+}
+
+// DecayCurveStoppingInput is an input type that accepts DecayCurveStoppingArgs and DecayCurveStoppingOutput values.
+// You can construct a concrete instance of `DecayCurveStoppingInput` via:
+//
+//	DecayCurveStoppingArgs{...}
+type DecayCurveStoppingInput interface {
+	pulumi.Input
+
+	ToDecayCurveStoppingOutput() DecayCurveStoppingOutput
+	ToDecayCurveStoppingOutputWithContext(context.Context) DecayCurveStoppingOutput
+}
+
+// “early_stopping.decay_curve“.
+type DecayCurveStoppingArgs struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
+}
+
+func (DecayCurveStoppingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*DecayCurveStopping)(nil)).Elem()
+}
+
+func (i DecayCurveStoppingArgs) ToDecayCurveStoppingOutput() DecayCurveStoppingOutput {
+	return i.ToDecayCurveStoppingOutputWithContext(context.Background())
+}
+
+func (i DecayCurveStoppingArgs) ToDecayCurveStoppingOutputWithContext(ctx context.Context) DecayCurveStoppingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DecayCurveStoppingOutput)
+}
+
+func (i DecayCurveStoppingArgs) ToDecayCurveStoppingPtrOutput() DecayCurveStoppingPtrOutput {
+	return i.ToDecayCurveStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i DecayCurveStoppingArgs) ToDecayCurveStoppingPtrOutputWithContext(ctx context.Context) DecayCurveStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DecayCurveStoppingOutput).ToDecayCurveStoppingPtrOutputWithContext(ctx)
+}
+
+// DecayCurveStoppingPtrInput is an input type that accepts DecayCurveStoppingArgs, DecayCurveStoppingPtr and DecayCurveStoppingPtrOutput values.
+// You can construct a concrete instance of `DecayCurveStoppingPtrInput` via:
+//
+//	        DecayCurveStoppingArgs{...}
+//
+//	or:
+//
+//	        nil
+type DecayCurveStoppingPtrInput interface {
+	pulumi.Input
+
+	ToDecayCurveStoppingPtrOutput() DecayCurveStoppingPtrOutput
+	ToDecayCurveStoppingPtrOutputWithContext(context.Context) DecayCurveStoppingPtrOutput
+}
+
+type decayCurveStoppingPtrType DecayCurveStoppingArgs
+
+func DecayCurveStoppingPtr(v *DecayCurveStoppingArgs) DecayCurveStoppingPtrInput {
+	return (*decayCurveStoppingPtrType)(v)
+}
+
+func (*decayCurveStoppingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**DecayCurveStopping)(nil)).Elem()
+}
+
+func (i *decayCurveStoppingPtrType) ToDecayCurveStoppingPtrOutput() DecayCurveStoppingPtrOutput {
+	return i.ToDecayCurveStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i *decayCurveStoppingPtrType) ToDecayCurveStoppingPtrOutputWithContext(ctx context.Context) DecayCurveStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DecayCurveStoppingPtrOutput)
+}
+
+// “early_stopping.decay_curve“.
+type DecayCurveStoppingOutput struct{ *pulumi.OutputState }
+
+func (DecayCurveStoppingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*DecayCurveStopping)(nil)).Elem()
+}
+
+func (o DecayCurveStoppingOutput) ToDecayCurveStoppingOutput() DecayCurveStoppingOutput {
+	return o
+}
+
+func (o DecayCurveStoppingOutput) ToDecayCurveStoppingOutputWithContext(ctx context.Context) DecayCurveStoppingOutput {
+	return o
+}
+
+func (o DecayCurveStoppingOutput) ToDecayCurveStoppingPtrOutput() DecayCurveStoppingPtrOutput {
+	return o.ToDecayCurveStoppingPtrOutputWithContext(context.Background())
+}
+
+func (o DecayCurveStoppingOutput) ToDecayCurveStoppingPtrOutputWithContext(ctx context.Context) DecayCurveStoppingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v DecayCurveStopping) *DecayCurveStopping {
+		return &v
+	}).(DecayCurveStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o DecayCurveStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v DecayCurveStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
+}
+
+type DecayCurveStoppingPtrOutput struct{ *pulumi.OutputState }
+
+func (DecayCurveStoppingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**DecayCurveStopping)(nil)).Elem()
+}
+
+func (o DecayCurveStoppingPtrOutput) ToDecayCurveStoppingPtrOutput() DecayCurveStoppingPtrOutput {
+	return o
+}
+
+func (o DecayCurveStoppingPtrOutput) ToDecayCurveStoppingPtrOutputWithContext(ctx context.Context) DecayCurveStoppingPtrOutput {
+	return o
+}
+
+func (o DecayCurveStoppingPtrOutput) Elem() DecayCurveStoppingOutput {
+	return o.ApplyT(func(v *DecayCurveStopping) DecayCurveStopping {
+		if v != nil {
+			return *v
+		}
+		var ret DecayCurveStopping
+		return ret
+	}).(DecayCurveStoppingOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o DecayCurveStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *DecayCurveStopping) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UseElapsedDuration
+	}).(pulumi.BoolPtrOutput)
 }
 
 // “disk: {type: pd-ssd, size_gb: 100}“; the type defaults by machine.
@@ -823,6 +1307,184 @@ func (o DnsPeeringArrayOutput) Index(i pulumi.IntInput) DnsPeeringOutput {
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) DnsPeering {
 		return vs[0].([]DnsPeering)[vs[1].(int)]
 	}).(DnsPeeringOutput)
+}
+
+// “early_stopping“: at most one rule that stops unpromising trials early.
+type EarlyStopping struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	Convex *ConvexStopping `pulumi:"convex"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	DecayCurve *DecayCurveStopping `pulumi:"decayCurve"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	Median *MedianStopping `pulumi:"median"`
+}
+
+// EarlyStoppingInput is an input type that accepts EarlyStoppingArgs and EarlyStoppingOutput values.
+// You can construct a concrete instance of `EarlyStoppingInput` via:
+//
+//	EarlyStoppingArgs{...}
+type EarlyStoppingInput interface {
+	pulumi.Input
+
+	ToEarlyStoppingOutput() EarlyStoppingOutput
+	ToEarlyStoppingOutputWithContext(context.Context) EarlyStoppingOutput
+}
+
+// “early_stopping“: at most one rule that stops unpromising trials early.
+type EarlyStoppingArgs struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	Convex ConvexStoppingPtrInput `pulumi:"convex"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	DecayCurve DecayCurveStoppingPtrInput `pulumi:"decayCurve"`
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	Median MedianStoppingPtrInput `pulumi:"median"`
+}
+
+func (EarlyStoppingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*EarlyStopping)(nil)).Elem()
+}
+
+func (i EarlyStoppingArgs) ToEarlyStoppingOutput() EarlyStoppingOutput {
+	return i.ToEarlyStoppingOutputWithContext(context.Background())
+}
+
+func (i EarlyStoppingArgs) ToEarlyStoppingOutputWithContext(ctx context.Context) EarlyStoppingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EarlyStoppingOutput)
+}
+
+func (i EarlyStoppingArgs) ToEarlyStoppingPtrOutput() EarlyStoppingPtrOutput {
+	return i.ToEarlyStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i EarlyStoppingArgs) ToEarlyStoppingPtrOutputWithContext(ctx context.Context) EarlyStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EarlyStoppingOutput).ToEarlyStoppingPtrOutputWithContext(ctx)
+}
+
+// EarlyStoppingPtrInput is an input type that accepts EarlyStoppingArgs, EarlyStoppingPtr and EarlyStoppingPtrOutput values.
+// You can construct a concrete instance of `EarlyStoppingPtrInput` via:
+//
+//	        EarlyStoppingArgs{...}
+//
+//	or:
+//
+//	        nil
+type EarlyStoppingPtrInput interface {
+	pulumi.Input
+
+	ToEarlyStoppingPtrOutput() EarlyStoppingPtrOutput
+	ToEarlyStoppingPtrOutputWithContext(context.Context) EarlyStoppingPtrOutput
+}
+
+type earlyStoppingPtrType EarlyStoppingArgs
+
+func EarlyStoppingPtr(v *EarlyStoppingArgs) EarlyStoppingPtrInput {
+	return (*earlyStoppingPtrType)(v)
+}
+
+func (*earlyStoppingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**EarlyStopping)(nil)).Elem()
+}
+
+func (i *earlyStoppingPtrType) ToEarlyStoppingPtrOutput() EarlyStoppingPtrOutput {
+	return i.ToEarlyStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i *earlyStoppingPtrType) ToEarlyStoppingPtrOutputWithContext(ctx context.Context) EarlyStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EarlyStoppingPtrOutput)
+}
+
+// “early_stopping“: at most one rule that stops unpromising trials early.
+type EarlyStoppingOutput struct{ *pulumi.OutputState }
+
+func (EarlyStoppingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*EarlyStopping)(nil)).Elem()
+}
+
+func (o EarlyStoppingOutput) ToEarlyStoppingOutput() EarlyStoppingOutput {
+	return o
+}
+
+func (o EarlyStoppingOutput) ToEarlyStoppingOutputWithContext(ctx context.Context) EarlyStoppingOutput {
+	return o
+}
+
+func (o EarlyStoppingOutput) ToEarlyStoppingPtrOutput() EarlyStoppingPtrOutput {
+	return o.ToEarlyStoppingPtrOutputWithContext(context.Background())
+}
+
+func (o EarlyStoppingOutput) ToEarlyStoppingPtrOutputWithContext(ctx context.Context) EarlyStoppingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v EarlyStopping) *EarlyStopping {
+		return &v
+	}).(EarlyStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingOutput) Convex() ConvexStoppingPtrOutput {
+	return o.ApplyT(func(v EarlyStopping) *ConvexStopping { return v.Convex }).(ConvexStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingOutput) DecayCurve() DecayCurveStoppingPtrOutput {
+	return o.ApplyT(func(v EarlyStopping) *DecayCurveStopping { return v.DecayCurve }).(DecayCurveStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingOutput) Median() MedianStoppingPtrOutput {
+	return o.ApplyT(func(v EarlyStopping) *MedianStopping { return v.Median }).(MedianStoppingPtrOutput)
+}
+
+type EarlyStoppingPtrOutput struct{ *pulumi.OutputState }
+
+func (EarlyStoppingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**EarlyStopping)(nil)).Elem()
+}
+
+func (o EarlyStoppingPtrOutput) ToEarlyStoppingPtrOutput() EarlyStoppingPtrOutput {
+	return o
+}
+
+func (o EarlyStoppingPtrOutput) ToEarlyStoppingPtrOutputWithContext(ctx context.Context) EarlyStoppingPtrOutput {
+	return o
+}
+
+func (o EarlyStoppingPtrOutput) Elem() EarlyStoppingOutput {
+	return o.ApplyT(func(v *EarlyStopping) EarlyStopping {
+		if v != nil {
+			return *v
+		}
+		var ret EarlyStopping
+		return ret
+	}).(EarlyStoppingOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingPtrOutput) Convex() ConvexStoppingPtrOutput {
+	return o.ApplyT(func(v *EarlyStopping) *ConvexStopping {
+		if v == nil {
+			return nil
+		}
+		return v.Convex
+	}).(ConvexStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingPtrOutput) DecayCurve() DecayCurveStoppingPtrOutput {
+	return o.ApplyT(func(v *EarlyStopping) *DecayCurveStopping {
+		if v == nil {
+			return nil
+		}
+		return v.DecayCurve
+	}).(DecayCurveStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o EarlyStoppingPtrOutput) Median() MedianStoppingPtrOutput {
+	return o.ApplyT(func(v *EarlyStopping) *MedianStopping {
+		if v == nil {
+			return nil
+		}
+		return v.Median
+	}).(MedianStoppingPtrOutput)
 }
 
 // “framework: {name: pytorch, version: "2.4", python: "3.10"}“: a prebuilt image.
@@ -1260,7 +1922,7 @@ type Job struct {
 	// The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
 	ServiceAccount *string `pulumi:"serviceAccount"`
 	// Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
-	Study interface{} `pulumi:"study"`
+	Study *Study `pulumi:"study"`
 	// A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
 	Tensorboard interface{} `pulumi:"tensorboard"`
 	// TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
@@ -1369,7 +2031,7 @@ type JobArgs struct {
 	// The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
 	ServiceAccount pulumi.StringPtrInput `pulumi:"serviceAccount"`
 	// Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
-	Study pulumi.Input `pulumi:"study"`
+	Study StudyPtrInput `pulumi:"study"`
 	// A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
 	Tensorboard pulumi.Input `pulumi:"tensorboard"`
 	// TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
@@ -1615,8 +2277,8 @@ func (o JobOutput) ServiceAccount() pulumi.StringPtrOutput {
 }
 
 // Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
-func (o JobOutput) Study() pulumi.AnyOutput {
-	return o.ApplyT(func(v Job) interface{} { return v.Study }).(pulumi.AnyOutput)
+func (o JobOutput) Study() StudyPtrOutput {
+	return o.ApplyT(func(v Job) *Study { return v.Study }).(StudyPtrOutput)
 }
 
 // A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
@@ -1769,6 +2431,146 @@ func (o LustreMountArrayOutput) Index(i pulumi.IntInput) LustreMountOutput {
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) LustreMount {
 		return vs[0].([]LustreMount)[vs[1].(int)]
 	}).(LustreMountOutput)
+}
+
+// “early_stopping.median“.
+type MedianStopping struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
+}
+
+// MedianStoppingInput is an input type that accepts MedianStoppingArgs and MedianStoppingOutput values.
+// You can construct a concrete instance of `MedianStoppingInput` via:
+//
+//	MedianStoppingArgs{...}
+type MedianStoppingInput interface {
+	pulumi.Input
+
+	ToMedianStoppingOutput() MedianStoppingOutput
+	ToMedianStoppingOutputWithContext(context.Context) MedianStoppingOutput
+}
+
+// “early_stopping.median“.
+type MedianStoppingArgs struct {
+	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
+}
+
+func (MedianStoppingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*MedianStopping)(nil)).Elem()
+}
+
+func (i MedianStoppingArgs) ToMedianStoppingOutput() MedianStoppingOutput {
+	return i.ToMedianStoppingOutputWithContext(context.Background())
+}
+
+func (i MedianStoppingArgs) ToMedianStoppingOutputWithContext(ctx context.Context) MedianStoppingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MedianStoppingOutput)
+}
+
+func (i MedianStoppingArgs) ToMedianStoppingPtrOutput() MedianStoppingPtrOutput {
+	return i.ToMedianStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i MedianStoppingArgs) ToMedianStoppingPtrOutputWithContext(ctx context.Context) MedianStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MedianStoppingOutput).ToMedianStoppingPtrOutputWithContext(ctx)
+}
+
+// MedianStoppingPtrInput is an input type that accepts MedianStoppingArgs, MedianStoppingPtr and MedianStoppingPtrOutput values.
+// You can construct a concrete instance of `MedianStoppingPtrInput` via:
+//
+//	        MedianStoppingArgs{...}
+//
+//	or:
+//
+//	        nil
+type MedianStoppingPtrInput interface {
+	pulumi.Input
+
+	ToMedianStoppingPtrOutput() MedianStoppingPtrOutput
+	ToMedianStoppingPtrOutputWithContext(context.Context) MedianStoppingPtrOutput
+}
+
+type medianStoppingPtrType MedianStoppingArgs
+
+func MedianStoppingPtr(v *MedianStoppingArgs) MedianStoppingPtrInput {
+	return (*medianStoppingPtrType)(v)
+}
+
+func (*medianStoppingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**MedianStopping)(nil)).Elem()
+}
+
+func (i *medianStoppingPtrType) ToMedianStoppingPtrOutput() MedianStoppingPtrOutput {
+	return i.ToMedianStoppingPtrOutputWithContext(context.Background())
+}
+
+func (i *medianStoppingPtrType) ToMedianStoppingPtrOutputWithContext(ctx context.Context) MedianStoppingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MedianStoppingPtrOutput)
+}
+
+// “early_stopping.median“.
+type MedianStoppingOutput struct{ *pulumi.OutputState }
+
+func (MedianStoppingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*MedianStopping)(nil)).Elem()
+}
+
+func (o MedianStoppingOutput) ToMedianStoppingOutput() MedianStoppingOutput {
+	return o
+}
+
+func (o MedianStoppingOutput) ToMedianStoppingOutputWithContext(ctx context.Context) MedianStoppingOutput {
+	return o
+}
+
+func (o MedianStoppingOutput) ToMedianStoppingPtrOutput() MedianStoppingPtrOutput {
+	return o.ToMedianStoppingPtrOutputWithContext(context.Background())
+}
+
+func (o MedianStoppingOutput) ToMedianStoppingPtrOutputWithContext(ctx context.Context) MedianStoppingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v MedianStopping) *MedianStopping {
+		return &v
+	}).(MedianStoppingPtrOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o MedianStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v MedianStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
+}
+
+type MedianStoppingPtrOutput struct{ *pulumi.OutputState }
+
+func (MedianStoppingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**MedianStopping)(nil)).Elem()
+}
+
+func (o MedianStoppingPtrOutput) ToMedianStoppingPtrOutput() MedianStoppingPtrOutput {
+	return o
+}
+
+func (o MedianStoppingPtrOutput) ToMedianStoppingPtrOutputWithContext(ctx context.Context) MedianStoppingPtrOutput {
+	return o
+}
+
+func (o MedianStoppingPtrOutput) Elem() MedianStoppingOutput {
+	return o.ApplyT(func(v *MedianStopping) MedianStopping {
+		if v != nil {
+			return *v
+		}
+		var ret MedianStopping
+		return ret
+	}).(MedianStoppingOutput)
+}
+
+// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o MedianStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *MedianStopping) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UseElapsedDuration
+	}).(pulumi.BoolPtrOutput)
 }
 
 // An NFS export mounted at “/mnt/nfs/<mount_point>“.
@@ -4170,6 +4972,533 @@ func (o ServiceAccountPtrOutput) AccountId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+type Study struct {
+	// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+	Algorithm *string `pulumi:"algorithm"`
+	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	EarlyStopping *EarlyStopping `pulumi:"earlyStopping"`
+	// Default 0: Vertex decides how many failed trials fail the job.
+	MaxFailedTrials *int `pulumi:"maxFailedTrials"`
+	// Required, at least 1.
+	MaxTrials int `pulumi:"maxTrials"`
+	// `best` or `last` (Vertex's default) reported value of each trial.
+	MeasurementSelection *string `pulumi:"measurementSelection"`
+	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Metrics []StudyMetric `pulumi:"metrics"`
+	// Default 1; at most `max_trials`.
+	ParallelTrials *int `pulumi:"parallelTrials"`
+	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	Parameters map[string]StudyParameter `pulumi:"parameters"`
+}
+
+// StudyInput is an input type that accepts StudyArgs and StudyOutput values.
+// You can construct a concrete instance of `StudyInput` via:
+//
+//	StudyArgs{...}
+type StudyInput interface {
+	pulumi.Input
+
+	ToStudyOutput() StudyOutput
+	ToStudyOutputWithContext(context.Context) StudyOutput
+}
+
+// “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+type StudyArgs struct {
+	// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+	Algorithm pulumi.StringPtrInput `pulumi:"algorithm"`
+	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	EarlyStopping EarlyStoppingPtrInput `pulumi:"earlyStopping"`
+	// Default 0: Vertex decides how many failed trials fail the job.
+	MaxFailedTrials pulumi.IntPtrInput `pulumi:"maxFailedTrials"`
+	// Required, at least 1.
+	MaxTrials pulumi.IntInput `pulumi:"maxTrials"`
+	// `best` or `last` (Vertex's default) reported value of each trial.
+	MeasurementSelection pulumi.StringPtrInput `pulumi:"measurementSelection"`
+	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Metrics StudyMetricArrayInput `pulumi:"metrics"`
+	// Default 1; at most `max_trials`.
+	ParallelTrials pulumi.IntPtrInput `pulumi:"parallelTrials"`
+	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	Parameters StudyParameterMapInput `pulumi:"parameters"`
+}
+
+func (StudyArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Study)(nil)).Elem()
+}
+
+func (i StudyArgs) ToStudyOutput() StudyOutput {
+	return i.ToStudyOutputWithContext(context.Background())
+}
+
+func (i StudyArgs) ToStudyOutputWithContext(ctx context.Context) StudyOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyOutput)
+}
+
+func (i StudyArgs) ToStudyPtrOutput() StudyPtrOutput {
+	return i.ToStudyPtrOutputWithContext(context.Background())
+}
+
+func (i StudyArgs) ToStudyPtrOutputWithContext(ctx context.Context) StudyPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyOutput).ToStudyPtrOutputWithContext(ctx)
+}
+
+// StudyPtrInput is an input type that accepts StudyArgs, StudyPtr and StudyPtrOutput values.
+// You can construct a concrete instance of `StudyPtrInput` via:
+//
+//	        StudyArgs{...}
+//
+//	or:
+//
+//	        nil
+type StudyPtrInput interface {
+	pulumi.Input
+
+	ToStudyPtrOutput() StudyPtrOutput
+	ToStudyPtrOutputWithContext(context.Context) StudyPtrOutput
+}
+
+type studyPtrType StudyArgs
+
+func StudyPtr(v *StudyArgs) StudyPtrInput {
+	return (*studyPtrType)(v)
+}
+
+func (*studyPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Study)(nil)).Elem()
+}
+
+func (i *studyPtrType) ToStudyPtrOutput() StudyPtrOutput {
+	return i.ToStudyPtrOutputWithContext(context.Background())
+}
+
+func (i *studyPtrType) ToStudyPtrOutputWithContext(ctx context.Context) StudyPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyPtrOutput)
+}
+
+// “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+type StudyOutput struct{ *pulumi.OutputState }
+
+func (StudyOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Study)(nil)).Elem()
+}
+
+func (o StudyOutput) ToStudyOutput() StudyOutput {
+	return o
+}
+
+func (o StudyOutput) ToStudyOutputWithContext(ctx context.Context) StudyOutput {
+	return o
+}
+
+func (o StudyOutput) ToStudyPtrOutput() StudyPtrOutput {
+	return o.ToStudyPtrOutputWithContext(context.Background())
+}
+
+func (o StudyOutput) ToStudyPtrOutputWithContext(ctx context.Context) StudyPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Study) *Study {
+		return &v
+	}).(StudyPtrOutput)
+}
+
+// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+func (o StudyOutput) Algorithm() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Study) *string { return v.Algorithm }).(pulumi.StringPtrOutput)
+}
+
+// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o StudyOutput) EarlyStopping() EarlyStoppingPtrOutput {
+	return o.ApplyT(func(v Study) *EarlyStopping { return v.EarlyStopping }).(EarlyStoppingPtrOutput)
+}
+
+// Default 0: Vertex decides how many failed trials fail the job.
+func (o StudyOutput) MaxFailedTrials() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Study) *int { return v.MaxFailedTrials }).(pulumi.IntPtrOutput)
+}
+
+// Required, at least 1.
+func (o StudyOutput) MaxTrials() pulumi.IntOutput {
+	return o.ApplyT(func(v Study) int { return v.MaxTrials }).(pulumi.IntOutput)
+}
+
+// `best` or `last` (Vertex's default) reported value of each trial.
+func (o StudyOutput) MeasurementSelection() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Study) *string { return v.MeasurementSelection }).(pulumi.StringPtrOutput)
+}
+
+// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+func (o StudyOutput) Metrics() StudyMetricArrayOutput {
+	return o.ApplyT(func(v Study) []StudyMetric { return v.Metrics }).(StudyMetricArrayOutput)
+}
+
+// Default 1; at most `max_trials`.
+func (o StudyOutput) ParallelTrials() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Study) *int { return v.ParallelTrials }).(pulumi.IntPtrOutput)
+}
+
+// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+func (o StudyOutput) Parameters() StudyParameterMapOutput {
+	return o.ApplyT(func(v Study) map[string]StudyParameter { return v.Parameters }).(StudyParameterMapOutput)
+}
+
+type StudyPtrOutput struct{ *pulumi.OutputState }
+
+func (StudyPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Study)(nil)).Elem()
+}
+
+func (o StudyPtrOutput) ToStudyPtrOutput() StudyPtrOutput {
+	return o
+}
+
+func (o StudyPtrOutput) ToStudyPtrOutputWithContext(ctx context.Context) StudyPtrOutput {
+	return o
+}
+
+func (o StudyPtrOutput) Elem() StudyOutput {
+	return o.ApplyT(func(v *Study) Study {
+		if v != nil {
+			return *v
+		}
+		var ret Study
+		return ret
+	}).(StudyOutput)
+}
+
+// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+func (o StudyPtrOutput) Algorithm() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Study) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Algorithm
+	}).(pulumi.StringPtrOutput)
+}
+
+// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+func (o StudyPtrOutput) EarlyStopping() EarlyStoppingPtrOutput {
+	return o.ApplyT(func(v *Study) *EarlyStopping {
+		if v == nil {
+			return nil
+		}
+		return v.EarlyStopping
+	}).(EarlyStoppingPtrOutput)
+}
+
+// Default 0: Vertex decides how many failed trials fail the job.
+func (o StudyPtrOutput) MaxFailedTrials() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Study) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MaxFailedTrials
+	}).(pulumi.IntPtrOutput)
+}
+
+// Required, at least 1.
+func (o StudyPtrOutput) MaxTrials() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Study) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.MaxTrials
+	}).(pulumi.IntPtrOutput)
+}
+
+// `best` or `last` (Vertex's default) reported value of each trial.
+func (o StudyPtrOutput) MeasurementSelection() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Study) *string {
+		if v == nil {
+			return nil
+		}
+		return v.MeasurementSelection
+	}).(pulumi.StringPtrOutput)
+}
+
+// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+func (o StudyPtrOutput) Metrics() StudyMetricArrayOutput {
+	return o.ApplyT(func(v *Study) []StudyMetric {
+		if v == nil {
+			return nil
+		}
+		return v.Metrics
+	}).(StudyMetricArrayOutput)
+}
+
+// Default 1; at most `max_trials`.
+func (o StudyPtrOutput) ParallelTrials() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Study) *int {
+		if v == nil {
+			return nil
+		}
+		return v.ParallelTrials
+	}).(pulumi.IntPtrOutput)
+}
+
+// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+func (o StudyPtrOutput) Parameters() StudyParameterMapOutput {
+	return o.ApplyT(func(v *Study) map[string]StudyParameter {
+		if v == nil {
+			return nil
+		}
+		return v.Parameters
+	}).(StudyParameterMapOutput)
+}
+
+// “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
+type StudyMetric struct {
+	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Goal string `pulumi:"goal"`
+	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Id string `pulumi:"id"`
+}
+
+// StudyMetricInput is an input type that accepts StudyMetricArgs and StudyMetricOutput values.
+// You can construct a concrete instance of `StudyMetricInput` via:
+//
+//	StudyMetricArgs{...}
+type StudyMetricInput interface {
+	pulumi.Input
+
+	ToStudyMetricOutput() StudyMetricOutput
+	ToStudyMetricOutputWithContext(context.Context) StudyMetricOutput
+}
+
+// “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
+type StudyMetricArgs struct {
+	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Goal pulumi.StringInput `pulumi:"goal"`
+	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	Id pulumi.StringInput `pulumi:"id"`
+}
+
+func (StudyMetricArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*StudyMetric)(nil)).Elem()
+}
+
+func (i StudyMetricArgs) ToStudyMetricOutput() StudyMetricOutput {
+	return i.ToStudyMetricOutputWithContext(context.Background())
+}
+
+func (i StudyMetricArgs) ToStudyMetricOutputWithContext(ctx context.Context) StudyMetricOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyMetricOutput)
+}
+
+// StudyMetricArrayInput is an input type that accepts StudyMetricArray and StudyMetricArrayOutput values.
+// You can construct a concrete instance of `StudyMetricArrayInput` via:
+//
+//	StudyMetricArray{ StudyMetricArgs{...} }
+type StudyMetricArrayInput interface {
+	pulumi.Input
+
+	ToStudyMetricArrayOutput() StudyMetricArrayOutput
+	ToStudyMetricArrayOutputWithContext(context.Context) StudyMetricArrayOutput
+}
+
+type StudyMetricArray []StudyMetricInput
+
+func (StudyMetricArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]StudyMetric)(nil)).Elem()
+}
+
+func (i StudyMetricArray) ToStudyMetricArrayOutput() StudyMetricArrayOutput {
+	return i.ToStudyMetricArrayOutputWithContext(context.Background())
+}
+
+func (i StudyMetricArray) ToStudyMetricArrayOutputWithContext(ctx context.Context) StudyMetricArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyMetricArrayOutput)
+}
+
+// “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
+type StudyMetricOutput struct{ *pulumi.OutputState }
+
+func (StudyMetricOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*StudyMetric)(nil)).Elem()
+}
+
+func (o StudyMetricOutput) ToStudyMetricOutput() StudyMetricOutput {
+	return o
+}
+
+func (o StudyMetricOutput) ToStudyMetricOutputWithContext(ctx context.Context) StudyMetricOutput {
+	return o
+}
+
+// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+func (o StudyMetricOutput) Goal() pulumi.StringOutput {
+	return o.ApplyT(func(v StudyMetric) string { return v.Goal }).(pulumi.StringOutput)
+}
+
+// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+func (o StudyMetricOutput) Id() pulumi.StringOutput {
+	return o.ApplyT(func(v StudyMetric) string { return v.Id }).(pulumi.StringOutput)
+}
+
+type StudyMetricArrayOutput struct{ *pulumi.OutputState }
+
+func (StudyMetricArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]StudyMetric)(nil)).Elem()
+}
+
+func (o StudyMetricArrayOutput) ToStudyMetricArrayOutput() StudyMetricArrayOutput {
+	return o
+}
+
+func (o StudyMetricArrayOutput) ToStudyMetricArrayOutputWithContext(ctx context.Context) StudyMetricArrayOutput {
+	return o
+}
+
+func (o StudyMetricArrayOutput) Index(i pulumi.IntInput) StudyMetricOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) StudyMetric {
+		return vs[0].([]StudyMetric)[vs[1].(int)]
+	}).(StudyMetricOutput)
+}
+
+// A parameter to tune: “double“ and “integer“ take “min“ and “max“, “categorical“ (text) and “discrete“ (numbers) take “values“.
+type StudyParameter struct {
+	// A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	Conditional []ConditionalParameters `pulumi:"conditional"`
+	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	Max *float64 `pulumi:"max"`
+	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	Min *float64 `pulumi:"min"`
+	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+	Scale *string `pulumi:"scale"`
+	// `double`, `integer`, `categorical` or `discrete`.
+	Type string `pulumi:"type"`
+	// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+	Values []interface{} `pulumi:"values"`
+}
+
+// StudyParameterInput is an input type that accepts StudyParameterArgs and StudyParameterOutput values.
+// You can construct a concrete instance of `StudyParameterInput` via:
+//
+//	StudyParameterArgs{...}
+type StudyParameterInput interface {
+	pulumi.Input
+
+	ToStudyParameterOutput() StudyParameterOutput
+	ToStudyParameterOutputWithContext(context.Context) StudyParameterOutput
+}
+
+// A parameter to tune: “double“ and “integer“ take “min“ and “max“, “categorical“ (text) and “discrete“ (numbers) take “values“.
+type StudyParameterArgs struct {
+	// A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	Conditional ConditionalParametersArrayInput `pulumi:"conditional"`
+	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	Max pulumi.Float64PtrInput `pulumi:"max"`
+	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	Min pulumi.Float64PtrInput `pulumi:"min"`
+	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+	Scale pulumi.StringPtrInput `pulumi:"scale"`
+	// `double`, `integer`, `categorical` or `discrete`.
+	Type pulumi.StringInput `pulumi:"type"`
+	// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+	Values pulumi.ArrayInput `pulumi:"values"`
+}
+
+func (StudyParameterArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*StudyParameter)(nil)).Elem()
+}
+
+func (i StudyParameterArgs) ToStudyParameterOutput() StudyParameterOutput {
+	return i.ToStudyParameterOutputWithContext(context.Background())
+}
+
+func (i StudyParameterArgs) ToStudyParameterOutputWithContext(ctx context.Context) StudyParameterOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyParameterOutput)
+}
+
+// StudyParameterMapInput is an input type that accepts StudyParameterMap and StudyParameterMapOutput values.
+// You can construct a concrete instance of `StudyParameterMapInput` via:
+//
+//	StudyParameterMap{ "key": StudyParameterArgs{...} }
+type StudyParameterMapInput interface {
+	pulumi.Input
+
+	ToStudyParameterMapOutput() StudyParameterMapOutput
+	ToStudyParameterMapOutputWithContext(context.Context) StudyParameterMapOutput
+}
+
+type StudyParameterMap map[string]StudyParameterInput
+
+func (StudyParameterMap) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]StudyParameter)(nil)).Elem()
+}
+
+func (i StudyParameterMap) ToStudyParameterMapOutput() StudyParameterMapOutput {
+	return i.ToStudyParameterMapOutputWithContext(context.Background())
+}
+
+func (i StudyParameterMap) ToStudyParameterMapOutputWithContext(ctx context.Context) StudyParameterMapOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(StudyParameterMapOutput)
+}
+
+// A parameter to tune: “double“ and “integer“ take “min“ and “max“, “categorical“ (text) and “discrete“ (numbers) take “values“.
+type StudyParameterOutput struct{ *pulumi.OutputState }
+
+func (StudyParameterOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*StudyParameter)(nil)).Elem()
+}
+
+func (o StudyParameterOutput) ToStudyParameterOutput() StudyParameterOutput {
+	return o
+}
+
+func (o StudyParameterOutput) ToStudyParameterOutputWithContext(ctx context.Context) StudyParameterOutput {
+	return o
+}
+
+// A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+func (o StudyParameterOutput) Conditional() ConditionalParametersArrayOutput {
+	return o.ApplyT(func(v StudyParameter) []ConditionalParameters { return v.Conditional }).(ConditionalParametersArrayOutput)
+}
+
+// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+func (o StudyParameterOutput) Max() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v StudyParameter) *float64 { return v.Max }).(pulumi.Float64PtrOutput)
+}
+
+// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+func (o StudyParameterOutput) Min() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v StudyParameter) *float64 { return v.Min }).(pulumi.Float64PtrOutput)
+}
+
+// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+func (o StudyParameterOutput) Scale() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v StudyParameter) *string { return v.Scale }).(pulumi.StringPtrOutput)
+}
+
+// `double`, `integer`, `categorical` or `discrete`.
+func (o StudyParameterOutput) Type() pulumi.StringOutput {
+	return o.ApplyT(func(v StudyParameter) string { return v.Type }).(pulumi.StringOutput)
+}
+
+// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+func (o StudyParameterOutput) Values() pulumi.ArrayOutput {
+	return o.ApplyT(func(v StudyParameter) []interface{} { return v.Values }).(pulumi.ArrayOutput)
+}
+
+type StudyParameterMapOutput struct{ *pulumi.OutputState }
+
+func (StudyParameterMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]StudyParameter)(nil)).Elem()
+}
+
+func (o StudyParameterMapOutput) ToStudyParameterMapOutput() StudyParameterMapOutput {
+	return o
+}
+
+func (o StudyParameterMapOutput) ToStudyParameterMapOutputWithContext(ctx context.Context) StudyParameterMapOutput {
+	return o
+}
+
+func (o StudyParameterMapOutput) MapIndex(k pulumi.StringInput) StudyParameterOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) StudyParameter {
+		return vs[0].(map[string]StudyParameter)[vs[1].(string)]
+	}).(StudyParameterOutput)
+}
+
 // “platform.tensorboard“: a Vertex AI TensorBoard for the jobs.
 type Tensorboard struct {
 	// Create a Vertex AI TensorBoard for `tensorboard: true` jobs; default false.
@@ -4629,10 +5958,18 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AcceleratorPtrInput)(nil)).Elem(), AcceleratorArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BucketInput)(nil)).Elem(), BucketArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BucketPtrInput)(nil)).Elem(), BucketArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConditionalParametersInput)(nil)).Elem(), ConditionalParametersArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConditionalParametersArrayInput)(nil)).Elem(), ConditionalParametersArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConvexStoppingInput)(nil)).Elem(), ConvexStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConvexStoppingPtrInput)(nil)).Elem(), ConvexStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DecayCurveStoppingInput)(nil)).Elem(), DecayCurveStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DecayCurveStoppingPtrInput)(nil)).Elem(), DecayCurveStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DiskInput)(nil)).Elem(), DiskArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DiskPtrInput)(nil)).Elem(), DiskArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DnsPeeringInput)(nil)).Elem(), DnsPeeringArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DnsPeeringArrayInput)(nil)).Elem(), DnsPeeringArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*EarlyStoppingInput)(nil)).Elem(), EarlyStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*EarlyStoppingPtrInput)(nil)).Elem(), EarlyStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FrameworkInput)(nil)).Elem(), FrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FrameworkPtrInput)(nil)).Elem(), FrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImageRowInput)(nil)).Elem(), ImageRowArgs{})
@@ -4640,6 +5977,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*JobInput)(nil)).Elem(), JobArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LustreMountInput)(nil)).Elem(), LustreMountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LustreMountArrayInput)(nil)).Elem(), LustreMountArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MedianStoppingInput)(nil)).Elem(), MedianStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MedianStoppingPtrInput)(nil)).Elem(), MedianStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*NfsMountInput)(nil)).Elem(), NfsMountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*NfsMountArrayInput)(nil)).Elem(), NfsMountArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformInput)(nil)).Elem(), PlatformArgs{})
@@ -4664,6 +6003,12 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*SchedulingPtrInput)(nil)).Elem(), SchedulingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceAccountInput)(nil)).Elem(), ServiceAccountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceAccountPtrInput)(nil)).Elem(), ServiceAccountArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyInput)(nil)).Elem(), StudyArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyPtrInput)(nil)).Elem(), StudyArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyMetricInput)(nil)).Elem(), StudyMetricArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyMetricArrayInput)(nil)).Elem(), StudyMetricArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyParameterInput)(nil)).Elem(), StudyParameterArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*StudyParameterMapInput)(nil)).Elem(), StudyParameterMap{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TensorboardInput)(nil)).Elem(), TensorboardArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TensorboardPtrInput)(nil)).Elem(), TensorboardArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WaitInput)(nil)).Elem(), WaitArgs{})
@@ -4674,12 +6019,20 @@ func init() {
 	pulumi.RegisterOutputType(AcceleratorPtrOutput{})
 	pulumi.RegisterOutputType(BucketOutput{})
 	pulumi.RegisterOutputType(BucketPtrOutput{})
+	pulumi.RegisterOutputType(ConditionalParametersOutput{})
+	pulumi.RegisterOutputType(ConditionalParametersArrayOutput{})
+	pulumi.RegisterOutputType(ConvexStoppingOutput{})
+	pulumi.RegisterOutputType(ConvexStoppingPtrOutput{})
 	pulumi.RegisterOutputType(CostEstimateOutput{})
 	pulumi.RegisterOutputType(CostEstimatePtrOutput{})
+	pulumi.RegisterOutputType(DecayCurveStoppingOutput{})
+	pulumi.RegisterOutputType(DecayCurveStoppingPtrOutput{})
 	pulumi.RegisterOutputType(DiskOutput{})
 	pulumi.RegisterOutputType(DiskPtrOutput{})
 	pulumi.RegisterOutputType(DnsPeeringOutput{})
 	pulumi.RegisterOutputType(DnsPeeringArrayOutput{})
+	pulumi.RegisterOutputType(EarlyStoppingOutput{})
+	pulumi.RegisterOutputType(EarlyStoppingPtrOutput{})
 	pulumi.RegisterOutputType(FrameworkOutput{})
 	pulumi.RegisterOutputType(FrameworkPtrOutput{})
 	pulumi.RegisterOutputType(ImageRowOutput{})
@@ -4687,6 +6040,8 @@ func init() {
 	pulumi.RegisterOutputType(JobOutput{})
 	pulumi.RegisterOutputType(LustreMountOutput{})
 	pulumi.RegisterOutputType(LustreMountArrayOutput{})
+	pulumi.RegisterOutputType(MedianStoppingOutput{})
+	pulumi.RegisterOutputType(MedianStoppingPtrOutput{})
 	pulumi.RegisterOutputType(NfsMountOutput{})
 	pulumi.RegisterOutputType(NfsMountArrayOutput{})
 	pulumi.RegisterOutputType(PlatformOutput{})
@@ -4711,6 +6066,12 @@ func init() {
 	pulumi.RegisterOutputType(SchedulingPtrOutput{})
 	pulumi.RegisterOutputType(ServiceAccountOutput{})
 	pulumi.RegisterOutputType(ServiceAccountPtrOutput{})
+	pulumi.RegisterOutputType(StudyOutput{})
+	pulumi.RegisterOutputType(StudyPtrOutput{})
+	pulumi.RegisterOutputType(StudyMetricOutput{})
+	pulumi.RegisterOutputType(StudyMetricArrayOutput{})
+	pulumi.RegisterOutputType(StudyParameterOutput{})
+	pulumi.RegisterOutputType(StudyParameterMapOutput{})
 	pulumi.RegisterOutputType(TensorboardOutput{})
 	pulumi.RegisterOutputType(TensorboardPtrOutput{})
 	pulumi.RegisterOutputType(WaitOutput{})

@@ -42,6 +42,60 @@ export interface BucketArgs {
 }
 
 /**
+ * ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+ */
+export interface ConditionalParametersArgs {
+    /**
+     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     */
+    parameters: pulumi.Input<{[key: string]: pulumi.Input<inputs.StudyParameterArgs>}>;
+    /**
+     * Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     */
+    when: pulumi.Input<pulumi.Input<string | number>[]>;
+}
+
+/**
+ * ``early_stopping.convex``.
+ */
+export interface ConvexStoppingArgs {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    learningRateParameterName?: pulumi.Input<string | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    maxStepCount?: pulumi.Input<number | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    minMeasurementCount?: pulumi.Input<number | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    minStepCount?: pulumi.Input<number | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    updateAllStoppedTrials?: pulumi.Input<boolean | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: pulumi.Input<boolean | undefined>;
+}
+
+/**
+ * ``early_stopping.decay_curve``.
+ */
+export interface DecayCurveStoppingArgs {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: pulumi.Input<boolean | undefined>;
+}
+
+/**
  * ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
  */
 export interface DiskArgs {
@@ -71,6 +125,24 @@ export interface DnsPeeringArgs {
      * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
      */
     targetProject: pulumi.Input<string>;
+}
+
+/**
+ * ``early_stopping``: at most one rule that stops unpromising trials early.
+ */
+export interface EarlyStoppingArgs {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    convex?: pulumi.Input<inputs.ConvexStoppingArgs | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    decayCurve?: pulumi.Input<inputs.DecayCurveStoppingArgs | undefined>;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    median?: pulumi.Input<inputs.MedianStoppingArgs | undefined>;
 }
 
 /**
@@ -304,7 +376,7 @@ export interface JobArgs {
     /**
      * Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
      */
-    study?: any | undefined;
+    study?: pulumi.Input<inputs.StudyArgs | undefined>;
     /**
      * A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
      */
@@ -347,6 +419,16 @@ export interface LustreMountArgs {
      * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
      */
     volumeHandle: pulumi.Input<string>;
+}
+
+/**
+ * ``early_stopping.median``.
+ */
+export interface MedianStoppingArgs {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: pulumi.Input<boolean | undefined>;
 }
 
 /**
@@ -631,6 +713,88 @@ export interface ServiceAccountArgs {
      * The jobs' account ID (6 to 30 characters); default `vertex-training`.
      */
     accountId?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+ */
+export interface StudyArgs {
+    /**
+     * `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+     */
+    algorithm?: pulumi.Input<string | undefined>;
+    /**
+     * At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    earlyStopping?: pulumi.Input<inputs.EarlyStoppingArgs | undefined>;
+    /**
+     * Default 0: Vertex decides how many failed trials fail the job.
+     */
+    maxFailedTrials?: pulumi.Input<number | undefined>;
+    /**
+     * Required, at least 1.
+     */
+    maxTrials: pulumi.Input<number>;
+    /**
+     * `best` or `last` (Vertex's default) reported value of each trial.
+     */
+    measurementSelection?: pulumi.Input<string | undefined>;
+    /**
+     * One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    metrics: pulumi.Input<pulumi.Input<inputs.StudyMetricArgs>[]>;
+    /**
+     * Default 1; at most `max_trials`.
+     */
+    parallelTrials?: pulumi.Input<number | undefined>;
+    /**
+     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     */
+    parameters: pulumi.Input<{[key: string]: pulumi.Input<inputs.StudyParameterArgs>}>;
+}
+
+/**
+ * ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+ */
+export interface StudyMetricArgs {
+    /**
+     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    goal: pulumi.Input<string>;
+    /**
+     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    id: pulumi.Input<string>;
+}
+
+/**
+ * A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+ */
+export interface StudyParameterArgs {
+    /**
+     * A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     */
+    conditional?: pulumi.Input<pulumi.Input<inputs.ConditionalParametersArgs>[] | undefined>;
+    /**
+     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     */
+    max?: pulumi.Input<number | undefined>;
+    /**
+     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     */
+    min?: pulumi.Input<number | undefined>;
+    /**
+     * `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+     */
+    scale?: pulumi.Input<string | undefined>;
+    /**
+     * `double`, `integer`, `categorical` or `discrete`.
+     */
+    type: pulumi.Input<string>;
+    /**
+     * The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+     */
+    values?: pulumi.Input<pulumi.Input<string | number>[] | undefined>;
 }
 
 /**

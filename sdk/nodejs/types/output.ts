@@ -20,6 +20,50 @@ export interface Accelerator {
 }
 
 /**
+ * ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+ */
+export interface ConditionalParameters {
+    /**
+     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     */
+    parameters: {[key: string]: outputs.StudyParameter};
+    /**
+     * Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     */
+    when: (string | number)[];
+}
+
+/**
+ * ``early_stopping.convex``.
+ */
+export interface ConvexStopping {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    learningRateParameterName?: string;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    maxStepCount?: number;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    minMeasurementCount?: number;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    minStepCount?: number;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    updateAllStoppedTrials?: boolean;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: boolean;
+}
+
+/**
  * What a job may cost (a job's `estimate`), from the price snapshot the provider's `prices` names (docs/cost.md): worked out when the job is created or updated, or in a preview; amounts in USD, to a millionth of a dollar.
  */
 export interface CostEstimate {
@@ -58,6 +102,16 @@ export interface CostEstimate {
 }
 
 /**
+ * ``early_stopping.decay_curve``.
+ */
+export interface DecayCurveStopping {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: boolean;
+}
+
+/**
  * ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
  */
 export interface Disk {
@@ -87,6 +141,24 @@ export interface DnsPeering {
      * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
      */
     targetProject: string;
+}
+
+/**
+ * ``early_stopping``: at most one rule that stops unpromising trials early.
+ */
+export interface EarlyStopping {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    convex?: outputs.ConvexStopping;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    decayCurve?: outputs.DecayCurveStopping;
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    median?: outputs.MedianStopping;
 }
 
 /**
@@ -320,7 +392,7 @@ export interface Job {
     /**
      * Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
      */
-    study?: any;
+    study?: outputs.Study;
     /**
      * A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
      */
@@ -363,6 +435,16 @@ export interface LustreMount {
      * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
      */
     volumeHandle: string;
+}
+
+/**
+ * ``early_stopping.median``.
+ */
+export interface MedianStopping {
+    /**
+     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    useElapsedDuration?: boolean;
 }
 
 /**
@@ -597,6 +679,88 @@ export interface Scheduling {
      * A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
      */
     timeout?: string | number;
+}
+
+/**
+ * ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+ */
+export interface Study {
+    /**
+     * `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+     */
+    algorithm?: string;
+    /**
+     * At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     */
+    earlyStopping?: outputs.EarlyStopping;
+    /**
+     * Default 0: Vertex decides how many failed trials fail the job.
+     */
+    maxFailedTrials?: number;
+    /**
+     * Required, at least 1.
+     */
+    maxTrials: number;
+    /**
+     * `best` or `last` (Vertex's default) reported value of each trial.
+     */
+    measurementSelection?: string;
+    /**
+     * One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    metrics: outputs.StudyMetric[];
+    /**
+     * Default 1; at most `max_trials`.
+     */
+    parallelTrials?: number;
+    /**
+     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     */
+    parameters: {[key: string]: outputs.StudyParameter};
+}
+
+/**
+ * ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+ */
+export interface StudyMetric {
+    /**
+     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    goal: string;
+    /**
+     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     */
+    id: string;
+}
+
+/**
+ * A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+ */
+export interface StudyParameter {
+    /**
+     * A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     */
+    conditional?: outputs.ConditionalParameters[];
+    /**
+     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     */
+    max?: number;
+    /**
+     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     */
+    min?: number;
+    /**
+     * `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+     */
+    scale?: string;
+    /**
+     * `double`, `integer`, `categorical` or `discrete`.
+     */
+    type: string;
+    /**
+     * The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+     */
+    values?: (string | number)[];
 }
 
 /**

@@ -19,10 +19,18 @@ __all__ = [
     'AcceleratorArgsDict',
     'BucketArgs',
     'BucketArgsDict',
+    'ConditionalParametersArgs',
+    'ConditionalParametersArgsDict',
+    'ConvexStoppingArgs',
+    'ConvexStoppingArgsDict',
+    'DecayCurveStoppingArgs',
+    'DecayCurveStoppingArgsDict',
     'DiskArgs',
     'DiskArgsDict',
     'DnsPeeringArgs',
     'DnsPeeringArgsDict',
+    'EarlyStoppingArgs',
+    'EarlyStoppingArgsDict',
     'FrameworkArgs',
     'FrameworkArgsDict',
     'ImageRowArgs',
@@ -31,6 +39,8 @@ __all__ = [
     'JobArgsDict',
     'LustreMountArgs',
     'LustreMountArgsDict',
+    'MedianStoppingArgs',
+    'MedianStoppingArgsDict',
     'NfsMountArgs',
     'NfsMountArgsDict',
     'PlatformArgs',
@@ -55,6 +65,12 @@ __all__ = [
     'SchedulingArgsDict',
     'ServiceAccountArgs',
     'ServiceAccountArgsDict',
+    'StudyArgs',
+    'StudyArgsDict',
+    'StudyMetricArgs',
+    'StudyMetricArgsDict',
+    'StudyParameterArgs',
+    'StudyParameterArgsDict',
     'TensorboardArgs',
     'TensorboardArgsDict',
     'WaitArgs',
@@ -210,6 +226,226 @@ class BucketArgs:
         pulumi.set(self, "staging_expiry_days", value)
 
 
+class ConditionalParametersArgsDict(TypedDict):
+    """
+    ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+    """
+    parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgsDict']]]
+    """
+    By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+    """
+    when: pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]
+    """
+    Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+    """
+
+@pulumi.input_type
+class ConditionalParametersArgs:
+    def __init__(__self__, *,
+                 parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]],
+                 when: pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]):
+        """
+        ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+
+        :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] when: Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        pulumi.set(__self__, "parameters", parameters)
+        pulumi.set(__self__, "when", when)
+
+    @_builtins.property
+    @pulumi.getter
+    def parameters(self) -> pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]]:
+        """
+        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "parameters")
+
+    @parameters.setter
+    def parameters(self, value: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]]):
+        pulumi.set(self, "parameters", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def when(self) -> pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]:
+        """
+        Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        return pulumi.get(self, "when")
+
+    @when.setter
+    def when(self, value: pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]):
+        pulumi.set(self, "when", value)
+
+
+class ConvexStoppingArgsDict(TypedDict):
+    """
+    ``early_stopping.convex``.
+    """
+    learning_rate_parameter_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    max_step_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    min_measurement_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    min_step_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    update_all_stopped_trials: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+
+@pulumi.input_type
+class ConvexStoppingArgs:
+    def __init__(__self__, *,
+                 learning_rate_parameter_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 max_step_count: pulumi.Input[Optional[_builtins.int]] = None,
+                 min_measurement_count: pulumi.Input[Optional[_builtins.int]] = None,
+                 min_step_count: pulumi.Input[Optional[_builtins.int]] = None,
+                 update_all_stopped_trials: pulumi.Input[Optional[_builtins.bool]] = None,
+                 use_elapsed_duration: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        ``early_stopping.convex``.
+
+        :param pulumi.Input[_builtins.str] learning_rate_parameter_name: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.int] max_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.int] min_measurement_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.int] min_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.bool] update_all_stopped_trials: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if learning_rate_parameter_name is not None:
+            pulumi.set(__self__, "learning_rate_parameter_name", learning_rate_parameter_name)
+        if max_step_count is not None:
+            pulumi.set(__self__, "max_step_count", max_step_count)
+        if min_measurement_count is not None:
+            pulumi.set(__self__, "min_measurement_count", min_measurement_count)
+        if min_step_count is not None:
+            pulumi.set(__self__, "min_step_count", min_step_count)
+        if update_all_stopped_trials is not None:
+            pulumi.set(__self__, "update_all_stopped_trials", update_all_stopped_trials)
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="learningRateParameterName")
+    def learning_rate_parameter_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "learning_rate_parameter_name")
+
+    @learning_rate_parameter_name.setter
+    def learning_rate_parameter_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "learning_rate_parameter_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxStepCount")
+    def max_step_count(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "max_step_count")
+
+    @max_step_count.setter
+    def max_step_count(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "max_step_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minMeasurementCount")
+    def min_measurement_count(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "min_measurement_count")
+
+    @min_measurement_count.setter
+    def min_measurement_count(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "min_measurement_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minStepCount")
+    def min_step_count(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "min_step_count")
+
+    @min_step_count.setter
+    def min_step_count(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "min_step_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="updateAllStoppedTrials")
+    def update_all_stopped_trials(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "update_all_stopped_trials")
+
+    @update_all_stopped_trials.setter
+    def update_all_stopped_trials(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "update_all_stopped_trials", value)
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
+
+    @use_elapsed_duration.setter
+    def use_elapsed_duration(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "use_elapsed_duration", value)
+
+
+class DecayCurveStoppingArgsDict(TypedDict):
+    """
+    ``early_stopping.decay_curve``.
+    """
+    use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+
+@pulumi.input_type
+class DecayCurveStoppingArgs:
+    def __init__(__self__, *,
+                 use_elapsed_duration: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        ``early_stopping.decay_curve``.
+
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
+
+    @use_elapsed_duration.setter
+    def use_elapsed_duration(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "use_elapsed_duration", value)
+
+
 class DiskArgsDict(TypedDict):
     """
     ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
@@ -333,6 +569,80 @@ class DnsPeeringArgs:
     @target_project.setter
     def target_project(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "target_project", value)
+
+
+class EarlyStoppingArgsDict(TypedDict):
+    """
+    ``early_stopping``: at most one rule that stops unpromising trials early.
+    """
+    convex: NotRequired[pulumi.Input[Optional['ConvexStoppingArgsDict']]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    decay_curve: NotRequired[pulumi.Input[Optional['DecayCurveStoppingArgsDict']]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    median: NotRequired[pulumi.Input[Optional['MedianStoppingArgsDict']]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+
+@pulumi.input_type
+class EarlyStoppingArgs:
+    def __init__(__self__, *,
+                 convex: pulumi.Input[Optional['ConvexStoppingArgs']] = None,
+                 decay_curve: pulumi.Input[Optional['DecayCurveStoppingArgs']] = None,
+                 median: pulumi.Input[Optional['MedianStoppingArgs']] = None):
+        """
+        ``early_stopping``: at most one rule that stops unpromising trials early.
+
+        :param pulumi.Input['ConvexStoppingArgs'] convex: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input['DecayCurveStoppingArgs'] decay_curve: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input['MedianStoppingArgs'] median: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if convex is not None:
+            pulumi.set(__self__, "convex", convex)
+        if decay_curve is not None:
+            pulumi.set(__self__, "decay_curve", decay_curve)
+        if median is not None:
+            pulumi.set(__self__, "median", median)
+
+    @_builtins.property
+    @pulumi.getter
+    def convex(self) -> pulumi.Input[Optional['ConvexStoppingArgs']]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "convex")
+
+    @convex.setter
+    def convex(self, value: pulumi.Input[Optional['ConvexStoppingArgs']]):
+        pulumi.set(self, "convex", value)
+
+    @_builtins.property
+    @pulumi.getter(name="decayCurve")
+    def decay_curve(self) -> pulumi.Input[Optional['DecayCurveStoppingArgs']]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "decay_curve")
+
+    @decay_curve.setter
+    def decay_curve(self, value: pulumi.Input[Optional['DecayCurveStoppingArgs']]):
+        pulumi.set(self, "decay_curve", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def median(self) -> pulumi.Input[Optional['MedianStoppingArgs']]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "median")
+
+    @median.setter
+    def median(self, value: pulumi.Input[Optional['MedianStoppingArgs']]):
+        pulumi.set(self, "median", value)
 
 
 class FrameworkArgsDict(TypedDict):
@@ -760,7 +1070,7 @@ class JobArgsDict(TypedDict):
     """
     The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
     """
-    study: NotRequired[Any]
+    study: NotRequired[pulumi.Input[Optional['StudyArgsDict']]]
     """
     Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
     """
@@ -829,7 +1139,7 @@ class JobArgs:
                  runtime_version: pulumi.Input[Optional[_builtins.str]] = None,
                  scheduling: pulumi.Input[Optional['SchedulingArgs']] = None,
                  service_account: pulumi.Input[Optional[_builtins.str]] = None,
-                 study: Optional[Any] = None,
+                 study: pulumi.Input[Optional['StudyArgs']] = None,
                  tensorboard: pulumi.Input[Optional[Union[_builtins.str, _builtins.bool]]] = None,
                  tpu_topology: pulumi.Input[Optional[_builtins.str]] = None,
                  training_input: Optional[Any] = None,
@@ -879,7 +1189,7 @@ class JobArgs:
         :param pulumi.Input[_builtins.str] runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param pulumi.Input['SchedulingArgs'] scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
         :param pulumi.Input[_builtins.str] service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
-        :param Any study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
+        :param pulumi.Input['StudyArgs'] study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         :param pulumi.Input[Union[_builtins.str, _builtins.bool]] tensorboard: A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
         :param pulumi.Input[_builtins.str] tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
         :param Any training_input: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
@@ -1475,14 +1785,14 @@ class JobArgs:
 
     @_builtins.property
     @pulumi.getter
-    def study(self) -> Optional[Any]:
+    def study(self) -> pulumi.Input[Optional['StudyArgs']]:
         """
         Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         """
         return pulumi.get(self, "study")
 
     @study.setter
-    def study(self, value: Optional[Any]):
+    def study(self, value: pulumi.Input[Optional['StudyArgs']]):
         pulumi.set(self, "study", value)
 
     @_builtins.property
@@ -1634,6 +1944,40 @@ class LustreMountArgs:
     @volume_handle.setter
     def volume_handle(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "volume_handle", value)
+
+
+class MedianStoppingArgsDict(TypedDict):
+    """
+    ``early_stopping.median``.
+    """
+    use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+
+@pulumi.input_type
+class MedianStoppingArgs:
+    def __init__(__self__, *,
+                 use_elapsed_duration: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        ``early_stopping.median``.
+
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
+
+    @use_elapsed_duration.setter
+    def use_elapsed_duration(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "use_elapsed_duration", value)
 
 
 class NfsMountArgsDict(TypedDict):
@@ -2855,6 +3199,362 @@ class ServiceAccountArgs:
     @account_id.setter
     def account_id(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "account_id", value)
+
+
+class StudyArgsDict(TypedDict):
+    """
+    ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+    """
+    max_trials: pulumi.Input[_builtins.int]
+    """
+    Required, at least 1.
+    """
+    metrics: pulumi.Input[Sequence[pulumi.Input['StudyMetricArgsDict']]]
+    """
+    One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+    """
+    parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgsDict']]]
+    """
+    By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+    """
+    algorithm: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+    """
+    early_stopping: NotRequired[pulumi.Input[Optional['EarlyStoppingArgsDict']]]
+    """
+    At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    """
+    max_failed_trials: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Default 0: Vertex decides how many failed trials fail the job.
+    """
+    measurement_selection: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    `best` or `last` (Vertex's default) reported value of each trial.
+    """
+    parallel_trials: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Default 1; at most `max_trials`.
+    """
+
+@pulumi.input_type
+class StudyArgs:
+    def __init__(__self__, *,
+                 max_trials: pulumi.Input[_builtins.int],
+                 metrics: pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]],
+                 parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]],
+                 algorithm: pulumi.Input[Optional[_builtins.str]] = None,
+                 early_stopping: pulumi.Input[Optional['EarlyStoppingArgs']] = None,
+                 max_failed_trials: pulumi.Input[Optional[_builtins.int]] = None,
+                 measurement_selection: pulumi.Input[Optional[_builtins.str]] = None,
+                 parallel_trials: pulumi.Input[Optional[_builtins.int]] = None):
+        """
+        ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+
+        :param pulumi.Input[_builtins.int] max_trials: Required, at least 1.
+        :param pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        :param pulumi.Input[_builtins.str] algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        :param pulumi.Input['EarlyStoppingArgs'] early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.int] max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
+        :param pulumi.Input[_builtins.str] measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
+        :param pulumi.Input[_builtins.int] parallel_trials: Default 1; at most `max_trials`.
+        """
+        pulumi.set(__self__, "max_trials", max_trials)
+        pulumi.set(__self__, "metrics", metrics)
+        pulumi.set(__self__, "parameters", parameters)
+        if algorithm is not None:
+            pulumi.set(__self__, "algorithm", algorithm)
+        if early_stopping is not None:
+            pulumi.set(__self__, "early_stopping", early_stopping)
+        if max_failed_trials is not None:
+            pulumi.set(__self__, "max_failed_trials", max_failed_trials)
+        if measurement_selection is not None:
+            pulumi.set(__self__, "measurement_selection", measurement_selection)
+        if parallel_trials is not None:
+            pulumi.set(__self__, "parallel_trials", parallel_trials)
+
+    @_builtins.property
+    @pulumi.getter(name="maxTrials")
+    def max_trials(self) -> pulumi.Input[_builtins.int]:
+        """
+        Required, at least 1.
+        """
+        return pulumi.get(self, "max_trials")
+
+    @max_trials.setter
+    def max_trials(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "max_trials", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def metrics(self) -> pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]]:
+        """
+        One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "metrics")
+
+    @metrics.setter
+    def metrics(self, value: pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]]):
+        pulumi.set(self, "metrics", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def parameters(self) -> pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]]:
+        """
+        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "parameters")
+
+    @parameters.setter
+    def parameters(self, value: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]]):
+        pulumi.set(self, "parameters", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def algorithm(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        """
+        return pulumi.get(self, "algorithm")
+
+    @algorithm.setter
+    def algorithm(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "algorithm", value)
+
+    @_builtins.property
+    @pulumi.getter(name="earlyStopping")
+    def early_stopping(self) -> pulumi.Input[Optional['EarlyStoppingArgs']]:
+        """
+        At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "early_stopping")
+
+    @early_stopping.setter
+    def early_stopping(self, value: pulumi.Input[Optional['EarlyStoppingArgs']]):
+        pulumi.set(self, "early_stopping", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxFailedTrials")
+    def max_failed_trials(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Default 0: Vertex decides how many failed trials fail the job.
+        """
+        return pulumi.get(self, "max_failed_trials")
+
+    @max_failed_trials.setter
+    def max_failed_trials(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "max_failed_trials", value)
+
+    @_builtins.property
+    @pulumi.getter(name="measurementSelection")
+    def measurement_selection(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        `best` or `last` (Vertex's default) reported value of each trial.
+        """
+        return pulumi.get(self, "measurement_selection")
+
+    @measurement_selection.setter
+    def measurement_selection(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "measurement_selection", value)
+
+    @_builtins.property
+    @pulumi.getter(name="parallelTrials")
+    def parallel_trials(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Default 1; at most `max_trials`.
+        """
+        return pulumi.get(self, "parallel_trials")
+
+    @parallel_trials.setter
+    def parallel_trials(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "parallel_trials", value)
+
+
+class StudyMetricArgsDict(TypedDict):
+    """
+    ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+    """
+    goal: pulumi.Input[_builtins.str]
+    """
+    Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+    """
+    id: pulumi.Input[_builtins.str]
+    """
+    Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+    """
+
+@pulumi.input_type
+class StudyMetricArgs:
+    def __init__(__self__, *,
+                 goal: pulumi.Input[_builtins.str],
+                 id: pulumi.Input[_builtins.str]):
+        """
+        ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+
+        :param pulumi.Input[_builtins.str] goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param pulumi.Input[_builtins.str] id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        pulumi.set(__self__, "goal", goal)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def goal(self) -> pulumi.Input[_builtins.str]:
+        """
+        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "goal")
+
+    @goal.setter
+    def goal(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "goal", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[_builtins.str]:
+        """
+        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "id", value)
+
+
+class StudyParameterArgsDict(TypedDict):
+    """
+    A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+    """
+    type: pulumi.Input[_builtins.str]
+    """
+    `double`, `integer`, `categorical` or `discrete`.
+    """
+    conditional: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ConditionalParametersArgsDict']]]]]
+    """
+    A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+    """
+    max: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+    """
+    min: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+    """
+    scale: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+    """
+    values: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]]]
+    """
+    The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+    """
+
+@pulumi.input_type
+class StudyParameterArgs:
+    def __init__(__self__, *,
+                 type: pulumi.Input[_builtins.str],
+                 conditional: pulumi.Input[Optional[Sequence[pulumi.Input['ConditionalParametersArgs']]]] = None,
+                 max: pulumi.Input[Optional[_builtins.float]] = None,
+                 min: pulumi.Input[Optional[_builtins.float]] = None,
+                 scale: pulumi.Input[Optional[_builtins.str]] = None,
+                 values: pulumi.Input[Optional[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]] = None):
+        """
+        A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+
+        :param pulumi.Input[_builtins.str] type: `double`, `integer`, `categorical` or `discrete`.
+        :param pulumi.Input[Sequence[pulumi.Input['ConditionalParametersArgs']]] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        :param pulumi.Input[_builtins.float] max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param pulumi.Input[_builtins.float] min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param pulumi.Input[_builtins.str] scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+        """
+        pulumi.set(__self__, "type", type)
+        if conditional is not None:
+            pulumi.set(__self__, "conditional", conditional)
+        if max is not None:
+            pulumi.set(__self__, "max", max)
+        if min is not None:
+            pulumi.set(__self__, "min", min)
+        if scale is not None:
+            pulumi.set(__self__, "scale", scale)
+        if values is not None:
+            pulumi.set(__self__, "values", values)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> pulumi.Input[_builtins.str]:
+        """
+        `double`, `integer`, `categorical` or `discrete`.
+        """
+        return pulumi.get(self, "type")
+
+    @type.setter
+    def type(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "type", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def conditional(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ConditionalParametersArgs']]]]:
+        """
+        A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        return pulumi.get(self, "conditional")
+
+    @conditional.setter
+    def conditional(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ConditionalParametersArgs']]]]):
+        pulumi.set(self, "conditional", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def max(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        """
+        return pulumi.get(self, "max")
+
+    @max.setter
+    def max(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "max", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def min(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        """
+        return pulumi.get(self, "min")
+
+    @min.setter
+    def min(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "min", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def scale(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        """
+        return pulumi.get(self, "scale")
+
+    @scale.setter
+    def scale(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "scale", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]]:
+        """
+        The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "values")
+
+    @values.setter
+    def values(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]]):
+        pulumi.set(self, "values", value)
 
 
 class TensorboardArgsDict(TypedDict):

@@ -17,13 +17,18 @@ from . import outputs
 
 __all__ = [
     'Accelerator',
+    'ConditionalParameters',
+    'ConvexStopping',
     'CostEstimate',
+    'DecayCurveStopping',
     'Disk',
     'DnsPeering',
+    'EarlyStopping',
     'Framework',
     'ImageRow',
     'Job',
     'LustreMount',
+    'MedianStopping',
     'NfsMount',
     'PlatformSettings',
     'Pool',
@@ -33,6 +38,9 @@ __all__ = [
     'ReservationAffinity',
     'Retry',
     'Scheduling',
+    'Study',
+    'StudyMetric',
+    'StudyParameter',
     'Wait',
     'WaiterEntry',
 ]
@@ -70,6 +78,151 @@ class Accelerator(dict):
         Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "count")
+
+
+@pulumi.output_type
+class ConditionalParameters(dict):
+    """
+    ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+    """
+    def __init__(__self__, *,
+                 parameters: Mapping[str, 'outputs.StudyParameter'],
+                 when: Sequence[Any]):
+        """
+        ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
+
+        :param Mapping[str, 'StudyParameter'] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        :param Sequence[Union[_builtins.str, _builtins.float]] when: Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        pulumi.set(__self__, "parameters", parameters)
+        pulumi.set(__self__, "when", when)
+
+    @_builtins.property
+    @pulumi.getter
+    def parameters(self) -> Mapping[str, 'outputs.StudyParameter']:
+        """
+        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "parameters")
+
+    @_builtins.property
+    @pulumi.getter
+    def when(self) -> Sequence[Any]:
+        """
+        Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        return pulumi.get(self, "when")
+
+
+@pulumi.output_type
+class ConvexStopping(dict):
+    """
+    ``early_stopping.convex``.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "learningRateParameterName":
+            suggest = "learning_rate_parameter_name"
+        elif key == "maxStepCount":
+            suggest = "max_step_count"
+        elif key == "minMeasurementCount":
+            suggest = "min_measurement_count"
+        elif key == "minStepCount":
+            suggest = "min_step_count"
+        elif key == "updateAllStoppedTrials":
+            suggest = "update_all_stopped_trials"
+        elif key == "useElapsedDuration":
+            suggest = "use_elapsed_duration"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ConvexStopping. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ConvexStopping.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ConvexStopping.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 learning_rate_parameter_name: Optional[_builtins.str] = None,
+                 max_step_count: Optional[_builtins.int] = None,
+                 min_measurement_count: Optional[_builtins.int] = None,
+                 min_step_count: Optional[_builtins.int] = None,
+                 update_all_stopped_trials: Optional[_builtins.bool] = None,
+                 use_elapsed_duration: Optional[_builtins.bool] = None):
+        """
+        ``early_stopping.convex``.
+
+        :param _builtins.str learning_rate_parameter_name: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.int max_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.int min_measurement_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.int min_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.bool update_all_stopped_trials: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if learning_rate_parameter_name is not None:
+            pulumi.set(__self__, "learning_rate_parameter_name", learning_rate_parameter_name)
+        if max_step_count is not None:
+            pulumi.set(__self__, "max_step_count", max_step_count)
+        if min_measurement_count is not None:
+            pulumi.set(__self__, "min_measurement_count", min_measurement_count)
+        if min_step_count is not None:
+            pulumi.set(__self__, "min_step_count", min_step_count)
+        if update_all_stopped_trials is not None:
+            pulumi.set(__self__, "update_all_stopped_trials", update_all_stopped_trials)
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="learningRateParameterName")
+    def learning_rate_parameter_name(self) -> Optional[_builtins.str]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "learning_rate_parameter_name")
+
+    @_builtins.property
+    @pulumi.getter(name="maxStepCount")
+    def max_step_count(self) -> Optional[_builtins.int]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "max_step_count")
+
+    @_builtins.property
+    @pulumi.getter(name="minMeasurementCount")
+    def min_measurement_count(self) -> Optional[_builtins.int]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "min_measurement_count")
+
+    @_builtins.property
+    @pulumi.getter(name="minStepCount")
+    def min_step_count(self) -> Optional[_builtins.int]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "min_step_count")
+
+    @_builtins.property
+    @pulumi.getter(name="updateAllStoppedTrials")
+    def update_all_stopped_trials(self) -> Optional[_builtins.bool]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "update_all_stopped_trials")
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> Optional[_builtins.bool]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
 
 
 @pulumi.output_type
@@ -200,6 +353,47 @@ class CostEstimate(dict):
 
 
 @pulumi.output_type
+class DecayCurveStopping(dict):
+    """
+    ``early_stopping.decay_curve``.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "useElapsedDuration":
+            suggest = "use_elapsed_duration"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DecayCurveStopping. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DecayCurveStopping.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DecayCurveStopping.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 use_elapsed_duration: Optional[_builtins.bool] = None):
+        """
+        ``early_stopping.decay_curve``.
+
+        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> Optional[_builtins.bool]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
+
+
+@pulumi.output_type
 class Disk(dict):
     """
     ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
@@ -314,6 +508,71 @@ class DnsPeering(dict):
         Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
         """
         return pulumi.get(self, "target_project")
+
+
+@pulumi.output_type
+class EarlyStopping(dict):
+    """
+    ``early_stopping``: at most one rule that stops unpromising trials early.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "decayCurve":
+            suggest = "decay_curve"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in EarlyStopping. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        EarlyStopping.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        EarlyStopping.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 convex: Optional['outputs.ConvexStopping'] = None,
+                 decay_curve: Optional['outputs.DecayCurveStopping'] = None,
+                 median: Optional['outputs.MedianStopping'] = None):
+        """
+        ``early_stopping``: at most one rule that stops unpromising trials early.
+
+        :param 'ConvexStopping' convex: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param 'DecayCurveStopping' decay_curve: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param 'MedianStopping' median: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if convex is not None:
+            pulumi.set(__self__, "convex", convex)
+        if decay_curve is not None:
+            pulumi.set(__self__, "decay_curve", decay_curve)
+        if median is not None:
+            pulumi.set(__self__, "median", median)
+
+    @_builtins.property
+    @pulumi.getter
+    def convex(self) -> Optional['outputs.ConvexStopping']:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "convex")
+
+    @_builtins.property
+    @pulumi.getter(name="decayCurve")
+    def decay_curve(self) -> Optional['outputs.DecayCurveStopping']:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "decay_curve")
+
+    @_builtins.property
+    @pulumi.getter
+    def median(self) -> Optional['outputs.MedianStopping']:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "median")
 
 
 @pulumi.output_type
@@ -602,7 +861,7 @@ class Job(dict):
                  runtime_version: Optional[_builtins.str] = None,
                  scheduling: Optional['outputs.Scheduling'] = None,
                  service_account: Optional[_builtins.str] = None,
-                 study: Optional[Any] = None,
+                 study: Optional['outputs.Study'] = None,
                  tensorboard: Optional[Any] = None,
                  tpu_topology: Optional[_builtins.str] = None,
                  training_input: Optional[Any] = None,
@@ -652,7 +911,7 @@ class Job(dict):
         :param _builtins.str runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param 'Scheduling' scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
         :param _builtins.str service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
-        :param Any study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
+        :param 'Study' study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         :param Union[_builtins.str, _builtins.bool] tensorboard: A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
         :param _builtins.str tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
         :param Any training_input: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
@@ -1084,7 +1343,7 @@ class Job(dict):
 
     @_builtins.property
     @pulumi.getter
-    def study(self) -> Optional[Any]:
+    def study(self) -> Optional['outputs.Study']:
         """
         Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         """
@@ -1206,6 +1465,47 @@ class LustreMount(dict):
         Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         """
         return pulumi.get(self, "volume_handle")
+
+
+@pulumi.output_type
+class MedianStopping(dict):
+    """
+    ``early_stopping.median``.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "useElapsedDuration":
+            suggest = "use_elapsed_duration"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in MedianStopping. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        MedianStopping.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        MedianStopping.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 use_elapsed_duration: Optional[_builtins.bool] = None):
+        """
+        ``early_stopping.median``.
+
+        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        if use_elapsed_duration is not None:
+            pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
+
+    @_builtins.property
+    @pulumi.getter(name="useElapsedDuration")
+    def use_elapsed_duration(self) -> Optional[_builtins.bool]:
+        """
+        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "use_elapsed_duration")
 
 
 @pulumi.output_type
@@ -1973,6 +2273,253 @@ class Scheduling(dict):
         A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
         return pulumi.get(self, "timeout")
+
+
+@pulumi.output_type
+class Study(dict):
+    """
+    ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxTrials":
+            suggest = "max_trials"
+        elif key == "earlyStopping":
+            suggest = "early_stopping"
+        elif key == "maxFailedTrials":
+            suggest = "max_failed_trials"
+        elif key == "measurementSelection":
+            suggest = "measurement_selection"
+        elif key == "parallelTrials":
+            suggest = "parallel_trials"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Study. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Study.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Study.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 max_trials: _builtins.int,
+                 metrics: Sequence['outputs.StudyMetric'],
+                 parameters: Mapping[str, 'outputs.StudyParameter'],
+                 algorithm: Optional[_builtins.str] = None,
+                 early_stopping: Optional['outputs.EarlyStopping'] = None,
+                 max_failed_trials: Optional[_builtins.int] = None,
+                 measurement_selection: Optional[_builtins.str] = None,
+                 parallel_trials: Optional[_builtins.int] = None):
+        """
+        ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
+
+        :param _builtins.int max_trials: Required, at least 1.
+        :param Sequence['StudyMetric'] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param Mapping[str, 'StudyParameter'] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        :param _builtins.str algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        :param 'EarlyStopping' early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.int max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
+        :param _builtins.str measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
+        :param _builtins.int parallel_trials: Default 1; at most `max_trials`.
+        """
+        pulumi.set(__self__, "max_trials", max_trials)
+        pulumi.set(__self__, "metrics", metrics)
+        pulumi.set(__self__, "parameters", parameters)
+        if algorithm is not None:
+            pulumi.set(__self__, "algorithm", algorithm)
+        if early_stopping is not None:
+            pulumi.set(__self__, "early_stopping", early_stopping)
+        if max_failed_trials is not None:
+            pulumi.set(__self__, "max_failed_trials", max_failed_trials)
+        if measurement_selection is not None:
+            pulumi.set(__self__, "measurement_selection", measurement_selection)
+        if parallel_trials is not None:
+            pulumi.set(__self__, "parallel_trials", parallel_trials)
+
+    @_builtins.property
+    @pulumi.getter(name="maxTrials")
+    def max_trials(self) -> _builtins.int:
+        """
+        Required, at least 1.
+        """
+        return pulumi.get(self, "max_trials")
+
+    @_builtins.property
+    @pulumi.getter
+    def metrics(self) -> Sequence['outputs.StudyMetric']:
+        """
+        One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "metrics")
+
+    @_builtins.property
+    @pulumi.getter
+    def parameters(self) -> Mapping[str, 'outputs.StudyParameter']:
+        """
+        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "parameters")
+
+    @_builtins.property
+    @pulumi.getter
+    def algorithm(self) -> Optional[_builtins.str]:
+        """
+        `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        """
+        return pulumi.get(self, "algorithm")
+
+    @_builtins.property
+    @pulumi.getter(name="earlyStopping")
+    def early_stopping(self) -> Optional['outputs.EarlyStopping']:
+        """
+        At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        """
+        return pulumi.get(self, "early_stopping")
+
+    @_builtins.property
+    @pulumi.getter(name="maxFailedTrials")
+    def max_failed_trials(self) -> Optional[_builtins.int]:
+        """
+        Default 0: Vertex decides how many failed trials fail the job.
+        """
+        return pulumi.get(self, "max_failed_trials")
+
+    @_builtins.property
+    @pulumi.getter(name="measurementSelection")
+    def measurement_selection(self) -> Optional[_builtins.str]:
+        """
+        `best` or `last` (Vertex's default) reported value of each trial.
+        """
+        return pulumi.get(self, "measurement_selection")
+
+    @_builtins.property
+    @pulumi.getter(name="parallelTrials")
+    def parallel_trials(self) -> Optional[_builtins.int]:
+        """
+        Default 1; at most `max_trials`.
+        """
+        return pulumi.get(self, "parallel_trials")
+
+
+@pulumi.output_type
+class StudyMetric(dict):
+    """
+    ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+    """
+    def __init__(__self__, *,
+                 goal: _builtins.str,
+                 id: _builtins.str):
+        """
+        ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
+
+        :param _builtins.str goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param _builtins.str id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        pulumi.set(__self__, "goal", goal)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def goal(self) -> _builtins.str:
+        """
+        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "goal")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        """
+        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        """
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class StudyParameter(dict):
+    """
+    A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+    """
+    def __init__(__self__, *,
+                 type: _builtins.str,
+                 conditional: Optional[Sequence['outputs.ConditionalParameters']] = None,
+                 max: Optional[_builtins.float] = None,
+                 min: Optional[_builtins.float] = None,
+                 scale: Optional[_builtins.str] = None,
+                 values: Optional[Sequence[Any]] = None):
+        """
+        A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
+
+        :param _builtins.str type: `double`, `integer`, `categorical` or `discrete`.
+        :param Sequence['ConditionalParameters'] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        :param _builtins.float max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param _builtins.float min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param _builtins.str scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        :param Sequence[Union[_builtins.str, _builtins.float]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+        """
+        pulumi.set(__self__, "type", type)
+        if conditional is not None:
+            pulumi.set(__self__, "conditional", conditional)
+        if max is not None:
+            pulumi.set(__self__, "max", max)
+        if min is not None:
+            pulumi.set(__self__, "min", min)
+        if scale is not None:
+            pulumi.set(__self__, "scale", scale)
+        if values is not None:
+            pulumi.set(__self__, "values", values)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        `double`, `integer`, `categorical` or `discrete`.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def conditional(self) -> Optional[Sequence['outputs.ConditionalParameters']]:
+        """
+        A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        """
+        return pulumi.get(self, "conditional")
+
+    @_builtins.property
+    @pulumi.getter
+    def max(self) -> Optional[_builtins.float]:
+        """
+        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        """
+        return pulumi.get(self, "max")
+
+    @_builtins.property
+    @pulumi.getter
+    def min(self) -> Optional[_builtins.float]:
+        """
+        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        """
+        return pulumi.get(self, "min")
+
+    @_builtins.property
+    @pulumi.getter
+    def scale(self) -> Optional[_builtins.str]:
+        """
+        `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        """
+        return pulumi.get(self, "scale")
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Optional[Sequence[Any]]:
+        """
+        The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
+        """
+        return pulumi.get(self, "values")
 
 
 @pulumi.output_type

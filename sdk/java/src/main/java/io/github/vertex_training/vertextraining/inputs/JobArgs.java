@@ -18,6 +18,7 @@ import io.github.vertex_training.vertextraining.inputs.ReductionServerArgs;
 import io.github.vertex_training.vertextraining.inputs.ReservationAffinityArgs;
 import io.github.vertex_training.vertextraining.inputs.RetryArgs;
 import io.github.vertex_training.vertextraining.inputs.SchedulingArgs;
+import io.github.vertex_training.vertextraining.inputs.StudyArgs;
 import io.github.vertex_training.vertextraining.inputs.WaitArgs;
 import java.lang.Boolean;
 import java.lang.Integer;
@@ -658,13 +659,13 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="study")
-    private @Nullable Output<Object> study;
+    private @Nullable Output<StudyArgs> study;
 
     /**
      * @return Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
      * 
      */
-    public Optional<Output<Object>> study() {
+    public Optional<Output<StudyArgs>> study() {
         return Optional.ofNullable(this.study);
     }
 
@@ -1780,7 +1781,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder study(@Nullable Output<Object> study) {
+        public Builder study(@Nullable Output<StudyArgs> study) {
             $.study = study;
             return this;
         }
@@ -1791,7 +1792,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder study(Object study) {
+        public Builder study(StudyArgs study) {
             return study(Output.of(study));
         }
 

@@ -17,6 +17,7 @@ import io.github.vertex_training.vertextraining.outputs.ReductionServer;
 import io.github.vertex_training.vertextraining.outputs.ReservationAffinity;
 import io.github.vertex_training.vertextraining.outputs.Retry;
 import io.github.vertex_training.vertextraining.outputs.Scheduling;
+import io.github.vertex_training.vertextraining.outputs.Study;
 import io.github.vertex_training.vertextraining.outputs.Wait;
 import java.lang.Boolean;
 import java.lang.Integer;
@@ -239,7 +240,7 @@ public final class Job {
      * @return Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
      * 
      */
-    private @Nullable Object study;
+    private @Nullable Study study;
     /**
      * @return A Vertex TensorBoard resource name, or `true` for the platform&#39;s TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
      * 
@@ -558,7 +559,7 @@ public final class Job {
      * @return Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
      * 
      */
-    public Optional<Object> study() {
+    public Optional<Study> study() {
         return Optional.ofNullable(this.study);
     }
     /**
@@ -647,7 +648,7 @@ public final class Job {
         private @Nullable String runtimeVersion;
         private @Nullable Scheduling scheduling;
         private @Nullable String serviceAccount;
-        private @Nullable Object study;
+        private @Nullable Study study;
         private @Nullable Either<String,Boolean> tensorboard;
         private @Nullable String tpuTopology;
         private @Nullable Object trainingInput;
@@ -970,7 +971,7 @@ public final class Job {
             return this;
         }
         @CustomType.Setter
-        public Builder study(@Nullable Object study) {
+        public Builder study(@Nullable Study study) {
 
             this.study = study;
             return this;
