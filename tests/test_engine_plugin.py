@@ -136,6 +136,8 @@ class TestYamlProgram:
             "state": '${wait-for-jobs.states["train"]}',
             "sweepState": '${wait-for-jobs.states["sweep"]}',
             "jobId": "${train.jobId}",
+            # A typed path (the schema's WaitedTrials and Trial): the YAML host checks it.
+            "bestTrial": '${wait-for-jobs.trials["sweep"].bestTrial}',
         }
         program.write()
 
@@ -150,11 +152,14 @@ class TestYamlProgram:
         assert states(fake.jobs) == {first.name: "JOB_STATE_SUCCEEDED"}
         assert list(states(fake.tuning_jobs).values()) == ["JOB_STATE_SUCCEEDED"]
         outputs = json.loads(program.run("stack", "output", "--json").check().stdout)
+        best = outputs.pop("bestTrial")
         assert outputs == {
             "state": "SUCCEEDED",
             "sweepState": "SUCCEEDED",
             "jobId": first.name.rsplit("/", 1)[-1],
         }
+        assert best["state"] == "SUCCEEDED" and set(best["parameters"]) == {"learning-rate"}
+        assert best["finalMetric"] == best["metrics"]["accuracy"]
         state = program.state()
         assert "__provider" not in json.dumps(state)
         [plugin] = [r for r in state if r["type"] == "pulumi:providers:vertex-training"]

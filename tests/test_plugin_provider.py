@@ -34,6 +34,7 @@ from vertex_training import stackconfig
 from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
+from vertex_training.plugin import schema
 from vertex_training.plugin.previews import USD_DECIMALS, Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain_map, property_value
@@ -419,6 +420,41 @@ class TestWaiter:
             asyncio.run(
                 plugin.create(CreateRequest(urn(WAITER, "wait"), values(failing), 60.0, False))
             )
+
+    def test_the_trials_are_typed_trials_in_camel_case(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """The waiter's trials of a tuning job, and the job's own once read, are the
+        schema's Trial type: camelCase keys, the parameters' and metrics' IDs as written."""
+        study = {
+            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": {"learning_rate": {"type": "double", "min": 0.001, "max": 0.1}},
+            "maxTrials": 2,
+            "parallelTrials": 2,
+        }
+        made = create(
+            plugin, {"job": {"image": IMAGE, "study": study, "wait": "succeeded"}}, TUNING
+        )
+        entry = plain_map(made.properties)["waiterEntry"]
+        waited = asyncio.run(
+            plugin.create(
+                CreateRequest(urn(WAITER, "wait"), values({"jobs": [entry]}), 60.0, False)
+            )
+        )
+        seen = plain_map(waited.properties)["trials"]["train"]
+        assert set(seen) == {"trials", "bestTrial"} and len(seen["trials"]) == 2
+        trial_keys = set(schema.TRIAL_PROPERTIES)
+        for trial in [*seen["trials"], seen["bestTrial"]]:
+            assert set(trial) == trial_keys, trial
+            assert set(trial["parameters"]) == {"learning_rate"}
+            assert set(trial["metrics"]) == {"accuracy"}
+        best = max(seen["trials"], key=lambda trial: trial["finalMetric"])
+        assert seen["bestTrial"] == best
+
+        request = ReadRequest(urn(TUNING), made.resource_id, made.properties, made.properties)
+        read = plain_map(asyncio.run(plugin.read(request)).properties)
+        assert read["bestTrial"] == best
+        assert all(set(trial) == trial_keys for trial in read["trials"])
 
     def test_a_job_left_at_submitted_is_not_waited_for(
         self, plugin: VertexTrainingProvider

@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining
         /// The succeeded trial with the best final metric for the study's goal.
         /// </summary>
         [Output("bestTrial")]
-        public Output<object?> BestTrial { get; private set; } = null!;
+        public Output<Outputs.Trial?> BestTrial { get; private set; } = null!;
 
         /// <summary>
         /// The job's page in the Google Cloud console and its logs (a local job's files).
@@ -170,7 +170,7 @@ namespace VertexTraining.VertexTraining
         /// Every trial: ID, state, parameters, final metric, metrics, times.
         /// </summary>
         [Output("trials")]
-        public Output<ImmutableArray<object>> Trials { get; private set; } = null!;
+        public Output<ImmutableArray<Outputs.Trial>> Trials { get; private set; } = null!;
 
         /// <summary>
         /// What a JobWaiter takes to wait for this job (give it in the waiter's `jobs`).

@@ -50,7 +50,7 @@ namespace VertexTraining.VertexTraining
         /// The trials of each tuning job waited for, by job name.
         /// </summary>
         [Output("trials")]
-        public Output<ImmutableDictionary<string, object>> Trials { get; private set; } = null!;
+        public Output<ImmutableDictionary<string, Outputs.WaitedTrials>> Trials { get; private set; } = null!;
 
 
         /// <summary>

@@ -47,7 +47,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
     /**
      * The succeeded trial with the best final metric for the study's goal.
      */
-    declare public /*out*/ readonly bestTrial: pulumi.Output<any | undefined>;
+    declare public /*out*/ readonly bestTrial: pulumi.Output<outputs.Trial | undefined>;
     /**
      * The job's page in the Google Cloud console and its logs (a local job's files).
      */
@@ -139,7 +139,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
     /**
      * Every trial: ID, state, parameters, final metric, metrics, times.
      */
-    declare public /*out*/ readonly trials: pulumi.Output<any[] | undefined>;
+    declare public /*out*/ readonly trials: pulumi.Output<outputs.Trial[] | undefined>;
     /**
      * What a JobWaiter takes to wait for this job (give it in the waiter's `jobs`).
      */

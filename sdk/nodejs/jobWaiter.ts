@@ -59,7 +59,7 @@ export class JobWaiter extends pulumi.CustomResource {
     /**
      * The trials of each tuning job waited for, by job name.
      */
-    declare public /*out*/ readonly trials: pulumi.Output<{[key: string]: any}>;
+    declare public /*out*/ readonly trials: pulumi.Output<{[key: string]: outputs.WaitedTrials}>;
 
     /**
      * Create a JobWaiter resource with the given unique name, arguments, and options.

@@ -522,7 +522,9 @@ class VertexTrainingProvider(Provider):
         problems = outs.get("problems") or {}
         if problems:
             raise BackendError("\n".join(problems[name] for name in sorted(problems)))
-        return {**inputs, **{key: property_value(outs.get(key) or {}) for key in SEEN_OUTPUTS}}
+        seen = {key: outs.get(key) or {} for key in SEEN_OUTPUTS}
+        seen["trials"] = {name: waited_trials(trials) for name, trials in seen["trials"].items()}
+        return {**inputs, **{key: property_value(value) for key, value in seen.items()}}
 
     def _job_outputs(
         self,
@@ -553,6 +555,10 @@ class VertexTrainingProvider(Provider):
         )
         values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
         values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})
+        if "trials" in values:  # the schema's Trial type
+            values["trials"] = [trial_output(trial) for trial in values["trials"] or []]
+        if "bestTrial" in values:
+            values["bestTrial"] = trial_output(values["bestTrial"])
         values.update(
             jobId=derived["job_id"],
             consoleUrl=derived["console_url"],
@@ -601,6 +607,27 @@ class VertexTrainingProvider(Provider):
             )
         outputs.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
         return {**inputs, **outputs}
+
+
+def trial_output(trial: Any) -> Any:
+    """A trial as the schema's Trial type: its keys in camelCase (``final_metric`` ->
+    ``finalMetric``), the IDs of its parameters and metrics as written. A trial recorded
+    so already, or none (no best trial yet), is given back as it is."""
+    if not isinstance(trial, Mapping):
+        return trial
+    return {shapes.camel(key): value for key, value in trial.items()}
+
+
+def waited_trials(trials: Any) -> Any:
+    """A JobWaiter's trials of one tuning job (``trials``, ``best_trial``) as the schema's
+    WaitedTrials type."""
+    if not isinstance(trials, Mapping):
+        return trials
+    shaped = {shapes.camel(key): value for key, value in trials.items()}
+    shaped["trials"] = [trial_output(trial) for trial in shaped.get("trials") or []]
+    if "bestTrial" in shaped:
+        shaped["bestTrial"] = trial_output(shaped["bestTrial"])
+    return shaped
 
 
 #: The job's keys that never change what runs: changed alone, they update the resource.

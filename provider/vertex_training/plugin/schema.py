@@ -34,6 +34,8 @@ TRAINING_PLATFORM = f"{shapes.PACKAGE}:{shapes.MODULE}:TrainingPlatform"
 PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
 WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
 COST_ESTIMATE = f"{shapes.PACKAGE}:{shapes.MODULE}:CostEstimate"
+TRIAL = f"{shapes.PACKAGE}:{shapes.MODULE}:Trial"
+WAITED_TRIALS = f"{shapes.PACKAGE}:{shapes.MODULE}:WaitedTrials"
 #: The repository releases are made from (.github/workflows/release.yml checks that it
 #: runs in this one): its GitHub releases hold the plugin's archives, which the engine
 #: downloads from PLUGIN_DOWNLOAD_URL, and it tags the Go SDK's module, GO_MODULE
@@ -162,8 +164,20 @@ ALWAYS_SET = (
     "waiterEntry",
 )
 TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
-    "trials": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
-    "bestTrial": {"$ref": "pulumi.json#/Any"},
+    "trials": {"type": "array", "items": {"$ref": f"#/types/{TRIAL}"}},
+    "bestTrial": {"$ref": f"#/types/{TRIAL}"},
+}
+#: The properties of a trial (``backends.base.Trial.to_output``, in camelCase: its keys
+#: by ``plugin.provider.trial_output``; the parameters' and metrics' IDs as written).
+TRIAL_PROPERTIES: dict[str, dict[str, Any]] = {
+    "id": {"type": "string"},
+    "state": {"type": "string"},
+    "parameters": {"type": "object", "additionalProperties": shapes.ANY},
+    "finalMetric": {"type": "number"},
+    "metrics": {"type": "object", "additionalProperties": {"type": "number"}},
+    "startTime": {"type": "string"},
+    "endTime": {"type": "string"},
+    "infeasibleReason": {"type": "string"},
 }
 PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
 PROVIDER_SETTINGS = (
@@ -314,6 +328,24 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "required": ["name", "resourceName", "until"],
     }
+    types[TRIAL] = {
+        "type": "object",
+        "description": described.intros["Trials"],
+        "properties": props("Trials", TRIAL_PROPERTIES),
+        "required": ["id", "state", "parameters", "metrics"],
+    }
+    types[WAITED_TRIALS] = {
+        "type": "object",
+        "description": described.intros["Waited trials"],
+        "properties": props(
+            "Waited trials",
+            {
+                "trials": {"type": "array", "items": {"$ref": f"#/types/{TRIAL}"}},
+                "bestTrial": {"$ref": f"#/types/{TRIAL}"},
+            },
+        ),
+        "required": ["trials"],
+    }
     types[COST_ESTIMATE] = {
         "type": "object",
         "description": described.intros["Cost estimates"],
@@ -342,7 +374,7 @@ def build(docs: Path, version: str) -> dict[str, Any]:
     waiter_inputs = {"jobs": {"type": "array", "items": {"$ref": f"#/types/{WAITER_ENTRY}"}}}
     waiter_outputs = {
         "states": map_of_text,
-        "trials": map_of_any,
+        "trials": {"type": "object", "additionalProperties": {"$ref": f"#/types/{WAITED_TRIALS}"}},
         "reasons": map_of_text,
         "attempts": map_of_any,
         "problems": map_of_text,

@@ -21,7 +21,7 @@ type HyperparameterTuningJob struct {
 	// `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
 	Backend pulumi.StringPtrOutput `pulumi:"backend"`
 	// The succeeded trial with the best final metric for the study's goal.
-	BestTrial pulumi.AnyOutput `pulumi:"bestTrial"`
+	BestTrial TrialPtrOutput `pulumi:"bestTrial"`
 	// The job's page in the Google Cloud console and its logs (a local job's files).
 	ConsoleUrl pulumi.StringOutput `pulumi:"consoleUrl"`
 	// When the job was created, started running, ended (RFC 3339).
@@ -67,7 +67,7 @@ type HyperparameterTuningJob struct {
 	// The Vertex AI TensorBoard of `tensorboard: true` jobs.
 	Tensorboard pulumi.StringPtrOutput `pulumi:"tensorboard"`
 	// Every trial: ID, state, parameters, final metric, metrics, times.
-	Trials pulumi.ArrayOutput `pulumi:"trials"`
+	Trials TrialArrayOutput `pulumi:"trials"`
 	// What a JobWaiter takes to wait for this job (give it in the waiter's `jobs`).
 	WaiterEntry WaiterEntryOutput `pulumi:"waiterEntry"`
 	// Interactive shell addresses, by replica, with `enableWebAccess`.
@@ -211,8 +211,8 @@ func (o HyperparameterTuningJobOutput) Backend() pulumi.StringPtrOutput {
 }
 
 // The succeeded trial with the best final metric for the study's goal.
-func (o HyperparameterTuningJobOutput) BestTrial() pulumi.AnyOutput {
-	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.AnyOutput { return v.BestTrial }).(pulumi.AnyOutput)
+func (o HyperparameterTuningJobOutput) BestTrial() TrialPtrOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) TrialPtrOutput { return v.BestTrial }).(TrialPtrOutput)
 }
 
 // The job's page in the Google Cloud console and its logs (a local job's files).
@@ -326,8 +326,8 @@ func (o HyperparameterTuningJobOutput) Tensorboard() pulumi.StringPtrOutput {
 }
 
 // Every trial: ID, state, parameters, final metric, metrics, times.
-func (o HyperparameterTuningJobOutput) Trials() pulumi.ArrayOutput {
-	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.ArrayOutput { return v.Trials }).(pulumi.ArrayOutput)
+func (o HyperparameterTuningJobOutput) Trials() TrialArrayOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) TrialArrayOutput { return v.Trials }).(TrialArrayOutput)
 }
 
 // What a JobWaiter takes to wait for this job (give it in the waiter's `jobs`).

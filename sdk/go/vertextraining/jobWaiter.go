@@ -27,7 +27,7 @@ type JobWaiter struct {
 	// The state each job was last seen in, by job name.
 	States pulumi.StringMapOutput `pulumi:"states"`
 	// The trials of each tuning job waited for, by job name.
-	Trials pulumi.MapOutput `pulumi:"trials"`
+	Trials WaitedTrialsMapOutput `pulumi:"trials"`
 }
 
 // NewJobWaiter registers a new resource with the given unique name, arguments, and options.
@@ -146,8 +146,8 @@ func (o JobWaiterOutput) States() pulumi.StringMapOutput {
 }
 
 // The trials of each tuning job waited for, by job name.
-func (o JobWaiterOutput) Trials() pulumi.MapOutput {
-	return o.ApplyT(func(v *JobWaiter) pulumi.MapOutput { return v.Trials }).(pulumi.MapOutput)
+func (o JobWaiterOutput) Trials() WaitedTrialsMapOutput {
+	return o.ApplyT(func(v *JobWaiter) WaitedTrialsMapOutput { return v.Trials }).(WaitedTrialsMapOutput)
 }
 
 func init() {

@@ -5639,6 +5639,205 @@ func (o TensorboardPtrOutput) Enabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's `trials`) give it.
+type Trial struct {
+	// When the trial started and ended (RFC 3339).
+	EndTime *string `pulumi:"endTime"`
+	// The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+	FinalMetric *float64 `pulumi:"finalMetric"`
+	// The trial's ID within its job: `1`, `2`, ...
+	Id string `pulumi:"id"`
+	// Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+	InfeasibleReason *string `pulumi:"infeasibleReason"`
+	// The final value of each metric the trial reported, by metric ID.
+	Metrics map[string]float64 `pulumi:"metrics"`
+	// The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+	Parameters map[string]interface{} `pulumi:"parameters"`
+	// When the trial started and ended (RFC 3339).
+	StartTime *string `pulumi:"startTime"`
+	// `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+	State string `pulumi:"state"`
+}
+
+// A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's `trials`) give it.
+type TrialOutput struct{ *pulumi.OutputState }
+
+func (TrialOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Trial)(nil)).Elem()
+}
+
+func (o TrialOutput) ToTrialOutput() TrialOutput {
+	return o
+}
+
+func (o TrialOutput) ToTrialOutputWithContext(ctx context.Context) TrialOutput {
+	return o
+}
+
+// When the trial started and ended (RFC 3339).
+func (o TrialOutput) EndTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Trial) *string { return v.EndTime }).(pulumi.StringPtrOutput)
+}
+
+// The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+func (o TrialOutput) FinalMetric() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Trial) *float64 { return v.FinalMetric }).(pulumi.Float64PtrOutput)
+}
+
+// The trial's ID within its job: `1`, `2`, ...
+func (o TrialOutput) Id() pulumi.StringOutput {
+	return o.ApplyT(func(v Trial) string { return v.Id }).(pulumi.StringOutput)
+}
+
+// Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+func (o TrialOutput) InfeasibleReason() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Trial) *string { return v.InfeasibleReason }).(pulumi.StringPtrOutput)
+}
+
+// The final value of each metric the trial reported, by metric ID.
+func (o TrialOutput) Metrics() pulumi.Float64MapOutput {
+	return o.ApplyT(func(v Trial) map[string]float64 { return v.Metrics }).(pulumi.Float64MapOutput)
+}
+
+// The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+func (o TrialOutput) Parameters() pulumi.MapOutput {
+	return o.ApplyT(func(v Trial) map[string]interface{} { return v.Parameters }).(pulumi.MapOutput)
+}
+
+// When the trial started and ended (RFC 3339).
+func (o TrialOutput) StartTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Trial) *string { return v.StartTime }).(pulumi.StringPtrOutput)
+}
+
+// `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+func (o TrialOutput) State() pulumi.StringOutput {
+	return o.ApplyT(func(v Trial) string { return v.State }).(pulumi.StringOutput)
+}
+
+type TrialPtrOutput struct{ *pulumi.OutputState }
+
+func (TrialPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Trial)(nil)).Elem()
+}
+
+func (o TrialPtrOutput) ToTrialPtrOutput() TrialPtrOutput {
+	return o
+}
+
+func (o TrialPtrOutput) ToTrialPtrOutputWithContext(ctx context.Context) TrialPtrOutput {
+	return o
+}
+
+func (o TrialPtrOutput) Elem() TrialOutput {
+	return o.ApplyT(func(v *Trial) Trial {
+		if v != nil {
+			return *v
+		}
+		var ret Trial
+		return ret
+	}).(TrialOutput)
+}
+
+// When the trial started and ended (RFC 3339).
+func (o TrialPtrOutput) EndTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Trial) *string {
+		if v == nil {
+			return nil
+		}
+		return v.EndTime
+	}).(pulumi.StringPtrOutput)
+}
+
+// The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+func (o TrialPtrOutput) FinalMetric() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Trial) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.FinalMetric
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The trial's ID within its job: `1`, `2`, ...
+func (o TrialPtrOutput) Id() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Trial) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Id
+	}).(pulumi.StringPtrOutput)
+}
+
+// Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+func (o TrialPtrOutput) InfeasibleReason() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Trial) *string {
+		if v == nil {
+			return nil
+		}
+		return v.InfeasibleReason
+	}).(pulumi.StringPtrOutput)
+}
+
+// The final value of each metric the trial reported, by metric ID.
+func (o TrialPtrOutput) Metrics() pulumi.Float64MapOutput {
+	return o.ApplyT(func(v *Trial) map[string]float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Metrics
+	}).(pulumi.Float64MapOutput)
+}
+
+// The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+func (o TrialPtrOutput) Parameters() pulumi.MapOutput {
+	return o.ApplyT(func(v *Trial) map[string]interface{} {
+		if v == nil {
+			return nil
+		}
+		return v.Parameters
+	}).(pulumi.MapOutput)
+}
+
+// When the trial started and ended (RFC 3339).
+func (o TrialPtrOutput) StartTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Trial) *string {
+		if v == nil {
+			return nil
+		}
+		return v.StartTime
+	}).(pulumi.StringPtrOutput)
+}
+
+// `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+func (o TrialPtrOutput) State() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Trial) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.State
+	}).(pulumi.StringPtrOutput)
+}
+
+type TrialArrayOutput struct{ *pulumi.OutputState }
+
+func (TrialArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]Trial)(nil)).Elem()
+}
+
+func (o TrialArrayOutput) ToTrialArrayOutput() TrialArrayOutput {
+	return o
+}
+
+func (o TrialArrayOutput) ToTrialArrayOutputWithContext(ctx context.Context) TrialArrayOutput {
+	return o
+}
+
+func (o TrialArrayOutput) Index(i pulumi.IntInput) TrialOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) Trial {
+		return vs[0].([]Trial)[vs[1].(int)]
+	}).(TrialOutput)
+}
+
 // “wait: {until: succeeded, timeout: 3h, start_timeout: 1h}“.
 type Wait struct {
 	// Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
@@ -5815,6 +6014,59 @@ func (o WaitPtrOutput) Until() pulumi.StringPtrOutput {
 		}
 		return v.Until
 	}).(pulumi.StringPtrOutput)
+}
+
+// What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.
+type WaitedTrials struct {
+	// The succeeded trial with the best final metric for the study's goal; unset while none has one.
+	BestTrial *Trial `pulumi:"bestTrial"`
+	// Every trial the job has run so far.
+	Trials []Trial `pulumi:"trials"`
+}
+
+// What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.
+type WaitedTrialsOutput struct{ *pulumi.OutputState }
+
+func (WaitedTrialsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WaitedTrials)(nil)).Elem()
+}
+
+func (o WaitedTrialsOutput) ToWaitedTrialsOutput() WaitedTrialsOutput {
+	return o
+}
+
+func (o WaitedTrialsOutput) ToWaitedTrialsOutputWithContext(ctx context.Context) WaitedTrialsOutput {
+	return o
+}
+
+// The succeeded trial with the best final metric for the study's goal; unset while none has one.
+func (o WaitedTrialsOutput) BestTrial() TrialPtrOutput {
+	return o.ApplyT(func(v WaitedTrials) *Trial { return v.BestTrial }).(TrialPtrOutput)
+}
+
+// Every trial the job has run so far.
+func (o WaitedTrialsOutput) Trials() TrialArrayOutput {
+	return o.ApplyT(func(v WaitedTrials) []Trial { return v.Trials }).(TrialArrayOutput)
+}
+
+type WaitedTrialsMapOutput struct{ *pulumi.OutputState }
+
+func (WaitedTrialsMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]WaitedTrials)(nil)).Elem()
+}
+
+func (o WaitedTrialsMapOutput) ToWaitedTrialsMapOutput() WaitedTrialsMapOutput {
+	return o
+}
+
+func (o WaitedTrialsMapOutput) ToWaitedTrialsMapOutputWithContext(ctx context.Context) WaitedTrialsMapOutput {
+	return o
+}
+
+func (o WaitedTrialsMapOutput) MapIndex(k pulumi.StringInput) WaitedTrialsOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) WaitedTrials {
+		return vs[0].(map[string]WaitedTrials)[vs[1].(string)]
+	}).(WaitedTrialsOutput)
 }
 
 // What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
@@ -6074,8 +6326,13 @@ func init() {
 	pulumi.RegisterOutputType(StudyParameterMapOutput{})
 	pulumi.RegisterOutputType(TensorboardOutput{})
 	pulumi.RegisterOutputType(TensorboardPtrOutput{})
+	pulumi.RegisterOutputType(TrialOutput{})
+	pulumi.RegisterOutputType(TrialPtrOutput{})
+	pulumi.RegisterOutputType(TrialArrayOutput{})
 	pulumi.RegisterOutputType(WaitOutput{})
 	pulumi.RegisterOutputType(WaitPtrOutput{})
+	pulumi.RegisterOutputType(WaitedTrialsOutput{})
+	pulumi.RegisterOutputType(WaitedTrialsMapOutput{})
 	pulumi.RegisterOutputType(WaiterEntryOutput{})
 	pulumi.RegisterOutputType(WaiterEntryArrayOutput{})
 }

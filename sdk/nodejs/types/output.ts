@@ -764,6 +764,44 @@ export interface StudyParameter {
 }
 
 /**
+ * A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's `trials`) give it.
+ */
+export interface Trial {
+    /**
+     * When the trial started and ended (RFC 3339).
+     */
+    endTime?: string;
+    /**
+     * The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+     */
+    finalMetric?: number;
+    /**
+     * The trial's ID within its job: `1`, `2`, ...
+     */
+    id: string;
+    /**
+     * Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+     */
+    infeasibleReason?: string;
+    /**
+     * The final value of each metric the trial reported, by metric ID.
+     */
+    metrics: {[key: string]: number};
+    /**
+     * The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+     */
+    parameters: {[key: string]: any};
+    /**
+     * When the trial started and ended (RFC 3339).
+     */
+    startTime?: string;
+    /**
+     * `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+     */
+    state: string;
+}
+
+/**
  * ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
  */
 export interface Wait {
@@ -779,6 +817,20 @@ export interface Wait {
      * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
      */
     until?: string;
+}
+
+/**
+ * What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.
+ */
+export interface WaitedTrials {
+    /**
+     * The succeeded trial with the best final metric for the study's goal; unset while none has one.
+     */
+    bestTrial?: outputs.Trial;
+    /**
+     * Every trial the job has run so far.
+     */
+    trials: outputs.Trial[];
 }
 
 /**

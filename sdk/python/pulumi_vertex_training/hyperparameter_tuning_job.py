@@ -362,7 +362,7 @@ class HyperparameterTuningJob(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="bestTrial")
-    def best_trial(self) -> pulumi.Output[Optional[Any]]:
+    def best_trial(self) -> pulumi.Output[Optional['outputs.Trial']]:
         """
         The succeeded trial with the best final metric for the study's goal.
         """
@@ -546,7 +546,7 @@ class HyperparameterTuningJob(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def trials(self) -> pulumi.Output[Optional[Sequence[Any]]]:
+    def trials(self) -> pulumi.Output[Optional[Sequence['outputs.Trial']]]:
         """
         Every trial: ID, state, parameters, final metric, metrics, times.
         """

@@ -171,7 +171,7 @@ class JobWaiter(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def trials(self) -> pulumi.Output[Mapping[str, Any]]:
+    def trials(self) -> pulumi.Output[Mapping[str, 'outputs.WaitedTrials']]:
         """
         The trials of each tuning job waited for, by job name.
         """

@@ -41,7 +41,9 @@ __all__ = [
     'Study',
     'StudyMetric',
     'StudyParameter',
+    'Trial',
     'Wait',
+    'WaitedTrials',
     'WaiterEntry',
 ]
 
@@ -2523,6 +2525,133 @@ class StudyParameter(dict):
 
 
 @pulumi.output_type
+class Trial(dict):
+    """
+    A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's `trials`) give it.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "endTime":
+            suggest = "end_time"
+        elif key == "finalMetric":
+            suggest = "final_metric"
+        elif key == "infeasibleReason":
+            suggest = "infeasible_reason"
+        elif key == "startTime":
+            suggest = "start_time"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Trial. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Trial.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Trial.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 id: _builtins.str,
+                 metrics: Mapping[str, _builtins.float],
+                 parameters: Mapping[str, Any],
+                 state: _builtins.str,
+                 end_time: Optional[_builtins.str] = None,
+                 final_metric: Optional[_builtins.float] = None,
+                 infeasible_reason: Optional[_builtins.str] = None,
+                 start_time: Optional[_builtins.str] = None):
+        """
+        A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's `trials`) give it.
+
+        :param _builtins.str id: The trial's ID within its job: `1`, `2`, ...
+        :param Mapping[str, _builtins.float] metrics: The final value of each metric the trial reported, by metric ID.
+        :param Mapping[str, Any] parameters: The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+        :param _builtins.str state: `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+        :param _builtins.str end_time: When the trial started and ended (RFC 3339).
+        :param _builtins.float final_metric: The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+        :param _builtins.str infeasible_reason: Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+        :param _builtins.str start_time: When the trial started and ended (RFC 3339).
+        """
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "metrics", metrics)
+        pulumi.set(__self__, "parameters", parameters)
+        pulumi.set(__self__, "state", state)
+        if end_time is not None:
+            pulumi.set(__self__, "end_time", end_time)
+        if final_metric is not None:
+            pulumi.set(__self__, "final_metric", final_metric)
+        if infeasible_reason is not None:
+            pulumi.set(__self__, "infeasible_reason", infeasible_reason)
+        if start_time is not None:
+            pulumi.set(__self__, "start_time", start_time)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        """
+        The trial's ID within its job: `1`, `2`, ...
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def metrics(self) -> Mapping[str, _builtins.float]:
+        """
+        The final value of each metric the trial reported, by metric ID.
+        """
+        return pulumi.get(self, "metrics")
+
+    @_builtins.property
+    @pulumi.getter
+    def parameters(self) -> Mapping[str, Any]:
+        """
+        The values the trial ran with, by parameter ID (numbers, or text for a categorical parameter).
+        """
+        return pulumi.get(self, "parameters")
+
+    @_builtins.property
+    @pulumi.getter
+    def state(self) -> _builtins.str:
+        """
+        `SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`.
+        """
+        return pulumi.get(self, "state")
+
+    @_builtins.property
+    @pulumi.getter(name="endTime")
+    def end_time(self) -> Optional[_builtins.str]:
+        """
+        When the trial started and ended (RFC 3339).
+        """
+        return pulumi.get(self, "end_time")
+
+    @_builtins.property
+    @pulumi.getter(name="finalMetric")
+    def final_metric(self) -> Optional[_builtins.float]:
+        """
+        The final value of the study's first metric, the one that ranks the trials; unset when the trial reported none.
+        """
+        return pulumi.get(self, "final_metric")
+
+    @_builtins.property
+    @pulumi.getter(name="infeasibleReason")
+    def infeasible_reason(self) -> Optional[_builtins.str]:
+        """
+        Why an `INFEASIBLE` trial has no final value (its job failed, was stopped, ...).
+        """
+        return pulumi.get(self, "infeasible_reason")
+
+    @_builtins.property
+    @pulumi.getter(name="startTime")
+    def start_time(self) -> Optional[_builtins.str]:
+        """
+        When the trial started and ended (RFC 3339).
+        """
+        return pulumi.get(self, "start_time")
+
+
+@pulumi.output_type
 class Wait(dict):
     """
     ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
@@ -2585,6 +2714,58 @@ class Wait(dict):
         Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         """
         return pulumi.get(self, "until")
+
+
+@pulumi.output_type
+class WaitedTrials(dict):
+    """
+    What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "bestTrial":
+            suggest = "best_trial"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaitedTrials. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaitedTrials.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaitedTrials.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 trials: Sequence['outputs.Trial'],
+                 best_trial: Optional['outputs.Trial'] = None):
+        """
+        What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.
+
+        :param Sequence['Trial'] trials: Every trial the job has run so far.
+        :param 'Trial' best_trial: The succeeded trial with the best final metric for the study's goal; unset while none has one.
+        """
+        pulumi.set(__self__, "trials", trials)
+        if best_trial is not None:
+            pulumi.set(__self__, "best_trial", best_trial)
+
+    @_builtins.property
+    @pulumi.getter
+    def trials(self) -> Sequence['outputs.Trial']:
+        """
+        Every trial the job has run so far.
+        """
+        return pulumi.get(self, "trials")
+
+    @_builtins.property
+    @pulumi.getter(name="bestTrial")
+    def best_trial(self) -> Optional['outputs.Trial']:
+        """
+        The succeeded trial with the best final metric for the study's goal; unset while none has one.
+        """
+        return pulumi.get(self, "best_trial")
 
 
 @pulumi.output_type

@@ -13,6 +13,7 @@ import io.github.vertex_training.vertextraining.outputs.CostEstimate;
 import io.github.vertex_training.vertextraining.outputs.ImageRow;
 import io.github.vertex_training.vertextraining.outputs.Job;
 import io.github.vertex_training.vertextraining.outputs.PlatformSettings;
+import io.github.vertex_training.vertextraining.outputs.Trial;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
 import java.lang.Object;
 import java.lang.String;
@@ -59,14 +60,14 @@ public class HyperparameterTuningJob extends com.pulumi.resources.CustomResource
      * The succeeded trial with the best final metric for the study&#39;s goal.
      * 
      */
-    @Export(name="bestTrial", refs={Object.class}, tree="[0]")
-    private Output</* @Nullable */ Object> bestTrial;
+    @Export(name="bestTrial", refs={Trial.class}, tree="[0]")
+    private Output</* @Nullable */ Trial> bestTrial;
 
     /**
      * @return The succeeded trial with the best final metric for the study&#39;s goal.
      * 
      */
-    public Output<Optional<Object>> bestTrial() {
+    public Output<Optional<Trial>> bestTrial() {
         return Codegen.optional(this.bestTrial);
     }
     /**
@@ -381,14 +382,14 @@ public class HyperparameterTuningJob extends com.pulumi.resources.CustomResource
      * Every trial: ID, state, parameters, final metric, metrics, times.
      * 
      */
-    @Export(name="trials", refs={List.class,Object.class}, tree="[0,1]")
-    private Output</* @Nullable */ List<Object>> trials;
+    @Export(name="trials", refs={List.class,Trial.class}, tree="[0,1]")
+    private Output</* @Nullable */ List<Trial>> trials;
 
     /**
      * @return Every trial: ID, state, parameters, final metric, metrics, times.
      * 
      */
-    public Output<Optional<List<Object>>> trials() {
+    public Output<Optional<List<Trial>>> trials() {
         return Codegen.optional(this.trials);
     }
     /**

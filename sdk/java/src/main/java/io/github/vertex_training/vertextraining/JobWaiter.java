@@ -9,6 +9,7 @@ import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
 import io.github.vertex_training.vertextraining.JobWaiterArgs;
 import io.github.vertex_training.vertextraining.Utilities;
+import io.github.vertex_training.vertextraining.outputs.WaitedTrials;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
 import java.lang.Object;
 import java.lang.String;
@@ -96,14 +97,14 @@ public class JobWaiter extends com.pulumi.resources.CustomResource {
      * The trials of each tuning job waited for, by job name.
      * 
      */
-    @Export(name="trials", refs={Map.class,String.class,Object.class}, tree="[0,1,2]")
-    private Output<Map<String,Object>> trials;
+    @Export(name="trials", refs={Map.class,String.class,WaitedTrials.class}, tree="[0,1,2]")
+    private Output<Map<String,WaitedTrials>> trials;
 
     /**
      * @return The trials of each tuning job waited for, by job name.
      * 
      */
-    public Output<Map<String,Object>> trials() {
+    public Output<Map<String,WaitedTrials>> trials() {
         return this.trials;
     }
 
