@@ -152,6 +152,15 @@ def platform_on_new_job() -> dict[str, Any]:
     }
 
 
+def kept_waiter(project: Project) -> None:
+    """The waiter whose wait a job failed is in the state with what it saw (the engine
+    updates it at the next `pulumi up`, which waits for that job again)."""
+    [waiter] = [r for r in project.state_resources() if r["type"].endswith(":JobWaiter")]
+    assert waiter["outputs"]["states"] == {"failme": "FAILED"}
+    assert list(waiter["outputs"]["problems"]) == ["failme"]
+    assert "ended FAILED" in waiter["initErrors"][0]
+
+
 def launcher_plugin(tmp: Path) -> Path:
     """A copy of the package's source with its launcher, as a program names it: the first
     run makes ``.venv`` beside it and installs the package there with no constraints."""
@@ -190,8 +199,10 @@ def expected_up(fake: FakeVertex, dead_port: int) -> dict[str, str]:
     lines = [e.text.strip() for e in fake.log_entries() if e.job_id == number]
     log_lines = "\n".join(lines[-9:])
     return {
+        # The engine's own "1 error occurred" wraps a failure that kept its resource.
         "waiter": f"""failme: FAILED after Ns (ran Ns); console: {console}; logs: {logs}
-error: job failme ({name}) ended FAILED: {FAILED_MESSAGE}
+error: 1 error occurred:
+* job failme ({name}) ended FAILED: {FAILED_MESSAGE}
 logs: {logs}
 class: user_code
 fix: the training program failed: read the replica's last log lines, fix the code or its \
@@ -289,6 +300,7 @@ class TestFailuresOnTheEngine:
             result = run_failures(project, fake, refusing)
             found = {k: seconds_blurred(v) for k, v in diagnostics(result.output).items()}
             assert found == expected_up(fake, port), result.output
+            kept_waiter(project)
             assert refusals(project, REPO / "provider", fake) == expected_refusals(port)
 
     def test_the_plugin_as_its_launcher_installs_it(self, tmp_path: Path) -> None:

@@ -16,12 +16,15 @@ import grpc
 import grpc.aio
 import pytest
 from google.protobuf import struct_pb2
+from google.rpc import status_pb2
 from pulumi.errors import InputPropertyError
+from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import CreateRequest, CreateResponse, Provider
 from pulumi.runtime.proto import provider_pb2
 
 from vertex_training.errors import JobEndedError
 from vertex_training.plugin.__main__ import OPERATIONS, _plain_errors, project_error, servicer
+from vertex_training.plugin.init_failed import InitFailedError
 
 FAILED = (
     "job failme (projects/p/locations/us-central1/customJobs/1) ended FAILED: replica "
@@ -127,6 +130,23 @@ class TestServicerErrors:
         with pytest.raises(grpc.aio.AbortError):
             asyncio.run(_plain_errors(call)(None, None, context))
         assert context.status == "status" and context.code is None
+
+    def test_a_failure_that_kept_its_resource_says_so_to_the_engine(self) -> None:
+        """An ``InitFailedError``: the call ends with the ``ErrorResourceInitFailed``
+        detail, the resource's ID and properties in it, and the message as its reason."""
+        properties = {"states": PropertyValue({"train": PropertyValue("FAILED")})}
+        inputs = {"jobs": PropertyValue([])}
+        context = create(InitFailedError(FAILED, "jobs", properties, inputs))
+        assert context.code is None and context.status.code == grpc.StatusCode.UNKNOWN
+        assert context.status.details == FAILED
+        [(key, value)] = context.status.trailing_metadata
+        assert key == "grpc-status-details-bin"
+        carried = status_pb2.Status.FromString(value)
+        detail = provider_pb2.ErrorResourceInitFailed()
+        assert carried.details[0].Unpack(detail)
+        assert (detail.id, list(detail.reasons)) == ("jobs", [FAILED])
+        assert PropertyValue.unmarshal_map(detail.properties) == properties
+        assert PropertyValue.unmarshal_map(detail.inputs) == inputs
 
     def test_every_operation_and_the_component_are_wrapped(self) -> None:
         """Each call that runs the provider's code, the component's Construct among them."""

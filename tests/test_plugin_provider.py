@@ -35,9 +35,11 @@ from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
 from vertex_training.plugin import schema
+from vertex_training.plugin.init_failed import InitFailedError
 from vertex_training.plugin.previews import USD_DECIMALS, Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain_map, property_value
+from vertex_training.plugin.waiter_shapes import waiting_again
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.review import cost
 from vertex_training.testing.fake_vertex import FakeVertex
@@ -403,8 +405,9 @@ class TestWaiter:
     def test_the_waiter_waits_and_fails_the_update_naming_a_failed_job(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
     ) -> None:
-        """A job that ends FAILED fails the waiter's create with its error and class; one
-        that succeeds is recorded in ``states``."""
+        """A job that ends FAILED fails the waiter's create with its error and class,
+        the waiter kept with what it saw (``InitFailedError``); one that succeeds is
+        recorded in ``states``."""
         fake.script("doomed", outcome="FAILED")
         good = create(plugin, job(wait="succeeded", displayName="good"))
         entry = plain_map(good.properties)["waiterEntry"]
@@ -416,10 +419,13 @@ class TestWaiter:
 
         bad = create(started(fake), job(wait="succeeded", displayName="doomed"))
         failing = {"jobs": [plain_map(bad.properties)["waiterEntry"]]}
-        with pytest.raises(BackendError, match=r"job train \(.*\) ended FAILED"):
+        with pytest.raises(InitFailedError, match=r"job train \(.*\) ended FAILED") as failed:
             asyncio.run(
                 plugin.create(CreateRequest(urn(WAITER, "wait"), values(failing), 60.0, False))
             )
+        kept = plain_map(failed.value.properties)
+        assert kept["states"] == {"train": "FAILED"} and list(kept["problems"]) == ["train"]
+        assert failed.value.resource_id == "jobs"
 
     def test_the_trials_are_typed_trials_in_camel_case(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
@@ -750,6 +756,24 @@ def kinds(diff: Any) -> dict[str, PropertyDiffKind]:
 
 
 class TestWaiterDiff:
+    def test_jobs_that_failed_the_last_wait_are_named_and_their_problems_replaced(
+        self,
+    ) -> None:
+        """The same list, one job of which failed the last wait: an update whose diff is
+        the problems recorded then (no entry of the list), its preview naming the job."""
+        listed = [entry("plain", 1), entry("doomed", 2)]
+        olds = {"jobs": listed, "problems": {"doomed": "job doomed ... ended FAILED"}}
+        plugin = VertexTrainingProvider("0.0.1")
+        request = DiffRequest(
+            urn(WAITER, "wait"), "jobs", values(olds), values({"jobs": listed}), []
+        )
+        diff = asyncio.run(plugin.diff(request))
+        assert diff.changes and diff.diffs == ["problems"]
+        assert kinds(diff) == {"problems": PropertyDiffKind.UPDATE}
+        assert waiting_again(olds, {"jobs": listed}).startswith(
+            "waits again for doomed, which failed the last wait"
+        )
+
     """A JobWaiter's diff names only the jobs whose entry changed (issue 44)."""
 
     a, b = entry("a", 1, args=["--epochs", "3"]), entry("b", 2, args=["--epochs", "3"])

@@ -71,11 +71,14 @@ def project_error(exc: BaseException) -> VertexTrainingError | None:
 
 def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     """``call``, a servicer method, whose failure by the project's own error ends the
-    call with that error's message alone (``project_error``). A call the server has
-    already ended (``abort_with_status``: an ``InputPropertyError``'s property path) is
-    left as the server ended it."""
+    call with that error's message alone (``project_error``), and with the resource it
+    made or changed when the error is an ``InitFailedError`` (``plugin.init_failed``). A
+    call the server has already ended (``abort_with_status``: an ``InputPropertyError``'s
+    property path) is left as the server ended it."""
     import grpc
     import grpc.aio
+
+    from vertex_training.plugin.init_failed import InitFailedError, init_failed_status
 
     @functools.wraps(call)
     async def wrapper(self: Any, request: Any, context: Any) -> Any:
@@ -87,6 +90,8 @@ def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
             error = project_error(exc)
             if error is None:
                 raise
+            if isinstance(error, InitFailedError):  # the engine keeps what it did
+                await context.abort_with_status(init_failed_status(error))
             await context.abort(grpc.StatusCode.UNKNOWN, str(error))
 
     return wrapper

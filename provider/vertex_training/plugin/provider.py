@@ -83,6 +83,15 @@ from vertex_training.plugin.previews import (
     unseen,
 )
 from vertex_training.plugin.values import is_secret, plain_map, property_value
+from vertex_training.plugin.waiter_shapes import (
+    diff_kind,
+    trial_output,
+    waited_trials,
+    waiter_diff,
+    waiter_entry,
+    waiter_state,
+    waiting_again,
+)
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.state import (
@@ -372,16 +381,18 @@ class VertexTrainingProvider(Provider):
     async def diff(self, request: DiffRequest) -> DiffResponse:
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
         if request.type == schema.JOB_WAITER:
-            old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
+            old, new = waiter_state(request.urn, olds), waiter_state(request.urn, news)
             result = self.waiter.diff(request.resource_id, old, new)
             if not result.changes:
                 return DiffResponse(changes=False)
-            # Only the entries that changed; none when jobs that failed the last wait
-            # are waited for again, which leaves the list to the engine's diff.
-            detailed = _waiter_diff(olds, news) or {
-                "jobs": PropertyDiff(PropertyDiffKind.UPDATE, input_diff=True)
-            }
-            return DiffResponse(changes=True, diffs=["jobs"], detailed_diff=detailed)
+            # Only the entries that changed; and when jobs that failed the last wait are
+            # waited for again, the problems recorded then, which the wait replaces (its
+            # preview names the jobs: ``waiting_again``).
+            detailed = waiter_diff(olds, news)
+            if waiting_again(olds, news):
+                detailed["problems"] = PropertyDiff(PropertyDiffKind.UPDATE, input_diff=False)
+            diffs = sorted({_top(path) for path in detailed})
+            return DiffResponse(changes=True, diffs=diffs, detailed_diff=detailed)
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
@@ -420,9 +431,10 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(None, properties)
         props = plain_map(request.properties)
         if request.type == schema.JOB_WAITER:
-            state = _waiter_state(request.urn, props)
+            state = waiter_state(request.urn, props)
             result = await asyncio.to_thread(self.waiter.create, state)
-            return CreateResponse(result.id, self._waited(request.properties, result.outs or {}))
+            waited = self._waited(str(result.id), request.properties, result.outs or {})
+            return CreateResponse(result.id, waited)
         provider = self._job_provider(request.type)
         state = recorded(request.name, owner_of(request.urn), props)
 
@@ -464,6 +476,8 @@ class VertexTrainingProvider(Provider):
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
         if request.preview and request.type == schema.JOB_WAITER:
+            if again := waiting_again(plain_map(request.olds), plain_map(request.news)):
+                await asyncio.to_thread(show, request.urn, again)
             return UpdateResponse(unseen(request.news))
         if request.preview:
             return UpdateResponse(
@@ -471,9 +485,10 @@ class VertexTrainingProvider(Provider):
             )
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
-            old, new = _waiter_state(request.urn, olds), _waiter_state(request.urn, news)
+            old, new = waiter_state(request.urn, olds), waiter_state(request.urn, news)
             result = await asyncio.to_thread(self.waiter.update, request.resource_id, old, new)
-            return UpdateResponse(self._waited(request.news, result.outs or {}))
+            outs = result.outs or {}
+            return UpdateResponse(self._waited(request.resource_id, request.news, outs))
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
@@ -512,19 +527,23 @@ class VertexTrainingProvider(Provider):
         return await construct_platform(request)
 
     def _waited(
-        self, inputs: Mapping[str, PropertyValue], outs: Mapping[str, Any]
+        self, resource_id: str, inputs: Mapping[str, PropertyValue], outs: Mapping[str, Any]
     ) -> dict[str, PropertyValue]:
         """A JobWaiter's properties: its inputs and what the wait saw. A job that failed
-        the wait fails the update, naming why (``fail_on_problems``'s text): the plugin
-        cannot keep a resource it fails, so the next `pulumi up` waits again."""
+        the wait fails the create or update, naming why, with the waiter kept as it is
+        (``InitFailedError``): its ``states``, ``trials`` and ``problems`` are recorded,
+        and the next `pulumi up` waits again for the jobs that failed."""
+        from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.waiter import SEEN_OUTPUTS
 
-        problems = outs.get("problems") or {}
-        if problems:
-            raise BackendError("\n".join(problems[name] for name in sorted(problems)))
         seen = {key: outs.get(key) or {} for key in SEEN_OUTPUTS}
         seen["trials"] = {name: waited_trials(trials) for name, trials in seen["trials"].items()}
-        return {**inputs, **{key: property_value(value) for key, value in seen.items()}}
+        properties = {**inputs, **{key: property_value(value) for key, value in seen.items()}}
+        problems = seen["problems"]
+        if problems:
+            message = "\n".join(problems[name] for name in sorted(problems))
+            raise InitFailedError(message, resource_id, properties, inputs)
+        return properties
 
     def _job_outputs(
         self,
@@ -567,7 +586,7 @@ class VertexTrainingProvider(Provider):
             modelDirectory=derived["model_directory"],
         )
         properties = {prop: property_value(value) for prop, value in values.items()}
-        properties["waiterEntry"] = _waiter_entry(
+        properties["waiterEntry"] = waiter_entry(
             name, resource_name, config, settings, is_secret(inputs)
         )
         if made and set(made) == set(PREVIEWED_OUTPUTS):
@@ -602,32 +621,11 @@ class VertexTrainingProvider(Provider):
         kept = olds or {}
         outputs.update({prop: kept[prop] for prop in NAMING_OUTPUTS if prop in kept})
         if isinstance(config, Mapping):
-            outputs["waiterEntry"] = _waiter_entry(
+            outputs["waiterEntry"] = waiter_entry(
                 name, resource_id or UNKNOWN_TEXT, config, settings, is_secret(inputs)
             )
         outputs.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
         return {**inputs, **outputs}
-
-
-def trial_output(trial: Any) -> Any:
-    """A trial as the schema's Trial type: its keys in camelCase (``final_metric`` ->
-    ``finalMetric``), the IDs of its parameters and metrics as written. A trial recorded
-    so already, or none (no best trial yet), is given back as it is."""
-    if not isinstance(trial, Mapping):
-        return trial
-    return {shapes.camel(key): value for key, value in trial.items()}
-
-
-def waited_trials(trials: Any) -> Any:
-    """A JobWaiter's trials of one tuning job (``trials``, ``best_trial``) as the schema's
-    WaitedTrials type."""
-    if not isinstance(trials, Mapping):
-        return trials
-    shaped = {shapes.camel(key): value for key, value in trials.items()}
-    shaped["trials"] = [trial_output(trial) for trial in shaped.get("trials") or []]
-    if "bestTrial" in shaped:
-        shaped["bestTrial"] = trial_output(shaped["bestTrial"])
-    return shaped
 
 
 #: The job's keys that never change what runs: changed alone, they update the resource.
@@ -644,14 +642,6 @@ def _replaces(diff: PropertyDiff) -> bool:
         PropertyDiffKind.DELETE_REPLACE,
         PropertyDiffKind.UPDATE_REPLACE,
     )
-
-
-def _kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
-    if old is None:
-        return PropertyDiffKind.ADD_REPLACE if replace else PropertyDiffKind.ADD
-    if new is None:
-        return PropertyDiffKind.DELETE_REPLACE if replace else PropertyDiffKind.DELETE
-    return PropertyDiffKind.UPDATE_REPLACE if replace else PropertyDiffKind.UPDATE
 
 
 def _detailed_diff(
@@ -671,111 +661,8 @@ def _detailed_diff(
                 if old.get(key) != new.get(key):
                     replace = replacing and key not in [shapes.camel(k) for k in PROVIDER_SIDE]
                     detailed[f"job.{key}"] = PropertyDiff(
-                        _kind(old.get(key), new.get(key), replace), input_diff=True
+                        diff_kind(old.get(key), new.get(key), replace), input_diff=True
                     )
             continue
-        detailed[prop] = PropertyDiff(_kind(old, new, replacing), input_diff=True)
-    return detailed
-
-
-def _waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
-    """A JobWaiter's properties (plain, in the schema's naming) as the dynamic waiter's:
-    the jobs it waits for by name (those whose ``wait`` is ``submitted`` left out), each
-    with the keys and settings its entry carries, what it saw, and its URN."""
-    from vertex_training.resources.waiter import SEEN_OUTPUTS, URN_INPUT
-
-    jobs = {}
-    for entry in props.get("jobs") or []:
-        if not isinstance(entry, Mapping) or entry.get("until") not in ("running", "succeeded"):
-            continue
-        jobs[str(entry["name"])] = {
-            "resource_name": entry.get("resourceName"),
-            "until": entry["until"],
-            "config": entry.get("config") or {},
-            "stack": entry.get("stack") or {},
-        }
-    seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
-    return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}
-
-
-def _waiter_entry(
-    name: str, resource_name: str, config: Any, settings: Any, secret: bool
-) -> PropertyValue:
-    """A job's ``waiterEntry``: secret whole when its inputs hold a secret. (Only its
-    ``config`` and ``stack`` secret would leave its name readable, but the SDKs do not
-    carry a secret nested in an output: Pulumi YAML's passes it on as ``{}``, Node's
-    makes the whole output secret.)"""
-    from vertex_training.program.waiting import wait_until
-
-    entry = {
-        "name": name,
-        "resourceName": resource_name,
-        "until": wait_until(config),
-        "config": config,
-        "stack": settings,
-    }
-    return property_value(entry, secret=secret)
-
-
-def _key_path(key: str) -> str:
-    """A map key as a step of a property path (``.args``, or ``["a.b"]``)."""
-    if key.isidentifier():
-        return f".{key}"
-    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
-    return f'["{escaped}"]'
-
-
-def _entry_diff(
-    path: str, old: Mapping[str, Any], new: Mapping[str, Any]
-) -> dict[str, PropertyDiff]:
-    """What changed in one job's waiter entry, by property path under ``path``: each of
-    its job's keys and settings on its own (``jobs[1].config.args``)."""
-    detailed = {}
-    for key in sorted(set(old) | set(new)):
-        was, now = old.get(key), new.get(key)
-        if was == now:
-            continue
-        if key in ("config", "stack") and isinstance(was, Mapping) and isinstance(now, Mapping):
-            for inner in sorted(set(was) | set(now)):
-                if was.get(inner) != now.get(inner):
-                    kind = _kind(was.get(inner), now.get(inner), False)
-                    detailed[f"{path}.{key}{_key_path(inner)}"] = PropertyDiff(kind, True)
-            continue
-        detailed[f"{path}.{key}"] = PropertyDiff(_kind(was, now, False), True)
-    return detailed
-
-
-def _waiter_diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, PropertyDiff]:
-    """What changed in a JobWaiter's ``jobs`` (plain), by property path as the engine
-    reads one (an index of the recorded list for a removal, of the new list otherwise):
-    the entries of the jobs added or removed, and the keys that changed in the others.
-    Entries are matched by their job's name, so a reordered list is no change; one that
-    moved and changed, or is not known yet (a job a preview replaces), is shown whole at
-    its new place, and two changes at one place as an update of it."""
-    olds_jobs, news_jobs = olds.get("jobs"), news.get("jobs")
-    if not isinstance(olds_jobs, list) or not isinstance(news_jobs, list):
-        return {"jobs": PropertyDiff(PropertyDiffKind.UPDATE, True)}
-    was = {str(e.get("name")): (i, e) for i, e in enumerate(olds_jobs) if isinstance(e, Mapping)}
-    now = {str(e.get("name")): (i, e) for i, e in enumerate(news_jobs) if isinstance(e, Mapping)}
-    unknown = [i for i, entry in enumerate(news_jobs) if not isinstance(entry, Mapping)]
-    detailed: dict[str, PropertyDiff] = {}
-
-    def whole(index: int, kind: PropertyDiffKind) -> None:
-        path = f"jobs[{index}]"
-        detailed[path] = PropertyDiff(PropertyDiffKind.UPDATE if path in detailed else kind, True)
-
-    gone = sorted(set(was) - set(now))
-    if len(gone) > len(unknown):  # some were removed (which, when others are unknown?)
-        for name in gone:
-            whole(was[name][0], PropertyDiffKind.DELETE)
-    for index in unknown:
-        whole(index, PropertyDiffKind.UPDATE if index < len(olds_jobs) else PropertyDiffKind.ADD)
-    for name, (index, entry) in sorted(now.items()):
-        at, old = was.get(name, (index, None))
-        if old is None:
-            whole(index, PropertyDiffKind.ADD)
-        elif old != entry and at == index:
-            detailed.update(_entry_diff(f"jobs[{index}]", old, entry))
-        elif old != entry:
-            whole(index, PropertyDiffKind.UPDATE)
+        detailed[prop] = PropertyDiff(diff_kind(old, new, replacing), input_diff=True)
     return detailed

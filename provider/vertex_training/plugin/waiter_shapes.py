@@ -1,0 +1,163 @@
+"""The JobWaiter's shapes in the plugin: its properties as the dynamic waiter's, a job's
+``waiterEntry``, which entries of its ``jobs`` changed (``waiter_diff``), what its preview
+says of jobs it waits for again, and the trials it saw as the schema's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi.provider.experimental.property_value import PropertyValue
+from pulumi.provider.experimental.provider import PropertyDiff, PropertyDiffKind
+
+from vertex_training.plugin import shapes
+from vertex_training.plugin.values import property_value
+
+
+def diff_kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
+    if old is None:
+        return PropertyDiffKind.ADD_REPLACE if replace else PropertyDiffKind.ADD
+    if new is None:
+        return PropertyDiffKind.DELETE_REPLACE if replace else PropertyDiffKind.DELETE
+    return PropertyDiffKind.UPDATE_REPLACE if replace else PropertyDiffKind.UPDATE
+
+
+def waiting_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
+    """What a JobWaiter's preview says of the jobs it waits for again because they failed
+    the last wait (its recorded ``problems``), or nothing when there are none."""
+    failed = olds.get("problems") or {}
+    listed = {e.get("name") for e in news.get("jobs") or [] if isinstance(e, Mapping)}
+    again = sorted(name for name in failed if name in listed)
+    if not again:
+        return ""
+    names = ", ".join(again)
+    return (
+        f"waits again for {names}, which failed the last wait: a job that ended FAILED "
+        "fails it again until the job is changed or its `rerun` bumped (which submits it "
+        "again)"
+    )
+
+
+def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
+    """A JobWaiter's properties (plain, in the schema's naming) as the dynamic waiter's:
+    the jobs it waits for by name (those whose ``wait`` is ``submitted`` left out), each
+    with the keys and settings its entry carries, what it saw, and its URN."""
+    from vertex_training.resources.waiter import SEEN_OUTPUTS, URN_INPUT
+
+    jobs = {}
+    for entry in props.get("jobs") or []:
+        if not isinstance(entry, Mapping) or entry.get("until") not in ("running", "succeeded"):
+            continue
+        jobs[str(entry["name"])] = {
+            "resource_name": entry.get("resourceName"),
+            "until": entry["until"],
+            "config": entry.get("config") or {},
+            "stack": entry.get("stack") or {},
+        }
+    seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
+    return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}
+
+
+def waiter_entry(
+    name: str, resource_name: str, config: Any, settings: Any, secret: bool
+) -> PropertyValue:
+    """A job's ``waiterEntry``: secret whole when its inputs hold a secret. (Only its
+    ``config`` and ``stack`` secret would leave its name readable, but the SDKs do not
+    carry a secret nested in an output: Pulumi YAML's passes it on as ``{}``, Node's
+    makes the whole output secret.)"""
+    from vertex_training.program.waiting import wait_until
+
+    entry = {
+        "name": name,
+        "resourceName": resource_name,
+        "until": wait_until(config),
+        "config": config,
+        "stack": settings,
+    }
+    return property_value(entry, secret=secret)
+
+
+def _key_path(key: str) -> str:
+    """A map key as a step of a property path (``.args``, or ``["a.b"]``)."""
+    if key.isidentifier():
+        return f".{key}"
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'["{escaped}"]'
+
+
+def _entry_diff(
+    path: str, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> dict[str, PropertyDiff]:
+    """What changed in one job's waiter entry, by property path under ``path``: each of
+    its job's keys and settings on its own (``jobs[1].config.args``)."""
+    detailed = {}
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key), new.get(key)
+        if was == now:
+            continue
+        if key in ("config", "stack") and isinstance(was, Mapping) and isinstance(now, Mapping):
+            for inner in sorted(set(was) | set(now)):
+                if was.get(inner) != now.get(inner):
+                    kind = diff_kind(was.get(inner), now.get(inner), False)
+                    detailed[f"{path}.{key}{_key_path(inner)}"] = PropertyDiff(kind, True)
+            continue
+        detailed[f"{path}.{key}"] = PropertyDiff(diff_kind(was, now, False), True)
+    return detailed
+
+
+def waiter_diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, PropertyDiff]:
+    """What changed in a JobWaiter's ``jobs`` (plain), by property path as the engine
+    reads one (an index of the recorded list for a removal, of the new list otherwise):
+    the entries of the jobs added or removed, and the keys that changed in the others.
+    Entries are matched by their job's name, so a reordered list is no change; one that
+    moved and changed, or is not known yet (a job a preview replaces), is shown whole at
+    its new place, and two changes at one place as an update of it."""
+    olds_jobs, news_jobs = olds.get("jobs"), news.get("jobs")
+    if not isinstance(olds_jobs, list) or not isinstance(news_jobs, list):
+        return {"jobs": PropertyDiff(PropertyDiffKind.UPDATE, True)}
+    was = {str(e.get("name")): (i, e) for i, e in enumerate(olds_jobs) if isinstance(e, Mapping)}
+    now = {str(e.get("name")): (i, e) for i, e in enumerate(news_jobs) if isinstance(e, Mapping)}
+    unknown = [i for i, entry in enumerate(news_jobs) if not isinstance(entry, Mapping)]
+    detailed: dict[str, PropertyDiff] = {}
+
+    def whole(index: int, kind: PropertyDiffKind) -> None:
+        path = f"jobs[{index}]"
+        detailed[path] = PropertyDiff(PropertyDiffKind.UPDATE if path in detailed else kind, True)
+
+    gone = sorted(set(was) - set(now))
+    if len(gone) > len(unknown):  # some were removed (which, when others are unknown?)
+        for name in gone:
+            whole(was[name][0], PropertyDiffKind.DELETE)
+    for index in unknown:
+        whole(index, PropertyDiffKind.UPDATE if index < len(olds_jobs) else PropertyDiffKind.ADD)
+    for name, (index, entry) in sorted(now.items()):
+        at, old = was.get(name, (index, None))
+        if old is None:
+            whole(index, PropertyDiffKind.ADD)
+        elif old != entry and at == index:
+            detailed.update(_entry_diff(f"jobs[{index}]", old, entry))
+        elif old != entry:
+            whole(index, PropertyDiffKind.UPDATE)
+    return detailed
+
+
+def trial_output(trial: Any) -> Any:
+    """A trial as the schema's Trial type: its keys in camelCase (``final_metric`` ->
+    ``finalMetric``), the IDs of its parameters and metrics as written. A trial recorded
+    so already, or none (no best trial yet), is given back as it is."""
+    if not isinstance(trial, Mapping):
+        return trial
+    return {shapes.camel(key): value for key, value in trial.items()}
+
+
+def waited_trials(trials: Any) -> Any:
+    """A JobWaiter's trials of one tuning job (``trials``, ``best_trial``) as the schema's
+    WaitedTrials type."""
+    if not isinstance(trials, Mapping):
+        return trials
+    shaped = {shapes.camel(key): value for key, value in trials.items()}
+    shaped["trials"] = [trial_output(trial) for trial in shaped.get("trials") or []]
+    if "bestTrial" in shaped:
+        shaped["bestTrial"] = trial_output(shaped["bestTrial"])
+    return shaped
