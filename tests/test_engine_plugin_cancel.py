@@ -2,7 +2,8 @@
 interrupted while its waiter waits for a running job stops within seconds (the engine's
 cancel reaches the plugin's ``cancel``: ``vertex_training.resources.cancellation``),
 says where each job was, and leaves no pending operation; the job keeps running and is
-in the state, and the next `pulumi up` waits for it again without submitting it twice.
+in the state, the waiter too with what it saw, and the next `pulumi up` (its preview
+saying so) waits for the job again without submitting it twice.
 CI runs this once (``polyglot``).
 """
 
@@ -64,8 +65,8 @@ def running(fake: FakeVertex) -> bool:
 class TestCtrlC:
     def test_the_first_ctrl_c_stops_the_wait_and_the_next_up_resumes(self, tmp_path: Path) -> None:
         """SIGINT to the engine while the job runs: `pulumi up` ends within seconds, the
-        job is RUNNING and in the state, nothing is pending; the next `pulumi up` waits
-        for it to succeed, with one submission in all."""
+        job is RUNNING and in the state, the waiter too (the job its problem), nothing is
+        pending; the next `pulumi up` waits for it to succeed, with one submission in all."""
         if reason := missing():
             pytest.skip(reason)
         with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=RUN_S) as fake:
@@ -85,7 +86,7 @@ class TestCtrlC:
             assert proc.returncode != 0, output
             assert stopped_s < STOPPED_WITHIN_S, f"stopped after {stopped_s:.1f}s:\n{output}"
             stopped = re.search(
-                r"error: the wait was stopped \(Ctrl-C\) before its jobs were done; last seen: "
+                r"\* the wait was stopped \(Ctrl-C\) before its jobs were done; last seen: "
                 r"long (QUEUED|PENDING|RUNNING)\. The jobs keep running",
                 output,
             )
@@ -94,10 +95,17 @@ class TestCtrlC:
 
             exported = json.loads(project.run("stack", "export").check().stdout)["deployment"]
             assert not exported.get("pending_operations"), exported.get("pending_operations")
-            types = [r["type"] for r in exported.get("resources") or []]
-            assert "vertex-training:index:TrainingJob" in types
-            assert "vertex-training:index:JobWaiter" not in types
+            kept = {r["type"].rsplit(":", 1)[-1]: r for r in exported.get("resources") or []}
+            assert {"TrainingJob", "JobWaiter"} <= set(kept)
+            waiter = kept["JobWaiter"]["outputs"]
+            assert waiter["states"]["long"] in ("QUEUED", "PENDING", "RUNNING")
+            assert waiter["problems"]["long"].startswith("the wait was stopped (Ctrl-C)")
 
+            preview = project.run("preview").check()
+            assert "waits again for long, whose last wait was stopped (Ctrl-C)" in preview.output
             again = project.up().check()
             assert "long: SUCCEEDED" in again.output, again.output
             assert [c.method for c in fake.calls].count("CreateCustomJob") == 1
+            [waiter] = [r for r in project.state_resources() if r["type"].endswith(":JobWaiter")]
+            assert waiter["outputs"]["states"] == {"long": "SUCCEEDED"}
+            assert not waiter["outputs"]["problems"] and not waiter.get("initErrors")

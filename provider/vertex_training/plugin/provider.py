@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +119,8 @@ RECORDED_OUTPUTS = {
     "bestTrial": "best_trial",
 }
 BACKENDS = ("vertex", "local")
+#: A JobWaiter's ID (the dynamic waiter's: one waiter of a stack's jobs).
+WAITER_ID = "jobs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -432,9 +434,10 @@ class VertexTrainingProvider(Provider):
         props = plain_map(request.properties)
         if request.type == schema.JOB_WAITER:
             state = waiter_state(request.urn, props)
-            result = await asyncio.to_thread(self.waiter.create, state)
-            waited = self._waited(str(result.id), request.properties, result.outs or {})
-            return CreateResponse(result.id, waited)
+            waited = await self._wait(
+                functools.partial(self.waiter.create, state), WAITER_ID, request.properties, {}
+            )
+            return CreateResponse(WAITER_ID, waited)
         provider = self._job_provider(request.type)
         state = recorded(request.name, owner_of(request.urn), props)
 
@@ -486,9 +489,8 @@ class VertexTrainingProvider(Provider):
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
             old, new = waiter_state(request.urn, olds), waiter_state(request.urn, news)
-            result = await asyncio.to_thread(self.waiter.update, request.resource_id, old, new)
-            outs = result.outs or {}
-            return UpdateResponse(self._waited(request.resource_id, request.news, outs))
+            update = functools.partial(self.waiter.update, request.resource_id, old, new)
+            return UpdateResponse(await self._wait(update, request.resource_id, request.news, olds))
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
@@ -526,13 +528,42 @@ class VertexTrainingProvider(Provider):
             )
         return await construct_platform(request)
 
+    async def _wait(
+        self,
+        call: Callable[[], Any],
+        resource_id: str,
+        inputs: Mapping[str, PropertyValue],
+        olds: Mapping[str, Any],
+    ) -> dict[str, PropertyValue]:
+        """A JobWaiter's create or update (``call``, on a thread): its properties
+        (``_waited``). A wait the engine's cancel stopped keeps the waiter too, with what it
+        had seen (over what it recorded before, ``olds``) and each job it had not seen
+        through as a problem, so that the next `pulumi up` waits for those again."""
+        from vertex_training.resources.cancellation import WaitCancelledError
+        from vertex_training.resources.waiter import SEEN_OUTPUTS
+
+        try:
+            result = await asyncio.to_thread(call)
+        except WaitCancelledError as stopped:
+            seen = {key: dict(olds.get(key) or {}) for key in SEEN_OUTPUTS}
+            seen["states"].update(stopped.last_states)
+            seen["problems"].update(dict.fromkeys(stopped.unfinished, str(stopped)))
+            self._waited(resource_id, inputs, seen, str(stopped))
+            raise  # (``_waited`` raised: there are problems)
+        return self._waited(resource_id, inputs, result.outs or {})
+
     def _waited(
-        self, resource_id: str, inputs: Mapping[str, PropertyValue], outs: Mapping[str, Any]
+        self,
+        resource_id: str,
+        inputs: Mapping[str, PropertyValue],
+        outs: Mapping[str, Any],
+        message: str = "",
     ) -> dict[str, PropertyValue]:
         """A JobWaiter's properties: its inputs and what the wait saw. A job that failed
-        the wait fails the create or update, naming why, with the waiter kept as it is
-        (``InitFailedError``): its ``states``, ``trials`` and ``problems`` are recorded,
-        and the next `pulumi up` waits again for the jobs that failed."""
+        the wait fails the create or update, naming why (``message``, else each job's
+        problem), with the waiter kept as it is (``InitFailedError``): its ``states``,
+        ``trials`` and ``problems`` are recorded, and the next `pulumi up` waits again for
+        the jobs that failed."""
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.waiter import SEEN_OUTPUTS
 
@@ -541,7 +572,7 @@ class VertexTrainingProvider(Provider):
         properties = {**inputs, **{key: property_value(value) for key, value in seen.items()}}
         problems = seen["problems"]
         if problems:
-            message = "\n".join(problems[name] for name in sorted(problems))
+            message = message or "\n".join(problems[name] for name in sorted(problems))
             raise InitFailedError(message, resource_id, properties, inputs)
         return properties
 

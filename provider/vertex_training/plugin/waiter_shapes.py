@@ -24,19 +24,26 @@ def diff_kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
 
 
 def waiting_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
-    """What a JobWaiter's preview says of the jobs it waits for again because they failed
-    the last wait (its recorded ``problems``), or nothing when there are none."""
-    failed = olds.get("problems") or {}
+    """What a JobWaiter's preview says of the jobs it waits for again because the last
+    wait did not see them through (its recorded ``problems``: a job that failed it, or
+    one it was stopped before, by Ctrl-C), or nothing when there are none."""
+    from vertex_training.resources.cancellation import STOPPED
+
+    problems = olds.get("problems") or {}
     listed = {e.get("name") for e in news.get("jobs") or [] if isinstance(e, Mapping)}
-    again = sorted(name for name in failed if name in listed)
-    if not again:
-        return ""
-    names = ", ".join(again)
-    return (
-        f"waits again for {names}, which failed the last wait: a job that ended FAILED "
-        "fails it again until the job is changed or its `rerun` bumped (which submits it "
-        "again)"
-    )
+    again = {name: str(problems[name]) for name in sorted(problems) if name in listed}
+    stopped = [name for name, problem in again.items() if problem.startswith(STOPPED)]
+    failed = [name for name in again if name not in stopped]
+    said = []
+    if failed:
+        said.append(
+            f"waits again for {', '.join(failed)}, which failed the last wait: a job that "
+            "ended FAILED fails it again until the job is changed or its `rerun` bumped "
+            "(which submits it again)"
+        )
+    if stopped:
+        said.append(f"waits again for {', '.join(stopped)}, whose last wait was stopped (Ctrl-C)")
+    return "; ".join(said)
 
 
 def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:

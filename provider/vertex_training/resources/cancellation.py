@@ -17,19 +17,25 @@ calls nothing of a provider's, so a Python program's waits end with its engine.)
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vertex_training.errors import BackendError
+
+#: How a stopped wait's message begins (and so the problem it leaves each job it had not
+#: seen through).
+STOPPED = "the wait was stopped (Ctrl-C)"
 
 
 class WaitCancelledError(BackendError):
     """A wait that the engine's cancel (Ctrl-C) stopped; the jobs keep running."""
 
-    def __init__(self, last_states: Mapping[str, str]) -> None:
+    def __init__(self, last_states: Mapping[str, str], unfinished: Sequence[str] = ()) -> None:
         self.last_states = dict(last_states)
+        #: The jobs the wait had not seen through: the next one waits for them again.
+        self.unfinished = tuple(unfinished)
         seen = ", ".join(f"{name} {state}" for name, state in sorted(last_states.items()))
         super().__init__(
-            "the wait was stopped (Ctrl-C) before its jobs were done"
+            f"{STOPPED} before its jobs were done"
             + (f"; last seen: {seen}" if seen else "")
             + ". The jobs keep running on their backend and stay in the stack: the next "
             "`pulumi up` waits for them again and submits none of them twice (`pulumi "

@@ -247,7 +247,7 @@ def wait_for(
                 )
         progress.waiting(latest, clock(), monotonic(), retries.with_attempts(why.reasons))
         if pending:
-            _pause(min(due.values()) - monotonic(), sleep, cancel, {**final, **_states(latest)})
+            _pause(min(due.values()) - monotonic(), sleep, cancel, final, latest)
     if why.problems:
         raise JobEndedError("\n".join(why.problems.values()))
     return final
@@ -257,13 +257,16 @@ def _pause(
     seconds: float,
     sleep: Callable[[float], None] | None,
     cancel: Cancellation,
-    last_states: Mapping[str, str],
+    final: Mapping[str, str],
+    pending: Mapping[str, JobStatus | None],
 ) -> None:
     """Pause a wait between its reads (``sleep``, else ``cancel``'s pause, which ends at
-    the cancel); ``WaitCancelledError`` with the jobs' last states once cancelled."""
+    the cancel). Once cancelled, ``WaitCancelledError`` with each job's last state (those
+    that left the wait, ``final``, and those still waited for, ``pending``), the jobs still
+    waited for named as unfinished."""
     (sleep or cancel.sleep)(max(0.0, seconds))
     if cancel.cancelled:
-        raise WaitCancelledError(last_states)
+        raise WaitCancelledError({**final, **_states(pending)}, sorted(pending))
 
 
 def _states(latest: Mapping[str, JobStatus | None]) -> dict[str, str]:
