@@ -2,7 +2,8 @@
 they are: the Go page's compiles against sdk/go, the TypeScript page's type-checks
 against the packed npm SDK, and the Python page's names only what pulumi_vertex_training
 has. A page that drifts from the generated SDK fails here. The same programs with a
-study's key misspelt fail `tsc` and `go vet`, naming the key: the study is typed."""
+study's key misspelt fail `tsc` and `go vet`, naming the key: the study is typed. What a
+refusal tells a program to write (an inherited accelerator's way out) type-checks too."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.engine import go_env
 from tests.release import RELEASE, REPO, SDK, run
+from vertex_training import stackconfig
+from vertex_training.errors import SpecError
 from vertex_training.plugin.schema import GO_MODULE
 
 pytestmark = pytest.mark.polyglot
@@ -76,6 +81,40 @@ def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> No
         ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
     )
     assert failed.returncode != 0 and "'maxTrial'" in failed.stdout, failed.stdout
+    (tmp_path / "index.ts").write_text(ADVICE % {"none": json.dumps(inherited_advice())})
+    run("npx", "tsc", "-p", ".", cwd=tmp_path)
+
+
+#: A program that writes what a refusal advises (``%(none)s``: the value the refusal of an
+#: inherited accelerator tells a worker pool to write).
+ADVICE = """\
+import * as vertex from "vertex-training";
+
+new vertex.TrainingJob("train", { job: {
+    image: "us-docker.pkg.dev/acme-ml/train/trainer:1",
+    machine: "n1-standard-8",
+    accelerator: { type: "NVIDIA_TESLA_T4", count: 1 },
+    workers: { replicas: 2, machine: "e2-standard-8", accelerator: %(none)s },
+} });
+"""
+
+
+def inherited_advice() -> Any:
+    """The value the refusal of a worker pool's inherited accelerator says to write, read
+    from the refusal's own words (``write accelerator: VALUE here for none``)."""
+    keys = {
+        "image": "us-docker.pkg.dev/acme-ml/train/trainer:1",
+        "machine": "n1-standard-8",
+        "accelerator": {"type": "NVIDIA_TESLA_T4"},
+        "workers": {"replicas": 2, "machine": "e2-standard-8"},
+    }
+    settings = stackconfig.StackSettings(stack="dev", project="acme-ml", region="us-central1")
+    with pytest.raises(SpecError) as refused:
+        stackconfig.parse_job("train", keys, settings)
+    [issue] = refused.value.issues
+    found = re.search(r"write accelerator: (\{.*?\}) here for none", issue.message)
+    assert found, issue.message
+    return yaml.safe_load(found[1])
 
 
 def test_the_python_page_names_what_the_sdk_has() -> None:

@@ -182,11 +182,11 @@ BAD_JOBS = [
         id="accelerator-as-text",
     ),
     pytest.param(
-        with_image(accelerator={"type": "NVIDIA_TESLA_T4", "count": 0}),
+        with_image(accelerator={"type": "NVIDIA_TESLA_T4", "count": -1}),
         STACK,
         ".accelerator.count",
         "must be at least 1",
-        id="count-zero",
+        id="count-negative",
     ),
     pytest.param(
         with_image(region="us-central9"),
@@ -850,6 +850,45 @@ class TestInheritance:
         )
         evaluators = job.worker_pools[3]
         assert evaluators is not None and evaluators.accelerator is None
+
+    @pytest.mark.parametrize("none", [{"count": 0}, {"type": "NVIDIA_TESLA_T4", "count": 0}])
+    def test_accelerator_count_zero_means_none(self, none: dict[str, Any]) -> None:
+        """{count: 0} is null's meaning, in the form every SDK's types can write."""
+        job = parse_job(
+            "mnist",
+            with_image(
+                accelerator={"type": "NVIDIA_TESLA_T4"},
+                evaluators={"machine": "e2-standard-8", "accelerator": none},
+            ),
+            STACK,
+        )
+        evaluators = job.worker_pools[3]
+        assert evaluators is not None and evaluators.accelerator is None
+        pools = job.request_body()["jobSpec"]["workerPoolSpecs"]
+        assert pools[3]["machineSpec"] == {"machineType": "e2-standard-8"}
+
+    def test_an_inherited_accelerator_the_machine_refuses_names_the_way_out(self) -> None:
+        """The refusal tells how to write none: {count: 0}, which compiles in every SDK."""
+        with pytest.raises(SpecError) as refused:
+            parse_job(
+                "mnist",
+                with_image(
+                    accelerator={"type": "NVIDIA_TESLA_T4"}, workers={"machine": "e2-standard-8"}
+                ),
+                STACK,
+            )
+        [issue] = refused.value.issues
+        assert issue.key.endswith("workers.accelerator.type")
+        assert "write accelerator: {count: 0} here for none" in issue.message
+
+    def test_an_accelerator_without_its_type_is_refused(self) -> None:
+        """A count with no type names the machine's accelerators and the form for none."""
+        with pytest.raises(SpecError) as refused:
+            parse_job("mnist", with_image(accelerator={"count": 2}), STACK)
+        [issue] = refused.value.issues
+        assert issue.key.endswith("accelerator.type")
+        assert "NVIDIA_TESLA_T4" in issue.message
+        assert "write accelerator: {count: 0} for none" in issue.message
 
     def test_program_inherits_as_a_unit(self) -> None:
         """A pool with its own python_package does not also inherit the primary's image."""

@@ -35,9 +35,10 @@ MeasurementSelectionName = Literal["best", "last"]
 
 
 class AcceleratorArgs(TypedDict, total=False):
-    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``."""
+    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a
+    worker pool, rather than the primary pool's)."""
 
-    type: Required[Input[str]]
+    type: Input[str]
     count: Input[int]
 
 

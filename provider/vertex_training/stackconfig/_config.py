@@ -80,9 +80,11 @@ Labels = Annotated[dict[str, str], BeforeValidator(_labels_before)]
 
 
 class AcceleratorConfig(_ConfigModel):
-    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``."""
+    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}`` is none (read
+    as ``null`` before this model: ``_accelerator_before``), so ``type`` is required by
+    the pool's rules (``_resolve``), not here."""
 
-    type: AcceleratorName
+    type: AcceleratorName | None = None
     count: int = Field(1, ge=1)
 
 

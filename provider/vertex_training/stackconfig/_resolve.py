@@ -70,6 +70,9 @@ from vertex_training.stackconfig._retry import RetryRules
 from vertex_training.stackconfig._settings_rules import JobSettingsRules, reserved_retry_issue
 
 _T = TypeVar("_T")
+#: What a pool writes for no accelerator, in every language's types (``null`` too, in a
+#: stack file: a typed SDK has no null for it).
+NO_ACCELERATOR = "{count: 0}"
 #: The warning for a key only Vertex AI acts on, in a job the local backend runs.
 LOCAL_IGNORES = (
     "the local backend runs the job on this machine and does not act on this key (no "
@@ -552,10 +555,20 @@ class _JobResolver(RetryRules, JobSettingsRules):
             return self._implied_accelerator(path, machine)
         where = (*path, "accelerator")
         inherited_note = (
-            " (inherited from the primary pool: write accelerator: null here for none)"
+            f" (inherited from the primary pool: write accelerator: {NO_ACCELERATOR} here for "
+            "none)"
             if inherited
             else ""
         )
+        if config.type is None:
+            takes = one_of(list(machine.accelerators)) if machine.accelerators else "none"
+            self.fail(
+                (*where, "type"),
+                None,
+                f"name the accelerator ({machine.name} takes {takes}), or write "
+                f"accelerator: {NO_ACCELERATOR} for none",
+            )
+            return _Checked(None, ok=False)
         if config.type not in machine.accelerators:
             if machine.accelerators:
                 takes = f"takes {one_of(list(machine.accelerators))}"

@@ -323,9 +323,13 @@ def _labels_before(value: Any) -> Any:
 
 
 def _accelerator_before(value: Any) -> Any:
-    """``accelerator: NVIDIA_TESLA_T4`` is a common slip: say what the mapping looks like."""
+    """``accelerator: NVIDIA_TESLA_T4`` is a common slip: say what the mapping looks like.
+    ``accelerator: {count: 0}`` (its type given or not) means none, as ``null`` does: the
+    form every language's types can write (a typed SDK has no null for it)."""
     if isinstance(value, str):
         raise invalid(f"write the accelerator as a mapping: {{type: {value}, count: 1}}")
+    if isinstance(value, Mapping) and value.get("count") == 0:
+        return None
     return value
 
 

@@ -12,21 +12,21 @@ namespace VertexTraining.VertexTraining.Inputs
 {
 
     /// <summary>
-    /// ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+    /// ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
     /// </summary>
     public sealed class AcceleratorArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         /// </summary>
         [Input("count")]
         public Input<int>? Count { get; set; }
 
         /// <summary>
-        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         /// </summary>
-        [Input("type", required: true)]
-        public Input<string> Type { get; set; } = null!;
+        [Input("type")]
+        public Input<string>? Type { get; set; }
 
         public AcceleratorArgs()
         {

@@ -12,25 +12,25 @@ namespace VertexTraining.VertexTraining.Outputs
 {
 
     /// <summary>
-    /// ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+    /// ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
     /// </summary>
     [OutputType]
     public sealed class Accelerator
     {
         /// <summary>
-        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         /// </summary>
         public readonly int? Count;
         /// <summary>
-        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        /// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         /// </summary>
-        public readonly string Type;
+        public readonly string? Type;
 
         [OutputConstructor]
         private Accelerator(
             int? count,
 
-            string type)
+            string? type)
         {
             Count = count;
             Type = type;

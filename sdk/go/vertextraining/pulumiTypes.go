@@ -13,12 +13,12 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
-// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“.
+// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“; “{count: 0}“: none (in a worker pool, rather than the primary pool's).
 type Accelerator struct {
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Count *int `pulumi:"count"`
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-	Type string `pulumi:"type"`
+	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	Type *string `pulumi:"type"`
 }
 
 // AcceleratorInput is an input type that accepts AcceleratorArgs and AcceleratorOutput values.
@@ -32,12 +32,12 @@ type AcceleratorInput interface {
 	ToAcceleratorOutputWithContext(context.Context) AcceleratorOutput
 }
 
-// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“.
+// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“; “{count: 0}“: none (in a worker pool, rather than the primary pool's).
 type AcceleratorArgs struct {
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Count pulumi.IntPtrInput `pulumi:"count"`
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-	Type pulumi.StringInput `pulumi:"type"`
+	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	Type pulumi.StringPtrInput `pulumi:"type"`
 }
 
 func (AcceleratorArgs) ElementType() reflect.Type {
@@ -93,7 +93,7 @@ func (i *acceleratorPtrType) ToAcceleratorPtrOutputWithContext(ctx context.Conte
 	return pulumi.ToOutputWithContext(ctx, i).(AcceleratorPtrOutput)
 }
 
-// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“.
+// “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“; “{count: 0}“: none (in a worker pool, rather than the primary pool's).
 type AcceleratorOutput struct{ *pulumi.OutputState }
 
 func (AcceleratorOutput) ElementType() reflect.Type {
@@ -118,14 +118,14 @@ func (o AcceleratorOutput) ToAcceleratorPtrOutputWithContext(ctx context.Context
 	}).(AcceleratorPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o AcceleratorOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Accelerator) *int { return v.Count }).(pulumi.IntPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-func (o AcceleratorOutput) Type() pulumi.StringOutput {
-	return o.ApplyT(func(v Accelerator) string { return v.Type }).(pulumi.StringOutput)
+// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+func (o AcceleratorOutput) Type() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Accelerator) *string { return v.Type }).(pulumi.StringPtrOutput)
 }
 
 type AcceleratorPtrOutput struct{ *pulumi.OutputState }
@@ -152,7 +152,7 @@ func (o AcceleratorPtrOutput) Elem() AcceleratorOutput {
 	}).(AcceleratorOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o AcceleratorPtrOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Accelerator) *int {
 		if v == nil {
@@ -162,13 +162,13 @@ func (o AcceleratorPtrOutput) Count() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o AcceleratorPtrOutput) Type() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Accelerator) *string {
 		if v == nil {
 			return nil
 		}
-		return &v.Type
+		return v.Type
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -1839,7 +1839,7 @@ func (o ImageRowArrayOutput) Index(i pulumi.IntInput) ImageRowOutput {
 
 // One job: the keys of an entry of “vertex-training:jobs“ (docs/config-shape.md). The primary pool's keys are the job's own (“_PoolKeys“: “image“, “machine“, “accelerator“, ...); “workers“, “parameter_servers“, “reduction_server“ and “evaluators“ add pools. “study“ makes it a hyperparameter tuning job (docs/tuning.md); “training_input“ is an AI Platform Training block, translated (docs/legacy.md).
 type Job struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator *Accelerator `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt *string `pulumi:"adopt"`
@@ -1948,7 +1948,7 @@ type JobInput interface {
 
 // One job: the keys of an entry of “vertex-training:jobs“ (docs/config-shape.md). The primary pool's keys are the job's own (“_PoolKeys“: “image“, “machine“, “accelerator“, ...); “workers“, “parameter_servers“, “reduction_server“ and “evaluators“ add pools. “study“ makes it a hyperparameter tuning job (docs/tuning.md); “training_input“ is an AI Platform Training block, translated (docs/legacy.md).
 type JobArgs struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt pulumi.StringPtrInput `pulumi:"adopt"`
@@ -2071,7 +2071,7 @@ func (o JobOutput) ToJobOutputWithContext(ctx context.Context) JobOutput {
 	return o
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o JobOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v Job) *Accelerator { return v.Accelerator }).(AcceleratorPtrOutput)
 }
@@ -3163,7 +3163,7 @@ func (o PlatformSettingsPtrOutput) Tensorboard() pulumi.StringPtrOutput {
 
 // “workers“, “parameter_servers“, “evaluators“: a worker pool.
 type Pool struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator *Accelerator `pulumi:"accelerator"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args []string `pulumi:"args"`
@@ -3206,7 +3206,7 @@ type PoolInput interface {
 
 // “workers“, “parameter_servers“, “evaluators“: a worker pool.
 type PoolArgs struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args pulumi.StringArrayInput `pulumi:"args"`
@@ -3314,7 +3314,7 @@ func (o PoolOutput) ToPoolPtrOutputWithContext(ctx context.Context) PoolPtrOutpu
 	}).(PoolPtrOutput)
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o PoolOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v Pool) *Accelerator { return v.Accelerator }).(AcceleratorPtrOutput)
 }
@@ -3408,7 +3408,7 @@ func (o PoolPtrOutput) Elem() PoolOutput {
 	}).(PoolOutput)
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o PoolPtrOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v *Pool) *Accelerator {
 		if v == nil {

@@ -6,17 +6,17 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
 /**
- * ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+ * ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
  */
 export interface Accelerator {
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
     count?: number;
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
-    type: string;
+    type?: string;
 }
 
 /**
@@ -226,7 +226,7 @@ export interface ImageRow {
  */
 export interface Job {
     /**
-     * `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
     accelerator?: outputs.Accelerator;
     /**
@@ -500,7 +500,7 @@ export interface PlatformSettings {
  */
 export interface Pool {
     /**
-     * `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
     accelerator?: outputs.Accelerator;
     /**

@@ -81,55 +81,56 @@ __all__ = [
 
 class AcceleratorArgsDict(TypedDict):
     """
-    ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
-    """
-    type: pulumi.Input[_builtins.str]
-    """
-    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
     """
     count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    """
+    type: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
     """
 
 @pulumi.input_type
 class AcceleratorArgs:
     def __init__(__self__, *,
-                 type: pulumi.Input[_builtins.str],
-                 count: pulumi.Input[Optional[_builtins.int]] = None):
+                 count: pulumi.Input[Optional[_builtins.int]] = None,
+                 type: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+        ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
 
-        :param pulumi.Input[_builtins.str] type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param pulumi.Input[_builtins.int] count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param pulumi.Input[_builtins.int] count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param pulumi.Input[_builtins.str] type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
-        pulumi.set(__self__, "type", type)
         if count is not None:
             pulumi.set(__self__, "count", count)
-
-    @_builtins.property
-    @pulumi.getter
-    def type(self) -> pulumi.Input[_builtins.str]:
-        """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        """
-        return pulumi.get(self, "type")
-
-    @type.setter
-    def type(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "type", value)
+        if type is not None:
+            pulumi.set(__self__, "type", type)
 
     @_builtins.property
     @pulumi.getter
     def count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "count")
 
     @count.setter
     def count(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "count", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        """
+        return pulumi.get(self, "type")
+
+    @type.setter
+    def type(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "type", value)
 
 
 class BucketArgsDict(TypedDict):
@@ -908,7 +909,7 @@ class JobArgsDict(TypedDict):
     """
     accelerator: NotRequired[pulumi.Input[Optional['AcceleratorArgsDict']]]
     """
-    `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
     """
     adopt: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1148,7 +1149,7 @@ class JobArgs:
         """
         One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md). The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``, ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md); ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
 
-        :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param pulumi.Input[_builtins.str] adopt: Provider-side: resource name of an existing job to take over.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param pulumi.Input[_builtins.str] backend: Override the stack's `gcp:region` and `vertex-training:backend`.
@@ -1295,7 +1296,7 @@ class JobArgs:
     @pulumi.getter
     def accelerator(self) -> pulumi.Input[Optional['AcceleratorArgs']]:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 
@@ -2325,7 +2326,7 @@ class PoolArgsDict(TypedDict):
     """
     accelerator: NotRequired[pulumi.Input[Optional['AcceleratorArgsDict']]]
     """
-    `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
     """
     args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
@@ -2400,7 +2401,7 @@ class PoolArgs:
         """
         ``workers``, ``parameter_servers``, ``evaluators``: a worker pool.
 
-        :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
         :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -2448,7 +2449,7 @@ class PoolArgs:
     @pulumi.getter
     def accelerator(self) -> pulumi.Input[Optional['AcceleratorArgs']]:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 

@@ -50,36 +50,37 @@ __all__ = [
 @pulumi.output_type
 class Accelerator(dict):
     """
-    ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+    ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
     """
     def __init__(__self__, *,
-                 type: _builtins.str,
-                 count: Optional[_builtins.int] = None):
+                 count: Optional[_builtins.int] = None,
+                 type: Optional[_builtins.str] = None):
         """
-        ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+        ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
 
-        :param _builtins.str type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param _builtins.int count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param _builtins.int count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param _builtins.str type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
-        pulumi.set(__self__, "type", type)
         if count is not None:
             pulumi.set(__self__, "count", count)
-
-    @_builtins.property
-    @pulumi.getter
-    def type(self) -> _builtins.str:
-        """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        """
-        return pulumi.get(self, "type")
+        if type is not None:
+            pulumi.set(__self__, "type", type)
 
     @_builtins.property
     @pulumi.getter
     def count(self) -> Optional[_builtins.int]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "count")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> Optional[_builtins.str]:
+        """
+        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        """
+        return pulumi.get(self, "type")
 
 
 @pulumi.output_type
@@ -872,7 +873,7 @@ class Job(dict):
         """
         One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md). The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``, ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md); ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
 
-        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param _builtins.str adopt: Provider-side: resource name of an existing job to take over.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param _builtins.str backend: Override the stack's `gcp:region` and `vertex-training:backend`.
@@ -1019,7 +1020,7 @@ class Job(dict):
     @pulumi.getter
     def accelerator(self) -> Optional['outputs.Accelerator']:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 
@@ -1727,7 +1728,7 @@ class Pool(dict):
         """
         ``workers``, ``parameter_servers``, ``evaluators``: a worker pool.
 
-        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
         :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1775,7 +1776,7 @@ class Pool(dict):
     @pulumi.getter
     def accelerator(self) -> Optional['outputs.Accelerator']:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 

@@ -5,7 +5,6 @@ package io.github.vertex_training.vertextraining.inputs;
 
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
-import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.Objects;
@@ -14,7 +13,7 @@ import javax.annotation.Nullable;
 
 
 /**
- * ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``.
+ * ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool&#39;s).
  * 
  */
 public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
@@ -22,14 +21,14 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
     public static final AcceleratorArgs Empty = new AcceleratorArgs();
 
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     @Import(name="count")
     private @Nullable Output<Integer> count;
 
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     public Optional<Output<Integer>> count() {
@@ -37,18 +36,18 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
-    @Import(name="type", required=true)
-    private Output<String> type;
+    @Import(name="type")
+    private @Nullable Output<String> type;
 
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
-    public Output<String> type() {
-        return this.type;
+    public Optional<Output<String>> type() {
+        return Optional.ofNullable(this.type);
     }
 
     private AcceleratorArgs() {}
@@ -77,7 +76,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
@@ -88,7 +87,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
@@ -98,18 +97,18 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
          */
-        public Builder type(Output<String> type) {
+        public Builder type(@Nullable Output<String> type) {
             $.type = type;
             return this;
         }
 
         /**
-         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
@@ -119,9 +118,6 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         public AcceleratorArgs build() {
-            if ($.type == null) {
-                throw new MissingRequiredPropertyException("AcceleratorArgs", "type");
-            }
             return $;
         }
     }

@@ -4,7 +4,6 @@
 package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
-import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.Objects;
@@ -14,30 +13,30 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Accelerator {
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     private @Nullable Integer count;
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
-    private String type;
+    private @Nullable String type;
 
     private Accelerator() {}
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     public Optional<Integer> count() {
         return Optional.ofNullable(this.count);
     }
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
-    public String type() {
-        return this.type;
+    public Optional<String> type() {
+        return Optional.ofNullable(this.type);
     }
 
     public static Builder builder() {
@@ -50,7 +49,7 @@ public final class Accelerator {
     @CustomType.Builder
     public static final class Builder {
         private @Nullable Integer count;
-        private String type;
+        private @Nullable String type;
         public Builder() {}
         public Builder(Accelerator defaults) {
     	      Objects.requireNonNull(defaults);
@@ -65,10 +64,8 @@ public final class Accelerator {
             return this;
         }
         @CustomType.Setter
-        public Builder type(String type) {
-            if (type == null) {
-              throw new MissingRequiredPropertyException("Accelerator", "type");
-            }
+        public Builder type(@Nullable String type) {
+
             this.type = type;
             return this;
         }
