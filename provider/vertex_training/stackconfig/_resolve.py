@@ -555,8 +555,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             return self._implied_accelerator(path, machine)
         where = (*path, "accelerator")
         inherited_note = (
-            f" (inherited from the primary pool: write accelerator: {NO_ACCELERATOR} here for "
-            "none)"
+            f" (inherited from the primary pool: write accelerator: {NO_ACCELERATOR} here for none)"
             if inherited
             else ""
         )
