@@ -5,9 +5,10 @@ provider protocol's ``Cancel``) and waits for the operations in flight to end. T
 plugin's ``cancel`` cancels ``PROCESS``: each wait in progress stops at once
 (its pause between reads, ``Cancellation.sleep``, ends the moment the cancel comes)
 and fails its operation with ``WaitCancelledError``, which names each job's last
-state. Nothing is cancelled on Vertex AI, and each job is already in the stack's state
-(its own create returned when it was submitted): the next `pulumi up` waits for the
-jobs again, as after a killed engine, and submits none twice.
+state and the jobs it had not seen through (the plugin keeps its waiter with them as
+problems: ``plugin.provider``). Nothing is cancelled on Vertex AI, and each job is
+already in the stack's state (its own create returned when it was submitted): the next
+`pulumi up` waits for the jobs again, as after a killed engine, and submits none twice.
 
 One event serves the process, as one engine serves the plugin: once cancelled, the
 engine ends the plugin. (The Python dynamic provider host answers ``Cancel`` itself and
