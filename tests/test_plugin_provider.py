@@ -676,10 +676,14 @@ class TestEstimate:
         assert first["estimate"]["pricesSource"] == second["estimate"]["pricesSource"] == SOURCE
 
     def test_a_local_job_costs_nothing_and_needs_no_prices(
-        self, plugin: VertexTrainingProvider
+        self, plugin: VertexTrainingProvider, tmp_path: Path
     ) -> None:
-        """A job on the local backend is free on Google Cloud, with no snapshot."""
-        made = create(plugin, {**job(), "backend": "local"}, preview=True)
+        """A job on the local backend is free on Google Cloud, with no snapshot. (A
+        package job: a container one would need a container engine answering here.)"""
+        (tmp_path / "trainer-0.1.tar.gz").write_bytes(b"")
+        package = {"packageUris": ["trainer-0.1.tar.gz"], "module": "trainer.task"}
+        keys = {"pythonPackage": package, "machine": "e2-standard-4"}
+        made = create(plugin, {"job": keys, "backend": "local"}, preview=True)
         estimate = plain_map(made.properties)["estimate"]
         assert (estimate["hourlyUsd"], estimate["maxUsd"], estimate["unknown"]) == (0.0, 0.0, [])
         assert estimate["summary"] == "runs locally: no Google Cloud cost"
