@@ -168,7 +168,7 @@ TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
     "bestTrial": {"$ref": f"#/types/{TRIAL}"},
 }
 #: The properties of a trial (``backends.base.Trial.to_output``, in camelCase: its keys
-#: by ``plugin.provider.trial_output``; the parameters' and metrics' IDs as written).
+#: by ``plugin.waiter_shapes.trial_output``; the parameters' and metrics' IDs as written).
 TRIAL_PROPERTIES: dict[str, dict[str, Any]] = {
     "id": {"type": "string"},
     "state": {"type": "string"},
