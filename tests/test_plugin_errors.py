@@ -23,7 +23,7 @@ from pulumi.provider.experimental.provider import CreateRequest, CreateResponse,
 from pulumi.runtime.proto import provider_pb2
 
 from vertex_training.errors import JobEndedError
-from vertex_training.plugin.__main__ import OPERATIONS, _plain_errors, project_error, servicer
+from vertex_training.plugin.__main__ import OPERATIONS, plain_errors, project_error, servicer
 from vertex_training.plugin.init_failed import InitFailedError
 
 FAILED = (
@@ -102,7 +102,7 @@ class TestServicerErrors:
 
         context = Context()
         with pytest.raises(grpc.aio.AbortError):
-            asyncio.run(_plain_errors(call)(None, None, context))
+            asyncio.run(plain_errors(call)(None, None, context))
         assert (context.code, context.details) == (grpc.StatusCode.UNKNOWN, FAILED)
 
     def test_a_bug_keeps_its_exception(self) -> None:
@@ -114,7 +114,7 @@ class TestServicerErrors:
             raise reraised_with_stack(bug)
 
         with pytest.raises(Exception, match="resourceName") as raised:
-            asyncio.run(_plain_errors(call)(None, None, context))
+            asyncio.run(plain_errors(call)(None, None, context))
         assert raised.value.__context__ is bug and context.code is None
 
     def test_a_call_the_server_ended_is_left_as_it_ended(self) -> None:
@@ -128,7 +128,7 @@ class TestServicerErrors:
 
         context = Context()
         with pytest.raises(grpc.aio.AbortError):
-            asyncio.run(_plain_errors(call)(None, None, context))
+            asyncio.run(plain_errors(call)(None, None, context))
         assert context.status == "status" and context.code is None
 
     def test_a_failure_that_kept_its_resource_says_so_to_the_engine(self) -> None:

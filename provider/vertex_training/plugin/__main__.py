@@ -69,7 +69,7 @@ def project_error(exc: BaseException) -> VertexTrainingError | None:
     return None
 
 
-def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+def plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     """``call``, a servicer method, whose failure by the project's own error ends the
     call with that error's message alone (``project_error``), and with the resource it
     made or changed when the error is an ``InitFailedError`` (``plugin.init_failed``). A
@@ -99,13 +99,13 @@ def _plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
 
 def servicer() -> type:
     """The Pulumi SDK's provider servicer, its operations ending in the project's words
-    (``_plain_errors``)."""
+    (``plain_errors``)."""
     from pulumi.provider.experimental.server import ProviderServicer
 
     return type(
         "Servicer",
         (ProviderServicer,),
-        {name: _plain_errors(getattr(ProviderServicer, name)) for name in OPERATIONS},
+        {name: plain_errors(getattr(ProviderServicer, name)) for name in OPERATIONS},
     )
 
 

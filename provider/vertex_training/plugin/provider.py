@@ -423,11 +423,12 @@ class VertexTrainingProvider(Provider):
         )
 
     async def create(self, request: CreateRequest) -> CreateResponse:
+        # Why a replacement is one: said in its preview, and kept no longer either way.
+        replacement = self.replacements.pop(request.urn, None)
         if request.preview and request.type == schema.JOB_WAITER:
             return CreateResponse(None, unseen(request.properties))
         if request.preview:  # a create, or a replacement: say what it submits and costs
             properties = self._job_preview(request.urn, request.properties)
-            replacement = self.replacements.pop(request.urn, None)
             text = preview_text(properties, is_secret(request.properties), replacement)
             await asyncio.to_thread(show, request.urn, text)
             return CreateResponse(None, properties)
