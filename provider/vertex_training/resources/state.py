@@ -139,6 +139,9 @@ class JobView(TypedDict):
     adopt: str
     #: Absent for a job that is submitted once.
     retry: NotRequired[RetryPolicy]
+    #: The resource names of the jobs it is submitted after, once each has succeeded;
+    #: absent for a job that waits for none.
+    run_after: NotRequired[list[str]]
 
 
 class JobOutputs(TypedDict):
@@ -266,9 +269,10 @@ RESUBMISSION_KEYS = ("name", "retry", "request", "stack_name", *OWNER_VIEW_KEYS)
 
 def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
     """What the provider's operations need of a parsed job: its name, exact request,
-    location, provider-side settings (``wait``, ``adopt``, and ``retry`` when it has
-    one) and its owner (its stack's name, and its Pulumi project and organization where
-    ``stack`` names them; the waiter derives the same for a job it resubmits)."""
+    location, provider-side settings (``wait``, ``adopt``, and ``retry`` and
+    ``run_after`` when it has them) and its owner (its stack's name, and its Pulumi
+    project and organization where ``stack`` names them; the waiter derives the same for
+    a job it resubmits)."""
     settings = spec.settings()
     view: JobView = {
         "name": spec.name,
@@ -284,6 +288,8 @@ def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
         view["pulumi_organization"] = stack.pulumi_organization
     if "retry" in settings:
         view["retry"] = settings["retry"]
+    if "run_after" in settings:
+        view["run_after"] = settings["run_after"]
     return view
 
 

@@ -13,9 +13,10 @@ Lifecycle, as the engine drives it:
   (the API has no update) and lists the changed keys; a change to provider-side
   settings only is an in-place update; no change is no diff.
 - create: submits and returns at once with the server-chosen resource name as the ID.
-  Waiting is done for all jobs together by ``vertex_training.resources.waiter.JobWaiter``, so a
-  stack of
-  many jobs is not held in batches by the provider host's four threads. Each job carries
+  Waiting is done for all jobs together by ``vertex_training.resources.waiter.JobWaiter``,
+  so a stack of many jobs is not held in batches by the provider host's four threads;
+  only a job with ``run_after`` waits first, for the jobs it names to succeed
+  (``vertex_training.resources.run_after``). Each job carries
   a label derived from its stack, resource name and request; a create looks for that
   label first (in one listing of the stack's jobs per update, ``resources.listing``), so
   a rerun after an interrupted ``pulumi up`` adopts the job it had already submitted
@@ -77,6 +78,7 @@ from vertex_training.resources.job_arguments import (
     with_packages,
 )
 from vertex_training.resources.listing import StackListing
+from vertex_training.resources.run_after import runs_after, wait_to_run
 from vertex_training.resources.progress import (
     BACKENDS_LOGGER,
     EngineLog,
@@ -116,7 +118,7 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(BACKENDS_LOGGER)
 
 #: Inputs that never change what runs: changing them updates the resource in place.
-PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", SCHEMA_KEY)
+PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", "run_after", SCHEMA_KEY)
 #: ``RUN_KEYS`` (``vertex_training.api.bodies``) say what runs and where. When one changes the
 #: job is replaced, and the replacement lists every changed key (the user's config keys
 #: among them); a change to config keys that leaves these alone (say, writing out a
@@ -340,6 +342,8 @@ class TrainingJobProvider(ConfiguredProvider):
             urn or resource_urn(owner.stack, self.resource_type, inputs["name"], owner.project)
         )
         with contextlib.closing(log), backend_notices(log):
+            if prerequisites := runs_after(inputs):
+                wait_to_run(inputs["name"], prerequisites, self.settings, log)
             return self._create(inputs, recorded)
 
     def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:

@@ -241,6 +241,8 @@ class JobConfig(_PoolConfig):
     experiment_run: ContextName | None = None
     wait: Annotated[WaitConfig | None, BeforeValidator(_wait_before)] = None
     adopt: NonEmptyText | None = None
+    #: Jobs (resource names) this one is submitted after, once each has succeeded.
+    run_after: list[NonEmptyText] | None = None
     retry: RetryConfig | None = None
     #: Any label value; changing it submits the job again with nothing else changed.
     rerun: Annotated[str, BeforeValidator(_rerun_before)] | None = None

@@ -189,7 +189,7 @@ class PscInterface(_SpecModel):
 
 EnvValue = Annotated[str | SecretValue, Field(union_mode="left_to_right")]
 #: JobSpec fields that only the provider uses (changing them never resubmits a job).
-_SETTINGS_FIELDS = frozenset({"wait", "adopt", "retry"})
+_SETTINGS_FIELDS = frozenset({"wait", "adopt", "retry", "run_after"})
 
 
 def _env_list(env: Mapping[str, str | SecretValue]) -> list[dict[str, str]]:
@@ -333,6 +333,8 @@ class JobSpec(_SpecModel):
     wait: WaitPolicy = WaitPolicy()
     adopt: str | None = None
     retry: RetryPolicy | None = None
+    #: The resource names of the jobs this one is submitted after, once each has succeeded.
+    run_after: list[str] = []
     #: What preview should tell the user (each message names its stack config key): settings
     #: translated with a caveat, prebuilt images near their end of support. Never part of
     #: ``settings()``: a new warning never resubmits a job.
@@ -409,4 +411,6 @@ class JobSpec(_SpecModel):
             settings["wait"].pop("start_timeout_s", None)
         if settings.get("retry") is None:
             settings.pop("retry", None)
+        if not settings.get("run_after"):
+            settings.pop("run_after", None)
         return settings

@@ -233,6 +233,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             ),
             adopt=config.adopt,
             retry=retry,
+            run_after=list(config.run_after or []),
         )
 
     def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:

@@ -1,8 +1,10 @@
 """The rules of a job's own settings in the job resolver: scheduling (flex-start's limits),
-the wait, the service account and networking, an adopted job's name."""
+the wait, the service account and networking, an adopted job's name, the jobs a job runs
+after."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +23,11 @@ from vertex_training.stackconfig._constants import (
 )
 from vertex_training.stackconfig._issues import full_key, one_of
 from vertex_training.stackconfig._job import Scheduling, StackSettings, WorkerPool
+
+#: A job ``run_after`` may name: a Vertex AI custom or tuning job, or a local one.
+_RUN_AFTER_RE = re.compile(
+    rf"(projects/[^/\s]+/locations/[^/\s]+|local)/({CUSTOM_JOBS}|{TUNING_JOBS})/\d+"
+)
 
 
 class JobSettingsRules:
@@ -90,6 +97,7 @@ class JobSettingsRules:
                 config.reserved_ip_ranges,
                 "reserved IP ranges belong to a peered VPC network: set network as well",
             )
+        self._check_run_after(config.run_after or [])
         if not self.vertex:
             return
         if config.base_output_directory and not config.base_output_directory.startswith(GCS_PREFIX):
@@ -110,6 +118,33 @@ class JobSettingsRules:
                 )
         if config.adopt:
             self._check_adopt(config.adopt)
+
+    def _check_run_after(self, names: Sequence[str]) -> None:
+        """``run_after`` lists jobs by resource name, each once; an adopted job was
+        submitted already, so it runs after nothing."""
+        if names and self.config.adopt:
+            self.fail(
+                ("run_after",),
+                list(names),
+                "an adopted job is already submitted, so it cannot wait for other jobs "
+                "first; remove run_after, or remove adopt to submit a new job after them",
+            )
+        example = f"projects/{self.stack.project or 'PROJECT'}/locations/{self.region}/{CUSTOM_JOBS}/ID"
+        for index, name in enumerate(names):
+            if not _RUN_AFTER_RE.fullmatch(name):
+                self.fail(
+                    ("run_after", index),
+                    name,
+                    f"must be a job's resource name ({example}, or a local job's "
+                    f"local/{CUSTOM_JOBS}/ID): in a program, pass the other job's ID "
+                    "(its `id` output)",
+                )
+            elif name in names[:index]:
+                self.fail(
+                    ("run_after", index),
+                    name,
+                    "is listed twice; list each job once",
+                )
 
     def _check_adopt(self, name: str) -> None:
         project_id = self.stack.project or "PROJECT"
