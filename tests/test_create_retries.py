@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from tests.clients import configured, registered
+from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.backends.pacing import PacingPolicy
 from vertex_training.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from vertex_training.errors import PermanentError, TransientError, UncertainError
@@ -27,7 +28,7 @@ from vertex_training.resources.submission import (
     labelled_request,
     submit,
 )
-from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
+from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
 from vertex_training.testing import FakeVertex
 from vertex_training.testing._faults import MAY_TAKE_EFFECT_CODES, REFUSAL_CODES

@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from tests.engine import Project, tools_missing, vertex_stack
-from vertex_training.resources.training_job import IDENTITY_LABEL
+from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [

@@ -120,6 +120,30 @@ func main() {
 """
 
 
+#: Three steps, each submitted once the one before has succeeded (``runAfter``).
+PIPELINE_STEPS = ("prepare", "train", "evaluate")
+PIPELINE = """\
+import * as pulumi from "@pulumi/pulumi";
+import * as vertex from "vertex-training";
+
+const config = new pulumi.Config();
+const image = "%(image)s";
+const step = (name: string, after: vertex.TrainingJob[]) =>
+    new vertex.TrainingJob(name, {
+        job: {
+            image,
+            machine: "e2-standard-4",
+            args: [name, config.get(`${name}-run`) ?? "1"],
+            runAfter: after.map((job) => job.id),
+        },
+    });
+const prepare = step("prepare", []);
+const train = step("train", [prepare]);
+const evaluate = step("evaluate", [train]);
+
+export const evaluated = evaluate.jobId;
+"""
+
 PYTHON = """\
 import pulumi
 import pulumi_vertex_training as vertex
@@ -168,7 +192,7 @@ def fake() -> Iterator[FakeVertex]:
         yield fake
 
 
-def typescript_program(tmp: Path, tarball: Path) -> Project:
+def typescript_program(tmp: Path, tarball: Path, source: str = TYPESCRIPT) -> Project:
     package = {
         "name": "ts-training",
         "main": "index.ts",
@@ -181,7 +205,7 @@ def typescript_program(tmp: Path, tarball: Path) -> Project:
             "Pulumi.yaml": "name: ts-training\n"
             "runtime:\n  name: nodejs\n  options:\n    typescript: true\n" + plugin_block(),
             "package.json": json.dumps(package, indent=2),
-            "index.ts": TYPESCRIPT % {"image": IMAGE},
+            "index.ts": source % {"image": IMAGE},
         },
     )
     run("npm", "install", *NPM_QUIET, cwd=project.root)
@@ -309,3 +333,42 @@ class TestPythonProgram:
         if reason := tools_missing():
             pytest.skip(reason)
         the_life_of_two_jobs(python_program(tmp_path, venv), fake)
+
+
+class TestPipeline:
+    def test_three_typescript_steps_run_one_after_the_other(
+        self, tmp_path: Path, nodejs_sdk: Path, fake: FakeVertex
+    ) -> None:
+        """Each step is submitted once the one before it has succeeded, and its preview
+        line says it runs after that one."""
+        project = typescript_program(tmp_path, nodejs_sdk, PIPELINE)
+        project.run("config", "set", "vertex-training:apiEndpoint", fake.address).check()
+        project.run("config", "set", "vertex-training:project", "test-project").check()
+        project.run("config", "set", "vertex-training:region", "us-central1").check()
+        preview = project.run("preview").check()
+        after = "once the job it runs after has succeeded (one submitted earlier in this update)"
+        rows, diagnostics = preview.output.split("Diagnostics:")
+        assert "TrainingJob (prepare):\n    would be submitted, estimated" in diagnostics
+        for name in ("train", "evaluate"):
+            line = f"TrainingJob ({name}):\n    would be submitted, {after}, estimated"
+            assert line in diagnostics
+        steps = [rows.index(f"TrainingJob {name} create would") for name in PIPELINE_STEPS]
+        assert steps == sorted(steps), "the preview shows the steps out of order"
+
+        project.run("up", "--yes", "--skip-preview").check()
+        jobs = {job.display_name: job for job in fake.jobs.values()}
+        assert set(jobs) == {"prepare", "train", "evaluate"}
+        for before, then in (("prepare", "train"), ("train", "evaluate")):
+            assert jobs[before].state.name == "JOB_STATE_SUCCEEDED"
+            assert jobs[then].create_time >= jobs[before].end_time, f"{then} before {before}"
+
+        # Once submitted, a step's preview names the job it runs after.
+        project.run("config", "set", "evaluate-run", "2").check()
+        changed = project.run("preview", "--diff").check()
+        assert (
+            "would be submitted again, replacing the job, because `job.args` changed (Vertex "
+            f"AI cannot update a submitted job), once the job it runs after has succeeded "
+            f"(`{jobs['train'].name}`), estimated"
+        ) in changed.output
+        project.run("destroy", "--yes").check()
+        assert fake.jobs == {}

@@ -14,13 +14,14 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 from tests.clients import configured, reaching, waited, waiter_for
+from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.backends.base import location_of
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError, PermanentError
 from vertex_training.program.exports import job_view, latest_state
 from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import Owner, identity_label, labelled_request
-from vertex_training.resources.training_job import IDENTITY_LABEL, TrainingJobProvider
+from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.waiter import (
     JobWaiterProvider,
     fail_on_problems,

@@ -28,12 +28,12 @@ from tests.clients import (
     waiter_for,
 )
 from vertex_training.api import states
+from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.backends.base import location_of
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
 from vertex_training.program.exports import latest_trials
 from vertex_training.resources.state import recorded_view
-from vertex_training.resources.submission import Owner
-from vertex_training.resources.training_job import IDENTITY_LABEL, labelled_request
+from vertex_training.resources.submission import Owner, labelled_request
 from vertex_training.resources.tuning_job import (
     HyperparameterTuningJob,
     HyperparameterTuningJobProvider,
@@ -359,7 +359,7 @@ class TestVertexBackendTuning:
             )
             name = backend.submit(tuning_body()).name
             assert [t.state for t in backend.get(name).trials] == ["ACTIVE", "ACTIVE"]
-            from vertex_training.resources.training_job import stop
+            from vertex_training.resources.attempts import stop
 
             stop(backend, name)
             status = backend.get(name)

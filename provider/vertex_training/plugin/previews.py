@@ -179,6 +179,8 @@ def preview_text(
     plain = plain_map({key: properties[key] for key in PREVIEWED_OUTPUTS if key in properties})
     estimate, request = plain.get("estimate"), plain.get("request")
     submitted = replacement.text() if replacement else "would be submitted"
+    if after := after_text(plain_map(properties).get("job")):
+        submitted += f", {after}"
     if not isinstance(estimate, Mapping):
         return f"{submitted}; what it submits and costs is known once its keys are"
     text = f"{submitted}, estimated {estimate.get('summary')}"
@@ -189,6 +191,23 @@ def preview_text(
     if not isinstance(request, Mapping):
         return f"{text}; request: known once the values of other resources it takes are"
     return f"{text}; request: {json.dumps(whole_numbers(request), sort_keys=True)}"
+
+
+def after_text(job: Any) -> str:
+    """When a job with ``runAfter`` is submitted, as its preview says: once the jobs it
+    runs after have succeeded, each named by its resource name where a preview knows it
+    (a job submitted in the same update is known once it is); "" for a job with none."""
+    run_after = job.get("runAfter") if isinstance(job, Mapping) else None
+    if not run_after:
+        return ""
+    if not isinstance(run_after, list):
+        return "once the jobs it runs after have succeeded (known once they are submitted)"
+    known = [f"`{name}`" for name in run_after if name != UNKNOWN_TEXT]
+    if later := len(run_after) - len(known):
+        known.append(f"{'one' if later == 1 else later} submitted earlier in this update")
+    jobs = f"the {len(run_after)} jobs it runs after have" if len(run_after) > 1 else ""
+    jobs = jobs or "the job it runs after has"
+    return f"once {jobs} succeeded ({', '.join(known)})"
 
 
 def show(urn: str, text: str) -> None:

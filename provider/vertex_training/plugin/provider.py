@@ -17,9 +17,11 @@ from the server's job (``vertex_training.plugin.importing``).
 
 Calls that reach a service (create, read, update, delete, and the waiter's waits) run on
 threads (``asyncio.to_thread``), so the plugin serves every call of an update at once,
-as the engine makes them. Check and diff reach none (they parse a job at most, and not
-at all when it is unchanged) and run on the event loop: on threads they would only
-contend for the interpreter (docs/testing.md, "Through the provider plugin").
+as the engine makes them; a create that first waits for the jobs it runs after
+(``run_after``) runs on a pool of its own, so the others never queue behind it. Check
+and diff reach none (they parse a job at most, and not at all when it is unchanged) and
+run on the event loop: on threads they would only contend for the interpreter
+(docs/testing.md, "Through the provider plugin").
 
 A preview of a create or an update (the plugin supports previews) submits and waits for
 nothing, and runs on the event loop too: a job's properties are its inputs, the request
@@ -36,6 +38,7 @@ import asyncio
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +122,9 @@ RECORDED_OUTPUTS = {
     "bestTrial": "best_trial",
 }
 BACKENDS = ("vertex", "local")
+#: How many creates may wait for the jobs they run after at once (a pipeline's steps each
+#: wait in their own; more queue until one of those has submitted its job).
+WAITING_CREATES = 64
 #: A JobWaiter's ID (the dynamic waiter's: one waiter of a stack's jobs).
 WAITER_ID = "jobs"
 
@@ -243,6 +249,9 @@ class VertexTrainingProvider(Provider):
         #: Why each job the engine is replacing is replaced (``diff``), for the line its
         #: replacement's preview writes (``create``), by URN.
         self.replacements: dict[str, Replacement] = {}
+        #: The threads of the creates that wait for the jobs they run after (``run_after``):
+        #: as many as a program's steps wait at once, apart from those of every other call.
+        self.waits = ThreadPoolExecutor(max_workers=WAITING_CREATES, thread_name_prefix="run-after")
         self._start()
 
     def _start(self) -> None:
@@ -448,6 +457,10 @@ class VertexTrainingProvider(Provider):
             outputs = self._job_outputs(request.name, request.properties, created.id, outs)
             return CreateResponse(created.id, outputs)
 
+        if state["config"].get("run_after"):
+            # It waits for the jobs it runs after: on a thread of its own, not one of the
+            # few the other creates share (they would queue behind it).
+            return await asyncio.get_running_loop().run_in_executor(self.waits, create)
         return await asyncio.to_thread(create)
 
     async def read(self, request: ReadRequest) -> ReadResponse:

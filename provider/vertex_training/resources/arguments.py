@@ -283,6 +283,7 @@ class TrainingJobArgs(_PoolKeys, total=False):
     experiment_run: Input[str]
     wait: WaitUntilName | WaitArgs
     adopt: str
+    run_after: Input[Sequence[Input[str]]]
     retry: RetryArgs
     rerun: str | int
     study: StudyArgs

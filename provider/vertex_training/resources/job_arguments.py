@@ -118,6 +118,20 @@ def mark_unknowns(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
+def known_run_after(config: Any) -> Any:
+    """``config`` with only the known jobs of its ``run_after``: the others are jobs still
+    to be submitted in a preview, which change neither the request nor its checks (the
+    create sees them all)."""
+    if not isinstance(config, Mapping) or "run_after" not in config:
+        return config
+    jobs = config["run_after"]
+    if is_unknown(jobs):
+        return {key: value for key, value in config.items() if key != "run_after"}
+    if not isinstance(jobs, list):
+        return config
+    return {**config, "run_after": [job for job in jobs if not is_unknown(job)]}
+
+
 def about_known_values(issues: list[Issue]) -> list[Issue]:
     """The issues that are not about a value a preview does not know yet."""
     return [issue for issue in issues if UNKNOWN_TEXT not in repr(issue.value)]
@@ -161,7 +175,7 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
             unknown=f"its {', '.join(unknown)} is not known before pulumi up "
             "(a resource still to be made)"
         )
-    marked, partly_known = mark_unknowns(whole_numbers(config))
+    marked, partly_known = mark_unknowns(whole_numbers(known_run_after(config)))
     stack = {k: UNKNOWN_TEXT if is_unknown(v) else v for k, v in settings.items()}
     try:
         return ReadJob(stackconfig.parse_job(name, marked, stackconfig.StackSettings(**stack)))

@@ -38,11 +38,8 @@ after loading it, from the stack config; it is never stored per job.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
@@ -59,13 +56,19 @@ from vertex_training.api import states
 from vertex_training.api.bodies import (
     run_key_differs,
     runs_differently,
-    strategy_of,
-    with_strategy,
 )
-from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL
 from vertex_training.backends.base import location_of
-from vertex_training.errors import BackendError, SpecError, TransientError
+from vertex_training.errors import BackendError, SpecError
 from vertex_training.keys import job_key
+from vertex_training.resources.attempts import (
+    Attempt,
+    Attempts,
+    attempt_outputs,
+    connect_backend,
+    failure_output,
+    owner_of,
+    stop,
+)
 from vertex_training.resources.job_arguments import (
     UNKNOWN_PASSED_THROUGH,
     JobPlatform,
@@ -73,18 +76,19 @@ from vertex_training.resources.job_arguments import (
     argument_issue,
     from_program,
     is_unknown,
+    known_run_after,
     mark_unknowns,
     program_settings,
     with_packages,
 )
 from vertex_training.resources.listing import StackListing
-from vertex_training.resources.run_after import runs_after, wait_to_run
 from vertex_training.resources.progress import (
     BACKENDS_LOGGER,
     EngineLog,
     backend_notices,
     resource_urn,
 )
+from vertex_training.resources.run_after import runs_after, wait_to_run
 from vertex_training.resources.state import (
     CONFIG_KEY,
     OWNER_VIEW_KEYS,
@@ -102,10 +106,6 @@ from vertex_training.resources.state import (
 from vertex_training.resources.submission import (
     CREATE_RETRY,
     CreateRetry,
-    Owner,
-    find_submitted,
-    labelled_request,
-    submit,
 )
 
 if TYPE_CHECKING:
@@ -128,10 +128,6 @@ ENGINE_KEYS = ("__provider",)
 #: The one input the program gives a job's resource: its name, config and stack settings
 #: (``TrainingJob``), which ``check`` turns into the job's recorded inputs.
 JOB_INPUT = "job"
-
-#: How long a delete waits for a cancelled job to stop before deleting it anyway.
-STOP_TIMEOUT_S = 600.0
-STOP_POLL_S = 2.0
 
 #: Jobs that a create in this process took over instead of submitting. The provider
 #: host is one process for a whole `pulumi up`; when a replacement takes over the very
@@ -185,25 +181,10 @@ def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, A
         "end_time": status.end_time,
         "web_access_uris": dict(status.web_access_uris),
         "output_directory": base,
-        "failure": _failure_output(status),
+        "failure": failure_output(status),
         # A job with retry: its provider lists the attempts (``attempt_outputs``).
         "attempts": [],
     }
-
-
-def _failure_output(status: JobStatus) -> dict[str, Any]:
-    """A failed job's error, classified (``vertex_training.api.failures``); {} for any other."""
-    if status.state != states.FAILED:
-        return {}
-    from vertex_training.api.failures import classify
-
-    return classify(status.error_code, status.error).to_output()
-
-
-def _connect(location: Mapping[str, Any], settings: ProviderSettings) -> Backend:
-    from vertex_training.backends import connect
-
-    return connect(location, settings.connection())
 
 
 class TrainingJobProvider(ConfiguredProvider):
@@ -282,7 +263,7 @@ class TrainingJobProvider(ConfiguredProvider):
             return CheckResult(checked, [])
         # A value of a program's other resources may be unknown in a preview: the rest of
         # the job is checked, and the mistakes about it reported; it is checked once known.
-        config, partly_known = mark_unknowns(config)
+        config, partly_known = mark_unknowns(known_run_after(config))
         try:
             spec = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
         except SpecError as exc:
@@ -348,7 +329,7 @@ class TrainingJobProvider(ConfiguredProvider):
 
     def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:
         if inputs.get("adopt"):
-            backend = _connect(inputs["location"], self.settings)
+            backend = connect_backend(inputs["location"], self.settings)
             status = backend.get(inputs["adopt"])
             if status is None:
                 raise BackendError(
@@ -409,7 +390,7 @@ class TrainingJobProvider(ConfiguredProvider):
             current = Attempts.current(found)
             if current is not None:
                 return current.status, job.backend(current), found
-        backend = _connect(location_of(id_), self.settings)
+        backend = connect_backend(location_of(id_), self.settings)
         return backend.get(id_), backend, []
 
     def read(self, id_: str, props: Any) -> ReadResult:
@@ -448,193 +429,10 @@ class TrainingJobProvider(ConfiguredProvider):
                     assert attempt.status is not None
                     doomed[attempt.status.name] = job.backend(attempt)
         if id_ not in doomed:
-            doomed[id_] = _connect(location_of(id_), self.settings)
+            doomed[id_] = connect_backend(location_of(id_), self.settings)
         for name, where in doomed.items():
             stop(where, name)
             where.delete(name)
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One submission of a job: its number (1 for the first), where it runs, under which
-    strategy, the request as submitted (its own identity label), and the job found or
-    submitted for it (None while there is none)."""
-
-    number: int
-    region: str
-    strategy: str
-    location: Mapping[str, Any]
-    body: Mapping[str, Any]
-    #: The request as a release up to 0.3.0 labelled it (``Owner.before_projects``), which
-    #: a job that release submitted carries; None when ``body`` is labelled so already.
-    earlier_body: Mapping[str, Any] | None = None
-    status: JobStatus | None = None
-    #: Whether this process submitted it (``Attempts.advance``), rather than found it.
-    submitted: bool = False
-    #: Its console and logs pages (its backend's), once there is a job.
-    console_url: str = ""
-    logs_url: str = ""
-
-    def output(self) -> dict[str, Any]:
-        """The attempt as an entry of the job's ``attempts`` output."""
-        status = self.status
-        failure = _failure_output(status) if status is not None else {}
-        return {
-            "attempt": self.number,
-            "region": self.region,
-            "strategy": self.strategy,
-            "state": status.state if status is not None else "",
-            "class": failure.get("class", ""),
-            "resource_name": status.name if status is not None else "",
-            "job_id": status.job_id if status is not None else "",
-            "console_url": self.console_url,
-            "logs_url": self.logs_url,
-        }
-
-
-class Attempts:
-    """The attempts of one job (its checked inputs): one when it has no ``retry``, else
-    one per entry of ``retry.attempts``, each in its region under its strategy with its
-    own identity label.
-
-    The labels are the record: ``find`` looks every attempt up, so whatever ran before (a
-    killed engine, an earlier `pulumi up`) is seen, and ``advance`` never submits an
-    attempt while another is alive, nor the same attempt twice.
-    """
-
-    def __init__(
-        self,
-        inputs: Mapping[str, Any],
-        settings: ProviderSettings,
-        listing: StackListing | None = None,
-    ) -> None:
-        """``listing``: where ``find`` looks the labels up (``vertex_training.resources.listing``:
-        the stack's jobs listed once for the whole update); by default, one lookup each."""
-        self.inputs = inputs
-        self.settings = settings
-        self.retry: Mapping[str, Any] = inputs.get("retry") or {}
-        self._backends: dict[str, Backend] = {}
-        self._listing = listing
-
-    def plan(self) -> list[Attempt]:
-        """Every attempt the job may make, without statuses."""
-        request, location = self.inputs["request"], self.inputs["location"]
-        owner, name = owner_of(self.inputs), self.inputs["name"]
-        earlier = owner.before_projects()
-        own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
-        planned = list(self.retry.get("attempts") or []) or [own]
-        attempts = []
-        for number, where in enumerate(planned, start=1):
-            # The first attempt is the job as configured: its request and label unchanged.
-            body = request if number == 1 else with_strategy(request, where["strategy"])
-            attempts.append(
-                Attempt(
-                    number=number,
-                    region=where["region"],
-                    strategy=where["strategy"],
-                    location=location if number == 1 else {**location, "region": where["region"]},
-                    body=labelled_request(body, owner, name, number),
-                    earlier_body=(
-                        labelled_request(body, earlier, name, number) if earlier else None
-                    ),
-                )
-            )
-        return attempts
-
-    def backend(self, attempt: Attempt) -> Backend:
-        """The backend of ``attempt``'s location (one per location)."""
-        key = json.dumps(attempt.location, sort_keys=True)
-        if key not in self._backends:
-            self._backends[key] = _connect(attempt.location, self.settings)
-        return self._backends[key]
-
-    def find(self) -> list[Attempt]:
-        """The attempts that exist, by label, in order."""
-        found = []
-        for attempt in self.plan():
-            status = self._look_up(attempt)
-            if status is not None:
-                found.append(self._with(attempt, status))
-        return found
-
-    def _look_up(self, attempt: Attempt) -> JobStatus | None:
-        """The job of ``attempt`` by its identity label, else (a job a release up to 0.3.0
-        submitted) by the label that release gave it."""
-        found = self._find(attempt, attempt.body)
-        if found is None and attempt.earlier_body is not None:
-            found = self._find(attempt, attempt.earlier_body)
-            if found is not None:
-                _LOG.warning(
-                    "%s: took over %s by the label a release up to 0.3.0 gave it (%s=%s, no "
-                    "%s label); the jobs submitted from now on carry this project's label",
-                    job_key(self.inputs["name"]),
-                    found.name,
-                    IDENTITY_LABEL,
-                    attempt.earlier_body["labels"][IDENTITY_LABEL],
-                    PROJECT_LABEL,
-                )
-        return found
-
-    def _find(self, attempt: Attempt, body: Mapping[str, Any]) -> JobStatus | None:
-        backend = self.backend(attempt)
-        if self._listing is None:
-            return find_submitted(backend, body)
-        return self._listing.find(backend, attempt.location, body["labels"])
-
-    def _with(self, attempt: Attempt, status: JobStatus, *, submitted: bool = False) -> Attempt:
-        """``attempt`` with its job and that job's pages."""
-        backend = self.backend(attempt)
-        return replace(
-            attempt,
-            status=status,
-            submitted=submitted,
-            console_url=backend.console_url(status.name),
-            logs_url=backend.logs_url(status.name),
-        )
-
-    def retries(self, status: JobStatus) -> bool:
-        """Whether ``status`` ended in a failure ``retry.when`` names."""
-        failure = _failure_output(status)
-        return bool(failure) and failure.get("class") in (self.retry.get("when") or ())
-
-    def next_after(self, last: Attempt) -> Attempt | None:
-        """The attempt to submit after ``last`` ended, or None: ``last`` did not fail in a
-        way ``retry.when`` names, or it was the last attempt."""
-        plan = self.plan()
-        if last.status is None or not self.retries(last.status) or last.number >= len(plan):
-            return None
-        return plan[last.number]
-
-    @staticmethod
-    def current(found: list[Attempt]) -> Attempt | None:
-        """The attempt the job's resource tracks: the live one, else the latest."""
-        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
-        return alive[-1] if alive else (found[-1] if found else None)
-
-    def advance(self, retry: CreateRetry = CREATE_RETRY) -> tuple[Attempt, list[Attempt]]:
-        """The attempt to track now, and every attempt there is: a live attempt is
-        adopted (an older live one, which only a crash between two submissions could
-        leave, is cancelled: one attempt alive at a time); else, after an attempt that
-        failed in a way ``retry.when`` names, the next one is submitted; else the latest
-        attempt is kept; with none at all, the first is submitted."""
-        found = self.find()
-        alive = [a for a in found if a.status and a.status.state not in states.TERMINAL_STATES]
-        for older in alive[:-1]:
-            assert older.status is not None
-            stop(self.backend(older), older.status.name)
-        if alive:
-            return alive[-1], found
-        following = self.next_after(found[-1]) if found else self.plan()[0]
-        if following is None:
-            return found[-1], found
-        status = submit(self.backend(following), following.body, retry)
-        submitted = self._with(following, status, submitted=True)
-        return submitted, [*found, submitted]
-
-
-def attempt_outputs(attempts: list[Attempt], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The ``attempts`` output: every attempt of a job with ``retry`` on; [] without."""
-    return [a.output() for a in attempts] if inputs.get("retry") else []
 
 
 def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
@@ -646,34 +444,6 @@ def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool
     kind = (olds.get("failure") or {}).get("class")
     used = max((int(a.get("attempt", 1)) for a in olds.get("attempts") or []), default=1)
     return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
-
-
-def owner_of(inputs: Mapping[str, Any]) -> Owner:
-    """Whom a job belongs to, by its view (``recorded_view``) or its waiter entry."""
-    return Owner.of(
-        {
-            "stack": inputs["stack_name"],
-            **{key: inputs[key] for key in OWNER_VIEW_KEYS if key in inputs},
-        }
-    )
-
-
-def stop(backend: Backend, name: str, timeout_s: float = STOP_TIMEOUT_S) -> None:
-    """Cancel a job that has not ended and wait (bounded) until it has."""
-    status = backend.get(name)
-    if status is None or status.state in states.TERMINAL_STATES:
-        return
-    backend.cancel(name)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = backend.get(name)
-        if status is None or status.state in states.TERMINAL_STATES:
-            return
-        time.sleep(STOP_POLL_S)
-    raise TransientError(
-        f"job {name} was cancelled but is still {status.state} after {timeout_s:.0f}s; "
-        "run `pulumi destroy` again to finish deleting it"
-    )
 
 
 def _failure(name: str, issue: Issue, stack: Mapping[str, Any]) -> CheckFailure:

@@ -295,7 +295,7 @@ def _timeout_s(entry: Mapping[str, Any], status: JobStatus | None) -> float:
 
 class _Retries:
     """The attempts of the jobs with ``retry``
-    (``vertex_training.resources.training_job.Attempts``):
+    (``vertex_training.resources.attempts.Attempts``):
     submits a job's next attempt after a failure its ``retry.when`` names, says so on the
     status line and in a lasting line, and gives ``report`` each such job's ``attempts``
     (as its resource's ``attempts`` output lists them)."""
@@ -323,7 +323,7 @@ class _Retries:
         its next attempt, submitted now, or a live attempt an earlier run left; None when the job
         did not fail, has no retry, the failure is not one it names, or its attempts ran
         out."""
-        from vertex_training.resources.training_job import Attempts
+        from vertex_training.resources.attempts import Attempts
 
         inputs = self._jobs.get(name)
         if inputs is None or status is None or status.state != states.FAILED:

@@ -129,7 +129,9 @@ class JobSettingsRules:
                 "an adopted job is already submitted, so it cannot wait for other jobs "
                 "first; remove run_after, or remove adopt to submit a new job after them",
             )
-        example = f"projects/{self.stack.project or 'PROJECT'}/locations/{self.region}/{CUSTOM_JOBS}/ID"
+        example = (
+            f"projects/{self.stack.project or 'PROJECT'}/locations/{self.region}/{CUSTOM_JOBS}/ID"
+        )
         for index, name in enumerate(names):
             if not _RUN_AFTER_RE.fullmatch(name):
                 self.fail(

@@ -292,6 +292,18 @@ namespace VertexTraining.VertexTraining.Inputs
         [Input("retry")]
         public Input<Inputs.RetryArgs>? Retry { get; set; }
 
+        [Input("runAfter")]
+        private InputList<string>? _runAfter;
+
+        /// <summary>
+        /// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+        /// </summary>
+        public InputList<string> RunAfter
+        {
+            get => _runAfter ?? (_runAfter = new InputList<string>());
+            set => _runAfter = value;
+        }
+
         /// <summary>
         /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         /// </summary>

@@ -170,6 +170,10 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Retry? Retry;
         /// <summary>
+        /// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+        /// </summary>
+        public readonly ImmutableArray<string> RunAfter;
+        /// <summary>
         /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         /// </summary>
         public readonly string? RuntimeVersion;
@@ -284,6 +288,8 @@ namespace VertexTraining.VertexTraining.Outputs
 
             Outputs.Retry? retry,
 
+            ImmutableArray<string> runAfter,
+
             string? runtimeVersion,
 
             Outputs.Scheduling? scheduling,
@@ -340,6 +346,7 @@ namespace VertexTraining.VertexTraining.Outputs
             ReservationAffinity = reservationAffinity;
             ReservedIpRanges = reservedIpRanges;
             Retry = retry;
+            RunAfter = runAfter;
             RuntimeVersion = runtimeVersion;
             Scheduling = scheduling;
             ServiceAccount = serviceAccount;

@@ -1915,6 +1915,8 @@ type Job struct {
 	ReservedIpRanges []string `pulumi:"reservedIpRanges"`
 	// Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
 	Retry *Retry `pulumi:"retry"`
+	// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+	RunAfter []string `pulumi:"runAfter"`
 	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
 	RuntimeVersion *string `pulumi:"runtimeVersion"`
 	// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
@@ -2024,6 +2026,8 @@ type JobArgs struct {
 	ReservedIpRanges pulumi.StringArrayInput `pulumi:"reservedIpRanges"`
 	// Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
 	Retry RetryPtrInput `pulumi:"retry"`
+	// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+	RunAfter pulumi.StringArrayInput `pulumi:"runAfter"`
 	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
 	RuntimeVersion pulumi.StringPtrInput `pulumi:"runtimeVersion"`
 	// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
@@ -2259,6 +2263,11 @@ func (o JobOutput) ReservedIpRanges() pulumi.StringArrayOutput {
 // Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
 func (o JobOutput) Retry() RetryPtrOutput {
 	return o.ApplyT(func(v Job) *Retry { return v.Retry }).(RetryPtrOutput)
+}
+
+// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+func (o JobOutput) RunAfter() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Job) []string { return v.RunAfter }).(pulumi.StringArrayOutput)
 }
 
 // Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).

@@ -362,6 +362,10 @@ export interface JobArgs {
      */
     retry?: pulumi.Input<inputs.RetryArgs | undefined>;
     /**
+     * Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     */
+    runAfter?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
      * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
      */
     runtimeVersion?: pulumi.Input<string | undefined>;

@@ -378,6 +378,10 @@ export interface Job {
      */
     retry?: outputs.Retry;
     /**
+     * Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     */
+    runAfter?: string[];
+    /**
      * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
      */
     runtimeVersion?: string;

@@ -1059,6 +1059,10 @@ class JobArgsDict(TypedDict):
     """
     Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
     """
+    run_after: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+    """
     runtime_version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
@@ -1137,6 +1141,7 @@ class JobArgs:
                  reservation_affinity: pulumi.Input[Optional[Union[_builtins.str, 'ReservationAffinityArgs']]] = None,
                  reserved_ip_ranges: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  retry: pulumi.Input[Optional['RetryArgs']] = None,
+                 run_after: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  runtime_version: pulumi.Input[Optional[_builtins.str]] = None,
                  scheduling: pulumi.Input[Optional['SchedulingArgs']] = None,
                  service_account: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1187,6 +1192,7 @@ class JobArgs:
         :param pulumi.Input[Union[_builtins.str, 'ReservationAffinityArgs']] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] reserved_ip_ranges: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param pulumi.Input['RetryArgs'] retry: Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] run_after: Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
         :param pulumi.Input[_builtins.str] runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param pulumi.Input['SchedulingArgs'] scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
         :param pulumi.Input[_builtins.str] service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
@@ -1273,6 +1279,8 @@ class JobArgs:
             pulumi.set(__self__, "reserved_ip_ranges", reserved_ip_ranges)
         if retry is not None:
             pulumi.set(__self__, "retry", retry)
+        if run_after is not None:
+            pulumi.set(__self__, "run_after", run_after)
         if runtime_version is not None:
             pulumi.set(__self__, "runtime_version", runtime_version)
         if scheduling is not None:
@@ -1747,6 +1755,18 @@ class JobArgs:
     @retry.setter
     def retry(self, value: pulumi.Input[Optional['RetryArgs']]):
         pulumi.set(self, "retry", value)
+
+    @_builtins.property
+    @pulumi.getter(name="runAfter")
+    def run_after(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+        """
+        return pulumi.get(self, "run_after")
+
+    @run_after.setter
+    def run_after(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "run_after", value)
 
     @_builtins.property
     @pulumi.getter(name="runtimeVersion")

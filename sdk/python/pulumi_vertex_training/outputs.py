@@ -802,6 +802,8 @@ class Job(dict):
             suggest = "reservation_affinity"
         elif key == "reservedIpRanges":
             suggest = "reserved_ip_ranges"
+        elif key == "runAfter":
+            suggest = "run_after"
         elif key == "runtimeVersion":
             suggest = "runtime_version"
         elif key == "serviceAccount":
@@ -861,6 +863,7 @@ class Job(dict):
                  reservation_affinity: Optional[Any] = None,
                  reserved_ip_ranges: Optional[Sequence[_builtins.str]] = None,
                  retry: Optional['outputs.Retry'] = None,
+                 run_after: Optional[Sequence[_builtins.str]] = None,
                  runtime_version: Optional[_builtins.str] = None,
                  scheduling: Optional['outputs.Scheduling'] = None,
                  service_account: Optional[_builtins.str] = None,
@@ -911,6 +914,7 @@ class Job(dict):
         :param Union[_builtins.str, 'ReservationAffinity'] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param Sequence[_builtins.str] reserved_ip_ranges: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param 'Retry' retry: Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
+        :param Sequence[_builtins.str] run_after: Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
         :param _builtins.str runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param 'Scheduling' scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
         :param _builtins.str service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
@@ -997,6 +1001,8 @@ class Job(dict):
             pulumi.set(__self__, "reserved_ip_ranges", reserved_ip_ranges)
         if retry is not None:
             pulumi.set(__self__, "retry", retry)
+        if run_after is not None:
+            pulumi.set(__self__, "run_after", run_after)
         if runtime_version is not None:
             pulumi.set(__self__, "runtime_version", runtime_version)
         if scheduling is not None:
@@ -1319,6 +1325,14 @@ class Job(dict):
         Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
         """
         return pulumi.get(self, "retry")
+
+    @_builtins.property
+    @pulumi.getter(name="runAfter")
+    def run_after(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+        """
+        return pulumi.get(self, "run_after")
 
     @_builtins.property
     @pulumi.getter(name="runtimeVersion")

@@ -610,6 +610,21 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     * 
+     */
+    @Import(name="runAfter")
+    private @Nullable Output<List<String>> runAfter;
+
+    /**
+     * @return Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     * 
+     */
+    public Optional<Output<List<String>>> runAfter() {
+        return Optional.ofNullable(this.runAfter);
+    }
+
+    /**
      * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
      * 
      */
@@ -785,6 +800,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         this.reservationAffinity = $.reservationAffinity;
         this.reservedIpRanges = $.reservedIpRanges;
         this.retry = $.retry;
+        this.runAfter = $.runAfter;
         this.runtimeVersion = $.runtimeVersion;
         this.scheduling = $.scheduling;
         this.serviceAccount = $.serviceAccount;
@@ -1710,6 +1726,37 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder retry(RetryArgs retry) {
             return retry(Output.of(retry));
+        }
+
+        /**
+         * @param runAfter Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder runAfter(@Nullable Output<List<String>> runAfter) {
+            $.runAfter = runAfter;
+            return this;
+        }
+
+        /**
+         * @param runAfter Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder runAfter(List<String> runAfter) {
+            return runAfter(Output.of(runAfter));
+        }
+
+        /**
+         * @param runAfter Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder runAfter(String... runAfter) {
+            return runAfter(List.of(runAfter));
         }
 
         /**

@@ -222,6 +222,11 @@ public final class Job {
      */
     private @Nullable Retry retry;
     /**
+     * @return Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     * 
+     */
+    private @Nullable List<String> runAfter;
+    /**
      * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
      * 
      */
@@ -535,6 +540,13 @@ public final class Job {
         return Optional.ofNullable(this.retry);
     }
     /**
+     * @return Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs&#39; IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
+     * 
+     */
+    public List<String> runAfter() {
+        return this.runAfter == null ? List.of() : this.runAfter;
+    }
+    /**
      * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
      * 
      */
@@ -645,6 +657,7 @@ public final class Job {
         private @Nullable Either<String,ReservationAffinity> reservationAffinity;
         private @Nullable List<String> reservedIpRanges;
         private @Nullable Retry retry;
+        private @Nullable List<String> runAfter;
         private @Nullable String runtimeVersion;
         private @Nullable Scheduling scheduling;
         private @Nullable String serviceAccount;
@@ -695,6 +708,7 @@ public final class Job {
     	      this.reservationAffinity = defaults.reservationAffinity;
     	      this.reservedIpRanges = defaults.reservedIpRanges;
     	      this.retry = defaults.retry;
+    	      this.runAfter = defaults.runAfter;
     	      this.runtimeVersion = defaults.runtimeVersion;
     	      this.scheduling = defaults.scheduling;
     	      this.serviceAccount = defaults.serviceAccount;
@@ -953,6 +967,15 @@ public final class Job {
             return this;
         }
         @CustomType.Setter
+        public Builder runAfter(@Nullable List<String> runAfter) {
+
+            this.runAfter = runAfter;
+            return this;
+        }
+        public Builder runAfter(String... runAfter) {
+            return runAfter(List.of(runAfter));
+        }
+        @CustomType.Setter
         public Builder runtimeVersion(@Nullable String runtimeVersion) {
 
             this.runtimeVersion = runtimeVersion;
@@ -1046,6 +1069,7 @@ public final class Job {
             _resultValue.reservationAffinity = reservationAffinity;
             _resultValue.reservedIpRanges = reservedIpRanges;
             _resultValue.retry = retry;
+            _resultValue.runAfter = runAfter;
             _resultValue.runtimeVersion = runtimeVersion;
             _resultValue.scheduling = scheduling;
             _resultValue.serviceAccount = serviceAccount;
