@@ -229,6 +229,19 @@ class TestLifecycle:
         assert update.changes and update.replaces == []
         assert update.detailed_diff["job.wait"].kind == PropertyDiffKind.ADD
 
+    def test_run_after_beside_a_replacing_key_is_marked_as_updating(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """The provider-side keys are the job provider's: runAfter does not replace."""
+        created = create(plugin, job())
+        after = ["projects/test-project/locations/us-central1/customJobs/1"]
+        news = check(plugin, job(machine="e2-standard-8", runAfter=after)).inputs
+        diff = asyncio.run(
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, news, []))
+        )
+        assert diff.detailed_diff["job.machine"].kind == PropertyDiffKind.UPDATE_REPLACE
+        assert diff.detailed_diff["job.runAfter"].kind == PropertyDiffKind.ADD
+
     def test_delete_cancels_and_deletes_the_job(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
     ) -> None:

@@ -673,10 +673,6 @@ class VertexTrainingProvider(Provider):
         return {**inputs, **outputs}
 
 
-#: The job's keys that never change what runs: changed alone, they update the resource.
-PROVIDER_SIDE = ("wait", "adopt", "retry")
-
-
 def _top(path: str) -> str:
     return path.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
 
@@ -696,6 +692,10 @@ def _detailed_diff(
     (each of the job's keys on its own: ``job.machine``), and whether each change
     replaces the job (when the job's provider says it is replaced: every change but
     those of its provider-side keys)."""
+    from vertex_training.resources.training_job import PROVIDER_SIDE_KEYS
+
+    # The job's keys that never change what runs: changed alone, they update the resource.
+    provider_side = {shapes.camel(key) for key in PROVIDER_SIDE_KEYS}
     detailed: dict[str, PropertyDiff] = {}
     for prop in sorted(set(olds) | set(news)):
         old, new = olds.get(prop), news.get(prop)
@@ -704,7 +704,7 @@ def _detailed_diff(
         if prop == "job" and isinstance(old, Mapping) and isinstance(new, Mapping):
             for key in sorted(set(old) | set(new)):
                 if old.get(key) != new.get(key):
-                    replace = replacing and key not in [shapes.camel(k) for k in PROVIDER_SIDE]
+                    replace = replacing and key not in provider_side
                     detailed[f"job.{key}"] = PropertyDiff(
                         diff_kind(old.get(key), new.get(key), replace), input_diff=True
                     )
