@@ -30,12 +30,18 @@ pytestmark = pytest.mark.polyglot
 PAGES = REPO / "docs" / "languages"
 
 
+def blocks(page: str, language: str) -> list[str]:
+    """The fenced blocks of ``language`` on the page, each a program of its own (a first
+    job, a pipeline)."""
+    text = (PAGES / page).read_text()
+    found = re.findall(rf"^```{language}\n(.*?)^```", text, re.S | re.M)
+    assert found, f"docs/languages/{page} has no {language} block"
+    return found
+
+
 def block(page: str, language: str) -> str:
     """The first fenced block of ``language`` on the page."""
-    text = (PAGES / page).read_text()
-    found = re.search(rf"^```{language}\n(.*?)^```", text, re.S | re.M)
-    assert found, f"docs/languages/{page} has no {language} block"
-    return found[1]
+    return blocks(page, language)[0]
 
 
 @pytest.mark.usefixtures("go_sdk")
@@ -46,13 +52,14 @@ def test_the_go_page_compiles(tmp_path: Path) -> None:
     shutil.copytree(SDK / "go", sdk)
     program = tmp_path / "program"
     program.mkdir()
-    (program / "main.go").write_text(block("go.md", "go"))
     (program / "go.mod").write_text(
         f"module example\n\ngo 1.25\n\nrequire {GO_MODULE} v0.0.0\n\nreplace {GO_MODULE} => {sdk}\n"
     )
     env = {**os.environ, **go_env()}
-    run("go", "mod", "tidy", cwd=program, env=env)
-    run("go", "vet", ".", cwd=program, env=env)
+    for source in reversed(blocks("go.md", "go")):  # the first one last: it is misspelt next
+        (program / "main.go").write_text(source)
+        run("go", "mod", "tidy", cwd=program, env=env)
+        run("go", "vet", ".", cwd=program, env=env)
     misspelt = block("go.md", "go").replace("MaxTrials:", "MaxTrial:")
     assert misspelt != block("go.md", "go"), "the page's program has no MaxTrials"
     (program / "main.go").write_text(misspelt)
@@ -69,11 +76,12 @@ def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> No
         "devDependencies": {"@types/node": "^20", "typescript": "^5"},
     }
     (tmp_path / "package.json").write_text(json.dumps(package))
-    (tmp_path / "index.ts").write_text(block("typescript.md", "typescript"))
     tsconfig = {"compilerOptions": {"strict": True, "noEmit": True, "skipLibCheck": True}}
     (tmp_path / "tsconfig.json").write_text(json.dumps({**tsconfig, "files": ["index.ts"]}))
     run("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", cwd=tmp_path)
-    run("npx", "tsc", "-p", ".", cwd=tmp_path)
+    for source in blocks("typescript.md", "typescript"):
+        (tmp_path / "index.ts").write_text(source)
+        run("npx", "tsc", "-p", ".", cwd=tmp_path)
     misspelt = block("typescript.md", "typescript").replace("maxTrials:", "maxTrial:")
     assert misspelt != block("typescript.md", "typescript"), "the page's program has no maxTrials"
     (tmp_path / "index.ts").write_text(misspelt)
@@ -118,9 +126,10 @@ def inherited_advice() -> Any:
 
 
 def test_the_python_page_names_what_the_sdk_has() -> None:
-    tree = ast.parse(block("python.md", "python"))
+    trees = [ast.parse(source) for source in blocks("python.md", "python")]
     used = {
         node.attr
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
