@@ -121,7 +121,12 @@ class TestPreviewOfANewJob:
         assert shown(text, "evaluateEstimate").startswith('"$')
         # Under each job, whatever the program exports: what it would submit and cost.
         summary = shown(text, "summary").strip('"')
-        line = f"would be submitted, estimated {summary} (prices read {READ_AT.date()}); request: "
+        # The job that asks to be waited for says who waits for it.
+        waited = "waited for (`wait: succeeded`) only by a JobWaiter that lists its `waiterEntry`"
+        line = (
+            f"would be submitted, {waited}, estimated {summary} (prices read "
+            f"{READ_AT.date()}); request: "
+        )
         assert (
             f'{line}{{"displayName": "train", "jobSpec": {{"scheduling": {{"timeout": "7200s"}}'
             in text

@@ -139,5 +139,6 @@ class TestWaiterDiff:
         assert [line.split(", estimated")[0].strip() for line in said] == [
             "would be submitted again, replacing the job, because `job.labels` changed "
             "(Vertex AI cannot update a submitted job; `job.wait` alone would update it in "
-            "place)"
+            "place), waited for (`wait: running`) only by a JobWaiter that lists its "
+            "`waiterEntry`"
         ], preview.output

@@ -726,6 +726,26 @@ class TestPreviewText:
         text = preview_text({"estimate": self.estimate, "request": request}, secret=False)
         assert text.endswith("; request: known once the values of other resources it takes are")
 
+    def test_a_job_that_asks_to_be_waited_for_says_who_waits(self) -> None:
+        """Nothing but a JobWaiter waits for it: the preview says so on the job itself."""
+        request = PropertyValue({"displayName": PropertyValue("train")})
+        job = PropertyValue({"wait": PropertyValue({"until": PropertyValue("succeeded")})})
+        properties = {"estimate": self.estimate, "request": request, "job": job}
+        assert preview_text(properties, secret=False).startswith(
+            "would be submitted, waited for (`wait: succeeded`) only by a JobWaiter that lists "
+            "its `waiterEntry`, estimated $0.20/h"
+        )
+
+    def test_a_job_that_runs_after_others_names_those_known(self) -> None:
+        known = "projects/p/locations/us-central1/customJobs/1"
+        after = PropertyValue([PropertyValue(known), PropertyValue(UNKNOWN_TEXT)])
+        job = PropertyValue({"runAfter": after})
+        text = preview_text({"estimate": self.estimate, "job": job}, secret=False)
+        assert text.startswith(
+            "would be submitted, once the 2 jobs it runs after have succeeded "
+            f"(`{known}`, one submitted earlier in this update), estimated $0.20/h"
+        )
+
     def test_a_replacement_says_which_keys_submit_it_again(self) -> None:
         """A label changed beside the wait: the label forces it, the wait would not."""
         request = PropertyValue({"displayName": PropertyValue("train")})

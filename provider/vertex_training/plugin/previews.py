@@ -179,8 +179,11 @@ def preview_text(
     plain = plain_map({key: properties[key] for key in PREVIEWED_OUTPUTS if key in properties})
     estimate, request = plain.get("estimate"), plain.get("request")
     submitted = replacement.text() if replacement else "would be submitted"
-    if after := after_text(plain_map(properties).get("job")):
+    job = plain_map(properties).get("job")
+    if after := after_text(job):
         submitted += f", {after}"
+    if waited := wait_text(job):
+        submitted += f", {waited}"
     if not isinstance(estimate, Mapping):
         return f"{submitted}; what it submits and costs is known once its keys are"
     text = f"{submitted}, estimated {estimate.get('summary')}"
@@ -208,6 +211,18 @@ def after_text(job: Any) -> str:
     jobs = f"the {len(run_after)} jobs it runs after have" if len(run_after) > 1 else ""
     jobs = jobs or "the job it runs after has"
     return f"once {jobs} succeeded ({', '.join(known)})"
+
+
+def wait_text(job: Any) -> str:
+    """Who waits for a job whose ``wait`` asks for more than its submission, as its
+    preview says: a JobWaiter listing its ``waiterEntry``, the only one that does (its own
+    create returns once it is submitted); "" for a job that asks for none."""
+    from vertex_training.program.waiting import NOT_WAITED, wait_until
+
+    until = wait_until(job) if isinstance(job, Mapping) else NOT_WAITED
+    if until == NOT_WAITED:
+        return ""
+    return f"waited for (`wait: {until}`) only by a JobWaiter that lists its `waiterEntry`"
 
 
 def show(urn: str, text: str) -> None:
