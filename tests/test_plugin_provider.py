@@ -142,7 +142,11 @@ class TestCheck:
         """A study makes a tuning job: the TrainingJob says which type to declare."""
         study = {"metrics": [{"id": "a", "goal": "MAXIMIZE"}], "parameters": {}, "max_trials": 1}
         [failure] = check(plugin, job(study=study)).failures
-        assert failure.property == "job.study" and TUNING in failure.reason
+        assert failure.property == "job.study"
+        assert failure.reason == (
+            "job.study: a TrainingJob runs no study; declare this job as a "
+            "HyperparameterTuningJob (docs/tuning.md), or remove study"
+        )
 
     def test_a_package_directory_is_refused_with_the_way_to_upload_it(
         self, plugin: VertexTrainingProvider

@@ -121,7 +121,6 @@ RECORDED_OUTPUTS = {
     "trials": "trials",
     "bestTrial": "best_trial",
 }
-BACKENDS = ("vertex", "local")
 #: How many creates may wait for the jobs they run after at once (a pipeline's steps each
 #: wait in their own; more queue until one of those has submitted its job).
 WAITING_CREATES = 64
@@ -283,6 +282,8 @@ class VertexTrainingProvider(Provider):
         the plugin's version (the state names the release that made it, not code). The
         credential settings the schema marks secret are recorded as secrets, however
         they were given (the engine encrypts them in the state)."""
+        from vertex_training.stackconfig import BACKENDS
+
         news = plain_map(request.new_inputs)
         failures = []
         allowed = {"localAccelerators": LOCAL_ACCELERATOR_MODES, "backend": BACKENDS}
@@ -339,7 +340,7 @@ class VertexTrainingProvider(Provider):
         if not same_job(old, {**job, SCHEMA_KEY: SCHEMA_VERSION}):
             # Checked before as it is, the job passed these too (and a no-change preview
             # loads none of the stack config's models, as the job's own check does not).
-            failures = self._plugin_failures(request.type, job["config"]) or failures
+            failures = self._plugin_failures(job["config"]) or failures
         inputs = dict(request.new_inputs)
         for name in ("project", "region", "backend"):
             if name in news and name not in inputs:
@@ -347,24 +348,13 @@ class VertexTrainingProvider(Provider):
         return CheckResponse(inputs=inputs, failures=failures)
 
     @staticmethod
-    def _plugin_failures(type_: str, config: Any) -> list[CheckFailure]:
-        """What a job of the plugin cannot be that a Python program's can: a training job
-        with a study (a tuning job; its own check refuses the reverse), and a package
+    def _plugin_failures(config: Any) -> list[CheckFailure]:
+        """What a job of the plugin cannot be that a Python program's can: a package
         directory to build (a Python program builds and uploads it; here, the program
         uploads the sdist)."""
-        from vertex_training.stackconfig.study import is_tuning_job
-
         if not isinstance(config, Mapping):
             return []
         failures = []
-        if type_ == schema.TRAINING_JOB and is_tuning_job(config):
-            failures.append(
-                CheckFailure(
-                    "job.study",
-                    "job.study: a TrainingJob runs no study; declare this job as a "
-                    f"{schema.TUNING_JOB} (docs/tuning.md), or remove study",
-                )
-            )
         for pool in ("", *POOL_KEYS):  # the pools a package may run in
             keys = config.get(pool) if pool else config
             package = keys.get("python_package") if isinstance(keys, Mapping) else None

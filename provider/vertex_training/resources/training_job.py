@@ -70,6 +70,7 @@ from vertex_training.resources.attempts import (
     stop,
 )
 from vertex_training.resources.job_arguments import (
+    JOB_ARGUMENT,
     UNKNOWN_PASSED_THROUGH,
     JobPlatform,
     about_known_values,
@@ -199,6 +200,8 @@ class TrainingJobProvider(ConfiguredProvider):
     #: Those the program reads (its resource registers a placeholder for each).
     exported_keys: tuple[str, ...] = EXPORTED_OUTPUT_KEYS
     resource_type: ClassVar[str] = "TrainingJob"
+    #: Whether a job with a study is refused (a tuning job is another resource's).
+    runs_no_study: ClassVar[bool] = True
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
@@ -233,6 +236,7 @@ class TrainingJobProvider(ConfiguredProvider):
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         from vertex_training import stackconfig
+        from vertex_training.stackconfig.study import is_tuning_job
 
         job = news[JOB_INPUT]
         name, config, stack_values = job["name"], job.get(CONFIG_KEY), job.get("stack")
@@ -261,6 +265,16 @@ class TrainingJobProvider(ConfiguredProvider):
             # an unchanged job is never submitted again, so it is not parsed again (a
             # no-change preview of many jobs then parses none).
             return CheckResult(checked, [])
+        if self.runs_no_study and is_tuning_job(config):
+            # Parsed, it would be a tuning job, which this resource neither submits as one
+            # nor gives trial outputs.
+            key = JOB_ARGUMENT if from_program(stack) else job_key(name)
+            failure = CheckFailure(
+                "config",
+                f"{key}.study: a TrainingJob runs no study; declare this job as a "
+                "HyperparameterTuningJob (docs/tuning.md), or remove study",
+            )
+            return CheckResult(checked, [failure])
         # A value of a program's other resources may be unknown in a preview: the rest of
         # the job is checked, and the mistakes about it reported; it is checked once known.
         config, partly_known = mark_unknowns(known_run_after(config))

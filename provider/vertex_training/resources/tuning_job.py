@@ -59,6 +59,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     output_keys = TUNING_OUTPUT_KEYS
     exported_keys = TUNING_EXPORTED_KEYS
     resource_type = "HyperparameterTuningJob"
+    runs_no_study = False
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         result = super().check(olds, news)

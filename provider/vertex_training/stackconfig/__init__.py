@@ -35,6 +35,7 @@ from vertex_training._exports import lazy_exports
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "Accelerator": "vertex_training.stackconfig._job",
+    "BACKENDS": "vertex_training.stackconfig._constants",
     "DEFAULT_WAIT_TIMEOUT_S": "vertex_training.stackconfig._constants",
     "Disk": "vertex_training.stackconfig._job",
     "DnsPeering": "vertex_training.stackconfig._job",
@@ -72,6 +73,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_WAIT_TIMEOUT_S",
     "JOBS_KEY",
     "PLATFORM_KEY",
