@@ -100,6 +100,7 @@ from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
+    TUNING_OUTPUT_KEYS,
     ProviderSettings,
     same_job,
 )
@@ -108,19 +109,7 @@ if TYPE_CHECKING:
     from vertex_training.resources.training_job import TrainingJobProvider
 
 #: A job resource's outputs that the dynamic provider records: property -> its key.
-RECORDED_OUTPUTS = {
-    "state": "state",
-    "error": "error",
-    "createTime": "create_time",
-    "startTime": "start_time",
-    "endTime": "end_time",
-    "webAccessUris": "web_access_uris",
-    "outputDirectory": "output_directory",
-    "failure": "failure",
-    "attempts": "attempts",
-    "trials": "trials",
-    "bestTrial": "best_trial",
-}
+RECORDED_OUTPUTS = {shapes.camel(key): key for key in TUNING_OUTPUT_KEYS}
 #: How many creates may wait for the jobs they run after at once (a pipeline's steps each
 #: wait in their own; more queue until one of those has submitted its job).
 WAITING_CREATES = 64

@@ -166,6 +166,20 @@ class JobOutputs(TypedDict):
     attempts: list[dict[str, Any]]
 
 
+class TuningOutputs(JobOutputs):
+    """A tuning job's outputs: a job's, and its trials as its backend reports them
+    (``vertex_training.backends.base.JobStatus.trial_outputs``)."""
+
+    trials: list[dict[str, Any]]
+    best_trial: dict[str, Any]
+
+
+#: The outputs of every job's resource, besides its inputs, and those of a tuning job's:
+#: the one list each host's outputs are named from.
+OUTPUT_KEYS: tuple[str, ...] = tuple(JobOutputs.__annotations__)
+TUNING_OUTPUT_KEYS: tuple[str, ...] = tuple(TuningOutputs.__annotations__)
+
+
 class Waited(TypedDict):
     """One job in the waiter's inputs: the submission it waits for, and until what."""
 

@@ -92,6 +92,7 @@ from vertex_training.resources.progress import (
 from vertex_training.resources.run_after import runs_after, wait_to_run
 from vertex_training.resources.state import (
     CONFIG_KEY,
+    OUTPUT_KEYS,
     OWNER_VIEW_KEYS,
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -137,20 +138,6 @@ JOB_INPUT = "job"
 #: state of the host process: never part of the pickled provider.
 _TAKEN_OVER: set[str] = set()
 
-#: Outputs every TrainingJob has, besides its inputs. (The resource name is the ID; the
-#: job ID, console and logs pages and model directory derive from it and the output
-#: directory: the stack outputs show them, ``vertex_training.program.exports``.)
-OUTPUT_KEYS = (
-    "state",
-    "error",
-    "create_time",
-    "start_time",
-    "end_time",
-    "web_access_uris",
-    "output_directory",
-    "failure",
-    "attempts",
-)
 #: The outputs the program reads of every TrainingJob, for its stack outputs in an update
 #: (``vertex_training.program.exports``, which derives the others: the resource name is the ID):
 #: always recorded. The others are left out when empty (every key of every job is

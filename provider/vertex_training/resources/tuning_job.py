@@ -29,10 +29,10 @@ from pulumi.dynamic import CheckFailure, CheckResult
 
 from vertex_training.keys import job_key
 from vertex_training.resources.job_arguments import JOB_ARGUMENT, from_program
+from vertex_training.resources.state import TUNING_OUTPUT_KEYS
 from vertex_training.resources.training_job import (
     EXPORTED_OUTPUT_KEYS,
     JOB_INPUT,
-    OUTPUT_KEYS,
     TrainingJob,
     TrainingJobProvider,
 )
@@ -41,8 +41,8 @@ from vertex_training.stackconfig.study import is_tuning_job
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
 
-#: Outputs every HyperparameterTuningJob has, besides its inputs; those the program reads.
-TUNING_OUTPUT_KEYS = (*OUTPUT_KEYS, "trials", "best_trial")
+#: The outputs of a HyperparameterTuningJob the program reads (its outputs, besides its
+#: inputs: ``state.TUNING_OUTPUT_KEYS``).
 TUNING_EXPORTED_KEYS = (*EXPORTED_OUTPUT_KEYS, "trials", "best_trial")
 
 
