@@ -49,6 +49,7 @@ from vertex_training.preview.resources import (  # noqa: F401 - the pack's names
 from vertex_training.resources.state import whole_numbers
 from vertex_training.review import cost, policies
 from vertex_training.stackconfig import read_stack_file
+from vertex_training.urns import Urn
 
 #: The project's price snapshot, which the cost rules price jobs from (docs/cost.md).
 PRICES_FILE = Path("prices") / "snapshot.json"
@@ -154,8 +155,9 @@ class StackView:
 
 
 def stack_of(urn: str) -> str:
-    """``urn:pulumi:<stack>::<project>::<type>::<name>`` -> ``<stack>``."""
-    return urn.removeprefix("urn:pulumi:").split("::", 1)[0]
+    """The stack a resource's URN names ("" for no URN)."""
+    parsed = Urn.parse(urn)
+    return parsed.stack if parsed else ""
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:

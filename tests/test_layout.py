@@ -90,6 +90,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vertex_training.keys",
         "vertex_training._exports",
         "vertex_training._version",
+        "vertex_training.urns",
     ),
     ("vertex_training.credentials",),
     ("vertex_training.api",),

@@ -58,6 +58,7 @@ from vertex_training.api.labels import (
     label_value_ok,
 )
 from vertex_training.api.times import epoch_s
+from vertex_training.urns import Urn
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import JobStatus
@@ -197,9 +198,9 @@ def known_jobs(deployments: Mapping[str, dict[str, Any]]) -> Known:
             jobs.update((m[1], m[2], m[3]) for m in JOB_NAME.finditer(text))
         project = projects[source] = project_of(deployment, source)
         for operation in _pending_operations(deployment):
-            stack, _, resource = _urn_parts(str(operation["resource"].get("urn", "")))
-            if stack:
-                pending.add((label_value(project), label_value(stack), label_value(resource)))
+            urn = Urn.parse(str(operation["resource"].get("urn", "")))
+            if urn is not None:
+                pending.add((label_value(project), label_value(urn.stack), label_value(urn.name)))
     return Known(frozenset(jobs), frozenset(pending), tuple(deployments), projects)
 
 
@@ -209,7 +210,7 @@ def project_of(deployment: Mapping[str, Any], source: str) -> str:
     resources = deployment.get("resources") or []
     urns = [str(r.get("urn", "")) for r in resources if isinstance(r, dict)]
     urns += [str(op["resource"].get("urn", "")) for op in _pending_operations(deployment)]
-    found = sorted({project for _, project, _ in map(_urn_parts, urns) if project})
+    found = sorted({urn.project for urn in map(Urn.parse, urns) if urn and urn.project})
     if len(found) > 1:
         raise StateError(
             f"{source}: its resources' URNs name {len(found)} Pulumi projects "
@@ -224,15 +225,6 @@ def _pending_operations(deployment: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         op for op in operations if isinstance(op, dict) and isinstance(op.get("resource"), dict)
     ]
-
-
-def _urn_parts(urn: str) -> tuple[str, str, str]:
-    """``urn:pulumi:STACK::PROJECT::TYPE::NAME`` -> (STACK, PROJECT, NAME); ("", "", "")
-    otherwise."""
-    parts = urn.split("::")
-    if len(parts) < 4 or not parts[0].startswith("urn:pulumi:"):
-        return "", "", ""
-    return parts[0].removeprefix("urn:pulumi:"), parts[1], parts[-1]
 
 
 def _texts(value: Any) -> Iterator[str]:

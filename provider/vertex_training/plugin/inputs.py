@@ -11,22 +11,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vertex_training.errors import BackendError
 from vertex_training.plugin import schema, shapes
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import PROGRAM, UNKNOWN_TEXT
 from vertex_training.resources.state import whole_numbers
 from vertex_training.resources.submission import PROJECT_SETTING
+from vertex_training.urns import Urn
 
 #: The job's settings among a job resource's inputs: property -> stack setting.
 SETTINGS = {name: shapes.snake(name) for name in schema.JOB_SETTINGS}
 
 
+def resource_urn(urn: str) -> Urn:
+    """The URN the engine gave a call, read (``BackendError`` for one that is none)."""
+    parsed = Urn.parse(urn)
+    if parsed is None:
+        raise BackendError(f"{urn!r} is no Pulumi resource URN")
+    return parsed
+
+
 def owner_of(urn: str) -> dict[str, str]:
-    """Whom the resource of a URN (``urn:pulumi:STACK::PROJECT::TYPE::NAME``) belongs to,
-    as stack settings (``vertex_training.resources.submission.Owner``): its stack and
-    Pulumi project. The engine tells a provider's custom resources no organization."""
-    stack, project = urn.split("::", maxsplit=2)[:2]
-    return {"stack": stack.rsplit(":", maxsplit=1)[-1], PROJECT_SETTING: project}
+    """Whom the resource of a URN belongs to, as stack settings
+    (``vertex_training.resources.submission.Owner``): its stack and Pulumi project. The
+    engine tells a provider's custom resources no organization."""
+    parsed = resource_urn(urn)
+    return {"stack": parsed.stack, PROJECT_SETTING: parsed.project}
 
 
 def job_input(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:

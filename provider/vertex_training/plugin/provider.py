@@ -73,7 +73,7 @@ from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, LOCAL_ACCELERA
 from vertex_training.packaging import POOL_KEYS
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.importing import imported_inputs
-from vertex_training.plugin.inputs import job_input, owner_of
+from vertex_training.plugin.inputs import job_input, owner_of, resource_urn
 from vertex_training.plugin.previews import (
     NAMING_OUTPUTS,
     PREVIEWED_OUTPUTS,
@@ -362,7 +362,7 @@ class VertexTrainingProvider(Provider):
 
     def _recorded_state(self, urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
         """A job resource's state (inputs and outputs, plain) as the dynamic provider's."""
-        state = recorded(urn.rsplit("::", 1)[-1], owner_of(urn), props)
+        state = recorded(resource_urn(urn).name, owner_of(urn), props)
         for prop, key in RECORDED_OUTPUTS.items():
             if prop in props:
                 state[key] = props[prop]
@@ -636,7 +636,8 @@ class VertexTrainingProvider(Provider):
         (``_request_and_estimate``), its waiter entry, with the resource name unknown
         until the job is submitted, and every other output unknown but those naming the
         job that an update keeps (``NAMING_OUTPUTS``)."""
-        type_, name = urn.split("::")[-2:]
+        parsed = resource_urn(urn)
+        type_, name = parsed.type, parsed.name
         job = recorded(name, owner_of(urn), plain_map(inputs))
         config, settings = job["config"], job["stack"]
         outputs = dict.fromkeys(schema.JOB_OUTPUTS, UNKNOWN)

@@ -50,6 +50,7 @@ from vertex_training.review.plan import (
     Plan,
     key_changes,
 )
+from vertex_training.urns import Urn
 
 if TYPE_CHECKING:
     from vertex_training.catalog.cloud_quotas import Reader
@@ -199,8 +200,9 @@ def review_preview(
         refused: list[Issue] = [refusal(message) for message in messages]
         if urn in seen:
             continue
-        if _type_of(urn) in JOB_TYPES:  # refused by its check: the preview made no step
-            plans.append(JobPlan(urn.rsplit("::", 1)[-1], INVALID, issues=refused))
+        parsed = Urn.parse(urn)
+        if parsed and parsed.type in JOB_TYPES:  # refused by its check: no step was made
+            plans.append(JobPlan(parsed.name, INVALID, issues=refused))
         else:
             stack_issues += refused
     plans.sort(key=lambda p: p.name)
@@ -374,15 +376,6 @@ def _under(key: str, path: str, plugin: bool) -> bool:
     return key == path or key.startswith((f"{path}.", f"{path}["))
 
 
-def _type_of(urn: str) -> str:
-    """``urn:pulumi:STACK::PROJECT::[PARENT$]TYPE::NAME`` -> ``TYPE``."""
-    parts = urn.split("::")
-    return parts[2].rsplit("$", 1)[-1] if len(parts) > 3 else ""
-
-
 def _stack_of(seen: Mapping[str, _Seen], resources: list[Resource]) -> str | None:
     urns = [*seen, *(r.urn for r in resources)]
-    for urn in urns:
-        if urn.startswith("urn:pulumi:"):
-            return urn.removeprefix("urn:pulumi:").split("::", 1)[0]
-    return None
+    return next((parsed.stack for parsed in map(Urn.parse, urns) if parsed), None)

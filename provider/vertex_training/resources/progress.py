@@ -40,6 +40,7 @@ from vertex_training.api import states
 from vertex_training.api.times import epoch_s
 from vertex_training.backends.base import TRIAL_ACTIVE, TRIAL_INFEASIBLE, TRIAL_SUCCEEDED, JobStatus
 from vertex_training.keys import CONFIG_NAMESPACE
+from vertex_training.urns import urn_of
 
 #: Each Log call's deadline, in seconds: the engine is a local process and answers in
 #: about a millisecond; a call this slow means it is gone.
@@ -141,7 +142,7 @@ def resource_urn(stack: str, type_name: str, name: str, project: str = "") -> st
     ``HyperparameterTuningJob``), at the root of ``stack`` of the Pulumi ``project`` (by
     default, and for a job recorded by a release up to 0.3.0, this repository's)."""
     type_token = f"pulumi-python:dynamic/vertex:{type_name}"
-    return f"urn:pulumi:{stack}::{project or CONFIG_NAMESPACE}::{type_token}::{name}"
+    return urn_of(stack, project or CONFIG_NAMESPACE, type_token, name)
 
 
 #: The log each thread's backend warnings go to (``backend_notices``).
