@@ -88,6 +88,7 @@ from vertex_training.plugin.previews import (
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import (
     diff_kind,
+    entry_failures,
     trial_output,
     waited_trials,
     waiter_diff,
@@ -317,7 +318,8 @@ class VertexTrainingProvider(Provider):
 
     async def check(self, request: CheckRequest) -> CheckResponse:
         if request.type == schema.JOB_WAITER:
-            return CheckResponse(inputs=request.new_inputs)
+            failures = entry_failures(plain_map(request.new_inputs).get("jobs"))
+            return CheckResponse(inputs=request.new_inputs, failures=failures)
         provider = self._job_provider(request.type)
         news = self.defaults.filled(plain_map(request.new_inputs))
         olds = plain_map(request.old_inputs)

@@ -9,10 +9,63 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi.provider.experimental.property_value import PropertyValue
-from pulumi.provider.experimental.provider import PropertyDiff, PropertyDiffKind
+from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, PropertyDiffKind
 
 from vertex_training.plugin import shapes
 from vertex_training.plugin.values import property_value
+from vertex_training.resources.job_arguments import is_unknown
+
+#: The keys of a job's ``waiterEntry`` (``waiter_entry``), and the waits it may ask for.
+ENTRY_KEYS = ("name", "resourceName", "until", "config", "stack")
+ENTRY_UNTIL = ("submitted", "running", "succeeded")
+#: How a program lists a job in a JobWaiter, in each language of the docs.
+LIST_ENTRY = (
+    "list the job's `waiterEntry` output (`${train.waiterEntry}` in YAML, "
+    "`train.waiterEntry` in TypeScript, `train.WaiterEntry` in Go)"
+)
+
+
+def entry_failures(jobs: Any) -> list[CheckFailure]:
+    """What a JobWaiter's ``jobs`` holds that is no job's ``waiterEntry`` (one written by
+    hand, say, in a YAML program), each on its property path, and a job listed twice. An
+    entry not known yet (a job still to be made) is checked once it is. The entries'
+    values are never shown: a job's keys may hold a secret."""
+    if is_unknown(jobs) or jobs is None:
+        return []
+    if not isinstance(jobs, list):
+        return [CheckFailure("jobs", f"jobs: must be a list of jobs' entries; {LIST_ENTRY}")]
+    failures, seen = [], set()
+    for index, entry in enumerate(jobs):
+        path = f"jobs[{index}]"
+        if is_unknown(entry):
+            continue
+        missing = [key for key in ENTRY_KEYS if not isinstance(entry, Mapping) or key not in entry]
+        if missing:
+            what = (
+                f"it lacks {', '.join(missing)}"
+                if isinstance(entry, Mapping)
+                else (f"it is a {type(entry).__name__}")
+            )
+            failures.append(
+                CheckFailure(path, f"{path}: is no job's waiterEntry ({what}); {LIST_ENTRY}")
+            )
+        elif not is_unknown(entry["until"]) and entry["until"] not in ENTRY_UNTIL:
+            failures.append(
+                CheckFailure(
+                    f"{path}.until",
+                    f"{path}.until: must be one of {', '.join(ENTRY_UNTIL)}, as the job's "
+                    f"`wait` sets it; {LIST_ENTRY} (got {entry['until']!r})",
+                )
+            )
+        elif entry["name"] in seen:
+            failures.append(
+                CheckFailure(
+                    path, f"{path}: lists job {entry['name']} a second time; list each job once"
+                )
+            )
+        if isinstance(entry, Mapping) and not is_unknown(entry.get("name")):
+            seen.add(entry.get("name"))
+    return failures
 
 
 def diff_kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
