@@ -37,18 +37,23 @@ hyperparameter_tuning_job.proto (github.com/googleapis/googleapis):
 
 from __future__ import annotations
 
-from vertex_training.stackconfig._constants import STUDY_KEY
-from vertex_training.stackconfig.study._config import StudyConfig, is_tuning_job
-from vertex_training.stackconfig.study._job import (
-    Conditional,
-    EarlyStopping,
-    Metric,
-    Parameter,
-    Study,
-    TuningJobSpec,
-)
-from vertex_training.stackconfig.study._resolve import parse_study
+from vertex_training._exports import lazy_exports
 
+#: Public name -> the module that defines it: imported on first use, so that asking
+#: whether a job is a tuning job (``is_tuning_job``, as every program and provider does)
+#: loads none of the study's models.
+_EXPORTS = {
+    "STUDY_KEY": "vertex_training.stackconfig._constants",
+    "Conditional": "vertex_training.stackconfig.study._job",
+    "EarlyStopping": "vertex_training.stackconfig.study._job",
+    "Metric": "vertex_training.stackconfig.study._job",
+    "Parameter": "vertex_training.stackconfig.study._job",
+    "Study": "vertex_training.stackconfig.study._job",
+    "StudyConfig": "vertex_training.stackconfig.study._config",
+    "TuningJobSpec": "vertex_training.stackconfig.study._job",
+    "is_tuning_job": "vertex_training.stackconfig.study._kind",
+    "parse_study": "vertex_training.stackconfig.study._resolve",
+}
 __all__ = [
     "STUDY_KEY",
     "Conditional",
@@ -61,3 +66,5 @@ __all__ = [
     "is_tuning_job",
     "parse_study",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

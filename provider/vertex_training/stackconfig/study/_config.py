@@ -1,5 +1,6 @@
 """The ``study:`` block as the user writes it: pydantic models key for key
-(``extra="forbid"``), the values its keys take, and ``is_tuning_job``.
+(``extra="forbid"``), and the values its keys take (``_kind.is_tuning_job`` says whether a
+job has one).
 """
 
 from __future__ import annotations
@@ -11,14 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from vertex_training.stackconfig._config import _ConfigModel
-from vertex_training.stackconfig._constants import STUDY_KEY
 from vertex_training.stackconfig._issues import invalid
 from vertex_training.stackconfig._rules import NonEmptyText, _choice
-
-#: The legacy AI Platform Training block, and its key that makes the job a tuning job
-#: once translated (docs/config-shape.md, "Legacy AI Platform Training configs").
-LEGACY_TRAINING_INPUT_KEY = "training_input"
-LEGACY_HYPERPARAMETERS_KEY = "hyperparameters"
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
 PARAMETER_TYPES = ("double", "integer", "categorical", "discrete")
@@ -56,20 +51,6 @@ EARLY_STOPPING_FIELDS: Mapping[str, str] = {
     "median": "medianAutomatedStoppingSpec",
     "convex": "convexAutomatedStoppingSpec",
 }
-
-
-def is_tuning_job(raw: Any) -> bool:
-    """Whether a job's stack config declares a hyperparameter tuning job.
-
-    A ``study:`` block does; so does a legacy ``training_input`` with ``hyperparameters``,
-    which is translated into a ``study:`` block (docs/config-shape.md).
-    """
-    if not isinstance(raw, Mapping):
-        return False
-    legacy = raw.get(LEGACY_TRAINING_INPUT_KEY)
-    return STUDY_KEY in raw or (
-        isinstance(legacy, Mapping) and LEGACY_HYPERPARAMETERS_KEY in legacy
-    )
 
 
 def _number_before(value: Any) -> Any:
