@@ -217,7 +217,8 @@ def wait_text(job: Any) -> str:
     """Who waits for a job whose ``wait`` asks for more than its submission, as its
     preview says: a JobWaiter listing its ``waiterEntry``, the only one that does (its own
     create returns once it is submitted); "" for a job that asks for none."""
-    from vertex_training.program.waiting import NOT_WAITED, wait_until
+    from vertex_training.program.waiting import wait_until
+    from vertex_training.stackconfig import NOT_WAITED
 
     until = wait_until(job) if isinstance(job, Mapping) else NOT_WAITED
     if until == NOT_WAITED:

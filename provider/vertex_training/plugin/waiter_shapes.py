@@ -14,10 +14,10 @@ from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, Pr
 from vertex_training.plugin import shapes
 from vertex_training.plugin.values import property_value
 from vertex_training.resources.job_arguments import is_unknown
+from vertex_training.stackconfig import WAIT_UNTIL, WAITED
 
-#: The keys of a job's ``waiterEntry`` (``waiter_entry``), and the waits it may ask for.
+#: The keys of a job's ``waiterEntry`` (``waiter_entry``).
 ENTRY_KEYS = ("name", "resourceName", "until", "config", "stack")
-ENTRY_UNTIL = ("submitted", "running", "succeeded")
 #: How a program lists a job in a JobWaiter, in each language of the docs.
 LIST_ENTRY = (
     "list the job's `waiterEntry` output (`${train.waiterEntry}` in YAML, "
@@ -49,11 +49,11 @@ def entry_failures(jobs: Any) -> list[CheckFailure]:
             failures.append(
                 CheckFailure(path, f"{path}: is no job's waiterEntry ({what}); {LIST_ENTRY}")
             )
-        elif not is_unknown(entry["until"]) and entry["until"] not in ENTRY_UNTIL:
+        elif not is_unknown(entry["until"]) and entry["until"] not in WAIT_UNTIL:
             failures.append(
                 CheckFailure(
                     f"{path}.until",
-                    f"{path}.until: must be one of {', '.join(ENTRY_UNTIL)}, as the job's "
+                    f"{path}.until: must be one of {', '.join(WAIT_UNTIL)}, as the job's "
                     f"`wait` sets it; {LIST_ENTRY} (got {entry['until']!r})",
                 )
             )
@@ -107,7 +107,7 @@ def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
 
     jobs = {}
     for entry in props.get("jobs") or []:
-        if not isinstance(entry, Mapping) or entry.get("until") not in ("running", "succeeded"):
+        if not isinstance(entry, Mapping) or entry.get("until") not in WAITED:
             continue
         jobs[str(entry["name"])] = {
             "resource_name": entry.get("resourceName"),

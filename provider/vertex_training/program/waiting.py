@@ -15,10 +15,7 @@ import pulumi
 
 from vertex_training.resources.training_job import TrainingJob, waiter_input
 from vertex_training.resources.waiter import JobWaiter
-from vertex_training.stackconfig import WaitPolicy
-
-#: The state a job is left at when its config names none (``wait`` left out).
-NOT_WAITED = WaitPolicy().until
+from vertex_training.stackconfig import NOT_WAITED, WAITED
 
 
 def wait_until(config: Mapping[str, Any]) -> str:
@@ -27,7 +24,7 @@ def wait_until(config: Mapping[str, Any]) -> str:
     wait = config.get("wait")
     if isinstance(wait, Mapping):
         wait = wait.get("until", NOT_WAITED)
-    return str(wait) if wait in ("running", "succeeded") else NOT_WAITED
+    return str(wait) if wait in WAITED else NOT_WAITED
 
 
 def wait_for_jobs(

@@ -51,6 +51,7 @@ from vertex_training.resources import interrupted
 from vertex_training.resources.cancellation import PROCESS, Cancellation, WaitCancelledError
 from vertex_training.resources.progress import EngineLog, Progress, age_s, backend_notices
 from vertex_training.resources.why import Why, failure_of
+from vertex_training.stackconfig import NOT_WAITED, WAITED
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
@@ -88,8 +89,8 @@ POLL_MAX_S = 60.0
 #: `urn` itself is the Resource attribute of the same name).
 URN_INPUT = "progress_urn"
 
-#: Wait policies, from the stack config's `wait` key.
-SUBMITTED, RUNNING, SUCCEEDED = "submitted", "running", "succeeded"
+#: Wait policies, from the stack config's `wait` key (``stackconfig.WAIT_UNTIL``).
+SUBMITTED, (RUNNING, SUCCEEDED) = NOT_WAITED, WAITED
 
 
 def poll_interval_s(age: float | None) -> float:

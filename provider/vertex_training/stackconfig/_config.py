@@ -28,6 +28,7 @@ from vertex_training.stackconfig._constants import (
     DEFAULT_RETRY_ATTEMPTS,
     DEFAULT_WAIT_TIMEOUT_S,
     MAX_RETRY_ATTEMPTS,
+    NOT_WAITED,
     STRATEGIES,
     WAIT_UNTIL,
     Backend,
@@ -179,7 +180,7 @@ class SchedulingConfig(_ConfigModel):
 class WaitConfig(_ConfigModel):
     """``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``."""
 
-    until: Annotated[WaitUntil, BeforeValidator(_choice(WAIT_UNTIL))] = "submitted"
+    until: Annotated[WaitUntil, BeforeValidator(_choice(WAIT_UNTIL))] = NOT_WAITED
     timeout: PositiveDuration = DEFAULT_WAIT_TIMEOUT_S
     #: How long the job may take to start running (QUEUED and PENDING); none by default:
     #: only ``timeout`` bounds the wait.

@@ -37,7 +37,11 @@ Backend = Literal["vertex", "local"]
 WaitUntil = Literal["submitted", "running", "succeeded"]
 Strategy = Literal["STANDARD", "SPOT", "FLEX_START"]
 BACKENDS: tuple[Backend, ...] = ("vertex", "local")
-WAIT_UNTIL: tuple[WaitUntil, ...] = ("submitted", "running", "succeeded")
+#: What a job's ``wait`` may ask for: the first (its default) is no wait at all; the
+#: others are waited for (by a JobWaiter: ``vertex_training.resources.waiter``).
+NOT_WAITED: WaitUntil = "submitted"
+WAITED: tuple[WaitUntil, ...] = ("running", "succeeded")
+WAIT_UNTIL: tuple[WaitUntil, ...] = (NOT_WAITED, *WAITED)
 STRATEGIES: tuple[Strategy, ...] = ("STANDARD", "SPOT", "FLEX_START")
 FLEX_START = "FLEX_START"
 

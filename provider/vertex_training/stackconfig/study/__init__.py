@@ -37,7 +37,23 @@ hyperparameter_tuning_job.proto (github.com/googleapis/googleapis):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vertex_training._exports import lazy_exports
+
+if TYPE_CHECKING:  # the names' types, for type checkers; at run time each loads on first use
+    from vertex_training.stackconfig._constants import STUDY_KEY
+    from vertex_training.stackconfig.study._config import StudyConfig
+    from vertex_training.stackconfig.study._job import (
+        Conditional,
+        EarlyStopping,
+        Metric,
+        Parameter,
+        Study,
+        TuningJobSpec,
+    )
+    from vertex_training.stackconfig.study._kind import is_tuning_job
+    from vertex_training.stackconfig.study._resolve import parse_study
 
 #: Public name -> the module that defines it: imported on first use, so that asking
 #: whether a job is a tuning job (``is_tuning_job``, as every program and provider does)
