@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.release import RELEASE
+from vertex_training.errors import Issue
 from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.provider import property_failure
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
@@ -134,11 +135,13 @@ class TestNaming:
 
     def test_a_refusal_is_named_by_its_property_path(self) -> None:
         """A check failure names the schema's path: job.workers.pythonPackage.module."""
-        failure = property_failure("job.workers.python_package.module: no module given (got None)")
+        issue = Issue("job.workers.python_package.module", None, "no module given")
+        failure = property_failure(issue)
         assert failure.property == "job.workers.pythonPackage.module"
         assert failure.reason == "job.workers.pythonPackage.module: no module given (got None)"
-        row = property_failure("images[0].end_of_support: not a date (got 'x')")
+        row = property_failure(Issue("images[0].end_of_support", "x", "not a date"))
         assert row.property == "images[0].endOfSupport"
+        assert row.reason == "images[0].endOfSupport: not a date (got 'x')"
 
     def test_image_rows_are_renamed(self) -> None:
         """An image row's fields are the stack config's, in camelCase."""

@@ -20,7 +20,7 @@ User mistakes in a stack config are reported to Pulumi as check failures built f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: How pydantic's error types read to someone editing a stack config.
 TYPE_MESSAGES: Mapping[str, str] = {
@@ -53,13 +53,22 @@ class Issue:
         return f"{self.key}: {self.message} (got {self.value!r})"
 
 
+@dataclass(frozen=True)
+class KeyIssue(Issue):
+    """A mistake about a key as a whole (a study on a job that runs none), with no one bad
+    value to show: its ``value`` is None and not shown."""
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
 def rekeyed(issue: Issue, names: Mapping[str, str]) -> Issue:
     """``issue`` under another name: the first key of ``names`` that is its key or a
     prefix of it (followed by ``.`` or ``[``) replaced by that key's value (a stack config
     key -> the program's argument that says the same)."""
     for written, name in names.items():
         if issue.key == written or issue.key.startswith((f"{written}.", f"{written}[")):
-            return Issue(name + issue.key.removeprefix(written), issue.value, issue.message)
+            return replace(issue, key=name + issue.key.removeprefix(written))
     return issue
 
 

@@ -8,7 +8,8 @@ provider classes of ``vertex_training.resources`` (``TrainingJobProvider``,
 ``HyperparameterTuningJobProvider``, ``JobWaiterProvider``): one implementation of
 check, diff, create, read, update and delete, the same refusals, waits, retries,
 adoption by label and cancel-then-delete, whichever host runs it. What comes back is
-translated again: outputs in camelCase beside the inputs as given.
+translated again: outputs in camelCase beside the inputs as given, and a check's
+mistakes (``check_job``'s issues, keyed by argument path) on the schema's property paths.
 
 The state records the inputs as the program gave them (with the provider's defaults
 filled in by ``check``, so that a changed default shows as a change) and the outputs:
@@ -107,6 +108,7 @@ from vertex_training.resources.state import (
 )
 
 if TYPE_CHECKING:
+    from vertex_training.errors import Issue
     from vertex_training.resources.training_job import TrainingJobProvider
 
 #: A job resource's outputs that the dynamic provider records: property -> its key.
@@ -201,23 +203,24 @@ def plugin_advice() -> dict[str, str]:
     }
 
 
-def property_failure(reason: str) -> CheckFailure:
-    """A dynamic provider's refusal (``job.workers.machine: ... (got ...)``, named by the
-    stack config's keys) on its property path in the schema's naming, with the advice a
-    program's author can follow (``plugin_advice``)."""
+def property_failure(issue: Issue) -> CheckFailure:
+    """A job's mistake (``TrainingJobProvider.check_job``: named by its argument path,
+    ``job.workers.python_package``, in the stack config's keys) on its property path in
+    the schema's naming (``job.workers.pythonPackage``), with the advice a program's
+    author can follow (``plugin_advice``)."""
+    message = issue.message
     for stack_advice, program_advice in plugin_advice().items():
-        reason = reason.replace(stack_advice, program_advice)
-    key, colon, rest = reason.partition(": ")
-    head, dot, tail = key.partition(".")
-    if colon and key in SETTING_PROPERTIES:
-        key = SETTING_PROPERTIES[key]
-    elif colon and head == "job" and dot:
-        key = f"job.{shapes.property_path(TrainingJobArgs, tail)}"
-    elif colon and head.startswith("images["):
-        key = f"{head}.{shapes.property_path(ImageRowArgs, tail)}" if dot else head
-    elif not colon or head != "job":
-        return CheckFailure("job", reason)
-    return CheckFailure(key, f"{key}: {rest}")
+        message = message.replace(stack_advice, program_advice)
+    head, dot, tail = issue.key.partition(".")
+    if issue.key in SETTING_PROPERTIES:
+        path = SETTING_PROPERTIES[issue.key]
+    elif head == "job":
+        path = f"job.{shapes.property_path(TrainingJobArgs, tail)}" if dot else "job"
+    elif head.startswith("images["):
+        path = f"{head}.{shapes.property_path(ImageRowArgs, tail)}" if dot else head
+    else:  # a key of no property of the resource: the job's
+        return CheckFailure("job", str(dataclasses.replace(issue, message=message)))
+    return CheckFailure(path, str(dataclasses.replace(issue, key=path, message=message)))
 
 
 class VertexTrainingProvider(Provider):
@@ -326,8 +329,8 @@ class VertexTrainingProvider(Provider):
         owner = owner_of(request.urn)
         old = recorded(request.name, owner, olds) if olds else {}
         job = job_input(request.name, owner, news)
-        result = provider.check(old, {"job": job})
-        failures = [property_failure(failure.reason) for failure in result.failures or []]
+        _, issues = provider.check_job(old, {"job": job})
+        failures = [property_failure(issue) for issue in issues]
         if not same_job(old, {**job, SCHEMA_KEY: SCHEMA_VERSION}):
             # Checked before as it is, the job passed these too (and a no-change preview
             # loads none of the stack config's models, as the job's own check does not).

@@ -58,7 +58,7 @@ from vertex_training.api.bodies import (
     runs_differently,
 )
 from vertex_training.backends.base import location_of
-from vertex_training.errors import BackendError, SpecError
+from vertex_training.errors import BackendError, KeyIssue, SpecError
 from vertex_training.keys import job_key
 from vertex_training.resources.attempts import (
     Attempt,
@@ -222,6 +222,15 @@ class TrainingJobProvider(ConfiguredProvider):
             ) from exc
 
     def check(self, olds: Any, news: Any) -> CheckResult:
+        checked, issues = self.check_job(olds, news)
+        name = str(news[JOB_INPUT]["name"])
+        return CheckResult(checked, [_failure(name, issue) for issue in issues])
+
+    def check_job(self, olds: Any, news: Any) -> tuple[dict[str, Any], list[Issue]]:
+        """The job's checked inputs, and its mistakes named as its program wrote them:
+        by argument path (``job.workers.machine``) for a program's job, by stack config
+        key for a stack config's. Both hosts render these (``check``, and the plugin's
+        on its property paths)."""
         from vertex_training import stackconfig
         from vertex_training.stackconfig.study import is_tuning_job
 
@@ -233,7 +242,7 @@ class TrainingJobProvider(ConfiguredProvider):
         if is_unknown(config) or is_unknown(stack_values):
             # Not known yet (computed from resources still to be created): nothing can be
             # validated now; the check at `pulumi up` sees the values.
-            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
+            return {**unchecked, CONFIG_KEY: config}, []
         # In a preview, stack settings may hold values known only once the platform
         # exists (the name of a TensorBoard still to be created). Those the spec passes
         # through verbatim go in as Pulumi's unknown sentinel and come out of the request
@@ -241,7 +250,7 @@ class TrainingJobProvider(ConfiguredProvider):
         # Any other unknown setting means the job cannot be validated yet.
         unknown = {key for key, value in stack_values.items() if is_unknown(value)}
         if unknown - UNKNOWN_PASSED_THROUGH:
-            return CheckResult({**unchecked, CONFIG_KEY: config}, [])
+            return {**unchecked, CONFIG_KEY: config}, []
         # The engine hands a dynamic provider every number as a float; the program (and
         # render, plan, the policy pack) got whole numbers as ints from the same config.
         config = whole_numbers(config or {})
@@ -251,17 +260,16 @@ class TrainingJobProvider(ConfiguredProvider):
             # Checked before, as it is (same config, same stack settings): it passed, and
             # an unchanged job is never submitted again, so it is not parsed again (a
             # no-change preview of many jobs then parses none).
-            return CheckResult(checked, [])
+            return checked, []
         if self.runs_no_study and is_tuning_job(config):
             # Parsed, it would be a tuning job, which this resource neither submits as one
             # nor gives trial outputs.
             key = JOB_ARGUMENT if from_program(stack) else job_key(name)
-            failure = CheckFailure(
-                "config",
-                f"{key}.study: a TrainingJob runs no study; declare this job as a "
-                "HyperparameterTuningJob (docs/tuning.md), or remove study",
+            message = (
+                "a TrainingJob runs no study; declare this job as a HyperparameterTuningJob "
+                "(docs/tuning.md), or remove study"
             )
-            return CheckResult(checked, [failure])
+            return checked, [KeyIssue(f"{key}.study", None, message)]
         # A value of a program's other resources may be unknown in a preview: the rest of
         # the job is checked, and the mistakes about it reported; it is checked once known.
         config, partly_known = mark_unknowns(known_run_after(config))
@@ -269,9 +277,9 @@ class TrainingJobProvider(ConfiguredProvider):
             spec = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
         except SpecError as exc:
             issues = about_known_values(exc.issues) if partly_known else exc.issues
-            return CheckResult(checked, [_failure(name, issue, stack) for issue in issues])
+            return checked, [_shown(name, issue, stack) for issue in issues]
         preflight = [] if partly_known else _preflight(spec, self.settings)
-        return CheckResult(checked, [_failure(name, issue, stack) for issue in preflight])
+        return checked, [_shown(name, issue, stack) for issue in preflight]
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
         old, new = self._recorded(olds), self._recorded(news)
@@ -447,11 +455,18 @@ def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool
     return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
 
 
-def _failure(name: str, issue: Issue, stack: Mapping[str, Any]) -> CheckFailure:
-    prefix = f"{job_key(name)}."
-    prop = issue.key[len(prefix) :].split(".")[0] if issue.key.startswith(prefix) else "config"
-    shown = argument_issue(name, issue) if from_program(stack) else issue
-    return CheckFailure(prop or "config", str(shown))
+def _shown(name: str, issue: Issue, stack: Mapping[str, Any]) -> Issue:
+    """``issue`` named as the job's program wrote it (``check_job``)."""
+    return argument_issue(name, issue) if from_program(stack) else issue
+
+
+def _failure(name: str, issue: Issue) -> CheckFailure:
+    """``issue`` as a dynamic provider's check failure, on the job's top-level key."""
+    tail = ""
+    for prefix in (f"{job_key(name)}.", f"{JOB_ARGUMENT}."):
+        if issue.key.startswith(prefix):
+            tail = issue.key[len(prefix) :]
+    return CheckFailure(tail.split(".")[0] or "config", str(issue))
 
 
 def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:

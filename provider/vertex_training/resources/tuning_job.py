@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CheckFailure, CheckResult
 
+from vertex_training.errors import KeyIssue
 from vertex_training.keys import job_key
 from vertex_training.resources.job_arguments import JOB_ARGUMENT, from_program
 from vertex_training.resources.state import TUNING_OUTPUT_KEYS
@@ -40,6 +40,7 @@ from vertex_training.stackconfig.study import is_tuning_job
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
+    from vertex_training.errors import Issue
 
 #: The outputs of a HyperparameterTuningJob the program reads (its outputs, besides its
 #: inputs: ``state.TUNING_OUTPUT_KEYS``).
@@ -61,21 +62,20 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     resource_type = "HyperparameterTuningJob"
     runs_no_study = False
 
-    def check(self, olds: Any, news: Any) -> CheckResult:
-        result = super().check(olds, news)
+    def check_job(self, olds: Any, news: Any) -> tuple[dict[str, Any], list[Issue]]:
+        checked, issues = super().check_job(olds, news)
         job = news[JOB_INPUT]
         config = job.get("config")
-        if not result.failures and isinstance(config, Mapping) and not is_tuning_job(config):
+        if not issues and isinstance(config, Mapping) and not is_tuning_job(config):
             stack = job.get("stack")
             program = isinstance(stack, Mapping) and from_program(stack)
             key = JOB_ARGUMENT if program else job_key(str(job.get("name")))
-            failure = CheckFailure(
-                "config",
-                f"{key}: a hyperparameter tuning job needs a study: block (metrics, "
-                "parameters, max_trials); see docs/tuning.md",
+            message = (
+                "a hyperparameter tuning job needs a study: block (metrics, parameters, "
+                "max_trials); see docs/tuning.md"
             )
-            return CheckResult(result.inputs, [failure])
-        return result
+            return checked, [KeyIssue(key, None, message)]
+        return checked, issues
 
     def outputs(
         self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
