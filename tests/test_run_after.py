@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.clients import configured
-from tests.test_training_job import IMAGE, checked
+from tests.test_training_job import IMAGE, checked, viewed
 from vertex_training import stackconfig
+from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import BackendError, JobEndedError, SpecError
 from vertex_training.resources.cancellation import Cancellation
 from vertex_training.resources.run_after import wait_to_run
+from vertex_training.resources.submission import Owner, labelled_request
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -140,3 +143,22 @@ class TestStop:
             "(Ctrl-C); last seen: prepare RUNNING; it was not submitted, and the next "
             "`pulumi up` waits for them again"
         )
+
+
+class TestRetries:
+    def test_a_failed_job_is_followed_to_the_attempt_its_resource_submitted_after_it(
+        self, fake: FakeVertex
+    ) -> None:
+        """The ID ``run_after`` names is the first attempt's; when that failed, the newer
+        job of the same resource (its retry's next attempt) is waited for instead."""
+        fake.script(lambda job: job.labels.get("try") == "1", outcome="FAILED")
+        prepare = create(fake, "prepare", labels={"try": "1"})
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        deadline = time.monotonic() + 10
+        while backend.get(prepare.id).state != "FAILED" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        inputs = viewed(fake, {"image": IMAGE, "display_name": "prepare"}, "prepare")
+        again = backend.submit(labelled_request(inputs["request"], Owner("test"), "prepare", 2))
+        train = create(fake, "train", run_after=[prepare.id])
+        assert train.outs["state"] == "QUEUED"
+        assert submitted(fake, "train").create_time >= fake.jobs[again.name].end_time

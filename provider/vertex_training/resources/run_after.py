@@ -9,6 +9,10 @@ of `pulumi up`). When one ends FAILED, CANCELLED or EXPIRED, or no longer exists
 create fails naming it and its failure, and nothing is submitted; so it does at the
 engine's cancel (Ctrl-C, through the plugin). The next `pulumi up` tries again.
 
+A job it runs after that ended FAILED, CANCELLED or EXPIRED is followed to the newest job
+its resource submitted after it in the same location (by their labels): the attempt its
+``retry`` made, which the resource's ID (the first attempt's) does not name.
+
 The wait has no timeout of its own: the jobs it waits for end by their own
 ``scheduling.timeout`` (Vertex AI's default is 7 days). In the Python dynamic provider
 host, a create that waits holds one of its four threads; jobs that run after others are
@@ -22,13 +26,17 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from vertex_training.api import states
 from vertex_training.api.labels import RESOURCE_LABEL
+from vertex_training.api.times import epoch_s
 from vertex_training.backends.base import job_id_of, location_of
 from vertex_training.errors import BackendError, JobEndedError
 from vertex_training.keys import job_key
 from vertex_training.resources.cancellation import PROCESS, Cancellation, WaitCancelledError
+from vertex_training.resources.submission import owns
 
 if TYPE_CHECKING:
+    from vertex_training.backends.base import Backend, JobStatus
     from vertex_training.resources.progress import EngineLog
     from vertex_training.resources.state import ProviderSettings
 
@@ -58,15 +66,18 @@ def wait_to_run(
     entries: dict[str, dict[str, Any]] = {}
     for resource_name in run_after:
         location = location_of(resource_name)
-        status = connect(location, connection).get(resource_name)
+        backend = connect(location, connection)
+        status = backend.get(resource_name)
         if status is None:
             raise BackendError(
                 f"{key} names {resource_name}, which does not exist; {NOT_SUBMITTED}. "
                 "Run `pulumi refresh` if that job was deleted, or remove it from run_after"
             )
+        if status.state in states.FAILED_STATES:
+            status = latest_submission(backend, status)
         shown = status.labels.get(RESOURCE_LABEL) or job_id_of(resource_name)
         until = {"until": SUCCEEDED, "timeout_s": math.inf}
-        entries[shown] = {"resource_name": resource_name, "wait": until, "location": location}
+        entries[shown] = {"resource_name": status.name, "wait": until, "location": location}
     try:
         return wait_for(entries, settings=settings, log=log, cancel=cancel, **timing)
     except WaitCancelledError as stopped:
@@ -82,6 +93,24 @@ def wait_to_run(
             "job is submitted again (change it, or `pulumi up --replace` it) and succeeds, "
             f"the next `pulumi up` submits this one:\n{ended}"
         ) from ended
+
+
+def latest_submission(backend: Backend, failed: JobStatus) -> JobStatus:
+    """The newest job of the Pulumi resource that submitted ``failed`` (the same project,
+    stack and resource labels) in its location, if newer than it: the attempt a job's
+    ``retry`` submitted after it, which its resource's ID does not name. Else ``failed``."""
+    resource = failed.labels.get(RESOURCE_LABEL)
+    if not resource:
+        return failed
+    jobs = [
+        job for job in backend.find_by_label(RESOURCE_LABEL, resource) if owns(failed.labels, job)
+    ]
+    newer = [job for job in jobs if _created(job) > _created(failed)]
+    return max(newer, key=_created) if newer else failed
+
+
+def _created(job: JobStatus) -> float:
+    return epoch_s(job.create_time) or 0.0
 
 
 def runs_after(inputs: Mapping[str, Any]) -> list[str]:
