@@ -10,6 +10,12 @@ happened and what to do). Any other exception, a bug, keeps gRPC's wording and t
 The call's context is not handed to the provider; it is found on the stack, as the local
 of the host's servicer method that holds a ``grpc.ServicerContext``. Outside a gRPC call
 (tests that call a provider directly) there is none, and the error is raised as it is.
+So it is in the provider plugin, which calls the same providers from its own servicer:
+they run on worker threads (``asyncio.to_thread``), whose stacks hold no servicer, and
+the plugin's context is a ``grpc.aio.ServicerContext``, which is no
+``grpc.ServicerContext``; the error reaches the plugin's own ``plain_errors``
+(``vertex_training.plugin.__main__``), which ends the call (tests/test_plugin_errors.py
+drives that servicer).
 """
 
 from __future__ import annotations
