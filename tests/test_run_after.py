@@ -101,8 +101,8 @@ class TestCreate:
             create(fake, "train", run_after=[prepare.id])
         message = str(caught.value)
         assert message.startswith(
-            "vertex-training:jobs.train.run_after: a job it runs after did not succeed, so "
-            "it was not submitted"
+            "job train runs after a job that did not succeed, so it was not submitted; once "
+            "that job is submitted again (change it, or bump its `rerun`)"
         )
         # Named by its Pulumi resource (its labels), with its failure.
         assert f"job prepare ({prepare.id}) ended FAILED" in message
@@ -111,7 +111,9 @@ class TestCreate:
 
     def test_one_that_is_gone_fails_the_create_at_once(self, fake: FakeVertex) -> None:
         gone = "projects/test-project/locations/us-central1/customJobs/999"
-        with pytest.raises(BackendError, match=r"run_after names .*/999, which does not exist"):
+        with pytest.raises(
+            BackendError, match=r"job train runs after .*/999, which does not exist"
+        ):
             create(fake, "train", run_after=[gone])
         assert fake.jobs == {}
 
@@ -139,9 +141,9 @@ class TestStop:
         with pytest.raises(BackendError) as caught:
             wait_to_run("train", [prepare.id], settings, cancel=cancel)
         assert str(caught.value) == (
-            "the wait for the jobs vertex-training:jobs.train.run_after lists was stopped "
-            "(Ctrl-C); last seen: prepare RUNNING; it was not submitted, and the next "
-            "`pulumi up` waits for them again"
+            "the wait of job train for the jobs it runs after was stopped (Ctrl-C); last "
+            "seen: prepare RUNNING; it was not submitted, and the next `pulumi up` waits for "
+            "them again"
         )
 
 

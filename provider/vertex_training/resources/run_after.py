@@ -31,7 +31,6 @@ from vertex_training.api.labels import RESOURCE_LABEL
 from vertex_training.api.times import epoch_s
 from vertex_training.backends.base import job_id_of, location_of
 from vertex_training.errors import BackendError, JobEndedError
-from vertex_training.keys import job_key
 from vertex_training.resources.cancellation import PROCESS, Cancellation, WaitCancelledError
 from vertex_training.resources.submission import owns
 
@@ -61,7 +60,6 @@ def wait_to_run(
     from vertex_training.backends import connect
     from vertex_training.resources.waiter import SUCCEEDED, wait_for
 
-    key = job_key(name, "run_after")
     connection = settings.connection()
     entries: dict[str, dict[str, Any]] = {}
     for resource_name in run_after:
@@ -70,8 +68,9 @@ def wait_to_run(
         status = backend.get(resource_name)
         if status is None:
             raise BackendError(
-                f"{key} names {resource_name}, which does not exist; {NOT_SUBMITTED}. "
-                "Run `pulumi refresh` if that job was deleted, or remove it from run_after"
+                f"job {name} runs after {resource_name}, which does not exist; "
+                f"{NOT_SUBMITTED}. Run `pulumi refresh` if that job was deleted, or no longer "
+                "list it among the jobs this one runs after"
             )
         if status.state in states.FAILED_STATES:
             status = latest_submission(backend, status)
@@ -83,15 +82,15 @@ def wait_to_run(
     except WaitCancelledError as stopped:
         seen = ", ".join(f"{job} {state}" for job, state in sorted(stopped.last_states.items()))
         raise BackendError(
-            f"the wait for the jobs {key} lists was stopped (Ctrl-C)"
+            f"the wait of job {name} for the jobs it runs after was stopped (Ctrl-C)"
             + (f"; last seen: {seen}" if seen else "")
             + f"; {NOT_SUBMITTED}, and the next `pulumi up` waits for them again"
         ) from stopped
     except JobEndedError as ended:
         raise JobEndedError(
-            f"{key}: a job it runs after did not succeed, so {NOT_SUBMITTED}; once that "
-            "job is submitted again (change it, or `pulumi up --replace` it) and succeeds, "
-            f"the next `pulumi up` submits this one:\n{ended}"
+            f"job {name} runs after a job that did not succeed, so {NOT_SUBMITTED}; once "
+            "that job is submitted again (change it, or bump its `rerun`) and succeeds, the "
+            f"next `pulumi up` submits this one:\n{ended}"
         ) from ended
 
 
