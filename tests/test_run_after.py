@@ -19,6 +19,7 @@ from vertex_training import stackconfig
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import BackendError, JobEndedError, SpecError
 from vertex_training.resources.cancellation import Cancellation
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.run_after import wait_to_run
 from vertex_training.resources.submission import Owner, labelled_request
 from vertex_training.resources.training_job import TrainingJobProvider
@@ -77,6 +78,17 @@ class TestRules:
         [refusal] = refusals({"run_after": [ANOTHER], "adopt": adopted})
         assert refusal.startswith("vertex-training:jobs.train.run_after: an adopted job")
         assert "remove run_after, or remove adopt" in refusal
+
+
+class TestDiff:
+    def test_a_new_id_to_run_after_updates_the_job_in_place_even_unknown(self) -> None:
+        """The job it runs after was replaced: its new ID, unknown in a preview, is no
+        reason to submit this one again."""
+        old = checked(None, {"image": IMAGE, "run_after": [ANOTHER]})
+        for after in (UNKNOWN_TEXT, "projects/p/locations/us-central1/customJobs/2"):
+            new = {**old, "config": {**old["config"], "run_after": [after]}}
+            diff = TrainingJobProvider().diff("id", old, new)
+            assert (diff.changes, diff.replaces) == (True, []), after
 
 
 class TestCreate:

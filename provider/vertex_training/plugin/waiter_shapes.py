@@ -13,7 +13,7 @@ from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, Pr
 
 from vertex_training.plugin import shapes
 from vertex_training.plugin.values import property_value
-from vertex_training.resources.job_arguments import is_unknown
+from vertex_training.resources.state import is_unknown
 from vertex_training.stackconfig import WAIT_UNTIL, WAITED
 
 #: The keys of a job's ``waiterEntry`` (``waiter_entry``).

@@ -26,8 +26,8 @@ from vertex_training.errors import Issue
 from vertex_training.keys import job_key
 from vertex_training.plugin import schema
 from vertex_training.plugin.inputs import job_input, owner_of
-from vertex_training.resources.job_arguments import UNKNOWN_TEXT, from_program, is_unknown, read_job
-from vertex_training.resources.state import migrate_job, migrate_recorded
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT, from_program, read_job
+from vertex_training.resources.state import is_unknown, migrate_job, migrate_recorded
 from vertex_training.review import policies
 
 if TYPE_CHECKING:

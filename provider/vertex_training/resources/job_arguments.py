@@ -22,6 +22,7 @@ import pulumi
 from vertex_training.errors import Issue, SpecError, rekeyed
 from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
+from vertex_training.resources.state import is_unknown
 from vertex_training.resources.submission import ORGANIZATION_SETTING, PROJECT_SETTING
 
 if TYPE_CHECKING:
@@ -91,17 +92,6 @@ def argument_issue(name: str, issue: Issue) -> Issue:
     return rekeyed(issue, {job_key(name): JOB_ARGUMENT, IMAGES_KEY: IMAGES_ARGUMENT})
 
 
-def is_unknown(value: Any) -> bool:
-    """Whether ``value`` is unknown (computed) in a preview.
-
-    Pulumi's dynamic provider host hands ``check`` ``pulumi.output.Unknown`` objects; the
-    wire sentinel string means the same.
-    """
-    return isinstance(value, pulumi.output.Unknown) or (
-        isinstance(value, str) and value == UNKNOWN_TEXT
-    )
-
-
 def mark_unknowns(value: Any) -> tuple[Any, bool]:
     """``value`` with every unknown in it (at any depth) as ``UNKNOWN_TEXT``, and whether
     it held any."""
@@ -116,20 +106,6 @@ def mark_unknowns(value: Any) -> tuple[Any, bool]:
         items = [mark_unknowns(item) for item in value]
         return [item for item, _ in items], any(found for _, found in items)
     return value, False
-
-
-def known_run_after(config: Any) -> Any:
-    """``config`` with only the known jobs of its ``run_after``: the others are jobs still
-    to be submitted in a preview, which change neither the request nor its checks (the
-    create sees them all)."""
-    if not isinstance(config, Mapping) or "run_after" not in config:
-        return config
-    jobs = config["run_after"]
-    if is_unknown(jobs):
-        return {key: value for key, value in config.items() if key != "run_after"}
-    if not isinstance(jobs, list):
-        return config
-    return {**config, "run_after": [job for job in jobs if not is_unknown(job)]}
 
 
 def about_known_values(issues: list[Issue]) -> list[Issue]:
@@ -160,7 +136,7 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
     keys, or settings the request does not copy verbatim, are unknown is not read (its
     review, its estimate and its rules wait for `pulumi up`)."""
     from vertex_training import stackconfig
-    from vertex_training.resources.state import whole_numbers
+    from vertex_training.resources.state import known_run_after, whole_numbers
 
     if is_unknown(config) or is_unknown(settings):
         return ReadJob(unknown="its keys are not known before pulumi up")

@@ -322,6 +322,33 @@ def same_job(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return all(r.get(SCHEMA_KEY) == SCHEMA_VERSION for r in (old, new)) and old == new
 
 
+def known_run_after(config: Any) -> Any:
+    """``config`` with only the known jobs of its ``run_after``: the others are jobs still
+    to be submitted in a preview, which change neither the request nor its checks (the
+    create sees them all)."""
+    if not isinstance(config, Mapping) or "run_after" not in config:
+        return config
+    jobs = config["run_after"]
+    if is_unknown(jobs):
+        return {key: value for key, value in config.items() if key != "run_after"}
+    if not isinstance(jobs, list):
+        return config
+    return {**config, "run_after": [job for job in jobs if not is_unknown(job)]}
+
+
+def is_unknown(value: Any) -> bool:
+    """Whether ``value`` is unknown (computed) in a preview.
+
+    Pulumi's dynamic provider host hands ``check`` ``pulumi.output.Unknown`` objects; the
+    wire sentinel string means the same.
+    """
+    import pulumi
+
+    return isinstance(value, pulumi.output.Unknown) or (
+        isinstance(value, str) and value == pulumi.runtime.rpc.UNKNOWN
+    )
+
+
 def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
     """A job's recorded inputs (its state without engine keys and outputs, in schema 4's
     shape or 2's) with its ``JobView``: read from a state of schema 2 or older, which
@@ -343,7 +370,7 @@ def recorded_view(recorded: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         issue = Issue(job_key(name), config, "the recorded config is no mapping")
         raise SpecError([issue])
-    spec = stackconfig.parse_job(name, whole_numbers(config), stack)
+    spec = stackconfig.parse_job(name, whole_numbers(known_run_after(config)), stack)
     others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
     return {**config, **others, **view_of(spec, stack)}
 
