@@ -9,6 +9,7 @@ and a file backend in its temporary directory. The CLI and language host are the
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +47,18 @@ def vertex_stack(fake: Any, **jobs: dict[str, Any]) -> dict[str, Any]:
         "vertex-training:apiEndpoint": fake.address,
         "vertex-training:jobs": jobs,
     }
+
+
+def ran_in_order(fake: Any, steps: tuple[str, ...]) -> dict[str, Any]:
+    """The fake's jobs by display name, checked to be ``steps`` exactly and run in that
+    order: each step but the last SUCCEEDED, and the step after it was created no earlier
+    than it ended."""
+    jobs = {job.display_name: job for job in fake.jobs.values()}
+    assert set(jobs) == set(steps)
+    for before, then in itertools.pairwise(steps):
+        assert jobs[before].state.name == "JOB_STATE_SUCCEEDED"
+        assert jobs[then].create_time >= jobs[before].end_time, f"{then} before {before}"
+    return jobs
 
 
 def config_cli_env(tmp: Path) -> dict[str, str]:

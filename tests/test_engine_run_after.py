@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine import Project
+from tests.engine import Project, ran_in_order
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = pytest.mark.engine
@@ -42,11 +42,7 @@ def test_three_steps_of_a_python_program_run_one_after_the_other(tmp_path: Path)
         assert fake.jobs == {}
 
         project.run("up", "--yes", "--skip-preview").check()
-        jobs = {job.display_name: job for job in fake.jobs.values()}
-        assert set(jobs) == {"prepare", "train", "evaluate"}
-        for before, then in (("prepare", "train"), ("train", "evaluate")):
-            assert jobs[before].state.name == "JOB_STATE_SUCCEEDED"
-            assert jobs[then].create_time >= jobs[before].end_time, f"{then} before {before}"
+        jobs = ran_in_order(fake, ("prepare", "train", "evaluate"))
         assert project.outputs()["evaluate"] == jobs["evaluate"].name
 
         unchanged = project.run("preview", "--expect-no-changes").check()

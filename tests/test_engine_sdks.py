@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine import TOOLS_BIN, Project, go_env, tools_missing
+from tests.engine import TOOLS_BIN, Project, go_env, ran_in_order, tools_missing
 from tests.release import BUILT, PULUMI, RELEASE, REPO, SDK, run
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
@@ -356,11 +356,7 @@ class TestPipeline:
         assert steps == sorted(steps), "the preview shows the steps out of order"
 
         project.run("up", "--yes", "--skip-preview").check()
-        jobs = {job.display_name: job for job in fake.jobs.values()}
-        assert set(jobs) == {"prepare", "train", "evaluate"}
-        for before, then in (("prepare", "train"), ("train", "evaluate")):
-            assert jobs[before].state.name == "JOB_STATE_SUCCEEDED"
-            assert jobs[then].create_time >= jobs[before].end_time, f"{then} before {before}"
+        jobs = ran_in_order(fake, PIPELINE_STEPS)
 
         # Once submitted, a step's preview names the job it runs after.
         project.run("config", "set", "evaluate-run", "2").check()
