@@ -138,11 +138,16 @@ class TestYamlProgram:
             "jobId": "${train.jobId}",
             # A typed path (the schema's WaitedTrials and Trial): the YAML host checks it.
             "bestTrial": '${wait-for-jobs.trials["sweep"].bestTrial}',
+            # The tuning job's own, filled by the up that waited for it (its create).
+            "sweepBestTrial": "${sweep.bestTrial}",
+            "sweepTrials": "${sweep.trials}",
         }
         program.write()
 
         preview = program.run("preview").check()
         assert "+ 4 to create" in preview.output
+        own = "waited for by its own create (`wait: succeeded`), which fills its `bestTrial`"
+        assert own in preview.output
         assert fake.jobs == {} and fake.tuning_jobs == {}, "a preview submitted a job"
 
         up = program.run("up", "--yes", "--skip-preview").check()
@@ -153,6 +158,8 @@ class TestYamlProgram:
         assert list(states(fake.tuning_jobs).values()) == ["JOB_STATE_SUCCEEDED"]
         outputs = json.loads(program.run("stack", "output", "--json").check().stdout)
         best = outputs.pop("bestTrial")
+        assert outputs.pop("sweepBestTrial") == best
+        assert best in outputs.pop("sweepTrials")
         assert outputs == {
             "state": "SUCCEEDED",
             "sweepState": "SUCCEEDED",

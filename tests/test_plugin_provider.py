@@ -49,6 +49,13 @@ TUNING = "vertex-training:index:HyperparameterTuningJob"
 PLATFORM = "vertex-training:index:TrainingPlatform"
 WAITER = "vertex-training:index:JobWaiter"
 IMAGE = "us-docker.pkg.dev/test-project/train/trainer:1"
+#: A tuning job's study of two trials, in the schema's naming.
+STUDY = {
+    "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
+    "parameters": {"learning_rate": {"type": "double", "min": 0.001, "max": 0.1}},
+    "maxTrials": 2,
+    "parallelTrials": 2,
+}
 
 
 def urn(type_: str = TRAINING, name: str = "train") -> str:
@@ -447,18 +454,16 @@ class TestWaiter:
     def test_the_trials_are_typed_trials_in_camel_case(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
     ) -> None:
-        """The waiter's trials of a tuning job, and the job's own once read, are the
-        schema's Trial type: camelCase keys, the parameters' and metrics' IDs as written."""
-        study = {
-            "metrics": [{"id": "accuracy", "goal": "MAXIMIZE"}],
-            "parameters": {"learning_rate": {"type": "double", "min": 0.001, "max": 0.1}},
-            "maxTrials": 2,
-            "parallelTrials": 2,
-        }
+        """The waiter's trials of a tuning job, and the job's own (filled by the create
+        that waited for it, and by a read), are the schema's Trial type: camelCase keys,
+        the parameters' and metrics' IDs as written."""
         made = create(
-            plugin, {"job": {"image": IMAGE, "study": study, "wait": "succeeded"}}, TUNING
+            plugin, {"job": {"image": IMAGE, "study": STUDY, "wait": "succeeded"}}, TUNING
         )
-        entry = plain_map(made.properties)["waiterEntry"]
+        own = plain_map(made.properties)
+        assert own["state"] == "SUCCEEDED" and len(own["trials"]) == 2
+        assert own["bestTrial"] == max(own["trials"], key=lambda trial: trial["finalMetric"])
+        entry = own["waiterEntry"]
         waited = asyncio.run(
             plugin.create(
                 CreateRequest(urn(WAITER, "wait"), values({"jobs": [entry]}), 60.0, False)
@@ -474,10 +479,48 @@ class TestWaiter:
         best = max(seen["trials"], key=lambda trial: trial["finalMetric"])
         assert seen["bestTrial"] == best
 
+        assert own["bestTrial"] == best and own["trials"] == seen["trials"]
+
         request = ReadRequest(urn(TUNING), made.resource_id, made.properties, made.properties)
         read = plain_map(asyncio.run(plugin.read(request)).properties)
         assert read["bestTrial"] == best
         assert all(set(trial) == trial_keys for trial in read["trials"])
+
+    def test_a_tuning_job_that_fails_its_own_wait_is_kept_and_waited_for_again(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A tuning job waits in its own create; one that ends FAILED (no trial reports
+        its metric) fails it with the job kept (its ID and what the wait saw:
+        ``InitFailedError``) and its class and fix in the message. The update the engine
+        makes of a kept job waits again (one read: it fails at once), and submits
+        nothing."""
+        monkeypatch.chdir(tmp_path)
+        keys = {"job": {"image": IMAGE, "study": STUDY, "wait": "succeeded"}}
+        with FakeVertex(queued_s=0.1, pending_s=0.1, trial_metric=lambda *_: None) as fake:
+            plugin = started(fake)
+            with pytest.raises(InitFailedError, match=r"job train \(.*\) ended FAILED") as failed:
+                create(plugin, keys, TUNING)
+            assert "class:" in str(failed.value) and "fix:" in str(failed.value)
+            kept = plain_map(failed.value.properties)
+            assert failed.value.resource_id == kept["waiterEntry"]["resourceName"]
+            assert kept["state"] == "FAILED" and len(fake.tuning_jobs) == 1
+            assert kept["job"] == keys["job"]
+
+            recorded = failed.value.properties
+            again = UpdateRequest(
+                urn(TUNING), failed.value.resource_id, recorded, recorded, 60.0, [], False
+            )
+            with pytest.raises(InitFailedError, match="ended FAILED"):
+                asyncio.run(plugin.update(again))
+            assert len(fake.tuning_jobs) == 1, "the update submitted the job again"
+
+    def test_a_tuning_job_at_submitted_is_not_waited_for_by_its_create(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        made = plain_map(
+            create(plugin, {"job": {"image": IMAGE, "study": STUDY}}, TUNING).properties
+        )
+        assert made["state"] in {"QUEUED", "PENDING"} and made["bestTrial"] is None
 
     def test_a_job_left_at_submitted_is_not_waited_for(
         self, plugin: VertexTrainingProvider

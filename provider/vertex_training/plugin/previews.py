@@ -172,17 +172,19 @@ def preview_text(
     properties: Mapping[str, PropertyValue],
     secret: bool,
     replacement: Replacement | None = None,
+    type_: str = "",
 ) -> str:
-    """The line under a job in `pulumi preview` of its create (or replacement: why,
-    ``replacement``): what it may cost and the request it would submit (``[secret]`` when
-    its inputs hold a secret; said to be unknown while a value of another resource is)."""
+    """The line under a job of resource type ``type_`` in `pulumi preview` of its create
+    (or replacement: why, ``replacement``): when it is submitted and who waits for it,
+    what it may cost and the request it would submit (``[secret]`` when its inputs hold a
+    secret; said to be unknown while a value of another resource is)."""
     plain = plain_map({key: properties[key] for key in PREVIEWED_OUTPUTS if key in properties})
     estimate, request = plain.get("estimate"), plain.get("request")
     submitted = replacement.text() if replacement else "would be submitted"
     job = plain_map(properties).get("job")
     if after := after_text(job):
         submitted += f", {after}"
-    if waited := wait_text(job):
+    if waited := wait_text(type_, job):
         submitted += f", {waited}"
     if not isinstance(estimate, Mapping):
         return f"{submitted}; what it submits and costs is known once its keys are"
@@ -213,13 +215,34 @@ def after_text(job: Any) -> str:
     return f"once {jobs} succeeded ({', '.join(known)})"
 
 
-def wait_text(job: Any) -> str:
-    """Who waits for a job whose ``wait`` asks for more than its submission, as its
-    preview says: a JobWaiter listing its ``waiterEntry``, the only one that does (its own
-    create returns once it is submitted); "" for a job that asks for none."""
+def waits_in_create(type_: str, job: Any) -> str:
+    """The state a job's own create waits for it to reach ("" for none): a tuning job's
+    (resource type ``type_``) ``wait`` beyond its submission, so that the `pulumi up`
+    that waits for it fills its own ``bestTrial`` and ``trials`` (a resource's outputs
+    are set by its own operations only). A custom job is waited for by a JobWaiter
+    listing it, all of them together, so that a stack's many jobs do not each hold one of
+    the engine's parallel operations while they run; a tuning job runs its trials in
+    parallel itself, and a stack holds few. ``job``: the job's keys (either naming)."""
+    from vertex_training.plugin import schema
     from vertex_training.program.waiting import wait_until
     from vertex_training.stackconfig import NOT_WAITED
 
+    if type_ != schema.TUNING_JOB or not isinstance(job, Mapping):
+        return ""
+    until = wait_until(job)
+    return "" if until == NOT_WAITED else until
+
+
+def wait_text(type_: str, job: Any) -> str:
+    """Who waits for a job whose ``wait`` asks for more than its submission, as its
+    preview says: its own create (a tuning job: ``waits_in_create``), else only a
+    JobWaiter listing its ``waiterEntry`` (its create returns once it is submitted); ""
+    for a job that asks for none."""
+    from vertex_training.program.waiting import wait_until
+    from vertex_training.stackconfig import NOT_WAITED
+
+    if until := waits_in_create(type_, job):
+        return f"waited for by its own create (`wait: {until}`), which fills its `bestTrial`"
     until = wait_until(job) if isinstance(job, Mapping) else NOT_WAITED
     if until == NOT_WAITED:
         return ""

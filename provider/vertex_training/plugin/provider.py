@@ -85,6 +85,7 @@ from vertex_training.plugin.previews import (
     request_and_estimate,
     show,
     unseen,
+    waits_in_create,
 )
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import (
@@ -422,7 +423,9 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(None, unseen(request.properties))
         if request.preview:  # a create, or a replacement: say what it submits and costs
             properties = self._job_preview(request.urn, request.properties)
-            text = preview_text(properties, is_secret(request.properties), replacement)
+            text = preview_text(
+                properties, is_secret(request.properties), replacement, request.type
+            )
             await asyncio.to_thread(show, request.urn, text)
             return CreateResponse(None, properties)
         props = plain_map(request.properties)
@@ -434,16 +437,26 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(WAITER_ID, waited)
         provider = self._job_provider(request.type)
         state = recorded(request.name, owner_of(request.urn), props)
+        until = waits_in_create(request.type, state["config"])
 
         def create() -> CreateResponse:
             created = provider.create_at(state, request.urn)
             outs = created.outs or {}
             outputs = self._job_outputs(request.name, request.properties, created.id, outs)
+            if until:
+                outputs = self._waited_job(
+                    request.urn,
+                    provider,
+                    outs,
+                    created.id,
+                    inputs=request.properties,
+                    outputs=outputs,
+                )
             return CreateResponse(created.id, outputs)
 
-        if state["config"].get("run_after"):
-            # It waits for the jobs it runs after: on a thread of its own, not one of the
-            # few the other creates share (they would queue behind it).
+        if until or state["config"].get("run_after"):
+            # It waits (for itself, or for the jobs it runs after): on a thread of its
+            # own, not one of the few the other creates share (they would queue behind it).
             return await asyncio.get_running_loop().run_in_executor(self.waits, create)
         return await asyncio.to_thread(create)
 
@@ -493,9 +506,23 @@ class VertexTrainingProvider(Provider):
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
         result = await asyncio.to_thread(provider.update, request.resource_id, old, new)
+        outs = result.outs or {}
         outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, request.news, request.resource_id, result.outs or {}
+            self._job_outputs, request.name, request.news, request.resource_id, outs
         )
+        if waits_in_create(request.type, new["config"]):
+            # Its wait, given now or stopped before (the engine updates a job it kept
+            # after a failed create or update), is waited for here as in its create.
+            wait = functools.partial(
+                self._waited_job,
+                request.urn,
+                provider,
+                outs,
+                request.resource_id,
+                inputs=request.news,
+                outputs=outputs,
+            )
+            outputs = await asyncio.get_running_loop().run_in_executor(self.waits, wait)
         return UpdateResponse(outputs)
 
     async def delete(self, request: DeleteRequest) -> None:
@@ -571,6 +598,46 @@ class VertexTrainingProvider(Provider):
         problems = seen["problems"]
         if problems:
             message = message or "\n".join(problems[name] for name in sorted(problems))
+            raise InitFailedError(message, resource_id, properties, inputs)
+        return properties
+
+    def _waited_job(
+        self,
+        urn: str,
+        provider: TrainingJobProvider,
+        outs: Mapping[str, Any],
+        resource_id: str,
+        *,
+        inputs: Mapping[str, PropertyValue],
+        outputs: Mapping[str, PropertyValue],
+    ) -> dict[str, PropertyValue]:
+        """A job's properties once its own create or update has waited for it
+        (``waits_in_create``), from its ``inputs`` and its properties when submitted
+        (``outputs``; its provider's ``outs``): read again when the wait ends, so that
+        its state, ``trials`` and ``bestTrial`` are those the `pulumi up` saw. The wait
+        is a waiter's (``JobWaiterProvider.wait_one``), on the job's own row. A job that failed the
+        wait, and a wait the engine's cancel stopped, fail the call with the job kept
+        (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates it,
+        which waits again, and submits nothing twice."""
+        from vertex_training.plugin.init_failed import InitFailedError
+        from vertex_training.resources.cancellation import WaitCancelledError
+
+        name = resource_urn(urn).name
+        waits = {
+            "resource_name": resource_id,
+            "until": waits_in_create(resource_urn(urn).type, outs["config"]),
+            "config": outs["config"],
+            "stack": outs["stack"],
+        }
+        try:
+            message = "\n".join(self.waiter.wait_one(name, waits, urn)["problems"].values())
+        except WaitCancelledError as stopped:
+            message = str(stopped)
+        found = provider.read(resource_id, outs)
+        made = {key: outputs[key] for key in PREVIEWED_OUTPUTS if key in outputs}
+        now = found.outs if found.id and found.outs else outs  # (gone: as submitted)
+        properties = self._job_outputs(name, inputs, resource_id, now, made)
+        if message:
             raise InitFailedError(message, resource_id, properties, inputs)
         return properties
 

@@ -587,6 +587,16 @@ class JobWaiterProvider(ConfiguredProvider):
             outs[key] = {**kept, **seen[key]}
         return UpdateResult({**outs, URN_INPUT: news.get(URN_INPUT)})
 
+    def wait_one(self, name: str, waits: Mapping[str, Any], urn: str) -> dict[str, Any]:
+        """Wait for one job as a waiter waits for it (``waits``: its ``resource_name``,
+        ``until``, ``config`` and ``stack``, as a waiter's input gives them), showing the
+        progress on the row of ``urn``; return what the wait saw (``SEEN_OUTPUTS``). A
+        job that fails the wait is among the ``problems``; the engine's cancel raises
+        ``WaitCancelledError``. The plugin's tuning jobs wait so in their own create."""
+        jobs = {name: waits}
+        props = {"jobs": jobs, "stack": {}, URN_INPUT: urn}
+        return _wait(self._entries(jobs, props), props, self.settings)
+
     def read(self, id_: str, props: Any) -> ReadResult:
         return ReadResult(
             id_,
