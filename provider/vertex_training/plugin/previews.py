@@ -224,7 +224,7 @@ def waits_in_create(type_: str, job: Any) -> str:
     the engine's parallel operations while they run; a tuning job runs its trials in
     parallel itself, and a stack holds few. ``job``: the job's keys (either naming)."""
     from vertex_training.plugin import schema
-    from vertex_training.program.waiting import wait_until
+    from vertex_training.resources.unwaited import wait_until
     from vertex_training.stackconfig import NOT_WAITED
 
     if type_ != schema.TUNING_JOB or not isinstance(job, Mapping):
@@ -238,7 +238,7 @@ def wait_text(type_: str, job: Any) -> str:
     preview says: its own create (a tuning job: ``waits_in_create``), else only a
     JobWaiter listing its ``waiterEntry`` (its create returns once it is submitted); ""
     for a job that asks for none."""
-    from vertex_training.program.waiting import wait_until
+    from vertex_training.resources.unwaited import wait_until
     from vertex_training.stackconfig import NOT_WAITED
 
     if until := waits_in_create(type_, job):

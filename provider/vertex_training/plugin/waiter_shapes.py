@@ -126,7 +126,7 @@ def waiter_entry(
     ``config`` and ``stack`` secret would leave its name readable, but the SDKs do not
     carry a secret nested in an output: Pulumi YAML's passes it on as ``{}``, Node's
     makes the whole output secret.)"""
-    from vertex_training.program.waiting import wait_until
+    from vertex_training.resources.unwaited import wait_until
 
     entry = {
         "name": name,

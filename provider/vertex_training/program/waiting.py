@@ -8,23 +8,15 @@ waited for in batches of the provider host's threads), which ``wait_for_jobs`` m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import pulumi
 
 from vertex_training.resources.training_job import TrainingJob, waiter_input
+from vertex_training.resources.unwaited import wait_until
 from vertex_training.resources.waiter import JobWaiter
-from vertex_training.stackconfig import NOT_WAITED, WAITED
-
-
-def wait_until(config: Mapping[str, Any]) -> str:
-    """The state ``pulumi up`` waits for a job with this config to reach (its
-    ``wait.until``); a ``wait`` the job's check refuses counts as not waiting."""
-    wait = config.get("wait")
-    if isinstance(wait, Mapping):
-        wait = wait.get("until", NOT_WAITED)
-    return str(wait) if wait in WAITED else NOT_WAITED
+from vertex_training.stackconfig import NOT_WAITED
 
 
 def wait_for_jobs(

@@ -109,6 +109,7 @@ from vertex_training.resources.submission import (
     CREATE_RETRY,
     CreateRetry,
 )
+from vertex_training.resources.unwaited import expect_waiter, taken
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
@@ -569,10 +570,12 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
                 opts, pulumi.ResourceOptions(additional_secret_outputs=[CONFIG_KEY])
             )
         super().__init__(self.job_provider_class(), name, props, opts)
+        expect_waiter(self, name, config)
 
 
 def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
     """The waiter's input for ``job``: the submission to wait for, and ``until`` which
     state (``running`` or ``succeeded``). Nothing else of the job: the waiter reads its
     timeouts, location and retries from the stack config (``waiter.wait_entries``)."""
+    taken(job)
     return {"resource_name": job.id, "until": until}
