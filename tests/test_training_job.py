@@ -19,6 +19,7 @@ from vertex_training.backends.base import location_of
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError, PermanentError
 from vertex_training.program.exports import job_view, latest_state
+from vertex_training.resources.changes import JobChange, KeyChange
 from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import Owner, identity_label, labelled_request
 from vertex_training.resources.training_job import TrainingJobProvider
@@ -215,6 +216,29 @@ class TestDiff:
         new = checked(None, {"image": IMAGE, "machine": "n1-standard-4"})
         diff = TrainingJobProvider().diff("id", old, new)
         assert diff.replaces == []
+
+    def test_the_diffs_record_marks_which_config_keys_replace(self) -> None:
+        """``diff_job``, the one diff both hosts read: each changed config key with its
+        kind, the replacing ones apart from the provider-side ones beside them."""
+        old = checked(None, {"image": IMAGE, "args": ["--epochs", "1"]})
+        new = checked(None, {"image": IMAGE, "args": ["--epochs", "2"], "wait": "running"})
+        change = TrainingJobProvider().diff_job(old, new)
+        assert change.replaces == ("args", "request") and change.cause == ""
+        assert change.keys == (
+            KeyChange("args", "update", replaces=True),
+            KeyChange("wait", "add", replaces=False),
+        )
+        updated = TrainingJobProvider().diff_job(old, checked(None, {"image": IMAGE}))
+        assert updated.keys == (KeyChange("args", "delete", replaces=True),)
+        assert TrainingJobProvider().diff_job(old, old) == JobChange()
+
+    def test_a_replacement_no_key_forces_says_why(self) -> None:
+        """A new region (a stack setting: no key of the job's config) replaces the job;
+        its record has no replacing key, and says so (``cause``)."""
+        old = checked(None, {"image": IMAGE})
+        moved = {**old, "stack": {**old["stack"], "region": "europe-west4"}}
+        change = TrainingJobProvider().diff_job(old, moved)
+        assert change.replacing and change.keys == () and change.cause == "settings"
 
     def test_outputs_in_the_old_state_are_not_changes(self) -> None:
         """The old state's outputs (state, times, URLs) never count as a change."""

@@ -110,6 +110,7 @@ from vertex_training.resources.state import (
 
 if TYPE_CHECKING:
     from vertex_training.errors import Issue
+    from vertex_training.resources.changes import JobChange
     from vertex_training.resources.training_job import TrainingJobProvider
 
 #: A job resource's outputs that the dynamic provider records: property -> its key.
@@ -392,15 +393,15 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)
         new = self._recorded_state(request.urn, news)
-        result = provider.diff(request.resource_id, old, new)
-        if not result.changes:
+        change = provider.diff_job(old, new)
+        if not change.changes:
             return DiffResponse(changes=False)
-        replacing = bool(result.replaces)
-        detailed = _detailed_diff(olds, news, replacing)
+        replacing = change.replacing
+        detailed = _detailed_diff(change, olds, news)
         if replacing and not any(_replaces(d) for d in detailed.values()):
-            # Nothing the program wrote changed: the job's retry submits its next attempt
-            # (``retries_on_next_up``), or a default it took changed.
-            detailed["job.retry" if "retry" in (result.replaces or []) else "job"] = PropertyDiff(
+            # Nothing the program wrote forces it: the job's retry submits its next
+            # attempt, or a default it took changed (``JobChange.cause``).
+            detailed["job.retry" if change.cause == "retry" else "job"] = PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE, input_diff=True
             )
         if replacing:  # the line under its replacement in a preview says why
@@ -738,28 +739,29 @@ def _replaces(diff: PropertyDiff) -> bool:
 
 
 def _detailed_diff(
-    olds: Mapping[str, Any], news: Mapping[str, Any], replacing: bool
+    change: JobChange, olds: Mapping[str, Any], news: Mapping[str, Any]
 ) -> dict[str, PropertyDiff]:
-    """What changed between a job's recorded inputs and its new ones, by property path
-    (each of the job's keys on its own: ``job.machine``), and whether each change
-    replaces the job (when the job's provider says it is replaced: every change but
-    those of its provider-side keys)."""
-    from vertex_training.resources.training_job import PROVIDER_SIDE_KEYS
-
-    # The job's keys that never change what runs: changed alone, they update the resource.
-    provider_side = {shapes.camel(key) for key in PROVIDER_SIDE_KEYS}
-    detailed: dict[str, PropertyDiff] = {}
+    """A job's diff (``change``) as the engine shows it: each of the job's keys that
+    changed on its property path (``job.machine``), replacing or not as the diff says;
+    and each other input the program gave the resource (its ``project``, ``region``,
+    ...; plain ``olds`` and ``news``) that changed, replacing when the job is replaced."""
+    kinds = {
+        ("add", False): PropertyDiffKind.ADD,
+        ("add", True): PropertyDiffKind.ADD_REPLACE,
+        ("delete", False): PropertyDiffKind.DELETE,
+        ("delete", True): PropertyDiffKind.DELETE_REPLACE,
+        ("update", False): PropertyDiffKind.UPDATE,
+        ("update", True): PropertyDiffKind.UPDATE_REPLACE,
+    }
+    detailed = {
+        f"job.{shapes.camel(key.key)}": PropertyDiff(kinds[key.kind, key.replaces], input_diff=True)
+        for key in change.keys
+    }
     for prop in sorted(set(olds) | set(news)):
         old, new = olds.get(prop), news.get(prop)
         if old == new or prop in RECORDED_OUTPUTS or prop in schema.JOB_OUTPUTS:
             continue
-        if prop == "job" and isinstance(old, Mapping) and isinstance(new, Mapping):
-            for key in sorted(set(old) | set(new)):
-                if old.get(key) != new.get(key):
-                    replace = replacing and key not in provider_side
-                    detailed[f"job.{key}"] = PropertyDiff(
-                        diff_kind(old.get(key), new.get(key), replace), input_diff=True
-                    )
-            continue
-        detailed[prop] = PropertyDiff(diff_kind(old, new, replacing), input_diff=True)
+        if prop == "job" and change.keys:
+            continue  # (its keys, above; a job with none to compare is shown whole)
+        detailed[prop] = PropertyDiff(diff_kind(old, new, change.replacing), input_diff=True)
     return detailed

@@ -11,12 +11,14 @@ Lifecycle, as the engine drives it:
   where the job runs, its ``wait``, ``adopt`` and ``retry``: ``JobView``) by parsing the
   recorded config again, as check did. A change to anything that runs replaces the job
   (the API has no update) and lists the changed keys; a change to provider-side
-  settings only is an in-place update; no change is no diff.
+  settings only is an in-place update; no change is no diff. Both hosts read the one
+  diff, ``diff_job`` (``vertex_training.resources.changes``).
 - create: submits and returns at once with the server-chosen resource name as the ID.
   Waiting is done for all jobs together by ``vertex_training.resources.waiter.JobWaiter``,
   so a stack of many jobs is not held in batches by the provider host's four threads;
   only a job with ``run_after`` waits first, for the jobs it names to succeed
-  (``vertex_training.resources.run_after``). Each job carries
+  (``vertex_training.resources.run_after``); the plugin's tuning jobs wait for
+  themselves after their create (``vertex_training.plugin.provider``). Each job carries
   a label derived from its stack, resource name and request; a create looks for that
   label first (in one listing of the stack's jobs per update, ``resources.listing``), so
   a rerun after an interrupted ``pulumi up`` adopts the job it had already submitted
@@ -69,6 +71,12 @@ from vertex_training.resources.attempts import (
     owner_of,
     stop,
 )
+from vertex_training.resources.changes import (
+    Cause,
+    JobChange,
+    key_changes,
+    replacing_keys,
+)
 from vertex_training.resources.job_arguments import (
     JOB_ARGUMENT,
     UNKNOWN_PASSED_THROUGH,
@@ -120,8 +128,6 @@ if TYPE_CHECKING:
 #: Where a create says it took a job over (shown on the resource's row, ``backend_notices``).
 _LOG = logging.getLogger(BACKENDS_LOGGER)
 
-#: Inputs that never change what runs: changing them updates the resource in place.
-PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", "run_after", SCHEMA_KEY)
 #: ``RUN_KEYS`` (``vertex_training.api.bodies``) say what runs and where. When one changes the
 #: job is replaced, and the replacement lists every changed key (the user's config keys
 #: among them); a change to config keys that leaves these alone (say, writing out a
@@ -283,12 +289,24 @@ class TrainingJobProvider(ConfiguredProvider):
         return checked, [_shown(name, issue, stack) for issue in preflight]
 
     def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
+        change = self.diff_job(olds, news)
+        return DiffResult(
+            changes=change.changes,
+            replaces=list(change.replaces),
+            stables=["name"],
+            delete_before_replace=False,
+        )
+
+    def diff_job(self, olds: Mapping[str, Any], news: Mapping[str, Any]) -> JobChange:
+        """What changed between a job's recorded state (``olds``) and its new inputs
+        (``news``), for either host (``resources.changes``)."""
         old, new = self._recorded(olds), self._recorded(news)
         if same_job(old, new) and olds.get("state") != states.FAILED:
             # The same config and stack settings make the same job (``recorded_view``
             # derives it from nothing else): no change, with no parse (a no-change
             # preview of many jobs). A failed job with `retry` may have an attempt left.
-            return DiffResult(changes=False, replaces=[], stables=["name"])
+            return JobChange()
+        old_config, new_config = old.get(CONFIG_KEY), new.get(CONFIG_KEY)
         try:
             old = recorded_view(old)
         except SpecError:
@@ -303,8 +321,8 @@ class TrainingJobProvider(ConfiguredProvider):
         # project is the same job with it.
         keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY, *OWNER_VIEW_KEYS}
         changed = sorted(k for k in keys if run_key_differs(k, old, new))
-        replaced = runs_differently(old, new)
-        replaces = [k for k in changed if k not in PROVIDER_SIDE_KEYS] if replaced else []
+        replaces = replacing_keys(changed, runs_differently(old, new))
+        cause: Cause = ""
         if not replaces and retries_on_next_up(olds, new):
             # The recorded job (as the last read, update or `pulumi refresh` saw it)
             # failed in a way its `retry` names and attempts are left. The engine calls
@@ -312,13 +330,11 @@ class TrainingJobProvider(ConfiguredProvider):
             # as a replacement caused by `retry`: create then finds the failed attempt by
             # its label and submits the next one (``Attempts.advance``), and the delete of
             # the replaced state leaves alone the attempts the new one lists.
-            replaces, changed = ["retry"], sorted({*changed, "retry"})
-        return DiffResult(
-            changes=bool(changed),
-            replaces=replaces,
-            stables=["name"],
-            delete_before_replace=False,
-        )
+            replaces, changed, cause = ["retry"], sorted({*changed, "retry"}), "retry"
+        config_keys = key_changes(old_config, new_config, bool(replaces))
+        if replaces and not cause and not any(key.replaces for key in config_keys):
+            cause = "settings"  # a default the job took, or a stack setting, changed
+        return JobChange(tuple(changed), tuple(replaces), config_keys, cause)
 
     def create(self, props: Any) -> CreateResult:
         return self.create_at(props)
