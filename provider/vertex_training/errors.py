@@ -62,6 +62,15 @@ class KeyIssue(Issue):
         return f"{self.key}: {self.message}"
 
 
+@dataclass(frozen=True)
+class MissingSetting(Issue):
+    """A setting of where a job runs that it lacks (``setting``: its Google Cloud
+    ``project``, its ``region``). The message says where a stack config gives it; each
+    host tells its own user where to give it instead (the plugin: ``property_failure``)."""
+
+    setting: str = ""
+
+
 def rekeyed(issue: Issue, names: Mapping[str, str]) -> Issue:
     """``issue`` under another name: the first key of ``names`` that is its key or a
     prefix of it (followed by ``.`` or ``[``) replaced by that key's value (a stack config

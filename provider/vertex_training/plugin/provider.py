@@ -69,7 +69,7 @@ from pulumi.provider.experimental.provider import (
 )
 
 from vertex_training.credentials import GoogleAuth
-from vertex_training.errors import BackendError
+from vertex_training.errors import BackendError, MissingSetting
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, LOCAL_ACCELERATOR_MODES
 from vertex_training.packaging import POOL_KEYS
 from vertex_training.plugin import schema, shapes
@@ -178,41 +178,33 @@ def recorded(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> 
 
 
 #: The stack-wide settings a stack config's refusal names, as a program sets them for a
-#: plugin's resource: its own property (or the provider's default, ``plugin_advice``).
+#: plugin's resource: its own property.
 SETTING_PROPERTIES = {GCP_PROJECT_KEY: "project", GCP_REGION_KEY: "region"}
 
-
-@functools.cache
-def plugin_advice() -> dict[str, str]:
-    """What a refusal that tells a stack config's author to set a stack-wide key tells a
-    program's author instead (read on the first refusal: the stack config's messages come
-    with its models, which a plugin that refuses nothing never loads)."""
-    from vertex_training.stackconfig.platform import NO_PROJECT_MESSAGE, NO_REGION_MESSAGE
-
-    return {
-        NO_PROJECT_MESSAGE: (
-            "jobs on the vertex backend need a Google Cloud project: give the resource's "
-            "`project` (or a TrainingPlatform's `jobSettings` as its `platform`), or set the "
-            "provider's default with `pulumi config set vertex-training:project <project-id>` "
-            "(or set vertex-training:backend to local to run on this machine)"
-        ),
-        NO_REGION_MESSAGE: (
-            "no region: give the resource's `region` (or the job's own), or set the "
-            "provider's default with `pulumi config set vertex-training:region us-central1`"
-        ),
-        f"`pulumi config set {GCP_REGION_KEY} ": "`pulumi config set vertex-training:region ",
-        f"`pulumi config set {GCP_PROJECT_KEY} ": "`pulumi config set vertex-training:project ",
-    }
+#: What a job that lacks a setting (``errors.MissingSetting``) tells a program's author,
+#: where a stack config's author is told the stack config key.
+MISSING_SETTINGS = {
+    "project": (
+        "jobs on the vertex backend need a Google Cloud project: give the resource's "
+        "`project` (or a TrainingPlatform's `jobSettings` as its `platform`), or set the "
+        "provider's default with `pulumi config set vertex-training:project <project-id>` "
+        "(or set vertex-training:backend to local to run on this machine)"
+    ),
+    "region": (
+        "no region: give the resource's `region` (or the job's own), or set the "
+        "provider's default with `pulumi config set vertex-training:region us-central1`"
+    ),
+}
 
 
 def property_failure(issue: Issue) -> CheckFailure:
     """A job's mistake (``TrainingJobProvider.check_job``: named by its argument path,
     ``job.workers.python_package``, in the stack config's keys) on its property path in
-    the schema's naming (``job.workers.pythonPackage``), with the advice a program's
-    author can follow (``plugin_advice``)."""
+    the schema's naming (``job.workers.pythonPackage``); a missing setting with the
+    advice a program's author can follow (``MISSING_SETTINGS``)."""
     message = issue.message
-    for stack_advice, program_advice in plugin_advice().items():
-        message = message.replace(stack_advice, program_advice)
+    if isinstance(issue, MissingSetting) and issue.setting in MISSING_SETTINGS:
+        message = MISSING_SETTINGS[issue.setting]
     head, dot, tail = issue.key.partition(".")
     if issue.key in SETTING_PROPERTIES:
         path = SETTING_PROPERTIES[issue.key]

@@ -24,7 +24,7 @@ from pydantic import (
 from vertex_training.api import image_refs
 from vertex_training.api.labels import RERUN_LABEL
 from vertex_training.catalog import images, machines
-from vertex_training.errors import Issue
+from vertex_training.errors import Issue, MissingSetting
 from vertex_training.stackconfig import platform as stack_platform
 from vertex_training.stackconfig._access import (
     check_job_access,
@@ -139,13 +139,11 @@ class _JobResolver(RetryRules, JobSettingsRules):
         if not self.vertex:
             return region or LOCAL_DEFAULT_REGION
         if not self.stack.project:
-            self.issues.append(Issue(GCP_PROJECT_KEY, None, stack_platform.NO_PROJECT_MESSAGE))
+            no_project = stack_platform.NO_PROJECT_MESSAGE
+            self.issues.append(MissingSetting(GCP_PROJECT_KEY, None, no_project, "project"))
         if not region:
-            self.fail(
-                ("region",),
-                None,
-                stack_platform.NO_REGION_MESSAGE,
-            )
+            no_region = stack_platform.NO_REGION_MESSAGE
+            self.issues.append(MissingSetting(self.key("region"), None, no_region, "region"))
             return ""
         if region not in machines.TRAINING_REGIONS:
             key = self.key("region") if self.config.region else GCP_REGION_KEY
