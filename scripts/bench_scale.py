@@ -15,6 +15,10 @@ the same Pulumi CLI and the same fake JobService on loopback, three rounds of:
    - its baseline, a YAML program of N resources of a no-op plugin written with the same
      SDK (a provider whose check, diff and create do nothing: the cost of the engine,
      the YAML language host and a Python plugin alone);
+   and once more, the plugin's stack against that no-op plugin recording, for each
+   resource, the very outputs the plugin's stack recorded for it (its ``up`` goes
+   second, reading the plugin's state): the cost of a state that size with no work
+   done, so that the plugin's own work shows apart from its state's size;
 2. then ``--previews`` (3) no-change `pulumi preview`s of each, taken in pairs (the
    project's, then its baseline's, then the other way round), so that each pair meets
    the machine in the same state.
@@ -110,6 +114,36 @@ class NoOp(Provider):
 
 main(sys.argv[1:], "0.0.1", NoOp())
 """
+#: The same no-op plugin, whose create records the outputs the project's plugin recorded
+#: for a resource of that name (read from ``outputs.json`` beside it): the state of the
+#: plugin's stack, at the cost of a plugin that does nothing.
+MATCHED_PLUGIN = NOOP_PLUGIN.replace(
+    """    async def create(self, request):
+        return CreateResponse(request.urn.rsplit("::", 1)[-1], request.properties)
+""",
+    """    async def create(self, request):
+        name = request.urn.rsplit("::", 1)[-1]
+        recorded = {key: value(item) for key, item in recorded_outputs()[name].items()}
+        return CreateResponse(name, {**request.properties, **recorded})
+
+import functools, os
+from pulumi.provider.experimental.property_value import PropertyValue
+
+@functools.cache
+def recorded_outputs():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "outputs.json")) as f:
+        return json.load(f)
+
+def value(plain):
+    if isinstance(plain, dict):
+        return PropertyValue({key: value(item) for key, item in plain.items()})
+    if isinstance(plain, list):
+        return PropertyValue([value(item) for item in plain])
+    number = isinstance(plain, int) and not isinstance(plain, bool)
+    return PropertyValue(float(plain) if number else plain)
+""",
+)
+assert MATCHED_PLUGIN != NOOP_PLUGIN
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "provider"
 
 
@@ -229,10 +263,12 @@ def through_plugin(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> 
     return Stack(project, tmp, fake, figures)
 
 
-def plugin_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+def plugin_baseline(
+    tmp: Path, jobs: int, fake: FakeVertex, figures: Figures, source: str = NOOP_PLUGIN
+) -> Stack:
     plugin = tmp / "noop-plugin"
     plugin.mkdir()
-    (plugin / "noop.py").write_text(NOOP_PLUGIN)
+    (plugin / "noop.py").write_text(source)
     launcher = plugin / "pulumi-resource-noop"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{plugin / "noop.py"}" "$@"\n')
     launcher.chmod(0o755)
@@ -241,8 +277,34 @@ def plugin_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) ->
     return Stack(project, tmp, fake, figures)
 
 
+def matched_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -> Stack:
+    """The no-op plugin recording the plugin's outputs: its stack's ``up`` goes after the
+    project's, whose state it reads (``record_outputs``)."""
+    return plugin_baseline(tmp, jobs, fake, figures, MATCHED_PLUGIN)
+
+
+def record_outputs(project: Stack, baseline: Stack) -> None:
+    """The outputs each job of ``project``'s state holds, by name, for ``baseline``'s
+    no-op plugin to record (``MATCHED_PLUGIN``)."""
+    files = [p for p in (project.tmp / "state" / ".pulumi" / "stacks").rglob("*.json")]
+    [latest] = [json.loads(p.read_text()) for p in files if p.is_file()]
+    outputs = {
+        resource["urn"].rsplit("::", 1)[-1]: resource.get("outputs") or {}
+        for resource in latest["checkpoint"]["latest"]["resources"]
+        if resource["type"].endswith(":TrainingJob")
+    }
+    (baseline.tmp / "noop-plugin" / "outputs.json").write_text(json.dumps(outputs))
+
+
 #: The pairs measured side by side: a program and its baseline.
-PAIRS = ((this_project, baseline), (through_plugin, plugin_baseline))
+PAIRS = (
+    (this_project, baseline),
+    (through_plugin, plugin_baseline),
+    (through_plugin, matched_baseline),
+)
+#: The pair whose baseline records what the project's stack recorded: its project goes
+#: first in every round.
+MATCHED = 2
 
 
 def round_of(
@@ -257,8 +319,10 @@ def round_of(
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             fake = stack.enter_context(FakeVertex())
             both.append(make(tmp, jobs, fake, figures))
-        order = both if number % 2 == 0 else both[::-1]
+        order = both if number % 2 == 0 or pair == MATCHED else both[::-1]
         for measured in order:
+            if pair == MATCHED and measured is both[1]:
+                record_outputs(*both)
             measured.up()
         for turn in range(previews):
             for measured in order if turn % 2 == 0 else order[::-1]:
@@ -274,6 +338,8 @@ def paired(mine: list[float], theirs: list[float]) -> float:
 TITLES = (
     "the dynamic resources (a Python program of stack config jobs) vs N no-op dynamic resources",
     "the plugin (a YAML program of TrainingJob resources) vs N resources of a no-op plugin",
+    "the plugin vs the same no-op plugin recording the very outputs the plugin recorded "
+    "(what is the plugin's own work, apart from its state's size)",
 )
 
 
@@ -314,12 +380,13 @@ def main() -> None:
         print(f"\n{title}")
         table(
             {jobs: figures for (p, jobs), figures in results.items() if p == pair},
+            targets=pair != MATCHED,
         )
     if args.json:
         args.json.write_text(
             json.dumps(
                 {
-                    f"{['dynamic', 'plugin'][pair]} {jobs}": {
+                    f"{['dynamic', 'plugin', 'plugin-matched'][pair]} {jobs}": {
                         "project": {**vars(m), "calls": dict(m.calls)},
                         "baseline": {**vars(t), "calls": dict(t.calls)},
                     }
@@ -330,8 +397,8 @@ def main() -> None:
         )
 
 
-def table(results: dict[int, tuple[Figures, Figures]]) -> None:
-    """One pair's figures at each size, and the targets at the largest."""
+def table(results: dict[int, tuple[Figures, Figures]], *, targets: bool = True) -> None:
+    """One pair's figures at each size, and (``targets``) the targets at the largest."""
     header = (
         f"{'jobs':>5} | {'preview (s)':>16} {'ratio':>6} | {'first up (s)':>16} {'ratio':>6} "
         f"| {'state/job (B)':>15} | calls/job in up"
@@ -349,6 +416,8 @@ def table(results: dict[int, tuple[Figures, Figures]]) -> None:
         )
     largest = max(results)
     mine, theirs = results[largest]
+    if not targets:
+        return
     print(
         f"targets at {largest} jobs: preview <= {PREVIEW_TARGET}x "
         f"(now {paired(mine.preview_s, theirs.preview_s):.2f}x), first up <= {UP_TARGET}x "
