@@ -160,6 +160,8 @@ class TestCtrlC:
             ]
             assert kept["outputs"]["state"] in ("QUEUED", "PENDING", "RUNNING")
 
+            preview = project.run("preview").check()
+            assert "its update waits for it (`wait: succeeded`)" in preview.output, preview.output
             again = project.up().check()
             assert "sweep: SUCCEEDED" in again.output, again.output
             assert [c.method for c in fake.calls].count("CreateHyperparameterTuningJob") == 1

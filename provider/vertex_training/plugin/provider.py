@@ -487,6 +487,9 @@ class VertexTrainingProvider(Provider):
                 await asyncio.to_thread(show, request.urn, again)
             return UpdateResponse(unseen(request.news))
         if request.preview:
+            if until := waits_in_create(request.type, plain_map(request.news).get("job")):
+                text = f"its update waits for it (`wait: {until}`), which fills its `bestTrial`"
+                await asyncio.to_thread(show, request.urn, text)
             return UpdateResponse(
                 self._job_preview(request.urn, request.news, request.resource_id, request.olds)
             )
