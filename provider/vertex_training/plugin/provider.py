@@ -611,10 +611,10 @@ class VertexTrainingProvider(Provider):
         (``waits_in_create``), from its ``inputs`` and its properties when submitted
         (``outputs``; its provider's ``outs``): read again when the wait ends, so that
         its state, ``trials`` and ``bestTrial`` are those the `pulumi up` saw. The wait
-        is a waiter's (``JobWaiterProvider.wait_one``), on the job's own row. A job that failed the
-        wait, and a wait the engine's cancel stopped, fail the call with the job kept
-        (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates it,
-        which waits again, and submits nothing twice."""
+        is a waiter's (``JobWaiterProvider.wait_one``), on the job's own row. A job that
+        failed the wait, and a wait the engine's cancel stopped, fail the call with the
+        job kept (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates
+        it, which waits again, and submits nothing twice."""
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.cancellation import WaitCancelledError
 

@@ -586,7 +586,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
                 opts, pulumi.ResourceOptions(additional_secret_outputs=[CONFIG_KEY])
             )
         super().__init__(self.job_provider_class(), name, props, opts)
-        expect_waiter(self, name, config)
+        if stack is None:  # (a stack config's jobs are all given to its waiter)
+            expect_waiter(self, name, config)
 
 
 def waiter_input(job: TrainingJob, until: str) -> dict[str, Any]:
