@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,27 @@ def running(fake: FakeVertex) -> bool:
     return any(job.state.name == f"JOB_STATE_{states.RUNNING}" for job in fake.jobs.values())
 
 
+def interrupted_up(project: Project, started: Callable[[], bool]) -> str:
+    """A first `pulumi up` of ``project``, interrupted (SIGINT to the engine) a second
+    after ``started`` (its job is running, and its wait waiting): its output, once it has
+    failed within ``STOPPED_WITHIN_S``."""
+    project.init()
+    proc = project.start("up", "--yes", "--skip-preview")
+    deadline = time.monotonic() + 120
+    while not started():
+        assert proc.poll() is None and time.monotonic() < deadline, "no job ran"
+        time.sleep(0.2)
+    time.sleep(1.0)  # the wait is waiting
+    os.kill(proc.pid, signal.SIGINT)
+    interrupted = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    stopped_s = time.monotonic() - interrupted
+    output = out + err
+    assert proc.returncode != 0, output
+    assert stopped_s < STOPPED_WITHIN_S, f"stopped after {stopped_s:.1f}s:\n{output}"
+    return output
+
+
 class TestCtrlC:
     def test_the_first_ctrl_c_stops_the_wait_and_the_next_up_resumes(self, tmp_path: Path) -> None:
         """SIGINT to the engine while the job runs: `pulumi up` ends within seconds, the
@@ -72,20 +94,7 @@ class TestCtrlC:
             pytest.skip(reason)
         with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=RUN_S) as fake:
             project = Project.of_yaml(tmp_path, program(fake))
-            project.init()
-            proc = project.start("up", "--yes", "--skip-preview")
-            deadline = time.monotonic() + 120
-            while not running(fake):
-                assert proc.poll() is None and time.monotonic() < deadline, "no job ran"
-                time.sleep(0.2)
-            time.sleep(1.0)  # the waiter is waiting
-            os.kill(proc.pid, signal.SIGINT)
-            interrupted = time.monotonic()
-            out, err = proc.communicate(timeout=60)
-            stopped_s = time.monotonic() - interrupted
-            output = out + err
-            assert proc.returncode != 0, output
-            assert stopped_s < STOPPED_WITHIN_S, f"stopped after {stopped_s:.1f}s:\n{output}"
+            output = interrupted_up(project, lambda: running(fake))
             stopped = re.search(
                 r"\* the wait was stopped \(Ctrl-C\) before its jobs were done; last seen: "
                 r"long (QUEUED|PENDING|RUNNING)\. The jobs keep running",
@@ -136,21 +145,10 @@ class TestCtrlC:
             }
             sweep["outputs"] = {"best": "${sweep.bestTrial}"}
             project = Project.of_yaml(tmp_path, sweep)
-            project.init()
-            proc = project.start("up", "--yes", "--skip-preview")
-            deadline = time.monotonic() + 120
             sweeping = f"JOB_STATE_{states.RUNNING}"
-            while not any(job.state.name == sweeping for job in fake.tuning_jobs.values()):
-                assert proc.poll() is None and time.monotonic() < deadline, "no job ran"
-                time.sleep(0.2)
-            time.sleep(1.0)  # its create is waiting
-            os.kill(proc.pid, signal.SIGINT)
-            interrupted = time.monotonic()
-            out, err = proc.communicate(timeout=60)
-            stopped_s = time.monotonic() - interrupted
-            output = out + err
-            assert proc.returncode != 0, output
-            assert stopped_s < STOPPED_WITHIN_S, f"stopped after {stopped_s:.1f}s:\n{output}"
+            output = interrupted_up(
+                project, lambda: any(j.state.name == sweeping for j in fake.tuning_jobs.values())
+            )
             assert "* the wait was stopped (Ctrl-C) before its jobs were done" in output, output
 
             exported = json.loads(project.run("stack", "export").check().stdout)["deployment"]

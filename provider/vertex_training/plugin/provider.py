@@ -618,10 +618,11 @@ class VertexTrainingProvider(Provider):
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.cancellation import WaitCancelledError
 
-        name = resource_urn(urn).name
+        parsed = resource_urn(urn)
+        name = parsed.name
         waits = {
             "resource_name": resource_id,
-            "until": waits_in_create(resource_urn(urn).type, outs["config"]),
+            "until": waits_in_create(parsed.type, outs["config"]),
             "config": outs["config"],
             "stack": outs["stack"],
         }
