@@ -92,8 +92,9 @@ class TestWaiterDiff:
     def test_an_update_in_place_shows_the_changed_keys_and_a_reorder_nothing(
         self, program: YamlProgram
     ) -> None:
-        """A job's new wait shows under the waiter as that entry's ``config.wait`` and
-        ``until`` alone; listing the same jobs in another order changes nothing."""
+        """A job's new wait shows under the waiter as that entry's ``until`` alone, the
+        job named though its env holds a secret (its entry is its wait plan, which holds
+        none); listing the same jobs in another order changes nothing."""
         program.resources["plain"] = job(["--epochs", "3"])
         program.resources["guarded"] = job(["--epochs", "3"], {"TOKEN": {"fn::secret": SECRET}})
         entries = ["${plain.waiterEntry}", "${guarded.waiterEntry}"]
@@ -110,16 +111,23 @@ class TestWaiterDiff:
         assert SECRET not in same.output
 
         program.resources["wait-for-jobs"]["properties"]["jobs"] = entries
-        program.resources["plain"]["properties"]["job"]["wait"] = "running"
+        program.resources["guarded"]["properties"]["job"]["wait"] = "running"
         program.write()
         preview = program.run("preview", "--diff").check()
         waiter = waiter_part(preview.output)
-        assert '~ wait: "succeeded" => "running"' in waiter
-        assert '~ until : "succeeded" => "running"' in waiter
-        assert "[1]" not in waiter and "image" not in waiter
-        assert SECRET not in preview.output
+        changed = [line.strip() for line in waiter.splitlines()[3:] if line.strip()]
+        assert changed == [
+            "~ jobs: [",
+            "~ [1]: {",
+            '~ until: "succeeded" => "running"',
+            "}",
+            "]",
+        ], waiter
+        assert "[secret]" not in preview.output and SECRET not in preview.output
+        program.run("up", "--yes", "--skip-preview").check()
 
         # A label (which replaces) and the wait (which alone updates) changed together.
+        program.resources["plain"]["properties"]["job"]["wait"] = "running"
         program.resources["plain"]["properties"]["job"]["labels"] = {"team": "nlp"}
         program.write()
         preview = program.run("preview", "--diff").check()

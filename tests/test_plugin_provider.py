@@ -38,7 +38,7 @@ from vertex_training.plugin import schema
 from vertex_training.plugin.init_failed import InitFailedError
 from vertex_training.plugin.previews import USD_DECIMALS, Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
-from vertex_training.plugin.values import plain_map, property_value
+from vertex_training.plugin.values import plain, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import waiting_again
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.review import cost
@@ -199,10 +199,17 @@ class TestLifecycle:
         again = create(started(fake), job())
         assert again.resource_id == first.resource_id and len(fake.jobs) == 1
 
-    def test_a_secret_stays_secret_in_the_outputs(self, plugin: VertexTrainingProvider) -> None:
-        """A secret env value keeps the job input secret, and the waiter entry that holds it."""
+    @pytest.mark.parametrize("retry", [False, True], ids=["plan", "retry"])
+    def test_a_secret_stays_secret_in_the_outputs(
+        self, plugin: VertexTrainingProvider, retry: bool
+    ) -> None:
+        """A secret env value keeps the job input and its request secret. The waiter entry
+        of a job without retry is its wait plan, which holds no secret, so that a diff
+        names the job; one with retry carries the job's keys (the waiter submits its next
+        attempts from them), and is secret whole."""
         token = property_value("s3cret", secret=True)
-        job_value = property_value(job()["job"])
+        extra = {"retry": {"when": ["capacity"], "regions": ["us-east1"]}} if retry else {}
+        job_value = property_value(job(wait="succeeded", **extra)["job"])
         keys = dict(job_value.value)
         keys["env"] = PropertyValue({"TOKEN": token})
         inputs = {"job": job_value.with_value(keys)}
@@ -210,8 +217,18 @@ class TestLifecycle:
         assert not checked.failures
         made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
         assert made.properties["job"].contains_secret()
-        assert made.properties["waiterEntry"].is_secret
         assert made.properties["request"].is_secret
+        entry = made.properties["waiterEntry"]
+        assert entry.is_secret is retry
+        plain_entry = plain(entry)
+        assert plain_entry["name"] == "train" and plain_entry["until"] == "succeeded"
+        assert plain_entry["timeoutS"] == 86400.0
+        if retry:
+            assert plain_entry["config"]["env"] == {"TOKEN": "s3cret"}
+            assert plain_entry["config"]["retry"]["regions"] == ["us-east1"]
+            assert "project" in plain_entry["stack"]
+        else:
+            assert set(plain_entry) == {"name", "resourceName", "until", "timeoutS"}
 
     def test_diff_names_the_changed_key_and_replaces(self, plugin: VertexTrainingProvider) -> None:
         """A new machine replaces the job; the diff says job.machine."""
@@ -937,26 +954,32 @@ class TestWaiterDiff:
         assert "s3cret" not in repr(diff.detailed_diff) + repr(diff.diffs)
 
 
-class TestWaiterEntrySecrecy:
-    """A job's waiterEntry is secret when its inputs hold a secret, made or previewed."""
+class TestWaiterEntryPlan:
+    """A job's waiterEntry is its wait plan, made or previewed: no copy of its keys, so
+    no secret of theirs, and the waiter follows it as it is."""
 
-    def test_the_preview_and_the_made_job_keep_the_entry_secret(
+    def test_the_preview_and_the_made_job_give_the_plan_the_waiter_follows(
         self, plugin: VertexTrainingProvider
     ) -> None:
-        """Both places that build an entry mark it secret, and the waiter still reads it."""
-        keys = values(job(wait="succeeded"))["job"].value
-        assert isinstance(keys, Mapping)
+        """Both places that build an entry give the plan (unknown resource name in the
+        preview); the waiter waits for the job by it, reading no stack config."""
+        keys = values(job(wait={"until": "succeeded", "timeout": "2h", "startTimeout": "1h"}))
+        keys_value = keys["job"].value
+        assert isinstance(keys_value, Mapping)
         env = PropertyValue({"T": property_value("s3cret", secret=True)})
-        inputs = {"job": PropertyValue({**keys, "env": env})}
+        inputs = {"job": PropertyValue({**keys_value, "env": env})}
         checked = asyncio.run(plugin.check(CheckRequest(urn(), {}, inputs, b"")))
-        assert checked.inputs is not None
+        assert checked.inputs is not None and not checked.failures
         previewed = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, True)))
         made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
         assert previewed.properties is not None and made.properties is not None
-        for properties in (previewed.properties, made.properties):
-            assert properties["waiterEntry"].is_secret
-        entry_value = plain_map(made.properties)["waiterEntry"]
-        assert entry_value["name"] == "train" and entry_value["config"]["env"] == {"T": "s3cret"}
+        plan = {"name": "train", "until": "succeeded", "timeoutS": 7200.0, "startTimeoutS": 3600.0}
+        for properties, resource_name in (
+            (previewed.properties, UNKNOWN_TEXT),
+            (made.properties, made.resource_id),
+        ):
+            assert not properties["waiterEntry"].contains_secret()
+            assert plain(properties["waiterEntry"]) == {**plan, "resourceName": resource_name}
         waited = asyncio.run(
             plugin.create(
                 CreateRequest(

@@ -26,15 +26,51 @@ def refusals(plugin: VertexTrainingProvider, jobs: Any) -> list[tuple[str, str]]
 
 
 def test_a_jobs_entry_passes_and_an_unknown_one_is_checked_later() -> None:
+    """A job's wait plan; one with the job's keys (a job with retry, and every entry of a
+    build before the plan); one whose resource name or timeout is not known yet."""
     plugin = VertexTrainingProvider("0.0.0")
-    entry = {
+    plan = {
+        "name": "plan",
+        "resourceName": "projects/p/locations/us-central1/customJobs/1",
+        "until": "succeeded",
+        "timeoutS": 3600.0,
+        "startTimeoutS": 600.0,
+    }
+    keys = {
         "name": "train",
         "resourceName": UNKNOWN_TEXT,
         "until": "succeeded",
         "config": {"image": IMAGE},
         "stack": {},
     }
-    assert refusals(plugin, [entry, UNKNOWN_TEXT]) == []
+    later = {"name": "later", "resourceName": UNKNOWN_TEXT, "until": "running"}
+    assert refusals(plugin, [plan, keys, {**later, "timeoutS": UNKNOWN_TEXT}, UNKNOWN_TEXT]) == []
+
+
+def test_a_plan_the_waiter_cannot_follow_is_refused_on_its_key() -> None:
+    plugin = VertexTrainingProvider("0.0.0")
+    plan = {"name": "a", "resourceName": "local/a-1", "until": "running", "timeoutS": 60.0}
+    wrong = [
+        {**plan, "name": "b", "timeoutS": 0.0},
+        {**plan, "name": "c", "startTimeoutS": "1h"},
+        {**plan, "name": "d", "resourceName": "customJobs/1"},
+    ]
+    assert refusals(plugin, [plan, *wrong]) == [
+        (
+            "jobs[1].timeoutS",
+            f"jobs[1].timeoutS: must be a number of seconds over 0, as the job's `wait` sets "
+            f"it; {LIST} (got 0.0)",
+        ),
+        (
+            "jobs[2].startTimeoutS",
+            f"jobs[2].startTimeoutS: must be a number of seconds over 0, as the job's `wait` "
+            f"sets it; {LIST} (got '1h')",
+        ),
+        (
+            "jobs[3].resourceName",
+            f"jobs[3].resourceName: 'customJobs/1' names no Vertex AI or local job; {LIST}",
+        ),
+    ]
 
 
 def test_what_is_no_entry_is_refused_on_its_path_with_what_to_list() -> None:
@@ -44,7 +80,7 @@ def test_what_is_no_entry_is_refused_on_its_path_with_what_to_list() -> None:
     assert refusals(plugin, [by_hand, job_id]) == [
         (
             "jobs[0]",
-            f"jobs[0]: is no job's waiterEntry (it lacks resourceName, config, stack); {LIST}",
+            f"jobs[0]: is no job's waiterEntry (it lacks resourceName, timeoutS); {LIST}",
         ),
         ("jobs[1]", f"jobs[1]: is no job's waiterEntry (it is a str); {LIST}"),
     ]

@@ -113,7 +113,7 @@ class PriceSnapshot:
 
 
 def request_and_estimate(
-    name: str, config: Any, settings: Mapping[str, Any], secret: bool, prices: PriceSnapshot
+    spec: JobSpec | None, secret: bool, prices: PriceSnapshot
 ) -> dict[str, PropertyValue]:
     """A job's ``request``, the Vertex AI request body its create submits (the body
     `vertex-training render` prints; secret when the job's inputs hold a secret), and
@@ -123,8 +123,7 @@ def request_and_estimate(
     object holding an unknown as unknown, and a placeholder could be taken for what is
     submitted. The estimate is known once the job is read: each key it prices
     (machines, accelerators, disks, replicas, scheduling, region, retry, trials) is
-    one the parse refuses unknown."""
-    spec = spec_of(name, config, settings)
+    one the parse refuses unknown. ``spec``: the job (``spec_of``)."""
     if spec is None:
         return dict.fromkeys(PREVIEWED_OUTPUTS, UNKNOWN)
     body = spec.request_body()

@@ -84,6 +84,7 @@ from vertex_training.plugin.previews import (
     preview_text,
     request_and_estimate,
     show,
+    spec_of,
     unseen,
     waits_in_create,
 )
@@ -650,7 +651,7 @@ class VertexTrainingProvider(Provider):
         (``RECORDED_OUTPUTS``), what the stack outputs derive (its ID, pages, model
         directory: ``program.exports.job_view``), its ``waiterEntry``, and its request
         and estimate (``made``: as recorded; else from its keys,
-        ``_request_and_estimate``)."""
+        ``request_and_estimate``)."""
         from vertex_training.program.exports import job_view
 
         # The job's recorded inputs come back among its provider's outputs, and its
@@ -679,19 +680,15 @@ class VertexTrainingProvider(Provider):
             modelDirectory=derived["model_directory"],
         )
         properties = {prop: property_value(value) for prop, value in values.items()}
+        spec = spec_of(name, config, settings)
         properties["waiterEntry"] = waiter_entry(
-            name, resource_name, config, settings, is_secret(inputs)
+            name, resource_name, spec, (config, settings), is_secret(inputs)
         )
         if made and set(made) == set(PREVIEWED_OUTPUTS):
             properties.update(made)
         else:
-            properties.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
+            properties.update(request_and_estimate(spec, is_secret(inputs), self.prices))
         return {**inputs, **properties}
-
-    def _request_and_estimate(
-        self, name: str, config: Any, settings: Mapping[str, Any], secret: bool
-    ) -> dict[str, PropertyValue]:
-        return request_and_estimate(name, config, settings, secret, self.prices)
 
     def _job_preview(
         self,
@@ -702,7 +699,7 @@ class VertexTrainingProvider(Provider):
     ) -> dict[str, PropertyValue]:
         """A job resource's properties in a preview of its create (of its update, given
         its ID and recorded ``olds``): its inputs, its request and estimate
-        (``_request_and_estimate``), its waiter entry, with the resource name unknown
+        (``request_and_estimate``), its waiter entry, with the resource name unknown
         until the job is submitted, and every other output unknown but those naming the
         job that an update keeps (``NAMING_OUTPUTS``)."""
         parsed = resource_urn(urn)
@@ -714,11 +711,12 @@ class VertexTrainingProvider(Provider):
             outputs.update(dict.fromkeys(schema.TUNING_OUTPUTS, UNKNOWN))
         kept = olds or {}
         outputs.update({prop: kept[prop] for prop in NAMING_OUTPUTS if prop in kept})
+        spec = spec_of(name, config, settings)
         if isinstance(config, Mapping):
             outputs["waiterEntry"] = waiter_entry(
-                name, resource_id or UNKNOWN_TEXT, config, settings, is_secret(inputs)
+                name, resource_id or UNKNOWN_TEXT, spec, (config, settings), is_secret(inputs)
             )
-        outputs.update(self._request_and_estimate(name, config, settings, is_secret(inputs)))
+        outputs.update(request_and_estimate(spec, is_secret(inputs), self.prices))
         return {**inputs, **outputs}
 
 

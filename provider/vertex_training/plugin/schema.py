@@ -322,6 +322,8 @@ def build(docs: Path, version: str) -> dict[str, Any]:
                 "name": text,
                 "resourceName": text,
                 "until": text,
+                "timeoutS": {"type": "number"},
+                "startTimeoutS": {"type": "number"},
                 "config": ANY,
                 "stack": ANY,
             },

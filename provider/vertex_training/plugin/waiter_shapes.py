@@ -1,23 +1,35 @@
 """The JobWaiter's shapes in the plugin: its properties as the dynamic waiter's, a job's
-``waiterEntry``, which entries of its ``jobs`` changed (``waiter_diff``), what its preview
-says of jobs it waits for again, and the trials it saw as the schema's types.
+``waiterEntry`` (its wait plan), which entries of its ``jobs`` changed (``waiter_diff``),
+what its preview says of jobs it waits for again, and the trials it saw as the schema's
+types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, PropertyDiffKind
 
 from vertex_training.plugin import shapes
 from vertex_training.plugin.values import property_value
+from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.state import is_unknown
 from vertex_training.stackconfig import WAIT_UNTIL, WAITED
 
-#: The keys of a job's ``waiterEntry`` (``waiter_entry``).
-ENTRY_KEYS = ("name", "resourceName", "until", "config", "stack")
+if TYPE_CHECKING:
+    from vertex_training.stackconfig import JobSpec
+
+#: The keys every job's ``waiterEntry`` has (``waiter_entry``).
+ENTRY_KEYS = ("name", "resourceName", "until")
+#: The keys of its wait plan: how long the wait may last (``timeoutS``; ``startTimeoutS``
+#: only when the job's ``wait`` gives one).
+PLAN_KEYS = ("timeoutS", "startTimeoutS")
+#: The keys an entry adds for a job with ``retry`` (the waiter submits its next attempts
+#: from them), and the only ones an entry of a build before the plan had beside
+#: ``ENTRY_KEYS``: the job's keys and settings as its check read them.
+RESUBMISSION_KEYS = ("config", "stack")
 #: How a program lists a job in a JobWaiter, in each language of the docs.
 LIST_ENTRY = (
     "list the job's `waiterEntry` output (`${train.waiterEntry}` in YAML, "
@@ -39,7 +51,7 @@ def entry_failures(jobs: Any) -> list[CheckFailure]:
         path = f"jobs[{index}]"
         if is_unknown(entry):
             continue
-        missing = [key for key in ENTRY_KEYS if not isinstance(entry, Mapping) or key not in entry]
+        missing = _missing(entry)
         if missing:
             what = (
                 f"it lacks {', '.join(missing)}"
@@ -57,6 +69,8 @@ def entry_failures(jobs: Any) -> list[CheckFailure]:
                     f"`wait` sets it; {LIST_ENTRY} (got {entry['until']!r})",
                 )
             )
+        elif (wrong := _plan_failure(path, entry)) is not None:
+            failures.append(wrong)
         elif entry["name"] in seen:
             failures.append(
                 CheckFailure(
@@ -66,6 +80,48 @@ def entry_failures(jobs: Any) -> list[CheckFailure]:
         if isinstance(entry, Mapping) and not is_unknown(entry.get("name")):
             seen.add(entry.get("name"))
     return failures
+
+
+def _missing(entry: Any) -> list[str]:
+    """The keys a job's entry must have that ``entry`` lacks: ``ENTRY_KEYS``, and its wait
+    plan's ``timeoutS`` unless it has the job's keys and settings (``config``, ``stack``)."""
+    if not isinstance(entry, Mapping):
+        return [*ENTRY_KEYS, PLAN_KEYS[0]]
+    missing = [key for key in ENTRY_KEYS if key not in entry]
+    if PLAN_KEYS[0] not in entry and not all(key in entry for key in RESUBMISSION_KEYS):
+        missing.append(PLAN_KEYS[0])
+    return missing
+
+
+def _plan_failure(path: str, entry: Mapping[str, Any]) -> CheckFailure | None:
+    """What in an entry's wait plan the waiter could not follow: a timeout that is no
+    number of seconds over 0, or (the job's location is read from it) a resource name of
+    no job; None for a plan it can, and for an entry with none (``RESUBMISSION_KEYS``)."""
+    from vertex_training.backends.base import location_of
+
+    if PLAN_KEYS[0] not in entry:
+        return None
+    for key in PLAN_KEYS:
+        value = entry.get(key)
+        if key not in entry or is_unknown(value):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return CheckFailure(
+                f"{path}.{key}",
+                f"{path}.{key}: must be a number of seconds over 0, as the job's `wait` "
+                f"sets it; {LIST_ENTRY} (got {value!r})",
+            )
+    resource_name = entry["resourceName"]
+    if is_unknown(resource_name):
+        return None
+    try:
+        location_of(str(resource_name))
+    except ValueError:
+        return CheckFailure(
+            f"{path}.resourceName",
+            f"{path}.resourceName: {resource_name!r} names no Vertex AI or local job; {LIST_ENTRY}",
+        )
+    return None
 
 
 def diff_kind(old: Any, new: Any, replace: bool) -> PropertyDiffKind:
@@ -102,39 +158,60 @@ def waiting_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
 def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
     """A JobWaiter's properties (plain, in the schema's naming) as the dynamic waiter's:
     the jobs it waits for by name (those whose ``wait`` is ``submitted`` left out), each
-    with the keys and settings its entry carries, what it saw, and its URN."""
+    with its wait plan (``state.Waited``: its timeouts; the job's keys and settings for one
+    with ``retry``), what it saw, and its URN."""
     from vertex_training.resources.waiter import SEEN_OUTPUTS, URN_INPUT
 
     jobs = {}
     for entry in props.get("jobs") or []:
         if not isinstance(entry, Mapping) or entry.get("until") not in WAITED:
             continue
-        jobs[str(entry["name"])] = {
-            "resource_name": entry.get("resourceName"),
-            "until": entry["until"],
-            "config": entry.get("config") or {},
-            "stack": entry.get("stack") or {},
-        }
+        waited = {"resource_name": entry.get("resourceName"), "until": entry["until"]}
+        if all(key in entry for key in RESUBMISSION_KEYS):
+            waited.update({key: entry[key] or {} for key in RESUBMISSION_KEYS})
+        else:
+            waited.update(
+                {shapes.snake(key): entry[key] for key in PLAN_KEYS if entry.get(key) is not None}
+            )
+        jobs[str(entry["name"])] = waited
     seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
     return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}
 
 
 def waiter_entry(
-    name: str, resource_name: str, config: Any, settings: Any, secret: bool
+    name: str,
+    resource_name: str,
+    spec: JobSpec | None,
+    keys: tuple[Any, Any],
+    secret: bool,
 ) -> PropertyValue:
-    """A job's ``waiterEntry``: secret whole when its inputs hold a secret. (Only its
-    ``config`` and ``stack`` secret would leave its name readable, but the SDKs do not
-    carry a secret nested in an output: Pulumi YAML's passes it on as ``{}``, Node's
-    makes the whole output secret.)"""
+    """A job's ``waiterEntry``: its name, resource name and wait plan (the state its wait
+    is for, and how long it may last), which the JobWaiter follows as it is; for a job
+    with ``retry``, also its keys and settings (``keys``: config, settings), from which
+    the waiter submits its next attempts. A plan holds no secret; an entry with the keys
+    is secret whole when the job's inputs hold a secret (Pulumi YAML passes a secret
+    nested in an output on as ``{}``, Node makes the whole output secret). ``spec``: the
+    job as its provider reads it; None in a preview that cannot read it yet, whose plan is
+    unknown."""
     from vertex_training.resources.unwaited import wait_until
 
-    entry = {
+    config, settings = keys
+    entry: dict[str, Any] = {
         "name": name,
         "resourceName": resource_name,
         "until": wait_until(config),
-        "config": config,
-        "stack": settings,
     }
+    if spec is None:
+        entry[PLAN_KEYS[0]] = UNKNOWN_TEXT
+        return property_value(entry)
+    provider_side = spec.settings()
+    wait = provider_side["wait"]
+    entry[PLAN_KEYS[0]] = wait["timeout_s"]
+    if wait.get("start_timeout_s") is not None:
+        entry[PLAN_KEYS[1]] = wait["start_timeout_s"]
+    if "retry" not in provider_side:
+        return property_value(entry)
+    entry.update(zip(RESUBMISSION_KEYS, (config, settings), strict=True))
     return property_value(entry, secret=secret)
 
 

@@ -186,10 +186,15 @@ class Waited(TypedDict):
     resource_name: str
     #: ``running`` or ``succeeded`` (a job waited for ``submitted`` has no entry).
     until: str
-    #: A job a program gave as arguments (``wait_for_jobs``): its config and stack
-    #: settings, which a stack config job's waiter reads from the stack config instead.
+    #: A job a program gave as arguments (``wait_for_jobs``), and a plugin job with
+    #: ``retry``: its config and stack settings, which a stack config job's waiter reads
+    #: from the stack config instead.
     config: NotRequired[dict[str, Any]]
     stack: NotRequired[dict[str, Any]]
+    #: A plugin job's wait plan (its ``waiterEntry`` without ``config``): how long the
+    #: wait may last, and may take to see the job start running (``WaitPolicy``).
+    timeout_s: NotRequired[float]
+    start_timeout_s: NotRequired[float]
 
 
 def model_directory_of(output_directory: str) -> str:

@@ -45,6 +45,7 @@ from pulumi.dynamic import (
 
 from vertex_training.api import states
 from vertex_training.api.times import epoch_s
+from vertex_training.backends.base import location_of
 from vertex_training.errors import BackendError, JobEndedError
 from vertex_training.keys import job_key
 from vertex_training.resources import interrupted
@@ -453,18 +454,22 @@ def wait_entries(
     program used, and each job is parsed as its resource's ``check`` parsed it, against
     the stack settings the jobs were given (``stack``): the same request, so the same
     labels. A job a program gave as arguments has its ``config`` and ``stack`` in its
-    entry (``vertex_training.program.library.wait_for_jobs``).
+    entry (``vertex_training.program.library.wait_for_jobs``), or, a plugin job without
+    ``retry``, its wait plan (``timeout_s``; its location is its resource name's).
     """
     if not waited:
         return {}
     from vertex_training import stackconfig
 
     stack_jobs: dict[str, Any] = {}
-    if any("config" not in waits for waits in waited.values()):
+    if any("config" not in waits and "timeout_s" not in waits for waits in waited.values()):
         loaded = stackconfig.load_stack(keys, str(stack["stack"]), project_dir=project_dir)
         stack_jobs = {name: job.config for name, job in loaded.jobs.items()}
     entries: dict[str, dict[str, Any]] = {}
     for name, waits in waited.items():
+        if "config" not in waits and "timeout_s" in waits:  # a plugin job's wait plan
+            entries[name] = planned_entry(waits)
+            continue
         if "config" in waits:  # a job a program gave as arguments (``wait_for_jobs``)
             settings, config = stackconfig.StackSettings(**waits["stack"]), waits["config"]
         elif name in stack_jobs:
@@ -485,6 +490,17 @@ def wait_entries(
             entry.update({key: value for key, value in view.items() if key in RESUBMISSION_KEYS})
         entries[name] = entry
     return entries
+
+
+def planned_entry(waits: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``WaitEntry`` of a job given by its wait plan (``state.Waited``): where it runs
+    is read from its resource name (``projects/P/locations/R/...``, or a local job's)."""
+    wait = {key: waits[key] for key in ("until", "timeout_s", "start_timeout_s") if key in waits}
+    return {
+        "resource_name": waits["resource_name"],
+        "wait": wait,
+        "location": location_of(str(waits["resource_name"])),
+    }
 
 
 #: What a wait records, by job name, beside the jobs it waited for: the waiter's outputs.

@@ -12,12 +12,12 @@ namespace VertexTraining.VertexTraining.Inputs
 {
 
     /// <summary>
-    /// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+    /// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
     /// </summary>
     public sealed class WaiterEntryArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// The job's keys, as its check read them.
+        /// Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
         /// </summary>
         [Input("config")]
         public Input<object>? Config { get; set; }
@@ -35,10 +35,22 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string> ResourceName { get; set; } = null!;
 
         /// <summary>
-        /// The job's settings, as its check read them.
+        /// Only for a job with `retry`: the job's settings, as its check read them.
         /// </summary>
         [Input("stack")]
         public Input<object>? Stack { get; set; }
+
+        /// <summary>
+        /// How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        /// </summary>
+        [Input("startTimeoutS")]
+        public Input<double>? StartTimeoutS { get; set; }
+
+        /// <summary>
+        /// How long the wait may last, in seconds (the job's `wait.timeout`).
+        /// </summary>
+        [Input("timeoutS")]
+        public Input<double>? TimeoutS { get; set; }
 
         /// <summary>
         /// The state to wait for: `running` or `succeeded` (`submitted`: not waited for).

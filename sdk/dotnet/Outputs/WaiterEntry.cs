@@ -12,13 +12,13 @@ namespace VertexTraining.VertexTraining.Outputs
 {
 
     /// <summary>
-    /// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+    /// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
     /// </summary>
     [OutputType]
     public sealed class WaiterEntry
     {
         /// <summary>
-        /// The job's keys, as its check read them.
+        /// Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
         /// </summary>
         public readonly object? Config;
         /// <summary>
@@ -30,9 +30,17 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string ResourceName;
         /// <summary>
-        /// The job's settings, as its check read them.
+        /// Only for a job with `retry`: the job's settings, as its check read them.
         /// </summary>
         public readonly object? Stack;
+        /// <summary>
+        /// How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        /// </summary>
+        public readonly double? StartTimeoutS;
+        /// <summary>
+        /// How long the wait may last, in seconds (the job's `wait.timeout`).
+        /// </summary>
+        public readonly double? TimeoutS;
         /// <summary>
         /// The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
         /// </summary>
@@ -48,12 +56,18 @@ namespace VertexTraining.VertexTraining.Outputs
 
             object? stack,
 
+            double? startTimeoutS,
+
+            double? timeoutS,
+
             string until)
         {
             Config = config;
             Name = name;
             ResourceName = resourceName;
             Stack = stack;
+            StartTimeoutS = startTimeoutS;
+            TimeoutS = timeoutS;
             Until = until;
         }
     }

@@ -6078,16 +6078,20 @@ func (o WaitedTrialsMapOutput) MapIndex(k pulumi.StringInput) WaitedTrialsOutput
 	}).(WaitedTrialsOutput)
 }
 
-// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
 type WaiterEntry struct {
-	// The job's keys, as its check read them.
+	// Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
 	Config interface{} `pulumi:"config"`
 	// The job's name in the program.
 	Name string `pulumi:"name"`
 	// The job's resource name at its backend.
 	ResourceName string `pulumi:"resourceName"`
-	// The job's settings, as its check read them.
+	// Only for a job with `retry`: the job's settings, as its check read them.
 	Stack interface{} `pulumi:"stack"`
+	// How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+	StartTimeoutS *float64 `pulumi:"startTimeoutS"`
+	// How long the wait may last, in seconds (the job's `wait.timeout`).
+	TimeoutS *float64 `pulumi:"timeoutS"`
 	// The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
 	Until string `pulumi:"until"`
 }
@@ -6103,16 +6107,20 @@ type WaiterEntryInput interface {
 	ToWaiterEntryOutputWithContext(context.Context) WaiterEntryOutput
 }
 
-// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
 type WaiterEntryArgs struct {
-	// The job's keys, as its check read them.
+	// Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
 	Config pulumi.Input `pulumi:"config"`
 	// The job's name in the program.
 	Name pulumi.StringInput `pulumi:"name"`
 	// The job's resource name at its backend.
 	ResourceName pulumi.StringInput `pulumi:"resourceName"`
-	// The job's settings, as its check read them.
+	// Only for a job with `retry`: the job's settings, as its check read them.
 	Stack pulumi.Input `pulumi:"stack"`
+	// How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+	StartTimeoutS pulumi.Float64PtrInput `pulumi:"startTimeoutS"`
+	// How long the wait may last, in seconds (the job's `wait.timeout`).
+	TimeoutS pulumi.Float64PtrInput `pulumi:"timeoutS"`
 	// The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
 	Until pulumi.StringInput `pulumi:"until"`
 }
@@ -6154,7 +6162,7 @@ func (i WaiterEntryArray) ToWaiterEntryArrayOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, i).(WaiterEntryArrayOutput)
 }
 
-// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+// What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
 type WaiterEntryOutput struct{ *pulumi.OutputState }
 
 func (WaiterEntryOutput) ElementType() reflect.Type {
@@ -6169,7 +6177,7 @@ func (o WaiterEntryOutput) ToWaiterEntryOutputWithContext(ctx context.Context) W
 	return o
 }
 
-// The job's keys, as its check read them.
+// Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
 func (o WaiterEntryOutput) Config() pulumi.AnyOutput {
 	return o.ApplyT(func(v WaiterEntry) interface{} { return v.Config }).(pulumi.AnyOutput)
 }
@@ -6184,9 +6192,19 @@ func (o WaiterEntryOutput) ResourceName() pulumi.StringOutput {
 	return o.ApplyT(func(v WaiterEntry) string { return v.ResourceName }).(pulumi.StringOutput)
 }
 
-// The job's settings, as its check read them.
+// Only for a job with `retry`: the job's settings, as its check read them.
 func (o WaiterEntryOutput) Stack() pulumi.AnyOutput {
 	return o.ApplyT(func(v WaiterEntry) interface{} { return v.Stack }).(pulumi.AnyOutput)
+}
+
+// How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+func (o WaiterEntryOutput) StartTimeoutS() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v WaiterEntry) *float64 { return v.StartTimeoutS }).(pulumi.Float64PtrOutput)
+}
+
+// How long the wait may last, in seconds (the job's `wait.timeout`).
+func (o WaiterEntryOutput) TimeoutS() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v WaiterEntry) *float64 { return v.TimeoutS }).(pulumi.Float64PtrOutput)
 }
 
 // The state to wait for: `running` or `succeeded` (`submitted`: not waited for).

@@ -830,11 +830,11 @@ export interface WaitArgs {
 }
 
 /**
- * What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+ * What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
  */
 export interface WaiterEntryArgs {
     /**
-     * The job's keys, as its check read them.
+     * Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
      */
     config?: any | undefined;
     /**
@@ -846,9 +846,17 @@ export interface WaiterEntryArgs {
      */
     resourceName: pulumi.Input<string>;
     /**
-     * The job's settings, as its check read them.
+     * Only for a job with `retry`: the job's settings, as its check read them.
      */
     stack?: any | undefined;
+    /**
+     * How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+     */
+    startTimeoutS?: pulumi.Input<number | undefined>;
+    /**
+     * How long the wait may last, in seconds (the job's `wait.timeout`).
+     */
+    timeoutS?: pulumi.Input<number | undefined>;
     /**
      * The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
      */

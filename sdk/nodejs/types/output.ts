@@ -838,11 +838,11 @@ export interface WaitedTrials {
 }
 
 /**
- * What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+ * What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
  */
 export interface WaiterEntry {
     /**
-     * The job's keys, as its check read them.
+     * Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
      */
     config?: any;
     /**
@@ -854,9 +854,17 @@ export interface WaiterEntry {
      */
     resourceName: string;
     /**
-     * The job's settings, as its check read them.
+     * Only for a job with `retry`: the job's settings, as its check read them.
      */
     stack?: any;
+    /**
+     * How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+     */
+    startTimeoutS?: number;
+    /**
+     * How long the wait may last, in seconds (the job's `wait.timeout`).
+     */
+    timeoutS?: number;
     /**
      * The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
      */

@@ -3688,7 +3688,7 @@ class WaitArgs:
 
 class WaiterEntryArgsDict(TypedDict):
     """
-    What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+    What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
     """
     name: pulumi.Input[_builtins.str]
     """
@@ -3704,11 +3704,19 @@ class WaiterEntryArgsDict(TypedDict):
     """
     config: NotRequired[Any]
     """
-    The job's keys, as its check read them.
+    Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
     """
     stack: NotRequired[Any]
     """
-    The job's settings, as its check read them.
+    Only for a job with `retry`: the job's settings, as its check read them.
+    """
+    start_timeout_s: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+    """
+    timeout_s: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    How long the wait may last, in seconds (the job's `wait.timeout`).
     """
 
 @pulumi.input_type
@@ -3718,15 +3726,19 @@ class WaiterEntryArgs:
                  resource_name: pulumi.Input[_builtins.str],
                  until: pulumi.Input[_builtins.str],
                  config: Optional[Any] = None,
-                 stack: Optional[Any] = None):
+                 stack: Optional[Any] = None,
+                 start_timeout_s: pulumi.Input[Optional[_builtins.float]] = None,
+                 timeout_s: pulumi.Input[Optional[_builtins.float]] = None):
         """
-        What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+        What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
 
         :param pulumi.Input[_builtins.str] name: The job's name in the program.
         :param pulumi.Input[_builtins.str] resource_name: The job's resource name at its backend.
         :param pulumi.Input[_builtins.str] until: The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
-        :param Any config: The job's keys, as its check read them.
-        :param Any stack: The job's settings, as its check read them.
+        :param Any config: Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
+        :param Any stack: Only for a job with `retry`: the job's settings, as its check read them.
+        :param pulumi.Input[_builtins.float] start_timeout_s: How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        :param pulumi.Input[_builtins.float] timeout_s: How long the wait may last, in seconds (the job's `wait.timeout`).
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "resource_name", resource_name)
@@ -3735,6 +3747,10 @@ class WaiterEntryArgs:
             pulumi.set(__self__, "config", config)
         if stack is not None:
             pulumi.set(__self__, "stack", stack)
+        if start_timeout_s is not None:
+            pulumi.set(__self__, "start_timeout_s", start_timeout_s)
+        if timeout_s is not None:
+            pulumi.set(__self__, "timeout_s", timeout_s)
 
     @_builtins.property
     @pulumi.getter
@@ -3776,7 +3792,7 @@ class WaiterEntryArgs:
     @pulumi.getter
     def config(self) -> Optional[Any]:
         """
-        The job's keys, as its check read them.
+        Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
         """
         return pulumi.get(self, "config")
 
@@ -3788,12 +3804,36 @@ class WaiterEntryArgs:
     @pulumi.getter
     def stack(self) -> Optional[Any]:
         """
-        The job's settings, as its check read them.
+        Only for a job with `retry`: the job's settings, as its check read them.
         """
         return pulumi.get(self, "stack")
 
     @stack.setter
     def stack(self, value: Optional[Any]):
         pulumi.set(self, "stack", value)
+
+    @_builtins.property
+    @pulumi.getter(name="startTimeoutS")
+    def start_timeout_s(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        """
+        return pulumi.get(self, "start_timeout_s")
+
+    @start_timeout_s.setter
+    def start_timeout_s(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "start_timeout_s", value)
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutS")
+    def timeout_s(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        How long the wait may last, in seconds (the job's `wait.timeout`).
+        """
+        return pulumi.get(self, "timeout_s")
+
+    @timeout_s.setter
+    def timeout_s(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "timeout_s", value)
 
 

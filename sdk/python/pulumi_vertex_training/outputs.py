@@ -2786,13 +2786,17 @@ class WaitedTrials(dict):
 @pulumi.output_type
 class WaiterEntry(dict):
     """
-    What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+    What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
     """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
         if key == "resourceName":
             suggest = "resource_name"
+        elif key == "startTimeoutS":
+            suggest = "start_timeout_s"
+        elif key == "timeoutS":
+            suggest = "timeout_s"
 
         if suggest:
             pulumi.log.warn(f"Key '{key}' not found in WaiterEntry. Access the value via the '{suggest}' property getter instead.")
@@ -2810,15 +2814,19 @@ class WaiterEntry(dict):
                  resource_name: _builtins.str,
                  until: _builtins.str,
                  config: Optional[Any] = None,
-                 stack: Optional[Any] = None):
+                 stack: Optional[Any] = None,
+                 start_timeout_s: Optional[_builtins.float] = None,
+                 timeout_s: Optional[_builtins.float] = None):
         """
-        What a JobWaiter takes to wait for one job (a job's `waiterEntry`): written by the plugin, read by the plugin.
+        What a JobWaiter takes to wait for one job (a job's `waiterEntry`): the job's wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
 
         :param _builtins.str name: The job's name in the program.
         :param _builtins.str resource_name: The job's resource name at its backend.
         :param _builtins.str until: The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
-        :param Any config: The job's keys, as its check read them.
-        :param Any stack: The job's settings, as its check read them.
+        :param Any config: Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
+        :param Any stack: Only for a job with `retry`: the job's settings, as its check read them.
+        :param _builtins.float start_timeout_s: How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        :param _builtins.float timeout_s: How long the wait may last, in seconds (the job's `wait.timeout`).
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "resource_name", resource_name)
@@ -2827,6 +2835,10 @@ class WaiterEntry(dict):
             pulumi.set(__self__, "config", config)
         if stack is not None:
             pulumi.set(__self__, "stack", stack)
+        if start_timeout_s is not None:
+            pulumi.set(__self__, "start_timeout_s", start_timeout_s)
+        if timeout_s is not None:
+            pulumi.set(__self__, "timeout_s", timeout_s)
 
     @_builtins.property
     @pulumi.getter
@@ -2856,7 +2868,7 @@ class WaiterEntry(dict):
     @pulumi.getter
     def config(self) -> Optional[Any]:
         """
-        The job's keys, as its check read them.
+        Only for a job with `retry`: the job's keys, as its check read them (the waiter submits its next attempts from them).
         """
         return pulumi.get(self, "config")
 
@@ -2864,8 +2876,24 @@ class WaiterEntry(dict):
     @pulumi.getter
     def stack(self) -> Optional[Any]:
         """
-        The job's settings, as its check read them.
+        Only for a job with `retry`: the job's settings, as its check read them.
         """
         return pulumi.get(self, "stack")
+
+    @_builtins.property
+    @pulumi.getter(name="startTimeoutS")
+    def start_timeout_s(self) -> Optional[_builtins.float]:
+        """
+        How long the job may take to start running, in seconds (the job's `wait.startTimeout`); absent when it has none.
+        """
+        return pulumi.get(self, "start_timeout_s")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutS")
+    def timeout_s(self) -> Optional[_builtins.float]:
+        """
+        How long the wait may last, in seconds (the job's `wait.timeout`).
+        """
+        return pulumi.get(self, "timeout_s")
 
 

@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import java.lang.Double;
 import java.lang.Object;
 import java.lang.String;
 import java.util.Objects;
@@ -14,7 +15,7 @@ import javax.annotation.Nullable;
 
 
 /**
- * What a JobWaiter takes to wait for one job (a job&#39;s `waiterEntry`): written by the plugin, read by the plugin.
+ * What a JobWaiter takes to wait for one job (a job&#39;s `waiterEntry`): the job&#39;s wait plan, written by the plugin and followed by the waiter as it is (where the job runs is read from its resource name).
  * 
  */
 public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
@@ -22,14 +23,14 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
     public static final WaiterEntryArgs Empty = new WaiterEntryArgs();
 
     /**
-     * The job&#39;s keys, as its check read them.
+     * Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
      * 
      */
     @Import(name="config")
     private @Nullable Output<Object> config;
 
     /**
-     * @return The job&#39;s keys, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
      * 
      */
     public Optional<Output<Object>> config() {
@@ -67,18 +68,48 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The job&#39;s settings, as its check read them.
+     * Only for a job with `retry`: the job&#39;s settings, as its check read them.
      * 
      */
     @Import(name="stack")
     private @Nullable Output<Object> stack;
 
     /**
-     * @return The job&#39;s settings, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s settings, as its check read them.
      * 
      */
     public Optional<Output<Object>> stack() {
         return Optional.ofNullable(this.stack);
+    }
+
+    /**
+     * How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+     * 
+     */
+    @Import(name="startTimeoutS")
+    private @Nullable Output<Double> startTimeoutS;
+
+    /**
+     * @return How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+     * 
+     */
+    public Optional<Output<Double>> startTimeoutS() {
+        return Optional.ofNullable(this.startTimeoutS);
+    }
+
+    /**
+     * How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+     * 
+     */
+    @Import(name="timeoutS")
+    private @Nullable Output<Double> timeoutS;
+
+    /**
+     * @return How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+     * 
+     */
+    public Optional<Output<Double>> timeoutS() {
+        return Optional.ofNullable(this.timeoutS);
     }
 
     /**
@@ -103,6 +134,8 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
         this.name = $.name;
         this.resourceName = $.resourceName;
         this.stack = $.stack;
+        this.startTimeoutS = $.startTimeoutS;
+        this.timeoutS = $.timeoutS;
         this.until = $.until;
     }
 
@@ -125,7 +158,7 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param config The job&#39;s keys, as its check read them.
+         * @param config Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
          * 
          * @return builder
          * 
@@ -136,7 +169,7 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param config The job&#39;s keys, as its check read them.
+         * @param config Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
          * 
          * @return builder
          * 
@@ -188,7 +221,7 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param stack The job&#39;s settings, as its check read them.
+         * @param stack Only for a job with `retry`: the job&#39;s settings, as its check read them.
          * 
          * @return builder
          * 
@@ -199,13 +232,55 @@ public final class WaiterEntryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param stack The job&#39;s settings, as its check read them.
+         * @param stack Only for a job with `retry`: the job&#39;s settings, as its check read them.
          * 
          * @return builder
          * 
          */
         public Builder stack(Object stack) {
             return stack(Output.of(stack));
+        }
+
+        /**
+         * @param startTimeoutS How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder startTimeoutS(@Nullable Output<Double> startTimeoutS) {
+            $.startTimeoutS = startTimeoutS;
+            return this;
+        }
+
+        /**
+         * @param startTimeoutS How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder startTimeoutS(Double startTimeoutS) {
+            return startTimeoutS(Output.of(startTimeoutS));
+        }
+
+        /**
+         * @param timeoutS How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder timeoutS(@Nullable Output<Double> timeoutS) {
+            $.timeoutS = timeoutS;
+            return this;
+        }
+
+        /**
+         * @param timeoutS How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder timeoutS(Double timeoutS) {
+            return timeoutS(Output.of(timeoutS));
         }
 
         /**

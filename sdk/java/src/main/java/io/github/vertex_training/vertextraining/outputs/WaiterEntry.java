@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import java.lang.Double;
 import java.lang.Object;
 import java.lang.String;
 import java.util.Objects;
@@ -14,7 +15,7 @@ import javax.annotation.Nullable;
 @CustomType
 public final class WaiterEntry {
     /**
-     * @return The job&#39;s keys, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
      * 
      */
     private @Nullable Object config;
@@ -29,10 +30,20 @@ public final class WaiterEntry {
      */
     private String resourceName;
     /**
-     * @return The job&#39;s settings, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s settings, as its check read them.
      * 
      */
     private @Nullable Object stack;
+    /**
+     * @return How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+     * 
+     */
+    private @Nullable Double startTimeoutS;
+    /**
+     * @return How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+     * 
+     */
+    private @Nullable Double timeoutS;
     /**
      * @return The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
      * 
@@ -41,7 +52,7 @@ public final class WaiterEntry {
 
     private WaiterEntry() {}
     /**
-     * @return The job&#39;s keys, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s keys, as its check read them (the waiter submits its next attempts from them).
      * 
      */
     public Optional<Object> config() {
@@ -62,11 +73,25 @@ public final class WaiterEntry {
         return this.resourceName;
     }
     /**
-     * @return The job&#39;s settings, as its check read them.
+     * @return Only for a job with `retry`: the job&#39;s settings, as its check read them.
      * 
      */
     public Optional<Object> stack() {
         return Optional.ofNullable(this.stack);
+    }
+    /**
+     * @return How long the job may take to start running, in seconds (the job&#39;s `wait.startTimeout`); absent when it has none.
+     * 
+     */
+    public Optional<Double> startTimeoutS() {
+        return Optional.ofNullable(this.startTimeoutS);
+    }
+    /**
+     * @return How long the wait may last, in seconds (the job&#39;s `wait.timeout`).
+     * 
+     */
+    public Optional<Double> timeoutS() {
+        return Optional.ofNullable(this.timeoutS);
     }
     /**
      * @return The state to wait for: `running` or `succeeded` (`submitted`: not waited for).
@@ -89,6 +114,8 @@ public final class WaiterEntry {
         private String name;
         private String resourceName;
         private @Nullable Object stack;
+        private @Nullable Double startTimeoutS;
+        private @Nullable Double timeoutS;
         private String until;
         public Builder() {}
         public Builder(WaiterEntry defaults) {
@@ -97,6 +124,8 @@ public final class WaiterEntry {
     	      this.name = defaults.name;
     	      this.resourceName = defaults.resourceName;
     	      this.stack = defaults.stack;
+    	      this.startTimeoutS = defaults.startTimeoutS;
+    	      this.timeoutS = defaults.timeoutS;
     	      this.until = defaults.until;
         }
 
@@ -129,6 +158,18 @@ public final class WaiterEntry {
             return this;
         }
         @CustomType.Setter
+        public Builder startTimeoutS(@Nullable Double startTimeoutS) {
+
+            this.startTimeoutS = startTimeoutS;
+            return this;
+        }
+        @CustomType.Setter
+        public Builder timeoutS(@Nullable Double timeoutS) {
+
+            this.timeoutS = timeoutS;
+            return this;
+        }
+        @CustomType.Setter
         public Builder until(String until) {
             if (until == null) {
               throw new MissingRequiredPropertyException("WaiterEntry", "until");
@@ -142,6 +183,8 @@ public final class WaiterEntry {
             _resultValue.name = name;
             _resultValue.resourceName = resourceName;
             _resultValue.stack = stack;
+            _resultValue.startTimeoutS = startTimeoutS;
+            _resultValue.timeoutS = timeoutS;
             _resultValue.until = until;
             return _resultValue;
         }
