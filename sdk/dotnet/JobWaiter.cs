@@ -17,10 +17,10 @@ namespace VertexTraining.VertexTraining
     public partial class JobWaiter : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// The attempts of each job with `retry` the wait saw, by job name.
+        /// The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
         /// </summary>
         [Output("attempts")]
-        public Output<ImmutableDictionary<string, object>> Attempts { get; private set; } = null!;
+        public Output<ImmutableDictionary<string, ImmutableArray<Outputs.Attempt>>> Attempts { get; private set; } = null!;
 
         /// <summary>
         /// The jobs to wait for: each job's `waiterEntry`.

@@ -17,10 +17,10 @@ namespace VertexTraining.VertexTraining
     public partial class TrainingJob : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
+        /// Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
         /// </summary>
         [Output("attempts")]
-        public Output<ImmutableArray<object>> Attempts { get; private set; } = null!;
+        public Output<ImmutableArray<Outputs.Attempt>> Attempts { get; private set; } = null!;
 
         /// <summary>
         /// `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
@@ -59,10 +59,10 @@ namespace VertexTraining.VertexTraining
         public Output<Outputs.CostEstimate?> Estimate { get; private set; } = null!;
 
         /// <summary>
-        /// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
+        /// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
         /// </summary>
         [Output("failure")]
-        public Output<object?> Failure { get; private set; } = null!;
+        public Output<Outputs.JobFailure?> Failure { get; private set; } = null!;
 
         /// <summary>
         /// The Docker repository a bare image name (`trainer:1`) is read from.

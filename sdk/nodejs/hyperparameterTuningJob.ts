@@ -37,9 +37,9 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
     }
 
     /**
-     * Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
+     * Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
      */
-    declare public /*out*/ readonly attempts: pulumi.Output<any[]>;
+    declare public /*out*/ readonly attempts: pulumi.Output<outputs.Attempt[]>;
     /**
      * `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
      */
@@ -69,9 +69,9 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly estimate: pulumi.Output<outputs.CostEstimate | undefined>;
     /**
-     * A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
+     * A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
      */
-    declare public /*out*/ readonly failure: pulumi.Output<any | undefined>;
+    declare public /*out*/ readonly failure: pulumi.Output<outputs.JobFailure | undefined>;
     /**
      * The Docker repository a bare image name (`trainer:1`) is read from.
      */

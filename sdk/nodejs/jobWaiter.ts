@@ -37,9 +37,9 @@ export class JobWaiter extends pulumi.CustomResource {
     }
 
     /**
-     * The attempts of each job with `retry` the wait saw, by job name.
+     * The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
      */
-    declare public /*out*/ readonly attempts: pulumi.Output<{[key: string]: any}>;
+    declare public /*out*/ readonly attempts: pulumi.Output<{[key: string]: outputs.Attempt[]}>;
     /**
      * The jobs to wait for: each job's `waiterEntry`.
      */

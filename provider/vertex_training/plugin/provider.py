@@ -90,6 +90,8 @@ from vertex_training.plugin.previews import (
 )
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import (
+    attempt_outputs,
+    camel_keys,
     diff_kind,
     entry_failures,
     trial_output,
@@ -591,6 +593,7 @@ class VertexTrainingProvider(Provider):
 
         seen = {key: outs.get(key) or {} for key in SEEN_OUTPUTS}
         seen["trials"] = {name: waited_trials(trials) for name, trials in seen["trials"].items()}
+        seen["attempts"] = {name: attempt_outputs(a) for name, a in seen["attempts"].items()}
         properties = {**inputs, **{key: property_value(value) for key, value in seen.items()}}
         problems = seen["problems"]
         if problems:
@@ -668,6 +671,9 @@ class VertexTrainingProvider(Provider):
         )
         values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
         values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})
+        values["attempts"] = attempt_outputs(values["attempts"])  # the schema's types
+        if "failure" in values:
+            values["failure"] = camel_keys(values["failure"])
         if "trials" in values:  # the schema's Trial type
             values["trials"] = [trial_output(trial) for trial in values["trials"] or []]
         if "bestTrial" in values:

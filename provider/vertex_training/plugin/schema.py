@@ -36,6 +36,8 @@ WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
 COST_ESTIMATE = f"{shapes.PACKAGE}:{shapes.MODULE}:CostEstimate"
 TRIAL = f"{shapes.PACKAGE}:{shapes.MODULE}:Trial"
 WAITED_TRIALS = f"{shapes.PACKAGE}:{shapes.MODULE}:WaitedTrials"
+ATTEMPT = f"{shapes.PACKAGE}:{shapes.MODULE}:Attempt"
+JOB_FAILURE = f"{shapes.PACKAGE}:{shapes.MODULE}:JobFailure"
 #: The repository releases are made from (.github/workflows/release.yml checks that it
 #: runs in this one): its GitHub releases hold the plugin's archives, which the engine
 #: downloads from PLUGIN_DOWNLOAD_URL, and it tags the Go SDK's module, GO_MODULE
@@ -127,8 +129,8 @@ JOB_OUTPUTS: dict[str, dict[str, Any]] = {
     "endTime": {"type": "string"},
     "webAccessUris": {"type": "object", "additionalProperties": {"type": "string"}},
     "outputDirectory": {"type": "string"},
-    "failure": {"$ref": "pulumi.json#/Any"},
-    "attempts": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}},
+    "failure": {"$ref": f"#/types/{JOB_FAILURE}"},
+    "attempts": {"type": "array", "items": {"$ref": f"#/types/{ATTEMPT}"}},
     "jobId": {"type": "string"},
     "consoleUrl": {"type": "string"},
     "logsUrl": {"type": "string"},
@@ -178,6 +180,27 @@ TRIAL_PROPERTIES: dict[str, dict[str, Any]] = {
     "startTime": {"type": "string"},
     "endTime": {"type": "string"},
     "infeasibleReason": {"type": "string"},
+}
+#: The properties of a failed job's ``failure`` (``api.failures.Failure.to_output``).
+JOB_FAILURE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "class": {"type": "string"},
+    "code": {"type": "integer"},
+    "message": {"type": "string"},
+    "fix": {"type": "string"},
+    "replica": {"type": "string"},
+}
+#: The properties of an attempt (``resources.attempts.Attempt.output``, in camelCase:
+#: ``plugin.waiter_shapes.attempt_outputs``).
+ATTEMPT_PROPERTIES: dict[str, dict[str, Any]] = {
+    "attempt": {"type": "integer"},
+    "region": {"type": "string"},
+    "strategy": {"type": "string"},
+    "state": {"type": "string"},
+    "class": {"type": "string"},
+    "resourceName": {"type": "string"},
+    "jobId": {"type": "string"},
+    "consoleUrl": {"type": "string"},
+    "logsUrl": {"type": "string"},
 }
 PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
 PROVIDER_SETTINGS = (
@@ -348,6 +371,18 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "required": ["trials"],
     }
+    types[JOB_FAILURE] = {
+        "type": "object",
+        "description": described.intros["Job failures"],
+        "properties": props("Job failures", JOB_FAILURE_PROPERTIES),
+        "required": list(JOB_FAILURE_PROPERTIES),
+    }
+    types[ATTEMPT] = {
+        "type": "object",
+        "description": described.intros["Attempts"],
+        "properties": props("Attempts", ATTEMPT_PROPERTIES),
+        "required": list(ATTEMPT_PROPERTIES),
+    }
     types[COST_ESTIMATE] = {
         "type": "object",
         "description": described.intros["Cost estimates"],
@@ -371,14 +406,16 @@ def build(docs: Path, version: str) -> dict[str, Any]:
             "required": ["job", *ALWAYS_SET],
         }
 
-    map_of_any = {"type": "object", "additionalProperties": ANY}
     map_of_text = {"type": "object", "additionalProperties": text}
     waiter_inputs = {"jobs": {"type": "array", "items": {"$ref": f"#/types/{WAITER_ENTRY}"}}}
     waiter_outputs = {
         "states": map_of_text,
         "trials": {"type": "object", "additionalProperties": {"$ref": f"#/types/{WAITED_TRIALS}"}},
         "reasons": map_of_text,
-        "attempts": map_of_any,
+        "attempts": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"$ref": f"#/types/{ATTEMPT}"}},
+        },
         "problems": map_of_text,
     }
     platform_inputs = {

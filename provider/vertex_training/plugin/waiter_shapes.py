@@ -279,13 +279,27 @@ def waiter_diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, P
     return detailed
 
 
+def camel_keys(value: Any) -> Any:
+    """A mapping's keys in camelCase (``resource_name`` -> ``resourceName``), its values
+    as they are; anything else (none yet, say) as it is."""
+    if not isinstance(value, Mapping):
+        return value
+    return {shapes.camel(key): item for key, item in value.items()}
+
+
 def trial_output(trial: Any) -> Any:
     """A trial as the schema's Trial type: its keys in camelCase (``final_metric`` ->
     ``finalMetric``), the IDs of its parameters and metrics as written. A trial recorded
     so already, or none (no best trial yet), is given back as it is."""
-    if not isinstance(trial, Mapping):
-        return trial
-    return {shapes.camel(key): value for key, value in trial.items()}
+    return camel_keys(trial)
+
+
+def attempt_outputs(attempts: Any) -> Any:
+    """A job's attempts (``resources.attempts.Attempt.output``) as the schema's Attempt
+    type: ``resourceName``, ``jobId``, ``consoleUrl``, ``logsUrl`` for their snake_case."""
+    if not isinstance(attempts, list):
+        return attempts
+    return [camel_keys(attempt) for attempt in attempts]
 
 
 def waited_trials(trials: Any) -> Any:
@@ -293,7 +307,7 @@ def waited_trials(trials: Any) -> Any:
     WaitedTrials type."""
     if not isinstance(trials, Mapping):
         return trials
-    shaped = {shapes.camel(key): value for key, value in trials.items()}
+    shaped = camel_keys(trials)
     shaped["trials"] = [trial_output(trial) for trial in shaped.get("trials") or []]
     if "bestTrial" in shaped:
         shaped["bestTrial"] = trial_output(shaped["bestTrial"])

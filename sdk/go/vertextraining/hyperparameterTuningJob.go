@@ -16,8 +16,8 @@ import (
 type HyperparameterTuningJob struct {
 	pulumi.CustomResourceState
 
-	// Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
-	Attempts pulumi.ArrayOutput `pulumi:"attempts"`
+	// Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
+	Attempts AttemptArrayOutput `pulumi:"attempts"`
 	// `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
 	Backend pulumi.StringPtrOutput `pulumi:"backend"`
 	// The succeeded trial with the best final metric for the study's goal.
@@ -32,8 +32,8 @@ type HyperparameterTuningJob struct {
 	Error pulumi.StringOutput `pulumi:"error"`
 	// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
 	Estimate CostEstimatePtrOutput `pulumi:"estimate"`
-	// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
-	Failure pulumi.AnyOutput `pulumi:"failure"`
+	// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
+	Failure JobFailurePtrOutput `pulumi:"failure"`
 	// The Docker repository a bare image name (`trainer:1`) is read from.
 	ImageRepository pulumi.StringPtrOutput `pulumi:"imageRepository"`
 	// Rows added to the catalogue of prebuilt images (docs/images.md).
@@ -200,9 +200,9 @@ func (o HyperparameterTuningJobOutput) ToHyperparameterTuningJobOutputWithContex
 	return o
 }
 
-// Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
-func (o HyperparameterTuningJobOutput) Attempts() pulumi.ArrayOutput {
-	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.ArrayOutput { return v.Attempts }).(pulumi.ArrayOutput)
+// Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
+func (o HyperparameterTuningJobOutput) Attempts() AttemptArrayOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) AttemptArrayOutput { return v.Attempts }).(AttemptArrayOutput)
 }
 
 // `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
@@ -240,9 +240,9 @@ func (o HyperparameterTuningJobOutput) Estimate() CostEstimatePtrOutput {
 	return o.ApplyT(func(v *HyperparameterTuningJob) CostEstimatePtrOutput { return v.Estimate }).(CostEstimatePtrOutput)
 }
 
-// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
-func (o HyperparameterTuningJobOutput) Failure() pulumi.AnyOutput {
-	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.AnyOutput { return v.Failure }).(pulumi.AnyOutput)
+// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
+func (o HyperparameterTuningJobOutput) Failure() JobFailurePtrOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) JobFailurePtrOutput { return v.Failure }).(JobFailurePtrOutput)
 }
 
 // The Docker repository a bare image name (`trainer:1`) is read from.

@@ -16,8 +16,8 @@ import (
 type JobWaiter struct {
 	pulumi.CustomResourceState
 
-	// The attempts of each job with `retry` the wait saw, by job name.
-	Attempts pulumi.MapOutput `pulumi:"attempts"`
+	// The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
+	Attempts AttemptArrayMapOutput `pulumi:"attempts"`
 	// The jobs to wait for: each job's `waiterEntry`.
 	Jobs WaiterEntryArrayOutput `pulumi:"jobs"`
 	// Why each job failed the last wait, by job name (the update failed naming it).
@@ -120,9 +120,9 @@ func (o JobWaiterOutput) ToJobWaiterOutputWithContext(ctx context.Context) JobWa
 	return o
 }
 
-// The attempts of each job with `retry` the wait saw, by job name.
-func (o JobWaiterOutput) Attempts() pulumi.MapOutput {
-	return o.ApplyT(func(v *JobWaiter) pulumi.MapOutput { return v.Attempts }).(pulumi.MapOutput)
+// The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
+func (o JobWaiterOutput) Attempts() AttemptArrayMapOutput {
+	return o.ApplyT(func(v *JobWaiter) AttemptArrayMapOutput { return v.Attempts }).(AttemptArrayMapOutput)
 }
 
 // The jobs to wait for: each job's `waiterEntry`.

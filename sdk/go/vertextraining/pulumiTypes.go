@@ -172,6 +172,108 @@ func (o AcceleratorPtrOutput) Type() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`) give it.
+type Attempt struct {
+	// Its number: 1 for the job's first submission.
+	Attempt int `pulumi:"attempt"`
+	// Why it failed (a `JobFailure`'s `class`), or empty.
+	Class string `pulumi:"class"`
+	// Its page in the Google Cloud console.
+	ConsoleUrl string `pulumi:"consoleUrl"`
+	// Its job ID.
+	JobId string `pulumi:"jobId"`
+	// Its logs.
+	LogsUrl string `pulumi:"logsUrl"`
+	// Where it runs.
+	Region string `pulumi:"region"`
+	// Its resource name at its backend.
+	ResourceName string `pulumi:"resourceName"`
+	// Its state as last read (empty before it is submitted).
+	State string `pulumi:"state"`
+	// Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`.
+	Strategy string `pulumi:"strategy"`
+}
+
+// One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`) give it.
+type AttemptOutput struct{ *pulumi.OutputState }
+
+func (AttemptOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Attempt)(nil)).Elem()
+}
+
+func (o AttemptOutput) ToAttemptOutput() AttemptOutput {
+	return o
+}
+
+func (o AttemptOutput) ToAttemptOutputWithContext(ctx context.Context) AttemptOutput {
+	return o
+}
+
+// Its number: 1 for the job's first submission.
+func (o AttemptOutput) Attempt() pulumi.IntOutput {
+	return o.ApplyT(func(v Attempt) int { return v.Attempt }).(pulumi.IntOutput)
+}
+
+// Why it failed (a `JobFailure`'s `class`), or empty.
+func (o AttemptOutput) Class() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.Class }).(pulumi.StringOutput)
+}
+
+// Its page in the Google Cloud console.
+func (o AttemptOutput) ConsoleUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.ConsoleUrl }).(pulumi.StringOutput)
+}
+
+// Its job ID.
+func (o AttemptOutput) JobId() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.JobId }).(pulumi.StringOutput)
+}
+
+// Its logs.
+func (o AttemptOutput) LogsUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.LogsUrl }).(pulumi.StringOutput)
+}
+
+// Where it runs.
+func (o AttemptOutput) Region() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.Region }).(pulumi.StringOutput)
+}
+
+// Its resource name at its backend.
+func (o AttemptOutput) ResourceName() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.ResourceName }).(pulumi.StringOutput)
+}
+
+// Its state as last read (empty before it is submitted).
+func (o AttemptOutput) State() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.State }).(pulumi.StringOutput)
+}
+
+// Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`.
+func (o AttemptOutput) Strategy() pulumi.StringOutput {
+	return o.ApplyT(func(v Attempt) string { return v.Strategy }).(pulumi.StringOutput)
+}
+
+type AttemptArrayOutput struct{ *pulumi.OutputState }
+
+func (AttemptArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]Attempt)(nil)).Elem()
+}
+
+func (o AttemptArrayOutput) ToAttemptArrayOutput() AttemptArrayOutput {
+	return o
+}
+
+func (o AttemptArrayOutput) ToAttemptArrayOutputWithContext(ctx context.Context) AttemptArrayOutput {
+	return o
+}
+
+func (o AttemptArrayOutput) Index(i pulumi.IntInput) AttemptOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) Attempt {
+		return vs[0].([]Attempt)[vs[1].(int)]
+	}).(AttemptOutput)
+}
+
 // “platform.bucket“: the staging bucket's name and lifecycle.
 type Bucket struct {
 	// Let `pulumi destroy` delete the bucket with its objects; default false.
@@ -2313,6 +2415,134 @@ func (o JobOutput) Wait() pulumi.AnyOutput {
 // Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
 func (o JobOutput) Workers() PoolPtrOutput {
 	return o.ApplyT(func(v Job) *Pool { return v.Workers }).(PoolPtrOutput)
+}
+
+// A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
+type JobFailure struct {
+	// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+	Class string `pulumi:"class"`
+	// The error's google.rpc code (0 when none was given).
+	Code int `pulumi:"code"`
+	// What to do about it.
+	Fix string `pulumi:"fix"`
+	// The first line of the error message.
+	Message string `pulumi:"message"`
+	// The replica whose exit failed the job (`workerpool0-0`), or empty.
+	Replica string `pulumi:"replica"`
+}
+
+// A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
+type JobFailureOutput struct{ *pulumi.OutputState }
+
+func (JobFailureOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*JobFailure)(nil)).Elem()
+}
+
+func (o JobFailureOutput) ToJobFailureOutput() JobFailureOutput {
+	return o
+}
+
+func (o JobFailureOutput) ToJobFailureOutputWithContext(ctx context.Context) JobFailureOutput {
+	return o
+}
+
+// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+func (o JobFailureOutput) Class() pulumi.StringOutput {
+	return o.ApplyT(func(v JobFailure) string { return v.Class }).(pulumi.StringOutput)
+}
+
+// The error's google.rpc code (0 when none was given).
+func (o JobFailureOutput) Code() pulumi.IntOutput {
+	return o.ApplyT(func(v JobFailure) int { return v.Code }).(pulumi.IntOutput)
+}
+
+// What to do about it.
+func (o JobFailureOutput) Fix() pulumi.StringOutput {
+	return o.ApplyT(func(v JobFailure) string { return v.Fix }).(pulumi.StringOutput)
+}
+
+// The first line of the error message.
+func (o JobFailureOutput) Message() pulumi.StringOutput {
+	return o.ApplyT(func(v JobFailure) string { return v.Message }).(pulumi.StringOutput)
+}
+
+// The replica whose exit failed the job (`workerpool0-0`), or empty.
+func (o JobFailureOutput) Replica() pulumi.StringOutput {
+	return o.ApplyT(func(v JobFailure) string { return v.Replica }).(pulumi.StringOutput)
+}
+
+type JobFailurePtrOutput struct{ *pulumi.OutputState }
+
+func (JobFailurePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**JobFailure)(nil)).Elem()
+}
+
+func (o JobFailurePtrOutput) ToJobFailurePtrOutput() JobFailurePtrOutput {
+	return o
+}
+
+func (o JobFailurePtrOutput) ToJobFailurePtrOutputWithContext(ctx context.Context) JobFailurePtrOutput {
+	return o
+}
+
+func (o JobFailurePtrOutput) Elem() JobFailureOutput {
+	return o.ApplyT(func(v *JobFailure) JobFailure {
+		if v != nil {
+			return *v
+		}
+		var ret JobFailure
+		return ret
+	}).(JobFailureOutput)
+}
+
+// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+func (o JobFailurePtrOutput) Class() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *JobFailure) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Class
+	}).(pulumi.StringPtrOutput)
+}
+
+// The error's google.rpc code (0 when none was given).
+func (o JobFailurePtrOutput) Code() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *JobFailure) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.Code
+	}).(pulumi.IntPtrOutput)
+}
+
+// What to do about it.
+func (o JobFailurePtrOutput) Fix() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *JobFailure) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Fix
+	}).(pulumi.StringPtrOutput)
+}
+
+// The first line of the error message.
+func (o JobFailurePtrOutput) Message() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *JobFailure) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Message
+	}).(pulumi.StringPtrOutput)
+}
+
+// The replica whose exit failed the job (`workerpool0-0`), or empty.
+func (o JobFailurePtrOutput) Replica() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *JobFailure) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Replica
+	}).(pulumi.StringPtrOutput)
 }
 
 // A Managed Lustre instance mounted at “/mnt/lustre/<mount_point>“.
@@ -6232,6 +6462,26 @@ func (o WaiterEntryArrayOutput) Index(i pulumi.IntInput) WaiterEntryOutput {
 	}).(WaiterEntryOutput)
 }
 
+type AttemptArrayMapOutput struct{ *pulumi.OutputState }
+
+func (AttemptArrayMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string][]Attempt)(nil)).Elem()
+}
+
+func (o AttemptArrayMapOutput) ToAttemptArrayMapOutput() AttemptArrayMapOutput {
+	return o
+}
+
+func (o AttemptArrayMapOutput) ToAttemptArrayMapOutputWithContext(ctx context.Context) AttemptArrayMapOutput {
+	return o
+}
+
+func (o AttemptArrayMapOutput) MapIndex(k pulumi.StringInput) AttemptArrayOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) []Attempt {
+		return vs[0].(map[string][]Attempt)[vs[1].(string)]
+	}).(AttemptArrayOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AcceleratorInput)(nil)).Elem(), AcceleratorArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*AcceleratorPtrInput)(nil)).Elem(), AcceleratorArgs{})
@@ -6296,6 +6546,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*WaiterEntryArrayInput)(nil)).Elem(), WaiterEntryArray{})
 	pulumi.RegisterOutputType(AcceleratorOutput{})
 	pulumi.RegisterOutputType(AcceleratorPtrOutput{})
+	pulumi.RegisterOutputType(AttemptOutput{})
+	pulumi.RegisterOutputType(AttemptArrayOutput{})
 	pulumi.RegisterOutputType(BucketOutput{})
 	pulumi.RegisterOutputType(BucketPtrOutput{})
 	pulumi.RegisterOutputType(ConditionalParametersOutput{})
@@ -6317,6 +6569,8 @@ func init() {
 	pulumi.RegisterOutputType(ImageRowOutput{})
 	pulumi.RegisterOutputType(ImageRowArrayOutput{})
 	pulumi.RegisterOutputType(JobOutput{})
+	pulumi.RegisterOutputType(JobFailureOutput{})
+	pulumi.RegisterOutputType(JobFailurePtrOutput{})
 	pulumi.RegisterOutputType(LustreMountOutput{})
 	pulumi.RegisterOutputType(LustreMountArrayOutput{})
 	pulumi.RegisterOutputType(MedianStoppingOutput{})
@@ -6362,4 +6616,5 @@ func init() {
 	pulumi.RegisterOutputType(WaitedTrialsMapOutput{})
 	pulumi.RegisterOutputType(WaiterEntryOutput{})
 	pulumi.RegisterOutputType(WaiterEntryArrayOutput{})
+	pulumi.RegisterOutputType(AttemptArrayMapOutput{})
 }

@@ -16,8 +16,8 @@ import (
 type TrainingJob struct {
 	pulumi.CustomResourceState
 
-	// Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
-	Attempts pulumi.ArrayOutput `pulumi:"attempts"`
+	// Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
+	Attempts AttemptArrayOutput `pulumi:"attempts"`
 	// `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
 	Backend pulumi.StringPtrOutput `pulumi:"backend"`
 	// The job's page in the Google Cloud console and its logs (a local job's files).
@@ -30,8 +30,8 @@ type TrainingJob struct {
 	Error pulumi.StringOutput `pulumi:"error"`
 	// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
 	Estimate CostEstimatePtrOutput `pulumi:"estimate"`
-	// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
-	Failure pulumi.AnyOutput `pulumi:"failure"`
+	// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
+	Failure JobFailurePtrOutput `pulumi:"failure"`
 	// The Docker repository a bare image name (`trainer:1`) is read from.
 	ImageRepository pulumi.StringPtrOutput `pulumi:"imageRepository"`
 	// Rows added to the catalogue of prebuilt images (docs/images.md).
@@ -196,9 +196,9 @@ func (o TrainingJobOutput) ToTrainingJobOutputWithContext(ctx context.Context) T
 	return o
 }
 
-// Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
-func (o TrainingJobOutput) Attempts() pulumi.ArrayOutput {
-	return o.ApplyT(func(v *TrainingJob) pulumi.ArrayOutput { return v.Attempts }).(pulumi.ArrayOutput)
+// Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
+func (o TrainingJobOutput) Attempts() AttemptArrayOutput {
+	return o.ApplyT(func(v *TrainingJob) AttemptArrayOutput { return v.Attempts }).(AttemptArrayOutput)
 }
 
 // `vertex` (Vertex AI) or `local` (this machine); default `vertex-training:backend`, else `vertex`.
@@ -231,9 +231,9 @@ func (o TrainingJobOutput) Estimate() CostEstimatePtrOutput {
 	return o.ApplyT(func(v *TrainingJob) CostEstimatePtrOutput { return v.Estimate }).(CostEstimatePtrOutput)
 }
 
-// A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
-func (o TrainingJobOutput) Failure() pulumi.AnyOutput {
-	return o.ApplyT(func(v *TrainingJob) pulumi.AnyOutput { return v.Failure }).(pulumi.AnyOutput)
+// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
+func (o TrainingJobOutput) Failure() JobFailurePtrOutput {
+	return o.ApplyT(func(v *TrainingJob) JobFailurePtrOutput { return v.Failure }).(JobFailurePtrOutput)
 }
 
 // The Docker repository a bare image name (`trainer:1`) is read from.

@@ -20,6 +20,48 @@ export interface Accelerator {
 }
 
 /**
+ * One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`) give it.
+ */
+export interface Attempt {
+    /**
+     * Its number: 1 for the job's first submission.
+     */
+    attempt: number;
+    /**
+     * Why it failed (a `JobFailure`'s `class`), or empty.
+     */
+    class: string;
+    /**
+     * Its page in the Google Cloud console.
+     */
+    consoleUrl: string;
+    /**
+     * Its job ID.
+     */
+    jobId: string;
+    /**
+     * Its logs.
+     */
+    logsUrl: string;
+    /**
+     * Where it runs.
+     */
+    region: string;
+    /**
+     * Its resource name at its backend.
+     */
+    resourceName: string;
+    /**
+     * Its state as last read (empty before it is submitted).
+     */
+    state: string;
+    /**
+     * Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`.
+     */
+    strategy: string;
+}
+
+/**
  * ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
  */
 export interface ConditionalParameters {
@@ -417,6 +459,32 @@ export interface Job {
      * Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
      */
     workers?: outputs.Pool;
+}
+
+/**
+ * A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
+ */
+export interface JobFailure {
+    /**
+     * What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+     */
+    class: string;
+    /**
+     * The error's google.rpc code (0 when none was given).
+     */
+    code: number;
+    /**
+     * What to do about it.
+     */
+    fix: string;
+    /**
+     * The first line of the error message.
+     */
+    message: string;
+    /**
+     * The replica whose exit failed the job (`workerpool0-0`), or empty.
+     */
+    replica: string;
 }
 
 /**

@@ -131,9 +131,9 @@ class JobWaiter(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def attempts(self) -> pulumi.Output[Mapping[str, Any]]:
+    def attempts(self) -> pulumi.Output[Mapping[str, Sequence['outputs.Attempt']]]:
         """
-        The attempts of each job with `retry` the wait saw, by job name.
+        The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
         """
         return pulumi.get(self, "attempts")
 

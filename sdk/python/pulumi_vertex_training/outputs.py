@@ -17,6 +17,7 @@ from . import outputs
 
 __all__ = [
     'Accelerator',
+    'Attempt',
     'ConditionalParameters',
     'ConvexStopping',
     'CostEstimate',
@@ -27,6 +28,7 @@ __all__ = [
     'Framework',
     'ImageRow',
     'Job',
+    'JobFailure',
     'LustreMount',
     'MedianStopping',
     'NfsMount',
@@ -81,6 +83,142 @@ class Accelerator(dict):
         Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class Attempt(dict):
+    """
+    One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`) give it.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "class":
+            suggest = "class_"
+        elif key == "consoleUrl":
+            suggest = "console_url"
+        elif key == "jobId":
+            suggest = "job_id"
+        elif key == "logsUrl":
+            suggest = "logs_url"
+        elif key == "resourceName":
+            suggest = "resource_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Attempt. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Attempt.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Attempt.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 attempt: _builtins.int,
+                 class_: _builtins.str,
+                 console_url: _builtins.str,
+                 job_id: _builtins.str,
+                 logs_url: _builtins.str,
+                 region: _builtins.str,
+                 resource_name: _builtins.str,
+                 state: _builtins.str,
+                 strategy: _builtins.str):
+        """
+        One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`) give it.
+
+        :param _builtins.int attempt: Its number: 1 for the job's first submission.
+        :param _builtins.str class_: Why it failed (a `JobFailure`'s `class`), or empty.
+        :param _builtins.str console_url: Its page in the Google Cloud console.
+        :param _builtins.str job_id: Its job ID.
+        :param _builtins.str logs_url: Its logs.
+        :param _builtins.str region: Where it runs.
+        :param _builtins.str resource_name: Its resource name at its backend.
+        :param _builtins.str state: Its state as last read (empty before it is submitted).
+        :param _builtins.str strategy: Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`.
+        """
+        pulumi.set(__self__, "attempt", attempt)
+        pulumi.set(__self__, "class_", class_)
+        pulumi.set(__self__, "console_url", console_url)
+        pulumi.set(__self__, "job_id", job_id)
+        pulumi.set(__self__, "logs_url", logs_url)
+        pulumi.set(__self__, "region", region)
+        pulumi.set(__self__, "resource_name", resource_name)
+        pulumi.set(__self__, "state", state)
+        pulumi.set(__self__, "strategy", strategy)
+
+    @_builtins.property
+    @pulumi.getter
+    def attempt(self) -> _builtins.int:
+        """
+        Its number: 1 for the job's first submission.
+        """
+        return pulumi.get(self, "attempt")
+
+    @_builtins.property
+    @pulumi.getter(name="class")
+    def class_(self) -> _builtins.str:
+        """
+        Why it failed (a `JobFailure`'s `class`), or empty.
+        """
+        return pulumi.get(self, "class_")
+
+    @_builtins.property
+    @pulumi.getter(name="consoleUrl")
+    def console_url(self) -> _builtins.str:
+        """
+        Its page in the Google Cloud console.
+        """
+        return pulumi.get(self, "console_url")
+
+    @_builtins.property
+    @pulumi.getter(name="jobId")
+    def job_id(self) -> _builtins.str:
+        """
+        Its job ID.
+        """
+        return pulumi.get(self, "job_id")
+
+    @_builtins.property
+    @pulumi.getter(name="logsUrl")
+    def logs_url(self) -> _builtins.str:
+        """
+        Its logs.
+        """
+        return pulumi.get(self, "logs_url")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> _builtins.str:
+        """
+        Where it runs.
+        """
+        return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter(name="resourceName")
+    def resource_name(self) -> _builtins.str:
+        """
+        Its resource name at its backend.
+        """
+        return pulumi.get(self, "resource_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def state(self) -> _builtins.str:
+        """
+        Its state as last read (empty before it is submitted).
+        """
+        return pulumi.get(self, "state")
+
+    @_builtins.property
+    @pulumi.getter
+    def strategy(self) -> _builtins.str:
+        """
+        Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`.
+        """
+        return pulumi.get(self, "strategy")
 
 
 @pulumi.output_type
@@ -1405,6 +1543,90 @@ class Job(dict):
         Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
         """
         return pulumi.get(self, "workers")
+
+
+@pulumi.output_type
+class JobFailure(dict):
+    """
+    A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "class":
+            suggest = "class_"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in JobFailure. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        JobFailure.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        JobFailure.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 class_: _builtins.str,
+                 code: _builtins.int,
+                 fix: _builtins.str,
+                 message: _builtins.str,
+                 replica: _builtins.str):
+        """
+        A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
+
+        :param _builtins.str class_: What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+        :param _builtins.int code: The error's google.rpc code (0 when none was given).
+        :param _builtins.str fix: What to do about it.
+        :param _builtins.str message: The first line of the error message.
+        :param _builtins.str replica: The replica whose exit failed the job (`workerpool0-0`), or empty.
+        """
+        pulumi.set(__self__, "class_", class_)
+        pulumi.set(__self__, "code", code)
+        pulumi.set(__self__, "fix", fix)
+        pulumi.set(__self__, "message", message)
+        pulumi.set(__self__, "replica", replica)
+
+    @_builtins.property
+    @pulumi.getter(name="class")
+    def class_(self) -> _builtins.str:
+        """
+        What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+        """
+        return pulumi.get(self, "class_")
+
+    @_builtins.property
+    @pulumi.getter
+    def code(self) -> _builtins.int:
+        """
+        The error's google.rpc code (0 when none was given).
+        """
+        return pulumi.get(self, "code")
+
+    @_builtins.property
+    @pulumi.getter
+    def fix(self) -> _builtins.str:
+        """
+        What to do about it.
+        """
+        return pulumi.get(self, "fix")
+
+    @_builtins.property
+    @pulumi.getter
+    def message(self) -> _builtins.str:
+        """
+        The first line of the error message.
+        """
+        return pulumi.get(self, "message")
+
+    @_builtins.property
+    @pulumi.getter
+    def replica(self) -> _builtins.str:
+        """
+        The replica whose exit failed the job (`workerpool0-0`), or empty.
+        """
+        return pulumi.get(self, "replica")
 
 
 @pulumi.output_type

@@ -342,9 +342,9 @@ class TrainingJob(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def attempts(self) -> pulumi.Output[Sequence[Any]]:
+    def attempts(self) -> pulumi.Output[Sequence['outputs.Attempt']]:
         """
-        Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
+        Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
         """
         return pulumi.get(self, "attempts")
 
@@ -398,9 +398,9 @@ class TrainingJob(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def failure(self) -> pulumi.Output[Optional[Any]]:
+    def failure(self) -> pulumi.Output[Optional['outputs.JobFailure']]:
         """
-        A failed job's error, classified: `class`, `code`, `message`, `fix`, `replica`.
+        A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
         """
         return pulumi.get(self, "failure")
 

@@ -9,9 +9,9 @@ import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
 import io.github.vertex_training.vertextraining.JobWaiterArgs;
 import io.github.vertex_training.vertextraining.Utilities;
+import io.github.vertex_training.vertextraining.outputs.Attempt;
 import io.github.vertex_training.vertextraining.outputs.WaitedTrials;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
-import java.lang.Object;
 import java.lang.String;
 import java.util.List;
 import java.util.Map;
@@ -24,17 +24,17 @@ import javax.annotation.Nullable;
 @ResourceType(type="vertex-training:index:JobWaiter")
 public class JobWaiter extends com.pulumi.resources.CustomResource {
     /**
-     * The attempts of each job with `retry` the wait saw, by job name.
+     * The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
      * 
      */
-    @Export(name="attempts", refs={Map.class,String.class,Object.class}, tree="[0,1,2]")
-    private Output<Map<String,Object>> attempts;
+    @Export(name="attempts", refs={Map.class,String.class,List.class,Attempt.class}, tree="[0,1,[2,3]]")
+    private Output<Map<String,List<Attempt>>> attempts;
 
     /**
-     * @return The attempts of each job with `retry` the wait saw, by job name.
+     * @return The attempts of each job with `retry` the wait saw (each an `Attempt`), by job name.
      * 
      */
-    public Output<Map<String,Object>> attempts() {
+    public Output<Map<String,List<Attempt>>> attempts() {
         return this.attempts;
     }
     /**

@@ -9,9 +9,11 @@ import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
 import io.github.vertex_training.vertextraining.TrainingJobArgs;
 import io.github.vertex_training.vertextraining.Utilities;
+import io.github.vertex_training.vertextraining.outputs.Attempt;
 import io.github.vertex_training.vertextraining.outputs.CostEstimate;
 import io.github.vertex_training.vertextraining.outputs.ImageRow;
 import io.github.vertex_training.vertextraining.outputs.Job;
+import io.github.vertex_training.vertextraining.outputs.JobFailure;
 import io.github.vertex_training.vertextraining.outputs.PlatformSettings;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
 import java.lang.Object;
@@ -28,17 +30,17 @@ import javax.annotation.Nullable;
 @ResourceType(type="vertex-training:index:TrainingJob")
 public class TrainingJob extends com.pulumi.resources.CustomResource {
     /**
-     * Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
+     * Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
      * 
      */
-    @Export(name="attempts", refs={List.class,Object.class}, tree="[0,1]")
-    private Output<List<Object>> attempts;
+    @Export(name="attempts", refs={List.class,Attempt.class}, tree="[0,1]")
+    private Output<List<Attempt>> attempts;
 
     /**
-     * @return Every attempt of a job with `retry`: attempt, region, strategy, state, class, resource name, job ID, pages.
+     * @return Every attempt of a job with `retry`, oldest first (each an `Attempt`); empty for any other job.
      * 
      */
-    public Output<List<Object>> attempts() {
+    public Output<List<Attempt>> attempts() {
         return this.attempts;
     }
     /**
@@ -126,17 +128,17 @@ public class TrainingJob extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.estimate);
     }
     /**
-     * A failed job&#39;s error, classified: `class`, `code`, `message`, `fix`, `replica`.
+     * A failed job&#39;s error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
      * 
      */
-    @Export(name="failure", refs={Object.class}, tree="[0]")
-    private Output</* @Nullable */ Object> failure;
+    @Export(name="failure", refs={JobFailure.class}, tree="[0]")
+    private Output</* @Nullable */ JobFailure> failure;
 
     /**
-     * @return A failed job&#39;s error, classified: `class`, `code`, `message`, `fix`, `replica`.
+     * @return A failed job&#39;s error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
      * 
      */
-    public Output<Optional<Object>> failure() {
+    public Output<Optional<JobFailure>> failure() {
         return Codegen.optional(this.failure);
     }
     /**
