@@ -103,6 +103,7 @@ from vertex_training.plugin.waiter_shapes import (
 )
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
+from vertex_training.resources.pages import job_outputs
 from vertex_training.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
@@ -651,23 +652,21 @@ class VertexTrainingProvider(Provider):
         made: Mapping[str, PropertyValue] | None = None,
     ) -> dict[str, PropertyValue]:
         """A job resource's properties: its inputs as given, what its provider reports
-        (``RECORDED_OUTPUTS``), what the stack outputs derive (its ID, pages, model
-        directory: ``program.exports.job_view``), its ``waiterEntry``, and its request
+        (``RECORDED_OUTPUTS``), what the job it runs as names (its ID, pages, model
+        directory: ``resources.pages.job_outputs``), its ``waiterEntry``, and its request
         and estimate (``made``: as recorded; else from its keys,
         ``request_and_estimate``)."""
-        from vertex_training.program.exports import job_view
-
         # The job's recorded inputs come back among its provider's outputs, and its
         # output directory as its backend gives it (what its request names, or where a
         # local job writes): nothing is parsed again for them.
         config, settings = outs["config"], outs["stack"]
-        reported = {key: outs[key] for key in RECORDED_OUTPUTS.values() if key in outs}
-        derived = job_view(
-            name,
-            {**reported, "resource_name": resource_name},
-            {},
+        derived = job_outputs(
+            list(outs.get("attempts") or []),
+            resource_name,
             self.defaults.settings.local_root,
             str(outs.get("output_directory") or ""),
+            outs.get("best_trial"),
+            tuning="trials" in outs,
         )
         values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
         values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})

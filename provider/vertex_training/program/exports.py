@@ -16,11 +16,9 @@ import pulumi
 
 from vertex_training.api import states
 from vertex_training.api.bodies import named_output_directory
-from vertex_training.backends import job_places
-from vertex_training.backends.base import job_id_of
-from vertex_training.resources.state import model_directory_of
+from vertex_training.resources.pages import job_outputs
 from vertex_training.resources.training_job import TrainingJob
-from vertex_training.resources.tuning_job import HyperparameterTuningJob, best_model_directory
+from vertex_training.resources.tuning_job import HyperparameterTuningJob
 from vertex_training.resources.waiter import JobWaiter
 from vertex_training.stackconfig import Stack
 from vertex_training.stackconfig.study import is_tuning_job
@@ -174,10 +172,10 @@ def job_view(
     ``WAITER_OUTPUTS``): the newer of each. ``error`` is the job's own, else why it
     failed the last wait; ``waiting_reason``, why it was not running yet, the last reason
     the wait gave (both recorded when the wait fails: the program fails the update
-    after the stack outputs are recorded). The job ID, its
-    pages, its output directory (from ``named_output``, what its request names) and its
-    model directory are derived here from the job it runs as (its last attempt's, with
-    ``retry``)."""
+    after the stack outputs are recorded). The job ID, its pages, its output directory
+    (from ``named_output``, what its request names) and its model directory are those of
+    the job it runs as (``resources.pages.job_outputs``: its last attempt, with
+    ``retry``), as the plugin's job outputs give them."""
     attempts = latest_attempts(recorded.get("attempts"), seen.get("attempts"), name)
     state = latest_state(recorded.get("state") or "", seen.get("states"), name)
     waited = (seen.get("states") or {}).get(name)
@@ -185,21 +183,13 @@ def job_view(
         # The waiter lists attempts only once one has failed: a job that ended on its
         # first attempt has that attempt as its resource recorded it when submitted.
         attempts = [*attempts[:-1], {**attempts[-1], "state": waited}]
-    resource_name = last_attempts(attempts, "resource_name") or str(
-        recorded.get("resource_name") or ""
-    )
-    places = job_places(resource_name, local_root, named_output)
-    output_directory = places["output_directory"]
-    derived = {**places, "resource_name": resource_name, "job_id": job_id_of(resource_name)}
     view: dict[str, Any] = {
-        **{key: last_attempts(attempts, key) or derived.get(key) or "" for key in ATTEMPT_KEYS},
         "attempts": attempts,
         "state": state,
         "error": recorded.get("error") or (seen.get("problems") or {}).get(name) or "",
         "waiting_reason": (seen.get("reasons") or {}).get(name) or "",
-        "output_directory": output_directory,
-        "model_directory": model_directory_of(output_directory),
     }
+    trials: dict[str, Any] = {}
     if "trials" in recorded:  # a tuning job
         trials = latest_trials(
             recorded.get("trials"),
@@ -209,18 +199,15 @@ def job_view(
             name,
         )
         view.update(trials)
-        view["model_directory"] = best_model_directory(output_directory, trials["best_trial"])
-    return view
-
-
-#: A job's outputs that name the job it runs as: for a job with ``retry``, its last
-#: attempt's (the waiter may have submitted it after the job's resource recorded one).
-ATTEMPT_KEYS = ("resource_name", "job_id", "console_url", "logs_url")
-
-
-def last_attempts(attempts: list[dict[str, Any]], key: str) -> str:
-    """``key`` of the last of ``attempts``; "" when there are none (or it lacks it)."""
-    return str(attempts[-1].get(key) or "") if attempts else ""
+    named = job_outputs(
+        attempts,
+        str(recorded.get("resource_name") or ""),
+        local_root,
+        named_output,
+        trials.get("best_trial"),
+        tuning="trials" in recorded,
+    )
+    return {**named, **view}
 
 
 def latest_attempts(
