@@ -374,7 +374,7 @@ class VertexTrainingProvider(Provider):
     async def diff(self, request: DiffRequest) -> DiffResponse:
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
         if request.type == schema.JOB_WAITER:
-            old, new = waiter_state(request.urn, olds), waiter_state(request.urn, news)
+            old, new = waiter_state(olds), waiter_state(news)
             result = self.waiter.diff(request.resource_id, old, new)
             if not result.changes:
                 return DiffResponse(changes=False)
@@ -427,10 +427,8 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(None, properties)
         props = plain_map(request.properties)
         if request.type == schema.JOB_WAITER:
-            state = waiter_state(request.urn, props)
-            waited = await self._wait(
-                functools.partial(self.waiter.create, state), WAITER_ID, request.properties, {}
-            )
+            wait = functools.partial(self.waiter.create_at, waiter_state(props), request.urn)
+            waited = await self._wait(wait, WAITER_ID, request.properties, {})
             return CreateResponse(WAITER_ID, waited)
         provider = self._job_provider(request.type)
         state = recorded(request.name, owner_of(request.urn), props)
@@ -499,8 +497,8 @@ class VertexTrainingProvider(Provider):
             )
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
-            old, new = waiter_state(request.urn, olds), waiter_state(request.urn, news)
-            update = functools.partial(self.waiter.update, request.resource_id, old, new)
+            old, new = waiter_state(olds), waiter_state(news)
+            update = functools.partial(self.waiter.update_at, old, new, request.urn)
             return UpdateResponse(await self._wait(update, request.resource_id, request.news, olds))
         provider = self._job_provider(request.type)
         old = self._recorded_state(request.urn, olds)

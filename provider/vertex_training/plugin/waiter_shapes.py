@@ -155,12 +155,13 @@ def waiting_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> str:
     return "; ".join(said)
 
 
-def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
+def waiter_state(props: Mapping[str, Any]) -> dict[str, Any]:
     """A JobWaiter's properties (plain, in the schema's naming) as the dynamic waiter's:
     the jobs it waits for by name (those whose ``wait`` is ``submitted`` left out), each
     with its wait plan (``state.Waited``: its timeouts; the job's keys and settings for one
-    with ``retry``), what it saw, and its URN."""
-    from vertex_training.resources.waiter import SEEN_OUTPUTS, URN_INPUT
+    with ``retry``), and what it saw. (Its progress goes on the row of its URN, which the
+    engine names: ``JobWaiterProvider.create_at``.)"""
+    from vertex_training.resources.waiter import SEEN_OUTPUTS
 
     jobs = {}
     for entry in props.get("jobs") or []:
@@ -175,7 +176,7 @@ def waiter_state(urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
             )
         jobs[str(entry["name"])] = waited
     seen = {key: props[key] for key in SEEN_OUTPUTS if key in props}
-    return {"jobs": jobs, "stack": {}, **seen, URN_INPUT: urn}
+    return {"jobs": jobs, "stack": {}, **seen}
 
 
 def waiter_entry(

@@ -509,12 +509,12 @@ SEEN_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
 
 def _wait(
     entries: Mapping[str, Any],
-    props: Mapping[str, Any],
+    urn: str | None,
     settings: ProviderSettings,
     *,
     create: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Wait for ``entries``, showing progress on the row of the waiter ``props`` belong to;
+    """Wait for ``entries``, showing progress on the row of the resource ``urn``;
     return what it saw, as the waiter's ``SEEN_OUTPUTS``: the state each job was last
     seen in, the tuning jobs' trials, why jobs waited, the attempts of jobs with
     ``retry``, and why jobs failed the wait (``problems``). A job that fails the wait
@@ -525,7 +525,7 @@ def _wait(
     an earlier engine stopped during one (``vertex_training.resources.interrupted``)."""
     seen: dict[str, Any] = {}
     report: dict[str, dict[str, Any]] = {}
-    log = EngineLog.from_process(props.get(URN_INPUT))
+    log = EngineLog.from_process(urn)
     mark = (
         interrupted.marked(settings.base_dir, log.urn, log.address or "")
         if create and entries
@@ -581,15 +581,24 @@ class JobWaiterProvider(ConfiguredProvider):
         return DiffResult(changes=changes, replaces=[])
 
     def create(self, props: Any) -> CreateResult:
+        return self.create_at(props, props.get(URN_INPUT))
+
+    def create_at(self, props: Any, urn: str | None) -> CreateResult:
+        """``create``, showing the wait's progress on the row of the resource ``urn`` (a
+        dynamic waiter's records its own, ``URN_INPUT``; the plugin's is the engine's)."""
         jobs = props.get("jobs") or {}
-        seen = _wait(self._entries(jobs, props), props, self.settings, create=True)
+        seen = _wait(self._entries(jobs, props), urn, self.settings, create=True)
         return CreateResult("jobs", {"jobs": jobs, **seen, URN_INPUT: props.get(URN_INPUT)})
 
     def update(self, _id: str, olds: Any, news: Any) -> UpdateResult:
+        return self.update_at(olds, news, news.get(URN_INPUT))
+
+    def update_at(self, olds: Any, news: Any, urn: str | None) -> UpdateResult:
+        """``update``, showing the wait's progress on the row of the resource ``urn``."""
         jobs = news.get("jobs") or {}
         olds = migrate_waiter(olds)
         waited = {**_changed(olds, news), **_failed_before(olds, news)}
-        seen = _wait(self._entries(waited, news), news, self.settings)
+        seen = _wait(self._entries(waited, news), urn, self.settings)
         # What the last wait saw of the jobs not waited for now is kept; a job waited
         # for now has only what this wait saw of it (its last problem is gone if it
         # has none now).
@@ -610,8 +619,7 @@ class JobWaiterProvider(ConfiguredProvider):
         job that fails the wait is among the ``problems``; the engine's cancel raises
         ``WaitCancelledError``. The plugin's tuning jobs wait so in their own create."""
         jobs = {name: waits}
-        props = {"jobs": jobs, "stack": {}, URN_INPUT: urn}
-        return _wait(self._entries(jobs, props), props, self.settings)
+        return _wait(self._entries(jobs, {"jobs": jobs, "stack": {}}), urn, self.settings)
 
     def read(self, id_: str, props: Any) -> ReadResult:
         return ReadResult(
