@@ -2,8 +2,9 @@
 they are: the Go page's compiles against sdk/go, the TypeScript page's type-checks
 against the packed npm SDK, and the Python page's names only what pulumi_vertex_training
 has. A page that drifts from the generated SDK fails here. The same programs with a
-study's key misspelt fail `tsc` and `go vet`, naming the key: the study is typed. What a
-refusal tells a program to write (an inherited accelerator's way out) type-checks too."""
+study's key misspelt fail `tsc` and `go vet`, naming the key: the study is typed; so do
+they with a metric's goal none of its values (an enum). What a refusal tells a program to
+write (an inherited accelerator's way out) type-checks too."""
 
 from __future__ import annotations
 
@@ -67,6 +68,14 @@ def test_the_go_page_compiles(tmp_path: Path) -> None:
         ["go", "vet", "."], check=False, cwd=program, env=env, capture_output=True, text=True
     )
     assert failed.returncode != 0 and "MaxTrial" in failed.stderr, failed.stderr
+    # A value that is none of a key's choices (an enum of the schema) fails too.
+    mistaken = block("go.md", "go").replace("vertex.GoalMaximize", "vertex.GoalMaximise")
+    assert mistaken != block("go.md", "go"), "the page's program has no vertex.GoalMaximize"
+    (program / "main.go").write_text(mistaken)
+    failed = subprocess.run(
+        ["go", "vet", "."], check=False, cwd=program, env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and "GoalMaximise" in failed.stderr, failed.stderr
 
 
 def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> None:
@@ -89,6 +98,13 @@ def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> No
         ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
     )
     assert failed.returncode != 0 and "'maxTrial'" in failed.stdout, failed.stdout
+    mistaken = block("typescript.md", "typescript").replace('"MAXIMIZE"', '"MAXIMISE"')
+    assert mistaken != block("typescript.md", "typescript"), "the page's program has no goal"
+    (tmp_path / "index.ts").write_text(mistaken)
+    failed = subprocess.run(
+        ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and '"MAXIMISE"' in failed.stdout, failed.stdout
     (tmp_path / "index.ts").write_text(ADVICE % {"none": json.dumps(inherited_advice())})
     run("npx", "tsc", "-p", ".", cwd=tmp_path)
 

@@ -31,6 +31,9 @@ export const TrainingPlatform: typeof import("./trainingPlatform").TrainingPlatf
 utilities.lazyLoad(exports, ["TrainingPlatform"], () => require("./trainingPlatform"));
 
 
+// Export enums:
+export * from "./types/enums";
+
 // Export sub-modules:
 import * as config from "./config";
 import * as types from "./types";

@@ -102,9 +102,18 @@ def schema_type(
     annotation = plain(annotation)
     members = _members(annotation)
     if len(members) > 1:
-        return {"oneOf": [schema_type(member, types, describe) for member in members]}
+        # A choice beside an object stays text: the Go and Java SDKs' generators make a
+        # union with an enum plain text, and the object could not be written there.
+        return {
+            "oneOf": [
+                {"type": "string"}
+                if typing.get_origin(member) is Literal
+                else schema_type(member, types, describe)
+                for member in members
+            ]
+        }
     origin = typing.get_origin(annotation)
-    leaf = _leaf(annotation)
+    leaf = _leaf(annotation, types)
     if leaf is not None:
         return leaf
     if origin is collections.abc.Sequence:
@@ -126,11 +135,35 @@ def schema_type(
     raise TypeError(f"no schema type for {annotation!r}")
 
 
-def _leaf(annotation: Any) -> dict[str, Any] | None:
-    """The schema's type of a plain value (text, a ``Literal``'s, a number, a flag, any
-    value), or None for a composite one."""
+def enum_type(annotation: Any, types: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The schema's enum of a ``Literal`` of text (added to ``types`` under the name
+    ``resources.arguments.SCHEMA_ENUMS`` gives it): each value named in CamelCase for the
+    SDKs' constants (``FLEX_START`` -> ``FlexStart``, ``reverse_log`` -> ``ReverseLog``)."""
+    from vertex_training.resources.arguments import SCHEMA_ENUMS
+
+    name = SCHEMA_ENUMS.get(annotation)
+    if name is None:
+        raise TypeError(f"{annotation!r} has no enum name in arguments.SCHEMA_ENUMS")
+    token = f"{PACKAGE}:{MODULE}:{name}"
+    values = typing.get_args(annotation)
+    types[token] = {
+        "type": "string",
+        "description": f"One of {', '.join(f'`{value}`' for value in values)}.",
+        "enum": [{"name": _constant(value), "value": value} for value in values],
+    }
+    return {"$ref": f"#/types/{token}"}
+
+
+def _constant(value: str) -> str:
+    """An enum value's name: ``FLEX_START`` -> ``FlexStart``."""
+    return "".join(part.capitalize() for part in value.lower().split("_"))
+
+
+def _leaf(annotation: Any, types: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The schema's type of a plain value (text, a ``Literal``'s enum, a number, a flag,
+    any value), or None for a composite one."""
     if typing.get_origin(annotation) is Literal:
-        return {"type": "string"}
+        return enum_type(annotation, types)
     if annotation is Any:
         return dict(ANY)
     kind = SCALARS.get(annotation)

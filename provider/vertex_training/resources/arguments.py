@@ -294,6 +294,10 @@ class TrainingJobArgs(_PoolKeys, total=False):
     python_version: str
 
 
+#: The kinds of machine a prebuilt image runs on.
+ImageKindName = Literal["cpu", "gpu", "tpu"]
+
+
 class ImageRowArgs(TypedDict):
     """A row added to the catalogue of prebuilt images (``vertex-training:images``, as
     docs/images.md shows), read from Google's page on ``read_on``."""
@@ -301,7 +305,7 @@ class ImageRowArgs(TypedDict):
     framework: str
     version: str
     python: str
-    kinds: Sequence[Literal["cpu", "gpu", "tpu"]]
+    kinds: Sequence[ImageKindName]
     name: str
     end_of_support: str
     end_of_availability: str
@@ -347,3 +351,19 @@ class PlatformArgs(TypedDict, total=False):
     repository: RepositoryArgs
     service_account: ServiceAccountArgs
     tensorboard: TensorboardArgs
+
+
+#: Each choice of a key, by the name of its enum in the plugin's schema: a TypeScript or
+#: Go program is told a misspelt value when it compiles (``plugin.shapes.enum_type``).
+SCHEMA_ENUMS: Mapping[Any, str] = {
+    BackendName: "Backend",
+    WaitUntilName: "WaitUntil",
+    StrategyName: "Strategy",
+    GoalName: "Goal",
+    ParameterTypeName: "ParameterType",
+    ScaleName: "Scale",
+    AlgorithmName: "Algorithm",
+    MeasurementSelectionName: "MeasurementSelection",
+    ReservationAffinityType: "ReservationAffinityType",
+    ImageKindName: "ImageKind",
+}

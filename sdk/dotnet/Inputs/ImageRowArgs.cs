@@ -35,14 +35,14 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string> Framework { get; set; } = null!;
 
         [Input("kinds", required: true)]
-        private InputList<string>? _kinds;
+        private InputList<VertexTraining.VertexTraining.ImageKind>? _kinds;
 
         /// <summary>
         /// What the image runs on: `cpu`, `gpu`, `tpu`.
         /// </summary>
-        public InputList<string> Kinds
+        public InputList<VertexTraining.VertexTraining.ImageKind> Kinds
         {
-            get => _kinds ?? (_kinds = new InputList<string>());
+            get => _kinds ?? (_kinds = new InputList<VertexTraining.VertexTraining.ImageKind>());
             set => _kinds = value;
         }
 

@@ -44,7 +44,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// Override the stack's `gcp:region` and `vertex-training:backend`.
         /// </summary>
         [Input("backend")]
-        public Input<string>? Backend { get; set; }
+        public Input<VertexTraining.VertexTraining.Backend>? Backend { get; set; }
 
         /// <summary>
         /// Default on `vertex`: `gs://&lt;platform bucket&gt;/&lt;job&gt;`; a `gs://` prefix: AIP_MODEL_DIR is `&lt;dir&gt;/model`, AIP_CHECKPOINT_DIR `&lt;dir&gt;/checkpoints`, AIP_TENSORBOARD_LOG_DIR `&lt;dir&gt;/logs` (a local path on `local`).

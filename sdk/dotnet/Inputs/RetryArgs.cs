@@ -35,14 +35,14 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         [Input("strategies")]
-        private InputList<string>? _strategies;
+        private InputList<VertexTraining.VertexTraining.Strategy>? _strategies;
 
         /// <summary>
         /// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         /// </summary>
-        public InputList<string> Strategies
+        public InputList<VertexTraining.VertexTraining.Strategy> Strategies
         {
-            get => _strategies ?? (_strategies = new InputList<string>());
+            get => _strategies ?? (_strategies = new InputList<VertexTraining.VertexTraining.Strategy>());
             set => _strategies = value;
         }
 

@@ -38,7 +38,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         /// </summary>
         [Input("strategy")]
-        public Input<string>? Strategy { get; set; }
+        public Input<VertexTraining.VertexTraining.Strategy>? Strategy { get; set; }
 
         /// <summary>
         /// A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.

@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         /// </summary>
         [Input("algorithm")]
-        public Input<string>? Algorithm { get; set; }
+        public Input<VertexTraining.VertexTraining.Algorithm>? Algorithm { get; set; }
 
         /// <summary>
         /// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
@@ -44,7 +44,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// `best` or `last` (Vertex's default) reported value of each trial.
         /// </summary>
         [Input("measurementSelection")]
-        public Input<string>? MeasurementSelection { get; set; }
+        public Input<VertexTraining.VertexTraining.MeasurementSelection>? MeasurementSelection { get; set; }
 
         [Input("metrics", required: true)]
         private InputList<Inputs.StudyMetricArgs>? _metrics;

@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         /// </summary>
         [Input("goal", required: true)]
-        public Input<string> Goal { get; set; } = null!;
+        public Input<VertexTraining.VertexTraining.Goal> Goal { get; set; } = null!;
 
         /// <summary>
         /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).

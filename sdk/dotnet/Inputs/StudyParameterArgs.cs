@@ -44,13 +44,13 @@ namespace VertexTraining.VertexTraining.Inputs
         /// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         /// </summary>
         [Input("scale")]
-        public Input<string>? Scale { get; set; }
+        public Input<VertexTraining.VertexTraining.Scale>? Scale { get; set; }
 
         /// <summary>
         /// `double`, `integer`, `categorical` or `discrete`.
         /// </summary>
         [Input("type", required: true)]
-        public Input<string> Type { get; set; } = null!;
+        public Input<VertexTraining.VertexTraining.ParameterType> Type { get; set; } = null!;
 
         [Input("values")]
         private InputList<Union<string, double>>? _values;

@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Inputs
         /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         /// </summary>
         [Input("until")]
-        public Input<string>? Until { get; set; }
+        public Input<VertexTraining.VertexTraining.WaitUntil>? Until { get; set; }
 
         public WaitArgs()
         {

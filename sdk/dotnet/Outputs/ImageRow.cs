@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// What the image runs on: `cpu`, `gpu`, `tpu`.
         /// </summary>
-        public readonly ImmutableArray<string> Kinds;
+        public readonly ImmutableArray<VertexTraining.VertexTraining.ImageKind> Kinds;
         /// <summary>
         /// The image's name on Google's page, without host or tag.
         /// </summary>
@@ -62,7 +62,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             string framework,
 
-            ImmutableArray<string> kinds,
+            ImmutableArray<VertexTraining.VertexTraining.ImageKind> kinds,
 
             string name,
 

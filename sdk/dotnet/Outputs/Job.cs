@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// Override the stack's `gcp:region` and `vertex-training:backend`.
         /// </summary>
-        public readonly string? Backend;
+        public readonly VertexTraining.VertexTraining.Backend? Backend;
         /// <summary>
         /// Default on `vertex`: `gs://&lt;platform bucket&gt;/&lt;job&gt;`; a `gs://` prefix: AIP_MODEL_DIR is `&lt;dir&gt;/model`, AIP_CHECKPOINT_DIR `&lt;dir&gt;/checkpoints`, AIP_TENSORBOARD_LOG_DIR `&lt;dir&gt;/logs` (a local path on `local`).
         /// </summary>
@@ -218,7 +218,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             ImmutableArray<string> args,
 
-            string? backend,
+            VertexTraining.VertexTraining.Backend? backend,
 
             string? baseOutputDirectory,
 

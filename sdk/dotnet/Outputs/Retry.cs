@@ -28,7 +28,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         /// </summary>
-        public readonly ImmutableArray<string> Strategies;
+        public readonly ImmutableArray<VertexTraining.VertexTraining.Strategy> Strategies;
         /// <summary>
         /// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
         /// </summary>
@@ -40,7 +40,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             ImmutableArray<string> regions,
 
-            ImmutableArray<string> strategies,
+            ImmutableArray<VertexTraining.VertexTraining.Strategy> strategies,
 
             ImmutableArray<string> when)
         {

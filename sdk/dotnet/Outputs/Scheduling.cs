@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         /// </summary>
-        public readonly string? Strategy;
+        public readonly VertexTraining.VertexTraining.Strategy? Strategy;
         /// <summary>
         /// A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         /// </summary>
@@ -46,7 +46,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             bool? restartJobOnWorkerRestart,
 
-            string? strategy,
+            VertexTraining.VertexTraining.Strategy? strategy,
 
             Union<string, int>? timeout)
         {

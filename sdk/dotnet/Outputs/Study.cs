@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         /// </summary>
-        public readonly string? Algorithm;
+        public readonly VertexTraining.VertexTraining.Algorithm? Algorithm;
         /// <summary>
         /// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         /// </summary>
@@ -36,7 +36,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// `best` or `last` (Vertex's default) reported value of each trial.
         /// </summary>
-        public readonly string? MeasurementSelection;
+        public readonly VertexTraining.VertexTraining.MeasurementSelection? MeasurementSelection;
         /// <summary>
         /// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         /// </summary>
@@ -52,7 +52,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
         [OutputConstructor]
         private Study(
-            string? algorithm,
+            VertexTraining.VertexTraining.Algorithm? algorithm,
 
             Outputs.EarlyStopping? earlyStopping,
 
@@ -60,7 +60,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             int maxTrials,
 
-            string? measurementSelection,
+            VertexTraining.VertexTraining.MeasurementSelection? measurementSelection,
 
             ImmutableArray<Outputs.StudyMetric> metrics,
 

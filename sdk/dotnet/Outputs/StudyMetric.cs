@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         /// </summary>
-        public readonly string Goal;
+        public readonly VertexTraining.VertexTraining.Goal Goal;
         /// <summary>
         /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         /// </summary>
@@ -28,7 +28,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
         [OutputConstructor]
         private StudyMetric(
-            string goal,
+            VertexTraining.VertexTraining.Goal goal,
 
             string id)
         {

@@ -32,11 +32,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         /// </summary>
-        public readonly string? Scale;
+        public readonly VertexTraining.VertexTraining.Scale? Scale;
         /// <summary>
         /// `double`, `integer`, `categorical` or `discrete`.
         /// </summary>
-        public readonly string Type;
+        public readonly VertexTraining.VertexTraining.ParameterType Type;
         /// <summary>
         /// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
         /// </summary>
@@ -50,9 +50,9 @@ namespace VertexTraining.VertexTraining.Outputs
 
             double? min,
 
-            string? scale,
+            VertexTraining.VertexTraining.Scale? scale,
 
-            string type,
+            VertexTraining.VertexTraining.ParameterType type,
 
             ImmutableArray<Union<string, double>> values)
         {

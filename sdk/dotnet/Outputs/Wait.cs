@@ -28,7 +28,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// <summary>
         /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         /// </summary>
-        public readonly string? Until;
+        public readonly VertexTraining.VertexTraining.WaitUntil? Until;
 
         [OutputConstructor]
         private Wait(
@@ -36,7 +36,7 @@ namespace VertexTraining.VertexTraining.Outputs
 
             Union<string, int>? timeout,
 
-            string? until)
+            VertexTraining.VertexTraining.WaitUntil? until)
         {
             StartTimeout = startTimeout;
             Timeout = timeout;

@@ -1776,7 +1776,7 @@ type ImageRow struct {
 	// `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Framework string `pulumi:"framework"`
 	// What the image runs on: `cpu`, `gpu`, `tpu`.
-	Kinds []string `pulumi:"kinds"`
+	Kinds []ImageKind `pulumi:"kinds"`
 	// The image's name on Google's page, without host or tag.
 	Name string `pulumi:"name"`
 	// The image's Python, as text (`3.10`).
@@ -1809,7 +1809,7 @@ type ImageRowArgs struct {
 	// `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Framework pulumi.StringInput `pulumi:"framework"`
 	// What the image runs on: `cpu`, `gpu`, `tpu`.
-	Kinds pulumi.StringArrayInput `pulumi:"kinds"`
+	Kinds ImageKindArrayInput `pulumi:"kinds"`
 	// The image's name on Google's page, without host or tag.
 	Name pulumi.StringInput `pulumi:"name"`
 	// The image's Python, as text (`3.10`).
@@ -1890,8 +1890,8 @@ func (o ImageRowOutput) Framework() pulumi.StringOutput {
 }
 
 // What the image runs on: `cpu`, `gpu`, `tpu`.
-func (o ImageRowOutput) Kinds() pulumi.StringArrayOutput {
-	return o.ApplyT(func(v ImageRow) []string { return v.Kinds }).(pulumi.StringArrayOutput)
+func (o ImageRowOutput) Kinds() ImageKindArrayOutput {
+	return o.ApplyT(func(v ImageRow) []ImageKind { return v.Kinds }).(ImageKindArrayOutput)
 }
 
 // The image's name on Google's page, without host or tag.
@@ -1948,7 +1948,7 @@ type Job struct {
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args []string `pulumi:"args"`
 	// Override the stack's `gcp:region` and `vertex-training:backend`.
-	Backend *string `pulumi:"backend"`
+	Backend *Backend `pulumi:"backend"`
 	// Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
 	BaseOutputDirectory *string `pulumi:"baseOutputDirectory"`
 	// Container entry point (list); container jobs only.
@@ -2059,7 +2059,7 @@ type JobArgs struct {
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args pulumi.StringArrayInput `pulumi:"args"`
 	// Override the stack's `gcp:region` and `vertex-training:backend`.
-	Backend pulumi.StringPtrInput `pulumi:"backend"`
+	Backend BackendPtrInput `pulumi:"backend"`
 	// Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
 	BaseOutputDirectory pulumi.StringPtrInput `pulumi:"baseOutputDirectory"`
 	// Container entry point (list); container jobs only.
@@ -2193,8 +2193,8 @@ func (o JobOutput) Args() pulumi.StringArrayOutput {
 }
 
 // Override the stack's `gcp:region` and `vertex-training:backend`.
-func (o JobOutput) Backend() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v Job) *string { return v.Backend }).(pulumi.StringPtrOutput)
+func (o JobOutput) Backend() BackendPtrOutput {
+	return o.ApplyT(func(v Job) *Backend { return v.Backend }).(BackendPtrOutput)
 }
 
 // Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
@@ -4485,7 +4485,7 @@ type ReservationAffinity struct {
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	Key *string `pulumi:"key"`
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-	Type string `pulumi:"type"`
+	Type ReservationAffinityType `pulumi:"type"`
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	Values []string `pulumi:"values"`
 }
@@ -4506,7 +4506,7 @@ type ReservationAffinityArgs struct {
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	Key pulumi.StringPtrInput `pulumi:"key"`
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-	Type pulumi.StringInput `pulumi:"type"`
+	Type ReservationAffinityTypeInput `pulumi:"type"`
 	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	Values pulumi.StringArrayInput `pulumi:"values"`
 }
@@ -4595,8 +4595,8 @@ func (o ReservationAffinityOutput) Key() pulumi.StringPtrOutput {
 }
 
 // Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-func (o ReservationAffinityOutput) Type() pulumi.StringOutput {
-	return o.ApplyT(func(v ReservationAffinity) string { return v.Type }).(pulumi.StringOutput)
+func (o ReservationAffinityOutput) Type() ReservationAffinityTypeOutput {
+	return o.ApplyT(func(v ReservationAffinity) ReservationAffinityType { return v.Type }).(ReservationAffinityTypeOutput)
 }
 
 // Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
@@ -4639,13 +4639,13 @@ func (o ReservationAffinityPtrOutput) Key() pulumi.StringPtrOutput {
 }
 
 // Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-func (o ReservationAffinityPtrOutput) Type() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ReservationAffinity) *string {
+func (o ReservationAffinityPtrOutput) Type() ReservationAffinityTypePtrOutput {
+	return o.ApplyT(func(v *ReservationAffinity) *ReservationAffinityType {
 		if v == nil {
 			return nil
 		}
 		return &v.Type
-	}).(pulumi.StringPtrOutput)
+	}).(ReservationAffinityTypePtrOutput)
 }
 
 // Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
@@ -4665,7 +4665,7 @@ type Retry struct {
 	// Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
 	Regions []string `pulumi:"regions"`
 	// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
-	Strategies []string `pulumi:"strategies"`
+	Strategies []Strategy `pulumi:"strategies"`
 	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
 	When []string `pulumi:"when"`
 }
@@ -4688,7 +4688,7 @@ type RetryArgs struct {
 	// Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
 	Regions pulumi.StringArrayInput `pulumi:"regions"`
 	// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
-	Strategies pulumi.StringArrayInput `pulumi:"strategies"`
+	Strategies StrategyArrayInput `pulumi:"strategies"`
 	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
 	When pulumi.StringArrayInput `pulumi:"when"`
 }
@@ -4782,8 +4782,8 @@ func (o RetryOutput) Regions() pulumi.StringArrayOutput {
 }
 
 // The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
-func (o RetryOutput) Strategies() pulumi.StringArrayOutput {
-	return o.ApplyT(func(v Retry) []string { return v.Strategies }).(pulumi.StringArrayOutput)
+func (o RetryOutput) Strategies() StrategyArrayOutput {
+	return o.ApplyT(func(v Retry) []Strategy { return v.Strategies }).(StrategyArrayOutput)
 }
 
 // Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
@@ -4836,13 +4836,13 @@ func (o RetryPtrOutput) Regions() pulumi.StringArrayOutput {
 }
 
 // The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
-func (o RetryPtrOutput) Strategies() pulumi.StringArrayOutput {
-	return o.ApplyT(func(v *Retry) []string {
+func (o RetryPtrOutput) Strategies() StrategyArrayOutput {
+	return o.ApplyT(func(v *Retry) []Strategy {
 		if v == nil {
 			return nil
 		}
 		return v.Strategies
-	}).(pulumi.StringArrayOutput)
+	}).(StrategyArrayOutput)
 }
 
 // Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
@@ -4864,7 +4864,7 @@ type Scheduling struct {
 	// Booleans.
 	RestartJobOnWorkerRestart *bool `pulumi:"restartJobOnWorkerRestart"`
 	// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
-	Strategy *string `pulumi:"strategy"`
+	Strategy *Strategy `pulumi:"strategy"`
 	// A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
 	Timeout interface{} `pulumi:"timeout"`
 }
@@ -4889,7 +4889,7 @@ type SchedulingArgs struct {
 	// Booleans.
 	RestartJobOnWorkerRestart pulumi.BoolPtrInput `pulumi:"restartJobOnWorkerRestart"`
 	// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
-	Strategy pulumi.StringPtrInput `pulumi:"strategy"`
+	Strategy StrategyPtrInput `pulumi:"strategy"`
 	// A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
 	Timeout pulumi.Input `pulumi:"timeout"`
 }
@@ -4988,8 +4988,8 @@ func (o SchedulingOutput) RestartJobOnWorkerRestart() pulumi.BoolPtrOutput {
 }
 
 // `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
-func (o SchedulingOutput) Strategy() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v Scheduling) *string { return v.Strategy }).(pulumi.StringPtrOutput)
+func (o SchedulingOutput) Strategy() StrategyPtrOutput {
+	return o.ApplyT(func(v Scheduling) *Strategy { return v.Strategy }).(StrategyPtrOutput)
 }
 
 // A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
@@ -5052,13 +5052,13 @@ func (o SchedulingPtrOutput) RestartJobOnWorkerRestart() pulumi.BoolPtrOutput {
 }
 
 // `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
-func (o SchedulingPtrOutput) Strategy() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Scheduling) *string {
+func (o SchedulingPtrOutput) Strategy() StrategyPtrOutput {
+	return o.ApplyT(func(v *Scheduling) *Strategy {
 		if v == nil {
 			return nil
 		}
 		return v.Strategy
-	}).(pulumi.StringPtrOutput)
+	}).(StrategyPtrOutput)
 }
 
 // A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
@@ -5214,7 +5214,7 @@ func (o ServiceAccountPtrOutput) AccountId() pulumi.StringPtrOutput {
 // “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
 type Study struct {
 	// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
-	Algorithm *string `pulumi:"algorithm"`
+	Algorithm *Algorithm `pulumi:"algorithm"`
 	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	EarlyStopping *EarlyStopping `pulumi:"earlyStopping"`
 	// Default 0: Vertex decides how many failed trials fail the job.
@@ -5222,7 +5222,7 @@ type Study struct {
 	// Required, at least 1.
 	MaxTrials int `pulumi:"maxTrials"`
 	// `best` or `last` (Vertex's default) reported value of each trial.
-	MeasurementSelection *string `pulumi:"measurementSelection"`
+	MeasurementSelection *MeasurementSelection `pulumi:"measurementSelection"`
 	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Metrics []StudyMetric `pulumi:"metrics"`
 	// Default 1; at most `max_trials`.
@@ -5245,7 +5245,7 @@ type StudyInput interface {
 // “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
 type StudyArgs struct {
 	// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
-	Algorithm pulumi.StringPtrInput `pulumi:"algorithm"`
+	Algorithm AlgorithmPtrInput `pulumi:"algorithm"`
 	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	EarlyStopping EarlyStoppingPtrInput `pulumi:"earlyStopping"`
 	// Default 0: Vertex decides how many failed trials fail the job.
@@ -5253,7 +5253,7 @@ type StudyArgs struct {
 	// Required, at least 1.
 	MaxTrials pulumi.IntInput `pulumi:"maxTrials"`
 	// `best` or `last` (Vertex's default) reported value of each trial.
-	MeasurementSelection pulumi.StringPtrInput `pulumi:"measurementSelection"`
+	MeasurementSelection MeasurementSelectionPtrInput `pulumi:"measurementSelection"`
 	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Metrics StudyMetricArrayInput `pulumi:"metrics"`
 	// Default 1; at most `max_trials`.
@@ -5341,8 +5341,8 @@ func (o StudyOutput) ToStudyPtrOutputWithContext(ctx context.Context) StudyPtrOu
 }
 
 // `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
-func (o StudyOutput) Algorithm() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v Study) *string { return v.Algorithm }).(pulumi.StringPtrOutput)
+func (o StudyOutput) Algorithm() AlgorithmPtrOutput {
+	return o.ApplyT(func(v Study) *Algorithm { return v.Algorithm }).(AlgorithmPtrOutput)
 }
 
 // At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
@@ -5361,8 +5361,8 @@ func (o StudyOutput) MaxTrials() pulumi.IntOutput {
 }
 
 // `best` or `last` (Vertex's default) reported value of each trial.
-func (o StudyOutput) MeasurementSelection() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v Study) *string { return v.MeasurementSelection }).(pulumi.StringPtrOutput)
+func (o StudyOutput) MeasurementSelection() MeasurementSelectionPtrOutput {
+	return o.ApplyT(func(v Study) *MeasurementSelection { return v.MeasurementSelection }).(MeasurementSelectionPtrOutput)
 }
 
 // One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
@@ -5405,13 +5405,13 @@ func (o StudyPtrOutput) Elem() StudyOutput {
 }
 
 // `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
-func (o StudyPtrOutput) Algorithm() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Study) *string {
+func (o StudyPtrOutput) Algorithm() AlgorithmPtrOutput {
+	return o.ApplyT(func(v *Study) *Algorithm {
 		if v == nil {
 			return nil
 		}
 		return v.Algorithm
-	}).(pulumi.StringPtrOutput)
+	}).(AlgorithmPtrOutput)
 }
 
 // At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
@@ -5445,13 +5445,13 @@ func (o StudyPtrOutput) MaxTrials() pulumi.IntPtrOutput {
 }
 
 // `best` or `last` (Vertex's default) reported value of each trial.
-func (o StudyPtrOutput) MeasurementSelection() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Study) *string {
+func (o StudyPtrOutput) MeasurementSelection() MeasurementSelectionPtrOutput {
+	return o.ApplyT(func(v *Study) *MeasurementSelection {
 		if v == nil {
 			return nil
 		}
 		return v.MeasurementSelection
-	}).(pulumi.StringPtrOutput)
+	}).(MeasurementSelectionPtrOutput)
 }
 
 // One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
@@ -5487,7 +5487,7 @@ func (o StudyPtrOutput) Parameters() StudyParameterMapOutput {
 // “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
 type StudyMetric struct {
 	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
-	Goal string `pulumi:"goal"`
+	Goal Goal `pulumi:"goal"`
 	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Id string `pulumi:"id"`
 }
@@ -5506,7 +5506,7 @@ type StudyMetricInput interface {
 // “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
 type StudyMetricArgs struct {
 	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
-	Goal pulumi.StringInput `pulumi:"goal"`
+	Goal GoalInput `pulumi:"goal"`
 	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Id pulumi.StringInput `pulumi:"id"`
 }
@@ -5564,8 +5564,8 @@ func (o StudyMetricOutput) ToStudyMetricOutputWithContext(ctx context.Context) S
 }
 
 // Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
-func (o StudyMetricOutput) Goal() pulumi.StringOutput {
-	return o.ApplyT(func(v StudyMetric) string { return v.Goal }).(pulumi.StringOutput)
+func (o StudyMetricOutput) Goal() GoalOutput {
+	return o.ApplyT(func(v StudyMetric) Goal { return v.Goal }).(GoalOutput)
 }
 
 // Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
@@ -5602,9 +5602,9 @@ type StudyParameter struct {
 	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
 	Min *float64 `pulumi:"min"`
 	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
-	Scale *string `pulumi:"scale"`
+	Scale *Scale `pulumi:"scale"`
 	// `double`, `integer`, `categorical` or `discrete`.
-	Type string `pulumi:"type"`
+	Type ParameterType `pulumi:"type"`
 	// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
 	Values []interface{} `pulumi:"values"`
 }
@@ -5629,9 +5629,9 @@ type StudyParameterArgs struct {
 	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
 	Min pulumi.Float64PtrInput `pulumi:"min"`
 	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
-	Scale pulumi.StringPtrInput `pulumi:"scale"`
+	Scale ScalePtrInput `pulumi:"scale"`
 	// `double`, `integer`, `categorical` or `discrete`.
-	Type pulumi.StringInput `pulumi:"type"`
+	Type ParameterTypeInput `pulumi:"type"`
 	// The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
 	Values pulumi.ArrayInput `pulumi:"values"`
 }
@@ -5704,13 +5704,13 @@ func (o StudyParameterOutput) Min() pulumi.Float64PtrOutput {
 }
 
 // `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
-func (o StudyParameterOutput) Scale() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v StudyParameter) *string { return v.Scale }).(pulumi.StringPtrOutput)
+func (o StudyParameterOutput) Scale() ScalePtrOutput {
+	return o.ApplyT(func(v StudyParameter) *Scale { return v.Scale }).(ScalePtrOutput)
 }
 
 // `double`, `integer`, `categorical` or `discrete`.
-func (o StudyParameterOutput) Type() pulumi.StringOutput {
-	return o.ApplyT(func(v StudyParameter) string { return v.Type }).(pulumi.StringOutput)
+func (o StudyParameterOutput) Type() ParameterTypeOutput {
+	return o.ApplyT(func(v StudyParameter) ParameterType { return v.Type }).(ParameterTypeOutput)
 }
 
 // The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
@@ -6084,7 +6084,7 @@ type Wait struct {
 	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
 	Timeout interface{} `pulumi:"timeout"`
 	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-	Until *string `pulumi:"until"`
+	Until *WaitUntil `pulumi:"until"`
 }
 
 // WaitInput is an input type that accepts WaitArgs and WaitOutput values.
@@ -6105,7 +6105,7 @@ type WaitArgs struct {
 	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
 	Timeout pulumi.Input `pulumi:"timeout"`
 	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-	Until pulumi.StringPtrInput `pulumi:"until"`
+	Until WaitUntilPtrInput `pulumi:"until"`
 }
 
 func (WaitArgs) ElementType() reflect.Type {
@@ -6197,8 +6197,8 @@ func (o WaitOutput) Timeout() pulumi.AnyOutput {
 }
 
 // Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-func (o WaitOutput) Until() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v Wait) *string { return v.Until }).(pulumi.StringPtrOutput)
+func (o WaitOutput) Until() WaitUntilPtrOutput {
+	return o.ApplyT(func(v Wait) *WaitUntil { return v.Until }).(WaitUntilPtrOutput)
 }
 
 type WaitPtrOutput struct{ *pulumi.OutputState }
@@ -6246,13 +6246,13 @@ func (o WaitPtrOutput) Timeout() pulumi.AnyOutput {
 }
 
 // Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-func (o WaitPtrOutput) Until() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Wait) *string {
+func (o WaitPtrOutput) Until() WaitUntilPtrOutput {
+	return o.ApplyT(func(v *Wait) *WaitUntil {
 		if v == nil {
 			return nil
 		}
 		return v.Until
-	}).(pulumi.StringPtrOutput)
+	}).(WaitUntilPtrOutput)
 }
 
 // What a JobWaiter saw of one tuning job's trials, in its `trials` by job name.

@@ -4,10 +4,12 @@
 import * as utilities from "../utilities";
 
 // Export sub-modules:
+import * as enums from "./enums";
 import * as input from "./input";
 import * as output from "./output";
 
 export {
+    enums,
     input,
     output,
 };

@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
+import * as enums from "../types/enums";
 
 /**
  * ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
@@ -182,7 +183,7 @@ export interface ImageRowArgs {
     /**
      * What the image runs on: `cpu`, `gpu`, `tpu`.
      */
-    kinds: pulumi.Input<pulumi.Input<string>[]>;
+    kinds: pulumi.Input<pulumi.Input<enums.ImageKind>[]>;
     /**
      * The image's name on Google's page, without host or tag.
      */
@@ -224,7 +225,7 @@ export interface JobArgs {
     /**
      * Override the stack's `gcp:region` and `vertex-training:backend`.
      */
-    backend?: pulumi.Input<string | undefined>;
+    backend?: pulumi.Input<enums.Backend | undefined>;
     /**
      * Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
      */
@@ -654,7 +655,7 @@ export interface ReservationAffinityArgs {
     /**
      * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      */
-    type: pulumi.Input<string>;
+    type: pulumi.Input<enums.ReservationAffinityType>;
     /**
      * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      */
@@ -676,7 +677,7 @@ export interface RetryArgs {
     /**
      * The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
      */
-    strategies?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    strategies?: pulumi.Input<pulumi.Input<enums.Strategy>[] | undefined>;
     /**
      * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
      */
@@ -702,7 +703,7 @@ export interface SchedulingArgs {
     /**
      * `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
      */
-    strategy?: pulumi.Input<string | undefined>;
+    strategy?: pulumi.Input<enums.Strategy | undefined>;
     /**
      * A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
      */
@@ -726,7 +727,7 @@ export interface StudyArgs {
     /**
      * `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
      */
-    algorithm?: pulumi.Input<string | undefined>;
+    algorithm?: pulumi.Input<enums.Algorithm | undefined>;
     /**
      * At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
@@ -742,7 +743,7 @@ export interface StudyArgs {
     /**
      * `best` or `last` (Vertex's default) reported value of each trial.
      */
-    measurementSelection?: pulumi.Input<string | undefined>;
+    measurementSelection?: pulumi.Input<enums.MeasurementSelection | undefined>;
     /**
      * One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      */
@@ -764,7 +765,7 @@ export interface StudyMetricArgs {
     /**
      * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      */
-    goal: pulumi.Input<string>;
+    goal: pulumi.Input<enums.Goal>;
     /**
      * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      */
@@ -790,11 +791,11 @@ export interface StudyParameterArgs {
     /**
      * `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
      */
-    scale?: pulumi.Input<string | undefined>;
+    scale?: pulumi.Input<enums.Scale | undefined>;
     /**
      * `double`, `integer`, `categorical` or `discrete`.
      */
-    type: pulumi.Input<string>;
+    type: pulumi.Input<enums.ParameterType>;
     /**
      * The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
      */
@@ -826,7 +827,7 @@ export interface WaitArgs {
     /**
      * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
      */
-    until?: pulumi.Input<string | undefined>;
+    until?: pulumi.Input<enums.WaitUntil | undefined>;
 }
 
 /**

@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from ._enums import *
 
 __all__ = [
     'AcceleratorArgs',
@@ -734,7 +735,7 @@ class ImageRowArgsDict(TypedDict):
     """
     `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
     """
-    kinds: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+    kinds: pulumi.Input[Sequence[pulumi.Input['ImageKind']]]
     """
     What the image runs on: `cpu`, `gpu`, `tpu`.
     """
@@ -765,7 +766,7 @@ class ImageRowArgs:
                  end_of_availability: pulumi.Input[_builtins.str],
                  end_of_support: pulumi.Input[_builtins.str],
                  framework: pulumi.Input[_builtins.str],
-                 kinds: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 kinds: pulumi.Input[Sequence[pulumi.Input['ImageKind']]],
                  name: pulumi.Input[_builtins.str],
                  python: pulumi.Input[_builtins.str],
                  read_on: pulumi.Input[_builtins.str],
@@ -777,7 +778,7 @@ class ImageRowArgs:
         :param pulumi.Input[_builtins.str] end_of_availability: The days Google gives, `YYYY-MM-DD`.
         :param pulumi.Input[_builtins.str] end_of_support: The days Google gives, `YYYY-MM-DD`.
         :param pulumi.Input[_builtins.str] framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
+        :param pulumi.Input[Sequence[pulumi.Input['ImageKind']]] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
         :param pulumi.Input[_builtins.str] name: The image's name on Google's page, without host or tag.
         :param pulumi.Input[_builtins.str] python: The image's Python, as text (`3.10`).
         :param pulumi.Input[_builtins.str] read_on: The day the page was read, `YYYY-MM-DD`.
@@ -832,14 +833,14 @@ class ImageRowArgs:
 
     @_builtins.property
     @pulumi.getter
-    def kinds(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+    def kinds(self) -> pulumi.Input[Sequence[pulumi.Input['ImageKind']]]:
         """
         What the image runs on: `cpu`, `gpu`, `tpu`.
         """
         return pulumi.get(self, "kinds")
 
     @kinds.setter
-    def kinds(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+    def kinds(self, value: pulumi.Input[Sequence[pulumi.Input['ImageKind']]]):
         pulumi.set(self, "kinds", value)
 
     @_builtins.property
@@ -919,7 +920,7 @@ class JobArgsDict(TypedDict):
     """
     Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
     """
-    backend: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    backend: NotRequired[pulumi.Input[Optional['Backend']]]
     """
     Override the stack's `gcp:region` and `vertex-training:backend`.
     """
@@ -1106,7 +1107,7 @@ class JobArgs:
                  accelerator: pulumi.Input[Optional['AcceleratorArgs']] = None,
                  adopt: pulumi.Input[Optional[_builtins.str]] = None,
                  args: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 backend: pulumi.Input[Optional[_builtins.str]] = None,
+                 backend: pulumi.Input[Optional['Backend']] = None,
                  base_output_directory: pulumi.Input[Optional[_builtins.str]] = None,
                  command: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  disk: pulumi.Input[Optional['DiskArgs']] = None,
@@ -1157,7 +1158,7 @@ class JobArgs:
         :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param pulumi.Input[_builtins.str] adopt: Provider-side: resource name of an existing job to take over.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
-        :param pulumi.Input[_builtins.str] backend: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param pulumi.Input['Backend'] backend: Override the stack's `gcp:region` and `vertex-training:backend`.
         :param pulumi.Input[_builtins.str] base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
         :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1338,14 +1339,14 @@ class JobArgs:
 
     @_builtins.property
     @pulumi.getter
-    def backend(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def backend(self) -> pulumi.Input[Optional['Backend']]:
         """
         Override the stack's `gcp:region` and `vertex-training:backend`.
         """
         return pulumi.get(self, "backend")
 
     @backend.setter
-    def backend(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def backend(self, value: pulumi.Input[Optional['Backend']]):
         pulumi.set(self, "backend", value)
 
     @_builtins.property
@@ -2912,7 +2913,7 @@ class ReservationAffinityArgsDict(TypedDict):
     """
     ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
     """
-    type: pulumi.Input[_builtins.str]
+    type: pulumi.Input['ReservationAffinityType']
     """
     Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
     """
@@ -2928,13 +2929,13 @@ class ReservationAffinityArgsDict(TypedDict):
 @pulumi.input_type
 class ReservationAffinityArgs:
     def __init__(__self__, *,
-                 type: pulumi.Input[_builtins.str],
+                 type: pulumi.Input['ReservationAffinityType'],
                  key: pulumi.Input[Optional[_builtins.str]] = None,
                  values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
         """
         ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
 
-        :param pulumi.Input[_builtins.str] type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        :param pulumi.Input['ReservationAffinityType'] type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param pulumi.Input[_builtins.str] key: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] values: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         """
@@ -2946,14 +2947,14 @@ class ReservationAffinityArgs:
 
     @_builtins.property
     @pulumi.getter
-    def type(self) -> pulumi.Input[_builtins.str]:
+    def type(self) -> pulumi.Input['ReservationAffinityType']:
         """
         Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         """
         return pulumi.get(self, "type")
 
     @type.setter
-    def type(self, value: pulumi.Input[_builtins.str]):
+    def type(self, value: pulumi.Input['ReservationAffinityType']):
         pulumi.set(self, "type", value)
 
     @_builtins.property
@@ -2997,7 +2998,7 @@ class RetryArgsDict(TypedDict):
     """
     Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
     """
-    strategies: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    strategies: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['Strategy']]]]]
     """
     The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
     """
@@ -3008,14 +3009,14 @@ class RetryArgs:
                  when: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
                  attempts: pulumi.Input[Optional[_builtins.int]] = None,
                  regions: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 strategies: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+                 strategies: pulumi.Input[Optional[Sequence[pulumi.Input['Strategy']]]] = None):
         """
         ``retry``: submit the job again when it fails for a reason not its own.
 
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
         :param pulumi.Input[_builtins.int] attempts: Submissions in all, the first included: 2 (default) to 5 (`MAX_RETRY_ATTEMPTS`); the cost estimate counts every one.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] regions: Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
+        :param pulumi.Input[Sequence[pulumi.Input['Strategy']]] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         """
         pulumi.set(__self__, "when", when)
         if attempts is not None:
@@ -3063,14 +3064,14 @@ class RetryArgs:
 
     @_builtins.property
     @pulumi.getter
-    def strategies(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def strategies(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['Strategy']]]]:
         """
         The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         """
         return pulumi.get(self, "strategies")
 
     @strategies.setter
-    def strategies(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def strategies(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['Strategy']]]]):
         pulumi.set(self, "strategies", value)
 
 
@@ -3090,7 +3091,7 @@ class SchedulingArgsDict(TypedDict):
     """
     Booleans.
     """
-    strategy: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    strategy: NotRequired[pulumi.Input[Optional['Strategy']]]
     """
     `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
     """
@@ -3105,7 +3106,7 @@ class SchedulingArgs:
                  disable_retries: pulumi.Input[Optional[_builtins.bool]] = None,
                  max_wait_duration: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
                  restart_job_on_worker_restart: pulumi.Input[Optional[_builtins.bool]] = None,
-                 strategy: pulumi.Input[Optional[_builtins.str]] = None,
+                 strategy: pulumi.Input[Optional['Strategy']] = None,
                  timeout: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None):
         """
         ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
@@ -3113,7 +3114,7 @@ class SchedulingArgs:
         :param pulumi.Input[_builtins.bool] disable_retries: Booleans.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] max_wait_duration: FLEX_START only; `0s` is no limit.
         :param pulumi.Input[_builtins.bool] restart_job_on_worker_restart: Booleans.
-        :param pulumi.Input[_builtins.str] strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
+        :param pulumi.Input['Strategy'] strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] timeout: A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
         if disable_retries is not None:
@@ -3165,14 +3166,14 @@ class SchedulingArgs:
 
     @_builtins.property
     @pulumi.getter
-    def strategy(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def strategy(self) -> pulumi.Input[Optional['Strategy']]:
         """
         `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         """
         return pulumi.get(self, "strategy")
 
     @strategy.setter
-    def strategy(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def strategy(self, value: pulumi.Input[Optional['Strategy']]):
         pulumi.set(self, "strategy", value)
 
     @_builtins.property
@@ -3238,7 +3239,7 @@ class StudyArgsDict(TypedDict):
     """
     By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
     """
-    algorithm: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    algorithm: NotRequired[pulumi.Input[Optional['Algorithm']]]
     """
     `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
     """
@@ -3250,7 +3251,7 @@ class StudyArgsDict(TypedDict):
     """
     Default 0: Vertex decides how many failed trials fail the job.
     """
-    measurement_selection: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    measurement_selection: NotRequired[pulumi.Input[Optional['MeasurementSelection']]]
     """
     `best` or `last` (Vertex's default) reported value of each trial.
     """
@@ -3265,10 +3266,10 @@ class StudyArgs:
                  max_trials: pulumi.Input[_builtins.int],
                  metrics: pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]],
                  parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]],
-                 algorithm: pulumi.Input[Optional[_builtins.str]] = None,
+                 algorithm: pulumi.Input[Optional['Algorithm']] = None,
                  early_stopping: pulumi.Input[Optional['EarlyStoppingArgs']] = None,
                  max_failed_trials: pulumi.Input[Optional[_builtins.int]] = None,
-                 measurement_selection: pulumi.Input[Optional[_builtins.str]] = None,
+                 measurement_selection: pulumi.Input[Optional['MeasurementSelection']] = None,
                  parallel_trials: pulumi.Input[Optional[_builtins.int]] = None):
         """
         ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
@@ -3276,10 +3277,10 @@ class StudyArgs:
         :param pulumi.Input[_builtins.int] max_trials: Required, at least 1.
         :param pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
-        :param pulumi.Input[_builtins.str] algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        :param pulumi.Input['Algorithm'] algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         :param pulumi.Input['EarlyStoppingArgs'] early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         :param pulumi.Input[_builtins.int] max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
-        :param pulumi.Input[_builtins.str] measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
+        :param pulumi.Input['MeasurementSelection'] measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
         :param pulumi.Input[_builtins.int] parallel_trials: Default 1; at most `max_trials`.
         """
         pulumi.set(__self__, "max_trials", max_trials)
@@ -3334,14 +3335,14 @@ class StudyArgs:
 
     @_builtins.property
     @pulumi.getter
-    def algorithm(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def algorithm(self) -> pulumi.Input[Optional['Algorithm']]:
         """
         `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         """
         return pulumi.get(self, "algorithm")
 
     @algorithm.setter
-    def algorithm(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def algorithm(self, value: pulumi.Input[Optional['Algorithm']]):
         pulumi.set(self, "algorithm", value)
 
     @_builtins.property
@@ -3370,14 +3371,14 @@ class StudyArgs:
 
     @_builtins.property
     @pulumi.getter(name="measurementSelection")
-    def measurement_selection(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def measurement_selection(self) -> pulumi.Input[Optional['MeasurementSelection']]:
         """
         `best` or `last` (Vertex's default) reported value of each trial.
         """
         return pulumi.get(self, "measurement_selection")
 
     @measurement_selection.setter
-    def measurement_selection(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def measurement_selection(self, value: pulumi.Input[Optional['MeasurementSelection']]):
         pulumi.set(self, "measurement_selection", value)
 
     @_builtins.property
@@ -3397,7 +3398,7 @@ class StudyMetricArgsDict(TypedDict):
     """
     ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
     """
-    goal: pulumi.Input[_builtins.str]
+    goal: pulumi.Input['Goal']
     """
     Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
     """
@@ -3409,12 +3410,12 @@ class StudyMetricArgsDict(TypedDict):
 @pulumi.input_type
 class StudyMetricArgs:
     def __init__(__self__, *,
-                 goal: pulumi.Input[_builtins.str],
+                 goal: pulumi.Input['Goal'],
                  id: pulumi.Input[_builtins.str]):
         """
         ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
 
-        :param pulumi.Input[_builtins.str] goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param pulumi.Input['Goal'] goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param pulumi.Input[_builtins.str] id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         """
         pulumi.set(__self__, "goal", goal)
@@ -3422,14 +3423,14 @@ class StudyMetricArgs:
 
     @_builtins.property
     @pulumi.getter
-    def goal(self) -> pulumi.Input[_builtins.str]:
+    def goal(self) -> pulumi.Input['Goal']:
         """
         Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         """
         return pulumi.get(self, "goal")
 
     @goal.setter
-    def goal(self, value: pulumi.Input[_builtins.str]):
+    def goal(self, value: pulumi.Input['Goal']):
         pulumi.set(self, "goal", value)
 
     @_builtins.property
@@ -3449,7 +3450,7 @@ class StudyParameterArgsDict(TypedDict):
     """
     A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
     """
-    type: pulumi.Input[_builtins.str]
+    type: pulumi.Input['ParameterType']
     """
     `double`, `integer`, `categorical` or `discrete`.
     """
@@ -3465,7 +3466,7 @@ class StudyParameterArgsDict(TypedDict):
     """
     The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
     """
-    scale: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    scale: NotRequired[pulumi.Input[Optional['Scale']]]
     """
     `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
     """
@@ -3477,20 +3478,20 @@ class StudyParameterArgsDict(TypedDict):
 @pulumi.input_type
 class StudyParameterArgs:
     def __init__(__self__, *,
-                 type: pulumi.Input[_builtins.str],
+                 type: pulumi.Input['ParameterType'],
                  conditional: pulumi.Input[Optional[Sequence[pulumi.Input['ConditionalParametersArgs']]]] = None,
                  max: pulumi.Input[Optional[_builtins.float]] = None,
                  min: pulumi.Input[Optional[_builtins.float]] = None,
-                 scale: pulumi.Input[Optional[_builtins.str]] = None,
+                 scale: pulumi.Input[Optional['Scale']] = None,
                  values: pulumi.Input[Optional[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]] = None):
         """
         A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
 
-        :param pulumi.Input[_builtins.str] type: `double`, `integer`, `categorical` or `discrete`.
+        :param pulumi.Input['ParameterType'] type: `double`, `integer`, `categorical` or `discrete`.
         :param pulumi.Input[Sequence[pulumi.Input['ConditionalParametersArgs']]] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
         :param pulumi.Input[_builtins.float] max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
         :param pulumi.Input[_builtins.float] min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
-        :param pulumi.Input[_builtins.str] scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        :param pulumi.Input['Scale'] scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
         """
         pulumi.set(__self__, "type", type)
@@ -3507,14 +3508,14 @@ class StudyParameterArgs:
 
     @_builtins.property
     @pulumi.getter
-    def type(self) -> pulumi.Input[_builtins.str]:
+    def type(self) -> pulumi.Input['ParameterType']:
         """
         `double`, `integer`, `categorical` or `discrete`.
         """
         return pulumi.get(self, "type")
 
     @type.setter
-    def type(self, value: pulumi.Input[_builtins.str]):
+    def type(self, value: pulumi.Input['ParameterType']):
         pulumi.set(self, "type", value)
 
     @_builtins.property
@@ -3555,14 +3556,14 @@ class StudyParameterArgs:
 
     @_builtins.property
     @pulumi.getter
-    def scale(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def scale(self) -> pulumi.Input[Optional['Scale']]:
         """
         `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         """
         return pulumi.get(self, "scale")
 
     @scale.setter
-    def scale(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def scale(self, value: pulumi.Input[Optional['Scale']]):
         pulumi.set(self, "scale", value)
 
     @_builtins.property
@@ -3624,7 +3625,7 @@ class WaitArgsDict(TypedDict):
     """
     Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
     """
-    until: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    until: NotRequired[pulumi.Input[Optional['WaitUntil']]]
     """
     Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
     """
@@ -3634,13 +3635,13 @@ class WaitArgs:
     def __init__(__self__, *,
                  start_timeout: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
                  timeout: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
-                 until: pulumi.Input[Optional[_builtins.str]] = None):
+                 until: pulumi.Input[Optional['WaitUntil']] = None):
         """
         ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
 
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] start_timeout: Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] timeout: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-        :param pulumi.Input[_builtins.str] until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        :param pulumi.Input['WaitUntil'] until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         """
         if start_timeout is not None:
             pulumi.set(__self__, "start_timeout", start_timeout)
@@ -3675,14 +3676,14 @@ class WaitArgs:
 
     @_builtins.property
     @pulumi.getter
-    def until(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def until(self) -> pulumi.Input[Optional['WaitUntil']]:
         """
         Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         """
         return pulumi.get(self, "until")
 
     @until.setter
-    def until(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def until(self, value: pulumi.Input[Optional['WaitUntil']]):
         pulumi.set(self, "until", value)
 
 

@@ -14,6 +14,7 @@ else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
 from . import outputs
+from ._enums import *
 
 __all__ = [
     'Accelerator',
@@ -792,7 +793,7 @@ class ImageRow(dict):
                  end_of_availability: _builtins.str,
                  end_of_support: _builtins.str,
                  framework: _builtins.str,
-                 kinds: Sequence[_builtins.str],
+                 kinds: Sequence['ImageKind'],
                  name: _builtins.str,
                  python: _builtins.str,
                  read_on: _builtins.str,
@@ -804,7 +805,7 @@ class ImageRow(dict):
         :param _builtins.str end_of_availability: The days Google gives, `YYYY-MM-DD`.
         :param _builtins.str end_of_support: The days Google gives, `YYYY-MM-DD`.
         :param _builtins.str framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
-        :param Sequence[_builtins.str] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
+        :param Sequence['ImageKind'] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
         :param _builtins.str name: The image's name on Google's page, without host or tag.
         :param _builtins.str python: The image's Python, as text (`3.10`).
         :param _builtins.str read_on: The day the page was read, `YYYY-MM-DD`.
@@ -847,7 +848,7 @@ class ImageRow(dict):
 
     @_builtins.property
     @pulumi.getter
-    def kinds(self) -> Sequence[_builtins.str]:
+    def kinds(self) -> Sequence['ImageKind']:
         """
         What the image runs on: `cpu`, `gpu`, `tpu`.
         """
@@ -966,7 +967,7 @@ class Job(dict):
                  accelerator: Optional['outputs.Accelerator'] = None,
                  adopt: Optional[_builtins.str] = None,
                  args: Optional[Sequence[_builtins.str]] = None,
-                 backend: Optional[_builtins.str] = None,
+                 backend: Optional['Backend'] = None,
                  base_output_directory: Optional[_builtins.str] = None,
                  command: Optional[Sequence[_builtins.str]] = None,
                  disk: Optional['outputs.Disk'] = None,
@@ -1017,7 +1018,7 @@ class Job(dict):
         :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param _builtins.str adopt: Provider-side: resource name of an existing job to take over.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
-        :param _builtins.str backend: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param 'Backend' backend: Override the stack's `gcp:region` and `vertex-training:backend`.
         :param _builtins.str base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
         :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1186,7 +1187,7 @@ class Job(dict):
 
     @_builtins.property
     @pulumi.getter
-    def backend(self) -> Optional[_builtins.str]:
+    def backend(self) -> Optional['Backend']:
         """
         Override the stack's `gcp:region` and `vertex-training:backend`.
         """
@@ -2321,13 +2322,13 @@ class ReservationAffinity(dict):
     ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
     """
     def __init__(__self__, *,
-                 type: _builtins.str,
+                 type: 'ReservationAffinityType',
                  key: Optional[_builtins.str] = None,
                  values: Optional[Sequence[_builtins.str]] = None):
         """
         ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
 
-        :param _builtins.str type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        :param 'ReservationAffinityType' type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param _builtins.str key: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param Sequence[_builtins.str] values: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         """
@@ -2339,7 +2340,7 @@ class ReservationAffinity(dict):
 
     @_builtins.property
     @pulumi.getter
-    def type(self) -> _builtins.str:
+    def type(self) -> 'ReservationAffinityType':
         """
         Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         """
@@ -2371,14 +2372,14 @@ class Retry(dict):
                  when: Sequence[_builtins.str],
                  attempts: Optional[_builtins.int] = None,
                  regions: Optional[Sequence[_builtins.str]] = None,
-                 strategies: Optional[Sequence[_builtins.str]] = None):
+                 strategies: Optional[Sequence['Strategy']] = None):
         """
         ``retry``: submit the job again when it fails for a reason not its own.
 
         :param Sequence[_builtins.str] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
         :param _builtins.int attempts: Submissions in all, the first included: 2 (default) to 5 (`MAX_RETRY_ATTEMPTS`); the cost estimate counts every one.
         :param Sequence[_builtins.str] regions: Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
-        :param Sequence[_builtins.str] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
+        :param Sequence['Strategy'] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         """
         pulumi.set(__self__, "when", when)
         if attempts is not None:
@@ -2414,7 +2415,7 @@ class Retry(dict):
 
     @_builtins.property
     @pulumi.getter
-    def strategies(self) -> Optional[Sequence[_builtins.str]]:
+    def strategies(self) -> Optional[Sequence['Strategy']]:
         """
         The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
         """
@@ -2451,7 +2452,7 @@ class Scheduling(dict):
                  disable_retries: Optional[_builtins.bool] = None,
                  max_wait_duration: Optional[Any] = None,
                  restart_job_on_worker_restart: Optional[_builtins.bool] = None,
-                 strategy: Optional[_builtins.str] = None,
+                 strategy: Optional['Strategy'] = None,
                  timeout: Optional[Any] = None):
         """
         ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
@@ -2459,7 +2460,7 @@ class Scheduling(dict):
         :param _builtins.bool disable_retries: Booleans.
         :param Union[_builtins.str, _builtins.int] max_wait_duration: FLEX_START only; `0s` is no limit.
         :param _builtins.bool restart_job_on_worker_restart: Booleans.
-        :param _builtins.str strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
+        :param 'Strategy' strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         :param Union[_builtins.str, _builtins.int] timeout: A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
         if disable_retries is not None:
@@ -2499,7 +2500,7 @@ class Scheduling(dict):
 
     @_builtins.property
     @pulumi.getter
-    def strategy(self) -> Optional[_builtins.str]:
+    def strategy(self) -> Optional['Strategy']:
         """
         `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         """
@@ -2548,10 +2549,10 @@ class Study(dict):
                  max_trials: _builtins.int,
                  metrics: Sequence['outputs.StudyMetric'],
                  parameters: Mapping[str, 'outputs.StudyParameter'],
-                 algorithm: Optional[_builtins.str] = None,
+                 algorithm: Optional['Algorithm'] = None,
                  early_stopping: Optional['outputs.EarlyStopping'] = None,
                  max_failed_trials: Optional[_builtins.int] = None,
-                 measurement_selection: Optional[_builtins.str] = None,
+                 measurement_selection: Optional['MeasurementSelection'] = None,
                  parallel_trials: Optional[_builtins.int] = None):
         """
         ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
@@ -2559,10 +2560,10 @@ class Study(dict):
         :param _builtins.int max_trials: Required, at least 1.
         :param Sequence['StudyMetric'] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param Mapping[str, 'StudyParameter'] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
-        :param _builtins.str algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
+        :param 'Algorithm' algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         :param 'EarlyStopping' early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         :param _builtins.int max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
-        :param _builtins.str measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
+        :param 'MeasurementSelection' measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
         :param _builtins.int parallel_trials: Default 1; at most `max_trials`.
         """
         pulumi.set(__self__, "max_trials", max_trials)
@@ -2605,7 +2606,7 @@ class Study(dict):
 
     @_builtins.property
     @pulumi.getter
-    def algorithm(self) -> Optional[_builtins.str]:
+    def algorithm(self) -> Optional['Algorithm']:
         """
         `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         """
@@ -2629,7 +2630,7 @@ class Study(dict):
 
     @_builtins.property
     @pulumi.getter(name="measurementSelection")
-    def measurement_selection(self) -> Optional[_builtins.str]:
+    def measurement_selection(self) -> Optional['MeasurementSelection']:
         """
         `best` or `last` (Vertex's default) reported value of each trial.
         """
@@ -2650,12 +2651,12 @@ class StudyMetric(dict):
     ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
     """
     def __init__(__self__, *,
-                 goal: _builtins.str,
+                 goal: 'Goal',
                  id: _builtins.str):
         """
         ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
 
-        :param _builtins.str goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param 'Goal' goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param _builtins.str id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         """
         pulumi.set(__self__, "goal", goal)
@@ -2663,7 +2664,7 @@ class StudyMetric(dict):
 
     @_builtins.property
     @pulumi.getter
-    def goal(self) -> _builtins.str:
+    def goal(self) -> 'Goal':
         """
         Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         """
@@ -2684,20 +2685,20 @@ class StudyParameter(dict):
     A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
     """
     def __init__(__self__, *,
-                 type: _builtins.str,
+                 type: 'ParameterType',
                  conditional: Optional[Sequence['outputs.ConditionalParameters']] = None,
                  max: Optional[_builtins.float] = None,
                  min: Optional[_builtins.float] = None,
-                 scale: Optional[_builtins.str] = None,
+                 scale: Optional['Scale'] = None,
                  values: Optional[Sequence[Any]] = None):
         """
         A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``, ``categorical`` (text) and ``discrete`` (numbers) take ``values``.
 
-        :param _builtins.str type: `double`, `integer`, `categorical` or `discrete`.
+        :param 'ParameterType' type: `double`, `integer`, `categorical` or `discrete`.
         :param Sequence['ConditionalParameters'] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
         :param _builtins.float max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
         :param _builtins.float min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
-        :param _builtins.str scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
+        :param 'Scale' scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         :param Sequence[Union[_builtins.str, _builtins.float]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
         """
         pulumi.set(__self__, "type", type)
@@ -2714,7 +2715,7 @@ class StudyParameter(dict):
 
     @_builtins.property
     @pulumi.getter
-    def type(self) -> _builtins.str:
+    def type(self) -> 'ParameterType':
         """
         `double`, `integer`, `categorical` or `discrete`.
         """
@@ -2746,7 +2747,7 @@ class StudyParameter(dict):
 
     @_builtins.property
     @pulumi.getter
-    def scale(self) -> Optional[_builtins.str]:
+    def scale(self) -> Optional['Scale']:
         """
         `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         """
@@ -2913,13 +2914,13 @@ class Wait(dict):
     def __init__(__self__, *,
                  start_timeout: Optional[Any] = None,
                  timeout: Optional[Any] = None,
-                 until: Optional[_builtins.str] = None):
+                 until: Optional['WaitUntil'] = None):
         """
         ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
 
         :param Union[_builtins.str, _builtins.int] start_timeout: Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
         :param Union[_builtins.str, _builtins.int] timeout: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-        :param _builtins.str until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        :param 'WaitUntil' until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         """
         if start_timeout is not None:
             pulumi.set(__self__, "start_timeout", start_timeout)
@@ -2946,7 +2947,7 @@ class Wait(dict):
 
     @_builtins.property
     @pulumi.getter
-    def until(self) -> Optional[_builtins.str]:
+    def until(self) -> Optional['WaitUntil']:
         """
         Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         """

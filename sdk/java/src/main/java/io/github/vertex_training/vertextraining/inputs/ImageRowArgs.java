@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ImageKind;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -69,13 +70,13 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="kinds", required=true)
-    private Output<List<String>> kinds;
+    private Output<List<ImageKind>> kinds;
 
     /**
      * @return What the image runs on: `cpu`, `gpu`, `tpu`.
      * 
      */
-    public Output<List<String>> kinds() {
+    public Output<List<ImageKind>> kinds() {
         return this.kinds;
     }
 
@@ -255,7 +256,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder kinds(Output<List<String>> kinds) {
+        public Builder kinds(Output<List<ImageKind>> kinds) {
             $.kinds = kinds;
             return this;
         }
@@ -266,7 +267,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder kinds(List<String> kinds) {
+        public Builder kinds(List<ImageKind> kinds) {
             return kinds(Output.of(kinds));
         }
 
@@ -276,7 +277,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder kinds(String... kinds) {
+        public Builder kinds(ImageKind... kinds) {
             return kinds(List.of(kinds));
         }
 

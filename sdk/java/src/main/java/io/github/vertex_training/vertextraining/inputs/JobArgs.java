@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Either;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
+import io.github.vertex_training.vertextraining.enums.Backend;
 import io.github.vertex_training.vertextraining.inputs.AcceleratorArgs;
 import io.github.vertex_training.vertextraining.inputs.DiskArgs;
 import io.github.vertex_training.vertextraining.inputs.FrameworkArgs;
@@ -89,13 +90,13 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="backend")
-    private @Nullable Output<String> backend;
+    private @Nullable Output<Backend> backend;
 
     /**
      * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
      * 
      */
-    public Optional<Output<String>> backend() {
+    public Optional<Output<Backend>> backend() {
         return Optional.ofNullable(this.backend);
     }
 
@@ -909,7 +910,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder backend(@Nullable Output<String> backend) {
+        public Builder backend(@Nullable Output<Backend> backend) {
             $.backend = backend;
             return this;
         }
@@ -920,7 +921,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder backend(String backend) {
+        public Builder backend(Backend backend) {
             return backend(Output.of(backend));
         }
 

@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ReservationAffinityType;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -41,13 +42,13 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
      * 
      */
     @Import(name="type", required=true)
-    private Output<String> type;
+    private Output<ReservationAffinityType> type;
 
     /**
      * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      * 
      */
-    public Output<String> type() {
+    public Output<ReservationAffinityType> type() {
         return this.type;
     }
 
@@ -119,7 +120,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
          * @return builder
          * 
          */
-        public Builder type(Output<String> type) {
+        public Builder type(Output<ReservationAffinityType> type) {
             $.type = type;
             return this;
         }
@@ -130,7 +131,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
          * @return builder
          * 
          */
-        public Builder type(String type) {
+        public Builder type(ReservationAffinityType type) {
             return type(Output.of(type));
         }
 

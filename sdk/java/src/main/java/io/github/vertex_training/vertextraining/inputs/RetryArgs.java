@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Strategy;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.List;
@@ -57,13 +58,13 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="strategies")
-    private @Nullable Output<List<String>> strategies;
+    private @Nullable Output<List<Strategy>> strategies;
 
     /**
      * @return The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job&#39;s own.
      * 
      */
-    public Optional<Output<List<String>>> strategies() {
+    public Optional<Output<List<Strategy>>> strategies() {
         return Optional.ofNullable(this.strategies);
     }
 
@@ -167,7 +168,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder strategies(@Nullable Output<List<String>> strategies) {
+        public Builder strategies(@Nullable Output<List<Strategy>> strategies) {
             $.strategies = strategies;
             return this;
         }
@@ -178,7 +179,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder strategies(List<String> strategies) {
+        public Builder strategies(List<Strategy> strategies) {
             return strategies(Output.of(strategies));
         }
 
@@ -188,7 +189,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder strategies(String... strategies) {
+        public Builder strategies(Strategy... strategies) {
             return strategies(List.of(strategies));
         }
 

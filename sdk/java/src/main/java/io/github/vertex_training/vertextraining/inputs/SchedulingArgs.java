@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Either;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
+import io.github.vertex_training.vertextraining.enums.Strategy;
 import java.lang.Boolean;
 import java.lang.Integer;
 import java.lang.String;
@@ -72,13 +73,13 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="strategy")
-    private @Nullable Output<String> strategy;
+    private @Nullable Output<Strategy> strategy;
 
     /**
      * @return `STANDARD`, `SPOT` or `FLEX_START`. Flex-start&#39;s limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google&#39;s flex-start page).
      * 
      */
-    public Optional<Output<String>> strategy() {
+    public Optional<Output<Strategy>> strategy() {
         return Optional.ofNullable(this.strategy);
     }
 
@@ -214,7 +215,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder strategy(@Nullable Output<String> strategy) {
+        public Builder strategy(@Nullable Output<Strategy> strategy) {
             $.strategy = strategy;
             return this;
         }
@@ -225,7 +226,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder strategy(String strategy) {
+        public Builder strategy(Strategy strategy) {
             return strategy(Output.of(strategy));
         }
 

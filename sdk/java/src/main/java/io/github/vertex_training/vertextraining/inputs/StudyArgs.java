@@ -6,6 +6,8 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Algorithm;
+import io.github.vertex_training.vertextraining.enums.MeasurementSelection;
 import io.github.vertex_training.vertextraining.inputs.EarlyStoppingArgs;
 import io.github.vertex_training.vertextraining.inputs.StudyMetricArgs;
 import io.github.vertex_training.vertextraining.inputs.StudyParameterArgs;
@@ -31,13 +33,13 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="algorithm")
-    private @Nullable Output<String> algorithm;
+    private @Nullable Output<Algorithm> algorithm;
 
     /**
      * @return `default` (Vertex&#39;s own search), `grid` (integer, categorical and discrete parameters only) or `random`.
      * 
      */
-    public Optional<Output<String>> algorithm() {
+    public Optional<Output<Algorithm>> algorithm() {
         return Optional.ofNullable(this.algorithm);
     }
 
@@ -91,13 +93,13 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="measurementSelection")
-    private @Nullable Output<String> measurementSelection;
+    private @Nullable Output<MeasurementSelection> measurementSelection;
 
     /**
      * @return `best` or `last` (Vertex&#39;s default) reported value of each trial.
      * 
      */
-    public Optional<Output<String>> measurementSelection() {
+    public Optional<Output<MeasurementSelection>> measurementSelection() {
         return Optional.ofNullable(this.measurementSelection);
     }
 
@@ -183,7 +185,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder algorithm(@Nullable Output<String> algorithm) {
+        public Builder algorithm(@Nullable Output<Algorithm> algorithm) {
             $.algorithm = algorithm;
             return this;
         }
@@ -194,7 +196,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder algorithm(String algorithm) {
+        public Builder algorithm(Algorithm algorithm) {
             return algorithm(Output.of(algorithm));
         }
 
@@ -267,7 +269,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder measurementSelection(@Nullable Output<String> measurementSelection) {
+        public Builder measurementSelection(@Nullable Output<MeasurementSelection> measurementSelection) {
             $.measurementSelection = measurementSelection;
             return this;
         }
@@ -278,7 +280,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder measurementSelection(String measurementSelection) {
+        public Builder measurementSelection(MeasurementSelection measurementSelection) {
             return measurementSelection(Output.of(measurementSelection));
         }
 

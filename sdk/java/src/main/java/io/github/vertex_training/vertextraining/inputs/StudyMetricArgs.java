@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Goal;
 import java.lang.String;
 import java.util.Objects;
 
@@ -23,13 +24,13 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="goal", required=true)
-    private Output<String> goal;
+    private Output<Goal> goal;
 
     /**
      * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      * 
      */
-    public Output<String> goal() {
+    public Output<Goal> goal() {
         return this.goal;
     }
 
@@ -79,7 +80,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder goal(Output<String> goal) {
+        public Builder goal(Output<Goal> goal) {
             $.goal = goal;
             return this;
         }
@@ -90,7 +91,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder goal(String goal) {
+        public Builder goal(Goal goal) {
             return goal(Output.of(goal));
         }
 

@@ -7,6 +7,8 @@ import com.pulumi.core.Either;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ParameterType;
+import io.github.vertex_training.vertextraining.enums.Scale;
 import io.github.vertex_training.vertextraining.inputs.ConditionalParametersArgs;
 import java.lang.Double;
 import java.lang.String;
@@ -74,13 +76,13 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="scale")
-    private @Nullable Output<String> scale;
+    private @Nullable Output<Scale> scale;
 
     /**
      * @return `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex&#39;s default (no scaling).
      * 
      */
-    public Optional<Output<String>> scale() {
+    public Optional<Output<Scale>> scale() {
         return Optional.ofNullable(this.scale);
     }
 
@@ -89,13 +91,13 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="type", required=true)
-    private Output<String> type;
+    private Output<ParameterType> type;
 
     /**
      * @return `double`, `integer`, `categorical` or `discrete`.
      * 
      */
-    public Output<String> type() {
+    public Output<ParameterType> type() {
         return this.type;
     }
 
@@ -222,7 +224,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder scale(@Nullable Output<String> scale) {
+        public Builder scale(@Nullable Output<Scale> scale) {
             $.scale = scale;
             return this;
         }
@@ -233,7 +235,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder scale(String scale) {
+        public Builder scale(Scale scale) {
             return scale(Output.of(scale));
         }
 
@@ -243,7 +245,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder type(Output<String> type) {
+        public Builder type(Output<ParameterType> type) {
             $.type = type;
             return this;
         }
@@ -254,7 +256,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder type(String type) {
+        public Builder type(ParameterType type) {
             return type(Output.of(type));
         }
 

@@ -6,6 +6,7 @@ package io.github.vertex_training.vertextraining.inputs;
 import com.pulumi.core.Either;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
+import io.github.vertex_training.vertextraining.enums.WaitUntil;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.Objects;
@@ -56,13 +57,13 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="until")
-    private @Nullable Output<String> until;
+    private @Nullable Output<WaitUntil> until;
 
     /**
      * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
      * 
      */
-    public Optional<Output<String>> until() {
+    public Optional<Output<WaitUntil>> until() {
         return Optional.ofNullable(this.until);
     }
 
@@ -180,7 +181,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder until(@Nullable Output<String> until) {
+        public Builder until(@Nullable Output<WaitUntil> until) {
             $.until = until;
             return this;
         }
@@ -191,7 +192,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder until(String until) {
+        public Builder until(WaitUntil until) {
             return until(Output.of(until));
         }
 

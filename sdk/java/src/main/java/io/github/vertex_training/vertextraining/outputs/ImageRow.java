@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ImageKind;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -30,7 +31,7 @@ public final class ImageRow {
      * @return What the image runs on: `cpu`, `gpu`, `tpu`.
      * 
      */
-    private List<String> kinds;
+    private List<ImageKind> kinds;
     /**
      * @return The image&#39;s name on Google&#39;s page, without host or tag.
      * 
@@ -83,7 +84,7 @@ public final class ImageRow {
      * @return What the image runs on: `cpu`, `gpu`, `tpu`.
      * 
      */
-    public List<String> kinds() {
+    public List<ImageKind> kinds() {
         return this.kinds;
     }
     /**
@@ -134,7 +135,7 @@ public final class ImageRow {
         private String endOfAvailability;
         private String endOfSupport;
         private String framework;
-        private List<String> kinds;
+        private List<ImageKind> kinds;
         private String name;
         private String python;
         private String readOn;
@@ -179,14 +180,14 @@ public final class ImageRow {
             return this;
         }
         @CustomType.Setter
-        public Builder kinds(List<String> kinds) {
+        public Builder kinds(List<ImageKind> kinds) {
             if (kinds == null) {
               throw new MissingRequiredPropertyException("ImageRow", "kinds");
             }
             this.kinds = kinds;
             return this;
         }
-        public Builder kinds(String... kinds) {
+        public Builder kinds(ImageKind... kinds) {
             return kinds(List.of(kinds));
         }
         @CustomType.Setter

@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.Either;
 import com.pulumi.core.annotations.CustomType;
+import io.github.vertex_training.vertextraining.enums.Backend;
 import io.github.vertex_training.vertextraining.outputs.Accelerator;
 import io.github.vertex_training.vertextraining.outputs.Disk;
 import io.github.vertex_training.vertextraining.outputs.Framework;
@@ -50,7 +51,7 @@ public final class Job {
      * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
      * 
      */
-    private @Nullable String backend;
+    private @Nullable Backend backend;
     /**
      * @return Default on `vertex`: `gs://&lt;platform bucket&gt;/&lt;job&gt;`; a `gs://` prefix: AIP_MODEL_DIR is `&lt;dir&gt;/model`, AIP_CHECKPOINT_DIR `&lt;dir&gt;/checkpoints`, AIP_TENSORBOARD_LOG_DIR `&lt;dir&gt;/logs` (a local path on `local`).
      * 
@@ -298,7 +299,7 @@ public final class Job {
      * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
      * 
      */
-    public Optional<String> backend() {
+    public Optional<Backend> backend() {
         return Optional.ofNullable(this.backend);
     }
     /**
@@ -622,7 +623,7 @@ public final class Job {
         private @Nullable Accelerator accelerator;
         private @Nullable String adopt;
         private @Nullable List<String> args;
-        private @Nullable String backend;
+        private @Nullable Backend backend;
         private @Nullable String baseOutputDirectory;
         private @Nullable List<String> command;
         private @Nullable Disk disk;
@@ -742,7 +743,7 @@ public final class Job {
             return args(List.of(args));
         }
         @CustomType.Setter
-        public Builder backend(@Nullable String backend) {
+        public Builder backend(@Nullable Backend backend) {
 
             this.backend = backend;
             return this;

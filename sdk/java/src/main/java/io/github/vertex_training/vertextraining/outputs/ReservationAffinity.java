@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ReservationAffinityType;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -22,7 +23,7 @@ public final class ReservationAffinity {
      * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      * 
      */
-    private String type;
+    private ReservationAffinityType type;
     /**
      * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      * 
@@ -41,7 +42,7 @@ public final class ReservationAffinity {
      * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
      * 
      */
-    public String type() {
+    public ReservationAffinityType type() {
         return this.type;
     }
     /**
@@ -62,7 +63,7 @@ public final class ReservationAffinity {
     @CustomType.Builder
     public static final class Builder {
         private @Nullable String key;
-        private String type;
+        private ReservationAffinityType type;
         private @Nullable List<String> values;
         public Builder() {}
         public Builder(ReservationAffinity defaults) {
@@ -79,7 +80,7 @@ public final class ReservationAffinity {
             return this;
         }
         @CustomType.Setter
-        public Builder type(String type) {
+        public Builder type(ReservationAffinityType type) {
             if (type == null) {
               throw new MissingRequiredPropertyException("ReservationAffinity", "type");
             }

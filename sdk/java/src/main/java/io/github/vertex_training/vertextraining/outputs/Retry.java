@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Strategy;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.List;
@@ -28,7 +29,7 @@ public final class Retry {
      * @return The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job&#39;s own.
      * 
      */
-    private @Nullable List<String> strategies;
+    private @Nullable List<Strategy> strategies;
     /**
      * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
      * 
@@ -54,7 +55,7 @@ public final class Retry {
      * @return The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job&#39;s own.
      * 
      */
-    public List<String> strategies() {
+    public List<Strategy> strategies() {
         return this.strategies == null ? List.of() : this.strategies;
     }
     /**
@@ -76,7 +77,7 @@ public final class Retry {
     public static final class Builder {
         private @Nullable Integer attempts;
         private @Nullable List<String> regions;
-        private @Nullable List<String> strategies;
+        private @Nullable List<Strategy> strategies;
         private List<String> when;
         public Builder() {}
         public Builder(Retry defaults) {
@@ -103,12 +104,12 @@ public final class Retry {
             return regions(List.of(regions));
         }
         @CustomType.Setter
-        public Builder strategies(@Nullable List<String> strategies) {
+        public Builder strategies(@Nullable List<Strategy> strategies) {
 
             this.strategies = strategies;
             return this;
         }
-        public Builder strategies(String... strategies) {
+        public Builder strategies(Strategy... strategies) {
             return strategies(List.of(strategies));
         }
         @CustomType.Setter

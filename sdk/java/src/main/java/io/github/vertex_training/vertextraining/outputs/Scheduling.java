@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.Either;
 import com.pulumi.core.annotations.CustomType;
+import io.github.vertex_training.vertextraining.enums.Strategy;
 import java.lang.Boolean;
 import java.lang.Integer;
 import java.lang.String;
@@ -33,7 +34,7 @@ public final class Scheduling {
      * @return `STANDARD`, `SPOT` or `FLEX_START`. Flex-start&#39;s limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google&#39;s flex-start page).
      * 
      */
-    private @Nullable String strategy;
+    private @Nullable Strategy strategy;
     /**
      * @return A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex&#39;s default is 7 days.
      * 
@@ -66,7 +67,7 @@ public final class Scheduling {
      * @return `STANDARD`, `SPOT` or `FLEX_START`. Flex-start&#39;s limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google&#39;s flex-start page).
      * 
      */
-    public Optional<String> strategy() {
+    public Optional<Strategy> strategy() {
         return Optional.ofNullable(this.strategy);
     }
     /**
@@ -89,7 +90,7 @@ public final class Scheduling {
         private @Nullable Boolean disableRetries;
         private @Nullable Either<String,Integer> maxWaitDuration;
         private @Nullable Boolean restartJobOnWorkerRestart;
-        private @Nullable String strategy;
+        private @Nullable Strategy strategy;
         private @Nullable Either<String,Integer> timeout;
         public Builder() {}
         public Builder(Scheduling defaults) {
@@ -120,7 +121,7 @@ public final class Scheduling {
             return this;
         }
         @CustomType.Setter
-        public Builder strategy(@Nullable String strategy) {
+        public Builder strategy(@Nullable Strategy strategy) {
 
             this.strategy = strategy;
             return this;

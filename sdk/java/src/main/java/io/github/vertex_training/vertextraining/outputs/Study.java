@@ -5,6 +5,8 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Algorithm;
+import io.github.vertex_training.vertextraining.enums.MeasurementSelection;
 import io.github.vertex_training.vertextraining.outputs.EarlyStopping;
 import io.github.vertex_training.vertextraining.outputs.StudyMetric;
 import io.github.vertex_training.vertextraining.outputs.StudyParameter;
@@ -22,7 +24,7 @@ public final class Study {
      * @return `default` (Vertex&#39;s own search), `grid` (integer, categorical and discrete parameters only) or `random`.
      * 
      */
-    private @Nullable String algorithm;
+    private @Nullable Algorithm algorithm;
     /**
      * @return At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      * 
@@ -42,7 +44,7 @@ public final class Study {
      * @return `best` or `last` (Vertex&#39;s default) reported value of each trial.
      * 
      */
-    private @Nullable String measurementSelection;
+    private @Nullable MeasurementSelection measurementSelection;
     /**
      * @return One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      * 
@@ -64,7 +66,7 @@ public final class Study {
      * @return `default` (Vertex&#39;s own search), `grid` (integer, categorical and discrete parameters only) or `random`.
      * 
      */
-    public Optional<String> algorithm() {
+    public Optional<Algorithm> algorithm() {
         return Optional.ofNullable(this.algorithm);
     }
     /**
@@ -92,7 +94,7 @@ public final class Study {
      * @return `best` or `last` (Vertex&#39;s default) reported value of each trial.
      * 
      */
-    public Optional<String> measurementSelection() {
+    public Optional<MeasurementSelection> measurementSelection() {
         return Optional.ofNullable(this.measurementSelection);
     }
     /**
@@ -126,11 +128,11 @@ public final class Study {
     }
     @CustomType.Builder
     public static final class Builder {
-        private @Nullable String algorithm;
+        private @Nullable Algorithm algorithm;
         private @Nullable EarlyStopping earlyStopping;
         private @Nullable Integer maxFailedTrials;
         private Integer maxTrials;
-        private @Nullable String measurementSelection;
+        private @Nullable MeasurementSelection measurementSelection;
         private List<StudyMetric> metrics;
         private @Nullable Integer parallelTrials;
         private Map<String,StudyParameter> parameters;
@@ -148,7 +150,7 @@ public final class Study {
         }
 
         @CustomType.Setter
-        public Builder algorithm(@Nullable String algorithm) {
+        public Builder algorithm(@Nullable Algorithm algorithm) {
 
             this.algorithm = algorithm;
             return this;
@@ -174,7 +176,7 @@ public final class Study {
             return this;
         }
         @CustomType.Setter
-        public Builder measurementSelection(@Nullable String measurementSelection) {
+        public Builder measurementSelection(@Nullable MeasurementSelection measurementSelection) {
 
             this.measurementSelection = measurementSelection;
             return this;

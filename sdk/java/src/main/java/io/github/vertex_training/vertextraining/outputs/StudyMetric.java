@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.Goal;
 import java.lang.String;
 import java.util.Objects;
 
@@ -14,7 +15,7 @@ public final class StudyMetric {
      * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      * 
      */
-    private String goal;
+    private Goal goal;
     /**
      * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      * 
@@ -26,7 +27,7 @@ public final class StudyMetric {
      * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
      * 
      */
-    public String goal() {
+    public Goal goal() {
         return this.goal;
     }
     /**
@@ -46,7 +47,7 @@ public final class StudyMetric {
     }
     @CustomType.Builder
     public static final class Builder {
-        private String goal;
+        private Goal goal;
         private String id;
         public Builder() {}
         public Builder(StudyMetric defaults) {
@@ -56,7 +57,7 @@ public final class StudyMetric {
         }
 
         @CustomType.Setter
-        public Builder goal(String goal) {
+        public Builder goal(Goal goal) {
             if (goal == null) {
               throw new MissingRequiredPropertyException("StudyMetric", "goal");
             }

@@ -6,6 +6,8 @@ package io.github.vertex_training.vertextraining.outputs;
 import com.pulumi.core.Either;
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import io.github.vertex_training.vertextraining.enums.ParameterType;
+import io.github.vertex_training.vertextraining.enums.Scale;
 import io.github.vertex_training.vertextraining.outputs.ConditionalParameters;
 import java.lang.Double;
 import java.lang.String;
@@ -35,12 +37,12 @@ public final class StudyParameter {
      * @return `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex&#39;s default (no scaling).
      * 
      */
-    private @Nullable String scale;
+    private @Nullable Scale scale;
     /**
      * @return `double`, `integer`, `categorical` or `discrete`.
      * 
      */
-    private String type;
+    private ParameterType type;
     /**
      * @return The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
      * 
@@ -73,14 +75,14 @@ public final class StudyParameter {
      * @return `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex&#39;s default (no scaling).
      * 
      */
-    public Optional<String> scale() {
+    public Optional<Scale> scale() {
         return Optional.ofNullable(this.scale);
     }
     /**
      * @return `double`, `integer`, `categorical` or `discrete`.
      * 
      */
-    public String type() {
+    public ParameterType type() {
         return this.type;
     }
     /**
@@ -103,8 +105,8 @@ public final class StudyParameter {
         private @Nullable List<ConditionalParameters> conditional;
         private @Nullable Double max;
         private @Nullable Double min;
-        private @Nullable String scale;
-        private String type;
+        private @Nullable Scale scale;
+        private ParameterType type;
         private @Nullable List<Either<String,Double>> values;
         public Builder() {}
         public Builder(StudyParameter defaults) {
@@ -139,13 +141,13 @@ public final class StudyParameter {
             return this;
         }
         @CustomType.Setter
-        public Builder scale(@Nullable String scale) {
+        public Builder scale(@Nullable Scale scale) {
 
             this.scale = scale;
             return this;
         }
         @CustomType.Setter
-        public Builder type(String type) {
+        public Builder type(ParameterType type) {
             if (type == null) {
               throw new MissingRequiredPropertyException("StudyParameter", "type");
             }

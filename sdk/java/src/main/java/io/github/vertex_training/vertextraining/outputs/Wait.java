@@ -5,6 +5,7 @@ package io.github.vertex_training.vertextraining.outputs;
 
 import com.pulumi.core.Either;
 import com.pulumi.core.annotations.CustomType;
+import io.github.vertex_training.vertextraining.enums.WaitUntil;
 import java.lang.Integer;
 import java.lang.String;
 import java.util.Objects;
@@ -27,7 +28,7 @@ public final class Wait {
      * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
      * 
      */
-    private @Nullable String until;
+    private @Nullable WaitUntil until;
 
     private Wait() {}
     /**
@@ -48,7 +49,7 @@ public final class Wait {
      * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
      * 
      */
-    public Optional<String> until() {
+    public Optional<WaitUntil> until() {
         return Optional.ofNullable(this.until);
     }
 
@@ -63,7 +64,7 @@ public final class Wait {
     public static final class Builder {
         private @Nullable Either<String,Integer> startTimeout;
         private @Nullable Either<String,Integer> timeout;
-        private @Nullable String until;
+        private @Nullable WaitUntil until;
         public Builder() {}
         public Builder(Wait defaults) {
     	      Objects.requireNonNull(defaults);
@@ -85,7 +86,7 @@ public final class Wait {
             return this;
         }
         @CustomType.Setter
-        public Builder until(@Nullable String until) {
+        public Builder until(@Nullable WaitUntil until) {
 
             this.until = until;
             return this;
