@@ -41,7 +41,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// Override the stack's `gcp:region` and `vertex-training:backend`.
+        /// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         /// </summary>
         [Input("backend")]
         public Input<VertexTraining.VertexTraining.Backend>? Backend { get; set; }
@@ -251,7 +251,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.ReductionServerArgs>? ReductionServer { get; set; }
 
         /// <summary>
-        /// Override the stack's `gcp:region` and `vertex-training:backend`.
+        /// The job's region, where it overrides the stack's `gcp:region`.
         /// </summary>
         [Input("region")]
         public Input<string>? Region { get; set; }

@@ -23,13 +23,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public InputUnion<string, int>? StartTimeout { get; set; }
 
         /// <summary>
-        /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        /// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
         /// </summary>
         [Input("timeout")]
         public InputUnion<string, int>? Timeout { get; set; }
 
         /// <summary>
-        /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        /// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         /// </summary>
         [Input("until")]
         public Input<VertexTraining.VertexTraining.WaitUntil>? Until { get; set; }

@@ -30,7 +30,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> Args;
         /// <summary>
-        /// Override the stack's `gcp:region` and `vertex-training:backend`.
+        /// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         /// </summary>
         public readonly VertexTraining.VertexTraining.Backend? Backend;
         /// <summary>
@@ -146,7 +146,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.ReductionServer? ReductionServer;
         /// <summary>
-        /// Override the stack's `gcp:region` and `vertex-training:backend`.
+        /// The job's region, where it overrides the stack's `gcp:region`.
         /// </summary>
         public readonly string? Region;
         /// <summary>

@@ -22,11 +22,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Union<string, int>? StartTimeout;
         /// <summary>
-        /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        /// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
         /// </summary>
         public readonly Union<string, int>? Timeout;
         /// <summary>
-        /// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        /// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         /// </summary>
         public readonly VertexTraining.VertexTraining.WaitUntil? Until;
 

@@ -15,9 +15,9 @@ var _ = internal.GetEnvOrDefault
 
 // “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“; “{count: 0}“: none (in a worker pool, rather than the primary pool's).
 type Accelerator struct {
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// How many accelerators each replica has: a count the machine takes; `0` for none.
 	Count *int `pulumi:"count"`
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
 	Type *string `pulumi:"type"`
 }
 
@@ -34,9 +34,9 @@ type AcceleratorInput interface {
 
 // “accelerator: {type: NVIDIA_TESLA_T4, count: 1}“; “{count: 0}“: none (in a worker pool, rather than the primary pool's).
 type AcceleratorArgs struct {
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// How many accelerators each replica has: a count the machine takes; `0` for none.
 	Count pulumi.IntPtrInput `pulumi:"count"`
-	// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
 	Type pulumi.StringPtrInput `pulumi:"type"`
 }
 
@@ -118,12 +118,12 @@ func (o AcceleratorOutput) ToAcceleratorPtrOutputWithContext(ctx context.Context
 	}).(AcceleratorPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// How many accelerators each replica has: a count the machine takes; `0` for none.
 func (o AcceleratorOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Accelerator) *int { return v.Count }).(pulumi.IntPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
 func (o AcceleratorOutput) Type() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Accelerator) *string { return v.Type }).(pulumi.StringPtrOutput)
 }
@@ -152,7 +152,7 @@ func (o AcceleratorPtrOutput) Elem() AcceleratorOutput {
 	}).(AcceleratorOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// How many accelerators each replica has: a count the machine takes; `0` for none.
 func (o AcceleratorPtrOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Accelerator) *int {
 		if v == nil {
@@ -162,7 +162,7 @@ func (o AcceleratorPtrOutput) Count() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
 func (o AcceleratorPtrOutput) Type() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Accelerator) *string {
 		if v == nil {
@@ -1947,7 +1947,7 @@ type Job struct {
 	Adopt *string `pulumi:"adopt"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args []string `pulumi:"args"`
-	// Override the stack's `gcp:region` and `vertex-training:backend`.
+	// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
 	Backend *Backend `pulumi:"backend"`
 	// Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
 	BaseOutputDirectory *string `pulumi:"baseOutputDirectory"`
@@ -2005,7 +2005,7 @@ type Job struct {
 	PythonVersion *string `pulumi:"pythonVersion"`
 	// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
 	ReductionServer *ReductionServer `pulumi:"reductionServer"`
-	// Override the stack's `gcp:region` and `vertex-training:backend`.
+	// The job's region, where it overrides the stack's `gcp:region`.
 	Region *string `pulumi:"region"`
 	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
 	Replicas *int `pulumi:"replicas"`
@@ -2058,7 +2058,7 @@ type JobArgs struct {
 	Adopt pulumi.StringPtrInput `pulumi:"adopt"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args pulumi.StringArrayInput `pulumi:"args"`
-	// Override the stack's `gcp:region` and `vertex-training:backend`.
+	// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
 	Backend BackendPtrInput `pulumi:"backend"`
 	// Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
 	BaseOutputDirectory pulumi.StringPtrInput `pulumi:"baseOutputDirectory"`
@@ -2116,7 +2116,7 @@ type JobArgs struct {
 	PythonVersion pulumi.StringPtrInput `pulumi:"pythonVersion"`
 	// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
 	ReductionServer ReductionServerPtrInput `pulumi:"reductionServer"`
-	// Override the stack's `gcp:region` and `vertex-training:backend`.
+	// The job's region, where it overrides the stack's `gcp:region`.
 	Region pulumi.StringPtrInput `pulumi:"region"`
 	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
 	Replicas pulumi.IntPtrInput `pulumi:"replicas"`
@@ -2192,7 +2192,7 @@ func (o JobOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.Args }).(pulumi.StringArrayOutput)
 }
 
-// Override the stack's `gcp:region` and `vertex-training:backend`.
+// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
 func (o JobOutput) Backend() BackendPtrOutput {
 	return o.ApplyT(func(v Job) *Backend { return v.Backend }).(BackendPtrOutput)
 }
@@ -2337,7 +2337,7 @@ func (o JobOutput) ReductionServer() ReductionServerPtrOutput {
 	return o.ApplyT(func(v Job) *ReductionServer { return v.ReductionServer }).(ReductionServerPtrOutput)
 }
 
-// Override the stack's `gcp:region` and `vertex-training:backend`.
+// The job's region, where it overrides the stack's `gcp:region`.
 func (o JobOutput) Region() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Region }).(pulumi.StringPtrOutput)
 }
@@ -6081,9 +6081,9 @@ func (o TrialArrayOutput) Index(i pulumi.IntInput) TrialOutput {
 type Wait struct {
 	// Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
 	StartTimeout interface{} `pulumi:"startTimeout"`
-	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+	// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
 	Timeout interface{} `pulumi:"timeout"`
-	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+	// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
 	Until *WaitUntil `pulumi:"until"`
 }
 
@@ -6102,9 +6102,9 @@ type WaitInput interface {
 type WaitArgs struct {
 	// Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
 	StartTimeout pulumi.Input `pulumi:"startTimeout"`
-	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+	// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
 	Timeout pulumi.Input `pulumi:"timeout"`
-	// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+	// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
 	Until WaitUntilPtrInput `pulumi:"until"`
 }
 
@@ -6191,12 +6191,12 @@ func (o WaitOutput) StartTimeout() pulumi.AnyOutput {
 	return o.ApplyT(func(v Wait) interface{} { return v.StartTimeout }).(pulumi.AnyOutput)
 }
 
-// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
 func (o WaitOutput) Timeout() pulumi.AnyOutput {
 	return o.ApplyT(func(v Wait) interface{} { return v.Timeout }).(pulumi.AnyOutput)
 }
 
-// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
 func (o WaitOutput) Until() WaitUntilPtrOutput {
 	return o.ApplyT(func(v Wait) *WaitUntil { return v.Until }).(WaitUntilPtrOutput)
 }
@@ -6235,7 +6235,7 @@ func (o WaitPtrOutput) StartTimeout() pulumi.AnyOutput {
 	}).(pulumi.AnyOutput)
 }
 
-// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+// Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
 func (o WaitPtrOutput) Timeout() pulumi.AnyOutput {
 	return o.ApplyT(func(v *Wait) interface{} {
 		if v == nil {
@@ -6245,7 +6245,7 @@ func (o WaitPtrOutput) Timeout() pulumi.AnyOutput {
 	}).(pulumi.AnyOutput)
 }
 
-// Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+// Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
 func (o WaitPtrOutput) Until() WaitUntilPtrOutput {
 	return o.ApplyT(func(v *Wait) *WaitUntil {
 		if v == nil {

@@ -11,11 +11,11 @@ import * as enums from "../types/enums";
  */
 export interface AcceleratorArgs {
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * How many accelerators each replica has: a count the machine takes; `0` for none.
      */
     count?: pulumi.Input<number | undefined>;
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
      */
     type?: pulumi.Input<string | undefined>;
 }
@@ -223,7 +223,7 @@ export interface JobArgs {
      */
     args?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * Override the stack's `gcp:region` and `vertex-training:backend`.
+     * Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
      */
     backend?: pulumi.Input<enums.Backend | undefined>;
     /**
@@ -339,7 +339,7 @@ export interface JobArgs {
      */
     reductionServer?: pulumi.Input<inputs.ReductionServerArgs | undefined>;
     /**
-     * Override the stack's `gcp:region` and `vertex-training:backend`.
+     * The job's region, where it overrides the stack's `gcp:region`.
      */
     region?: pulumi.Input<string | undefined>;
     /**
@@ -821,11 +821,11 @@ export interface WaitArgs {
      */
     startTimeout?: pulumi.Input<string | number | undefined>;
     /**
-     * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
      */
     timeout?: pulumi.Input<string | number | undefined>;
     /**
-     * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
      */
     until?: pulumi.Input<enums.WaitUntil | undefined>;
 }

@@ -86,11 +86,11 @@ class AcceleratorArgsDict(TypedDict):
     """
     count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    How many accelerators each replica has: a count the machine takes; `0` for none.
     """
     type: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+    The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
     """
 
 @pulumi.input_type
@@ -101,8 +101,8 @@ class AcceleratorArgs:
         """
         ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
 
-        :param pulumi.Input[_builtins.int] count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param pulumi.Input[_builtins.str] type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param pulumi.Input[_builtins.int] count: How many accelerators each replica has: a count the machine takes; `0` for none.
+        :param pulumi.Input[_builtins.str] type: The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
         """
         if count is not None:
             pulumi.set(__self__, "count", count)
@@ -113,7 +113,7 @@ class AcceleratorArgs:
     @pulumi.getter
     def count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        How many accelerators each replica has: a count the machine takes; `0` for none.
         """
         return pulumi.get(self, "count")
 
@@ -125,7 +125,7 @@ class AcceleratorArgs:
     @pulumi.getter
     def type(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
         """
         return pulumi.get(self, "type")
 
@@ -922,7 +922,7 @@ class JobArgsDict(TypedDict):
     """
     backend: NotRequired[pulumi.Input[Optional['Backend']]]
     """
-    Override the stack's `gcp:region` and `vertex-training:backend`.
+    Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
     """
     base_output_directory: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1038,7 +1038,7 @@ class JobArgsDict(TypedDict):
     """
     region: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Override the stack's `gcp:region` and `vertex-training:backend`.
+    The job's region, where it overrides the stack's `gcp:region`.
     """
     replicas: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -1158,7 +1158,7 @@ class JobArgs:
         :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param pulumi.Input[_builtins.str] adopt: Provider-side: resource name of an existing job to take over.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
-        :param pulumi.Input['Backend'] backend: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param pulumi.Input['Backend'] backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param pulumi.Input[_builtins.str] base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
         :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1187,7 +1187,7 @@ class JobArgs:
         :param pulumi.Input['PythonPackageArgs'] python_package: ``python_package``: a Python package run on a prebuilt executor image.
         :param pulumi.Input[_builtins.str] python_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param pulumi.Input['ReductionServerArgs'] reduction_server: Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
-        :param pulumi.Input[_builtins.str] region: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param pulumi.Input[_builtins.str] region: The job's region, where it overrides the stack's `gcp:region`.
         :param pulumi.Input[_builtins.int] replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] rerun: A number or label text; changing it submits the job again (label `vertex_training_rerun`).
         :param pulumi.Input[Union[_builtins.str, 'ReservationAffinityArgs']] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
@@ -1341,7 +1341,7 @@ class JobArgs:
     @pulumi.getter
     def backend(self) -> pulumi.Input[Optional['Backend']]:
         """
-        Override the stack's `gcp:region` and `vertex-training:backend`.
+        Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         """
         return pulumi.get(self, "backend")
 
@@ -1689,7 +1689,7 @@ class JobArgs:
     @pulumi.getter
     def region(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Override the stack's `gcp:region` and `vertex-training:backend`.
+        The job's region, where it overrides the stack's `gcp:region`.
         """
         return pulumi.get(self, "region")
 
@@ -3623,11 +3623,11 @@ class WaitArgsDict(TypedDict):
     """
     timeout: NotRequired[pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]]]
     """
-    Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+    Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
     """
     until: NotRequired[pulumi.Input[Optional['WaitUntil']]]
     """
-    Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+    Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
     """
 
 @pulumi.input_type
@@ -3640,8 +3640,8 @@ class WaitArgs:
         ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
 
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] start_timeout: Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
-        :param pulumi.Input[Union[_builtins.str, _builtins.int]] timeout: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-        :param pulumi.Input['WaitUntil'] until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        :param pulumi.Input[Union[_builtins.str, _builtins.int]] timeout: Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
+        :param pulumi.Input['WaitUntil'] until: Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         """
         if start_timeout is not None:
             pulumi.set(__self__, "start_timeout", start_timeout)
@@ -3666,7 +3666,7 @@ class WaitArgs:
     @pulumi.getter
     def timeout(self) -> pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]]:
         """
-        Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
         """
         return pulumi.get(self, "timeout")
 
@@ -3678,7 +3678,7 @@ class WaitArgs:
     @pulumi.getter
     def until(self) -> pulumi.Input[Optional['WaitUntil']]:
         """
-        Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         """
         return pulumi.get(self, "until")
 

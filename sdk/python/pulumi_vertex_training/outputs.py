@@ -61,8 +61,8 @@ class Accelerator(dict):
         """
         ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a worker pool, rather than the primary pool's).
 
-        :param _builtins.int count: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param _builtins.str type: Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param _builtins.int count: How many accelerators each replica has: a count the machine takes; `0` for none.
+        :param _builtins.str type: The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
         """
         if count is not None:
             pulumi.set(__self__, "count", count)
@@ -73,7 +73,7 @@ class Accelerator(dict):
     @pulumi.getter
     def count(self) -> Optional[_builtins.int]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        How many accelerators each replica has: a count the machine takes; `0` for none.
         """
         return pulumi.get(self, "count")
 
@@ -81,7 +81,7 @@ class Accelerator(dict):
     @pulumi.getter
     def type(self) -> Optional[_builtins.str]:
         """
-        Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
         """
         return pulumi.get(self, "type")
 
@@ -1018,7 +1018,7 @@ class Job(dict):
         :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param _builtins.str adopt: Provider-side: resource name of an existing job to take over.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
-        :param 'Backend' backend: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param 'Backend' backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param _builtins.str base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
         :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1047,7 +1047,7 @@ class Job(dict):
         :param 'PythonPackage' python_package: ``python_package``: a Python package run on a prebuilt executor image.
         :param _builtins.str python_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
         :param 'ReductionServer' reduction_server: Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
-        :param _builtins.str region: Override the stack's `gcp:region` and `vertex-training:backend`.
+        :param _builtins.str region: The job's region, where it overrides the stack's `gcp:region`.
         :param _builtins.int replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
         :param Union[_builtins.str, _builtins.int] rerun: A number or label text; changing it submits the job again (label `vertex_training_rerun`).
         :param Union[_builtins.str, 'ReservationAffinity'] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
@@ -1189,7 +1189,7 @@ class Job(dict):
     @pulumi.getter
     def backend(self) -> Optional['Backend']:
         """
-        Override the stack's `gcp:region` and `vertex-training:backend`.
+        Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         """
         return pulumi.get(self, "backend")
 
@@ -1421,7 +1421,7 @@ class Job(dict):
     @pulumi.getter
     def region(self) -> Optional[_builtins.str]:
         """
-        Override the stack's `gcp:region` and `vertex-training:backend`.
+        The job's region, where it overrides the stack's `gcp:region`.
         """
         return pulumi.get(self, "region")
 
@@ -2919,8 +2919,8 @@ class Wait(dict):
         ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
 
         :param Union[_builtins.str, _builtins.int] start_timeout: Provider-side: how long the job may stay QUEUED or PENDING before the wait fails naming this key (the job is left submitted); needs `until: running` or `succeeded`, at most `timeout`; none by default.
-        :param Union[_builtins.str, _builtins.int] timeout: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
-        :param 'WaitUntil' until: Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        :param Union[_builtins.str, _builtins.int] timeout: Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
+        :param 'WaitUntil' until: Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         """
         if start_timeout is not None:
             pulumi.set(__self__, "start_timeout", start_timeout)
@@ -2941,7 +2941,7 @@ class Wait(dict):
     @pulumi.getter
     def timeout(self) -> Optional[Any]:
         """
-        Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
         """
         return pulumi.get(self, "timeout")
 
@@ -2949,7 +2949,7 @@ class Wait(dict):
     @pulumi.getter
     def until(self) -> Optional['WaitUntil']:
         """
-        Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+        Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
         """
         return pulumi.get(self, "until")
 

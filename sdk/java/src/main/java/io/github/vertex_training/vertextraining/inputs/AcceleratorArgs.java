@@ -21,14 +21,14 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
     public static final AcceleratorArgs Empty = new AcceleratorArgs();
 
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * How many accelerators each replica has: a count the machine takes; `0` for none.
      * 
      */
     @Import(name="count")
     private @Nullable Output<Integer> count;
 
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return How many accelerators each replica has: a count the machine takes; `0` for none.
      * 
      */
     public Optional<Output<Integer>> count() {
@@ -36,14 +36,14 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
      * 
      */
     @Import(name="type")
     private @Nullable Output<String> type;
 
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
      * 
      */
     public Optional<Output<String>> type() {
@@ -76,7 +76,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param count How many accelerators each replica has: a count the machine takes; `0` for none.
          * 
          * @return builder
          * 
@@ -87,7 +87,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param count How many accelerators each replica has: a count the machine takes; `0` for none.
          * 
          * @return builder
          * 
@@ -97,7 +97,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param type The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
          * 
          * @return builder
          * 
@@ -108,7 +108,7 @@ public final class AcceleratorArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param type Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param type The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
          * 
          * @return builder
          * 

@@ -86,14 +86,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
      * 
      */
     @Import(name="backend")
     private @Nullable Output<Backend> backend;
 
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
      * 
      */
     public Optional<Output<Backend>> backend() {
@@ -521,14 +521,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
      * 
      */
     @Import(name="region")
     private @Nullable Output<String> region;
 
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
      * 
      */
     public Optional<Output<String>> region() {
@@ -905,7 +905,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param backend Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+         * @param backend Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
          * 
          * @return builder
          * 
@@ -916,7 +916,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param backend Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+         * @param backend Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
          * 
          * @return builder
          * 
@@ -1554,7 +1554,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param region Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+         * @param region The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
          * 
          * @return builder
          * 
@@ -1565,7 +1565,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param region Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+         * @param region The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
          * 
          * @return builder
          * 

@@ -38,14 +38,14 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
      * 
      */
     @Import(name="timeout")
     private @Nullable Output<Either<String,Integer>> timeout;
 
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
      * 
      */
     public Optional<Output<Either<String,Integer>>> timeout() {
@@ -53,14 +53,14 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
      * 
      */
     @Import(name="until")
     private @Nullable Output<WaitUntil> until;
 
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
      * 
      */
     public Optional<Output<WaitUntil>> until() {
@@ -135,7 +135,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timeout Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param timeout Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
          * 
          * @return builder
          * 
@@ -146,7 +146,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timeout Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param timeout Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
          * 
          * @return builder
          * 
@@ -156,7 +156,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timeout Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param timeout Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
          * 
          * @return builder
          * 
@@ -166,7 +166,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timeout Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param timeout Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
          * 
          * @return builder
          * 
@@ -176,7 +176,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param until Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param until Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
          * 
          * @return builder
          * 
@@ -187,7 +187,7 @@ public final class WaitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param until Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+         * @param until Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
          * 
          * @return builder
          * 

@@ -13,26 +13,26 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Accelerator {
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return How many accelerators each replica has: a count the machine takes; `0` for none.
      * 
      */
     private @Nullable Integer count;
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
      * 
      */
     private @Nullable String type;
 
     private Accelerator() {}
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return How many accelerators each replica has: a count the machine takes; `0` for none.
      * 
      */
     public Optional<Integer> count() {
         return Optional.ofNullable(this.count);
     }
     /**
-     * @return Of `accelerator`: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return The accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, `TPU_V5_LITEPOD`, ...): it must fit the machine family.
      * 
      */
     public Optional<String> type() {

@@ -48,7 +48,7 @@ public final class Job {
      */
     private @Nullable List<String> args;
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
      * 
      */
     private @Nullable Backend backend;
@@ -193,7 +193,7 @@ public final class Job {
      */
     private @Nullable ReductionServer reductionServer;
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
      * 
      */
     private @Nullable String region;
@@ -296,7 +296,7 @@ public final class Job {
         return this.args == null ? List.of() : this.args;
     }
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack&#39;s `vertex-training:backend`.
      * 
      */
     public Optional<Backend> backend() {
@@ -499,7 +499,7 @@ public final class Job {
         return Optional.ofNullable(this.reductionServer);
     }
     /**
-     * @return Override the stack&#39;s `gcp:region` and `vertex-training:backend`.
+     * @return The job&#39;s region, where it overrides the stack&#39;s `gcp:region`.
      * 
      */
     public Optional<String> region() {

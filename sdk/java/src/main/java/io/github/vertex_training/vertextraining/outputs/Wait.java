@@ -20,12 +20,12 @@ public final class Wait {
      */
     private @Nullable Either<String,Integer> startTimeout;
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
      * 
      */
     private @Nullable Either<String,Integer> timeout;
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
      * 
      */
     private @Nullable WaitUntil until;
@@ -39,14 +39,14 @@ public final class Wait {
         return Optional.ofNullable(this.startTimeout);
     }
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: how long `pulumi up` waits for the job, a duration (`90m`, `6h`); default 24h.
      * 
      */
     public Optional<Either<String,Integer>> timeout() {
         return Optional.ofNullable(this.timeout);
     }
     /**
-     * @return Of `wait`: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
+     * @return Provider-side: the state to wait for: `submitted`, `running` or `succeeded`.
      * 
      */
     public Optional<WaitUntil> until() {
