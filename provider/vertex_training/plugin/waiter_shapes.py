@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 #: The keys every job's ``waiterEntry`` has (``waiter_entry``).
 ENTRY_KEYS = ("name", "resourceName", "until")
-#: The keys of its wait plan: how long the wait may last (``timeoutS``; ``startTimeoutS``
-#: only when the job's ``wait`` gives one).
-PLAN_KEYS = ("timeoutS", "startTimeoutS")
+#: The keys of its wait plan: how long the wait may last, and (only when the job's
+#: ``wait`` gives one) how long the job may take to start running.
+TIMEOUT_KEY, START_TIMEOUT_KEY = PLAN_KEYS = ("timeoutS", "startTimeoutS")
 #: The keys an entry adds for a job with ``retry`` (the waiter submits its next attempts
 #: from them), and the only ones an entry of a build before the plan had beside
 #: ``ENTRY_KEYS``: the job's keys and settings as its check read them.
@@ -86,10 +86,10 @@ def _missing(entry: Any) -> list[str]:
     """The keys a job's entry must have that ``entry`` lacks: ``ENTRY_KEYS``, and its wait
     plan's ``timeoutS`` unless it has the job's keys and settings (``config``, ``stack``)."""
     if not isinstance(entry, Mapping):
-        return [*ENTRY_KEYS, PLAN_KEYS[0]]
+        return [*ENTRY_KEYS, TIMEOUT_KEY]
     missing = [key for key in ENTRY_KEYS if key not in entry]
-    if PLAN_KEYS[0] not in entry and not all(key in entry for key in RESUBMISSION_KEYS):
-        missing.append(PLAN_KEYS[0])
+    if TIMEOUT_KEY not in entry and not all(key in entry for key in RESUBMISSION_KEYS):
+        missing.append(TIMEOUT_KEY)
     return missing
 
 
@@ -99,7 +99,7 @@ def _plan_failure(path: str, entry: Mapping[str, Any]) -> CheckFailure | None:
     no job; None for a plan it can, and for an entry with none (``RESUBMISSION_KEYS``)."""
     from vertex_training.backends.base import location_of
 
-    if PLAN_KEYS[0] not in entry:
+    if TIMEOUT_KEY not in entry:
         return None
     for key in PLAN_KEYS:
         value = entry.get(key)
@@ -203,13 +203,13 @@ def waiter_entry(
         "until": wait_until(config),
     }
     if spec is None:
-        entry[PLAN_KEYS[0]] = UNKNOWN_TEXT
+        entry[TIMEOUT_KEY] = UNKNOWN_TEXT
         return property_value(entry)
     provider_side = spec.settings()
     wait = provider_side["wait"]
-    entry[PLAN_KEYS[0]] = wait["timeout_s"]
+    entry[TIMEOUT_KEY] = wait["timeout_s"]
     if wait.get("start_timeout_s") is not None:
-        entry[PLAN_KEYS[1]] = wait["start_timeout_s"]
+        entry[START_TIMEOUT_KEY] = wait["start_timeout_s"]
     if "retry" not in provider_side:
         return property_value(entry)
     entry.update(zip(RESUBMISSION_KEYS, (config, settings), strict=True))
