@@ -45,6 +45,27 @@ def block(page: str, language: str) -> str:
     return blocks(page, language)[0]
 
 
+def refused(
+    path: Path,
+    page: str,
+    written: str,
+    wrong: str,
+    *,
+    command: list[str],
+    env: dict[str, str] | None = None,
+) -> str:
+    """What ``command`` says of the page's program with ``written`` replaced by ``wrong``
+    (written to ``path``), which it must refuse."""
+    mistaken = page.replace(written, wrong)
+    assert mistaken != page, f"the page's program has no {written}"
+    path.write_text(mistaken)
+    failed = subprocess.run(
+        command, check=False, cwd=path.parent, env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0, failed.stdout + failed.stderr
+    return failed.stdout + failed.stderr
+
+
 @pytest.mark.usefixtures("go_sdk")
 def test_the_go_page_compiles(tmp_path: Path) -> None:
     if not shutil.which("go"):
@@ -61,21 +82,13 @@ def test_the_go_page_compiles(tmp_path: Path) -> None:
         (program / "main.go").write_text(source)
         run("go", "mod", "tidy", cwd=program, env=env)
         run("go", "vet", ".", cwd=program, env=env)
-    misspelt = block("go.md", "go").replace("MaxTrials:", "MaxTrial:")
-    assert misspelt != block("go.md", "go"), "the page's program has no MaxTrials"
-    (program / "main.go").write_text(misspelt)
-    failed = subprocess.run(
-        ["go", "vet", "."], check=False, cwd=program, env=env, capture_output=True, text=True
-    )
-    assert failed.returncode != 0 and "MaxTrial" in failed.stderr, failed.stderr
-    # A value that is none of a key's choices (an enum of the schema) fails too.
-    mistaken = block("go.md", "go").replace("vertex.GoalMaximize", "vertex.GoalMaximise")
-    assert mistaken != block("go.md", "go"), "the page's program has no vertex.GoalMaximize"
-    (program / "main.go").write_text(mistaken)
-    failed = subprocess.run(
-        ["go", "vet", "."], check=False, cwd=program, env=env, capture_output=True, text=True
-    )
-    assert failed.returncode != 0 and "GoalMaximise" in failed.stderr, failed.stderr
+    # A misspelt key, and a value that is none of a key's choices (an enum), fail.
+    for written, wrong in (("MaxTrials:", "MaxTrial:"), ("GoalMaximize", "GoalMaximise")):
+        page = block("go.md", "go")
+        said = refused(
+            program / "main.go", page, written, wrong, command=["go", "vet", "."], env=env
+        )
+        assert wrong.rstrip(":") in said, said
 
 
 def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> None:
@@ -91,20 +104,12 @@ def test_the_typescript_page_type_checks(tmp_path: Path, nodejs_sdk: Path) -> No
     for source in blocks("typescript.md", "typescript"):
         (tmp_path / "index.ts").write_text(source)
         run("npx", "tsc", "-p", ".", cwd=tmp_path)
-    misspelt = block("typescript.md", "typescript").replace("maxTrials:", "maxTrial:")
-    assert misspelt != block("typescript.md", "typescript"), "the page's program has no maxTrials"
-    (tmp_path / "index.ts").write_text(misspelt)
-    failed = subprocess.run(
-        ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
-    )
-    assert failed.returncode != 0 and "'maxTrial'" in failed.stdout, failed.stdout
-    mistaken = block("typescript.md", "typescript").replace('"MAXIMIZE"', '"MAXIMISE"')
-    assert mistaken != block("typescript.md", "typescript"), "the page's program has no goal"
-    (tmp_path / "index.ts").write_text(mistaken)
-    failed = subprocess.run(
-        ["npx", "tsc", "-p", "."], check=False, cwd=tmp_path, capture_output=True, text=True
-    )
-    assert failed.returncode != 0 and '"MAXIMISE"' in failed.stdout, failed.stdout
+    page = block("typescript.md", "typescript")
+    for written, wrong in (("maxTrials:", "maxTrial:"), ('"MAXIMIZE"', '"MAXIMISE"')):
+        said = refused(
+            tmp_path / "index.ts", page, written, wrong, command=["npx", "tsc", "-p", "."]
+        )
+        assert wrong.rstrip(":") in said, said
     (tmp_path / "index.ts").write_text(ADVICE % {"none": json.dumps(inherited_advice())})
     run("npx", "tsc", "-p", ".", cwd=tmp_path)
 

@@ -31,6 +31,7 @@ from pulumi.runtime.sync_await import _sync_await
 from tests.clients import job_made_outside
 from tests.prices import PRICES, SOURCE
 from vertex_training import stackconfig
+from vertex_training.api import states
 from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
@@ -980,14 +981,73 @@ class TestWaiterEntryPlan:
         ):
             assert not properties["waiterEntry"].contains_secret()
             assert plain(properties["waiterEntry"]) == {**plan, "resourceName": resource_name}
-        waited = asyncio.run(
-            plugin.create(
-                CreateRequest(
-                    urn(WAITER, "wait"),
-                    {"jobs": PropertyValue([made.properties["waiterEntry"]])},
-                    60.0,
-                    False,
-                )
-            )
+        waited = wait_for(plugin, made.properties["waiterEntry"])
+        assert waited["states"] == {"train": "SUCCEEDED"}
+
+
+def wait_for(plugin: VertexTrainingProvider, *entries: PropertyValue) -> dict[str, Any]:
+    """A JobWaiter's create over the jobs' entries: its properties, kept when a job failed
+    the wait (``InitFailedError``)."""
+    request = CreateRequest(
+        urn(WAITER, "wait"), {"jobs": PropertyValue(list(entries))}, 60.0, False
+    )
+    try:
+        made = asyncio.run(plugin.create(request))
+    except InitFailedError as failed:
+        return plain_map(failed.properties)
+    return plain_map(made.properties)
+
+
+class TestTypedOutputs:
+    """A failed job's ``failure`` (a ``JobFailure``) and the ``attempts`` of a job with
+    ``retry`` (each an ``Attempt``, in camelCase), on the job and on the JobWaiter that
+    submitted its next attempt, whose entry is its wait plan and its keys both."""
+
+    def test_a_failed_job_reads_its_failure_typed(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        fake.script("train", outcome=states.FAILED)
+        made = create(plugin, job(wait="succeeded"))
+        waited = wait_for(plugin, made.properties["waiterEntry"])
+        assert "ended FAILED" in waited["problems"]["train"]
+        read = asyncio.run(
+            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.properties))
         )
-        assert plain_map(waited.properties)["states"] == {"train": "SUCCEEDED"}
+        failure = plain_map(read.properties)["failure"]
+        assert set(failure) == set(schema.JOB_FAILURE_PROPERTIES)
+        assert failure["class"] == "user_code" and failure["replica"] == "workerpool0-0"
+        assert failure["fix"] and failure["code"] > 0
+
+    def test_attempts_are_typed_on_the_job_and_its_waiter(
+        self, plugin: VertexTrainingProvider, fake: FakeVertex
+    ) -> None:
+        """A job whose first attempt found no capacity: its waiter submits the second in the
+        next region; both list the attempts in camelCase, the waiter's by job name. Its entry
+        carries its keys (the waiter submits its next attempts from them) beside its plan."""
+        fake.stockout("us-central1")
+        retry = {"when": ["capacity"], "regions": ["us-east1"]}
+        made = create(plugin, job(wait="succeeded", retry=retry))
+        entry = plain(made.properties["waiterEntry"])
+        assert entry["timeoutS"] == 86400.0 and entry["config"]["retry"] == retry
+        first = plain_map(made.properties)["attempts"]
+        assert [set(a) for a in first] == [set(schema.ATTEMPT_PROPERTIES)]
+        assert first[0]["attempt"] == 1 and first[0]["region"] == "us-central1"
+        assert first[0]["resourceName"] == made.resource_id
+
+        waited = wait_for(plugin, made.properties["waiterEntry"])
+        assert waited["states"] == {"train": states.SUCCEEDED}, waited.get("problems")
+        attempts = waited["attempts"]["train"]
+        assert [(a["attempt"], a["region"], a["class"]) for a in attempts] == [
+            (1, "us-central1", "capacity"),
+            (2, "us-east1", ""),
+        ]
+        assert all(set(a) == set(schema.ATTEMPT_PROPERTIES) for a in attempts)
+        assert attempts[1]["jobId"] and attempts[1]["resourceName"].endswith(attempts[1]["jobId"])
+        assert "us-east1" in attempts[1]["consoleUrl"]
+
+        read = asyncio.run(
+            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.properties))
+        )
+        recorded = plain_map(read.properties)
+        assert [a["region"] for a in recorded["attempts"]] == ["us-central1", "us-east1"]
+        assert recorded["attempts"][1]["jobId"] == attempts[1]["jobId"]
