@@ -22,6 +22,7 @@ from vertex_training.review.plan import (
     JobPlan,
     Plan,
     plan_stack,
+    to_markdown,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,6 +119,35 @@ class TestPlan:
             ("wait", "submitted", "succeeded")
         ]
 
+    def test_the_keys_that_force_a_replacement_are_told_from_those_that_update(
+        self, tmp_path: Path
+    ) -> None:
+        """A label (which Vertex AI cannot update on a submitted job) and `wait` change
+        together: the job is replaced, the label is what forces it, and the review says
+        so, with `wait` named as a key that alone would only update the job."""
+        stacks = tmp_path / "stacks"
+        stacks.mkdir()
+        (tmp_path / "Pulumi.yaml").write_text("name: plan-test\nruntime: python\n")
+        git(tmp_path, "init", "-q", "-b", "main")
+        (stacks / "Pulumi.dev.yaml").write_text(stack({"train": job(labels={"team": "a"})}))
+        git(tmp_path, "add", ".")
+        git(tmp_path, "commit", "-q", "-m", "base")
+        changed = job(labels={"team": "b"}, wait="succeeded")
+        (stacks / "Pulumi.dev.yaml").write_text(stack({"train": changed}))
+        git(tmp_path, "commit", "-q", "-am", "change")
+        plan = plan_stack(stacks / "Pulumi.dev.yaml", "HEAD~1")
+        [train] = plan.jobs
+        assert train.change == REPLACE
+        assert [(k.key, k.replaces) for k in train.keys] == [
+            ("labels.team", True),
+            ("wait", False),
+        ]
+        assert (
+            "  - submitted again because `labels.team` changed (Vertex AI cannot update a "
+            "submitted job: the running one is cancelled and deleted); `wait` alone would "
+            "only update it\n"
+        ) in to_markdown(plan)
+
     def test_an_invalid_job_carries_its_messages(self, repo: Path) -> None:
         """The mistake is reported with its key and fix; the other jobs are still planned."""
         plan = plan_stack(repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1")
@@ -168,7 +198,7 @@ class TestCommand:
             "key": "accelerator.count",
             "before": "1",
             "after": "2",
-            "replaces": False,
+            "replaces": True,
         }
         assert jobs["broken"]["issues"][0]["key"] == "vertex-training:jobs.broken.machine"
 

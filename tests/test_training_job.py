@@ -20,6 +20,7 @@ from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError, PermanentError
 from vertex_training.program.exports import job_view, latest_state
 from vertex_training.resources.changes import JobChange, KeyChange
+from vertex_training.resources.records import JobRecord
 from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import Owner, identity_label, labelled_request
 from vertex_training.resources.training_job import TrainingJobProvider
@@ -54,6 +55,11 @@ def of_project(registered: dict, project: str, organization: str = "organization
     job = registered["job"]
     stack = {**job["stack"], "pulumi_project": project, "pulumi_organization": organization}
     return {"job": {**job, "stack": stack}}
+
+
+def record(state: dict[str, Any]) -> JobRecord:
+    """The record of a job's state (``checked``'s), as either host hands it to ``diff_job``."""
+    return JobRecord.of_state(state)
 
 
 def checked(
@@ -222,22 +228,24 @@ class TestDiff:
         kind, the replacing ones apart from the provider-side ones beside them."""
         old = checked(None, {"image": IMAGE, "args": ["--epochs", "1"]})
         new = checked(None, {"image": IMAGE, "args": ["--epochs", "2"], "wait": "running"})
-        change = TrainingJobProvider().diff_job(old, new)
+        change = TrainingJobProvider().diff_job(record(old), record(new))
         assert change.replaces == ("args", "request") and change.cause == ""
         assert change.keys == (
             KeyChange("args", "update", replaces=True),
             KeyChange("wait", "add", replaces=False),
         )
-        updated = TrainingJobProvider().diff_job(old, checked(None, {"image": IMAGE}))
+        updated = TrainingJobProvider().diff_job(
+            record(old), record(checked(None, {"image": IMAGE}))
+        )
         assert updated.keys == (KeyChange("args", "delete", replaces=True),)
-        assert TrainingJobProvider().diff_job(old, old) == JobChange()
+        assert TrainingJobProvider().diff_job(record(old), record(old)) == JobChange()
 
     def test_a_replacement_no_key_forces_says_why(self) -> None:
         """A new region (a stack setting: no key of the job's config) replaces the job;
         its record has no replacing key, and says so (``cause``)."""
         old = checked(None, {"image": IMAGE})
         moved = {**old, "stack": {**old["stack"], "region": "europe-west4"}}
-        change = TrainingJobProvider().diff_job(old, moved)
+        change = TrainingJobProvider().diff_job(record(old), record(moved))
         assert change.replacing and change.keys == () and change.cause == "settings"
 
     def test_outputs_in_the_old_state_are_not_changes(self) -> None:

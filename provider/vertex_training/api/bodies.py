@@ -87,6 +87,21 @@ def runs_differently(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     return any(run_key_differs(key, olds, news) for key in RUN_KEYS)
 
 
+#: A job's keys that never change what runs (``wait``, ``adopt``, ``retry``,
+#: ``run_after``: only the provider reads them). Changed alone, they update the job's
+#: resource in place; changed beside a key that replaces the job, they are no reason for it.
+PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", "run_after")
+
+
+def key_replaces(key: str, replaced: bool) -> bool:
+    """Whether the change of the job's key ``key`` (a dotted path of its config:
+    ``scheduling.timeout``, ``wait.until``) is one that replaces the job, when the job
+    is ``replaced``: every key but the provider-side ones (``PROVIDER_SIDE_KEYS``). The
+    one rule the providers' diff and a review of stack files follow."""
+    top = key.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
+    return replaced and top not in PROVIDER_SIDE_KEYS
+
+
 #: Scheduling strategies, as the REST body names them (aiplatform v1
 #: ``Scheduling.Strategy``); STANDARD is the API's default.
 STANDARD_STRATEGY: Final = "STANDARD"

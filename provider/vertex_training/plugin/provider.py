@@ -2,14 +2,16 @@
 
 The engine calls the plugin with each resource's properties in the schema's naming
 (``schema.json``: a job's keys under ``job``, in camelCase, and its settings beside
-them). Each call is translated to the dynamic providers' shape (their ``job`` input: the
-job's name, its keys as a stack config has them, its stack settings) and handed to the very
-provider classes of ``vertex_training.resources`` (``TrainingJobProvider``,
-``HyperparameterTuningJobProvider``, ``JobWaiterProvider``): one implementation of
-check, diff, create, read, update and delete, the same refusals, waits, retries,
-adoption by label and cancel-then-delete, whichever host runs it. What comes back is
-translated again: outputs in camelCase beside the inputs as given, and a check's
-mistakes (``check_job``'s issues, keyed by argument path) on the schema's property paths.
+them). Each job call makes the job's record once (``record_of``: a
+``resources.records.JobRecord`` of the job's name, its keys as a stack config has them,
+its stack settings) and calls the typed job operations of ``vertex_training.resources``
+(``TrainingJobProvider.check_job``, ``diff_job``, ``create_job``, ``read_job``,
+``update_job``, ``delete_job``; the tuning job's provider; ``JobWaiterProvider``): one
+implementation of the refusals, the diff, waits, retries, adoption by label and
+cancel-then-delete, whichever host runs it. What comes back is typed too and rendered
+once: the job's outputs (``JobObserved``) in camelCase beside the inputs as given, its
+diff (``JobChange``) on property paths, and a check's mistakes (``check_job``'s issues,
+keyed by argument path) on the schema's property paths.
 
 The state records the inputs as the program gave them (with the provider's defaults
 filled in by ``check``, so that a changed default shows as a change) and the outputs:
@@ -104,12 +106,9 @@ from vertex_training.plugin.waiter_shapes import (
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.resources.pages import job_outputs
+from vertex_training.resources.records import JobObserved, JobRecord
 from vertex_training.resources.state import (
-    SCHEMA_KEY,
-    SCHEMA_VERSION,
-    TUNING_OUTPUT_KEYS,
     ProviderSettings,
-    same_job,
 )
 
 if TYPE_CHECKING:
@@ -117,8 +116,6 @@ if TYPE_CHECKING:
     from vertex_training.resources.changes import JobChange
     from vertex_training.resources.training_job import TrainingJobProvider
 
-#: A job resource's outputs that the dynamic provider records: property -> its key.
-RECORDED_OUTPUTS = {shapes.camel(key): key for key in TUNING_OUTPUT_KEYS}
 #: How many creates may wait for the jobs they run after at once (a pipeline's steps each
 #: wait in their own; more queue until one of those has submitted its job).
 WAITING_CREATES = 64
@@ -170,15 +167,21 @@ class Defaults:
         return filled
 
 
-def recorded(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """What the dynamic providers record of a job (``resources.state``, schema 4)."""
-    job = job_input(name, owner, inputs)
-    return {
-        "name": job["name"],
-        SCHEMA_KEY: SCHEMA_VERSION,
-        "stack": job["stack"],
-        "config": job["config"],
-    }
+def record_of(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> JobRecord:
+    """A job resource's record for the job operations (``resources.records``), from its
+    inputs (plain, in the schema's naming: ``job_input``)."""
+    return JobRecord(**job_input(name, owner, inputs))
+
+
+def last_observed(resource_id: str, properties: Mapping[str, Any]) -> JobObserved:
+    """What a job resource's recorded properties (plain) say of its job when it was last
+    seen: its state, its failure and attempts (all a diff reads of them)."""
+    return JobObserved(
+        resource_id,
+        state=str(properties.get("state") or ""),
+        failure=properties.get("failure") or {},
+        attempts=tuple(properties.get("attempts") or ()),
+    )
 
 
 #: The stack-wide settings a stack config's refusal names, as a program sets them for a
@@ -325,11 +328,11 @@ class VertexTrainingProvider(Provider):
         news = self.defaults.filled(plain_map(request.new_inputs))
         olds = plain_map(request.old_inputs)
         owner = owner_of(request.urn)
-        old = recorded(request.name, owner, olds) if olds else {}
+        old = record_of(request.name, owner, olds) if olds else JobRecord("", None, {})
         job = job_input(request.name, owner, news)
-        _, issues = provider.check_job(old, {"job": job})
+        _, issues = provider.check_job(old, job)
         failures = [property_failure(issue) for issue in issues]
-        if not same_job(old, {**job, SCHEMA_KEY: SCHEMA_VERSION}):
+        if not old.same_job(JobRecord(**job)):
             # Checked before as it is, the job passed these too (and a no-change preview
             # loads none of the stack config's models, as the job's own check does not).
             failures = self._plugin_failures(job["config"]) or failures
@@ -363,14 +366,6 @@ class VertexTrainingProvider(Provider):
                 )
         return failures
 
-    def _recorded_state(self, urn: str, props: Mapping[str, Any]) -> dict[str, Any]:
-        """A job resource's state (inputs and outputs, plain) as the dynamic provider's."""
-        state = recorded(resource_urn(urn).name, owner_of(urn), props)
-        for prop, key in RECORDED_OUTPUTS.items():
-            if prop in props:
-                state[key] = props[prop]
-        return state
-
     async def diff(self, request: DiffRequest) -> DiffResponse:
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
         if request.type == schema.JOB_WAITER:
@@ -387,9 +382,12 @@ class VertexTrainingProvider(Provider):
             diffs = sorted({_top(path) for path in detailed})
             return DiffResponse(changes=True, diffs=diffs, detailed_diff=detailed)
         provider = self._job_provider(request.type)
-        old = self._recorded_state(request.urn, olds)
-        new = self._recorded_state(request.urn, news)
-        change = provider.diff_job(old, new)
+        owner = owner_of(request.urn)
+        change = provider.diff_job(
+            record_of(request.name, owner, olds),
+            record_of(request.name, owner, news),
+            last_observed(request.resource_id, olds),
+        )
         if not change.changes:
             return DiffResponse(changes=False)
         replacing = change.replacing
@@ -431,25 +429,24 @@ class VertexTrainingProvider(Provider):
             waited = await self._wait(wait, WAITER_ID, request.properties, {})
             return CreateResponse(WAITER_ID, waited)
         provider = self._job_provider(request.type)
-        state = recorded(request.name, owner_of(request.urn), props)
-        until = waits_in_create(request.type, state["config"])
+        record = record_of(request.name, owner_of(request.urn), props)
+        until = waits_in_create(request.type, record.config)
 
         def create() -> CreateResponse:
-            created = provider.create_at(state, request.urn)
-            outs = created.outs or {}
-            outputs = self._job_outputs(request.name, request.properties, created.id, outs)
+            created = provider.create_job(record, request.urn)
+            outputs = self._job_outputs(provider, request.properties, record, created)
             if until:
                 outputs = self._waited_job(
                     request.urn,
                     provider,
-                    outs,
-                    created.id,
-                    inputs=request.properties,
+                    record,
+                    created,
                     outputs=outputs,
+                    inputs=request.properties,
                 )
-            return CreateResponse(created.id, outputs)
+            return CreateResponse(created.resource_name, outputs)
 
-        if until or state["config"].get("run_after"):
+        if until or record.sets("run_after"):
             # It waits (for itself, or for the jobs it runs after): on a thread of its
             # own, not one of the few the other creates share (they would queue behind it).
             return await asyncio.get_running_loop().run_in_executor(self.waits, create)
@@ -469,19 +466,17 @@ class VertexTrainingProvider(Provider):
                 self.defaults.settings,
             )
             inputs = {key: property_value(value) for key, value in imported.items()}
-        state = self._recorded_state(request.urn, plain_map(inputs))
-        found = await asyncio.to_thread(provider.read, request.resource_id, state)
-        if not found.id:  # deleted outside Pulumi: the engine drops it from the state
+        record = record_of(request.name, owner_of(request.urn), plain_map(inputs))
+        found = await asyncio.to_thread(provider.read_job, request.resource_id, record)
+        if found is None:  # deleted outside Pulumi: the engine drops it from the state
             return ReadResponse(None, {}, {})
         # The request and estimate the job was made with are kept (an imported job's,
         # and one made by an earlier release, are derived).
         made = {
             key: request.properties[key] for key in PREVIEWED_OUTPUTS if key in request.properties
         }
-        outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, inputs, found.id, found.outs or {}, made
-        )
-        return ReadResponse(found.id, outputs, inputs)
+        outputs = await asyncio.to_thread(self._job_outputs, provider, inputs, record, found, made)
+        return ReadResponse(found.resource_name, outputs, inputs)
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
         if request.preview and request.type == schema.JOB_WAITER:
@@ -501,24 +496,20 @@ class VertexTrainingProvider(Provider):
             update = functools.partial(self.waiter.update_at, old, new, request.urn)
             return UpdateResponse(await self._wait(update, request.resource_id, request.news, olds))
         provider = self._job_provider(request.type)
-        old = self._recorded_state(request.urn, olds)
-        new = self._recorded_state(request.urn, news)
-        result = await asyncio.to_thread(provider.update, request.resource_id, old, new)
-        outs = result.outs or {}
-        outputs = await asyncio.to_thread(
-            self._job_outputs, request.name, request.news, request.resource_id, outs
-        )
-        if waits_in_create(request.type, new["config"]):
+        record = record_of(request.name, owner_of(request.urn), news)
+        found = await asyncio.to_thread(provider.update_job, request.resource_id, record)
+        outputs = await asyncio.to_thread(self._job_outputs, provider, request.news, record, found)
+        if waits_in_create(request.type, record.config):
             # Its wait, given now or stopped before (the engine updates a job it kept
             # after a failed create or update), is waited for here as in its create.
             wait = functools.partial(
                 self._waited_job,
                 request.urn,
                 provider,
-                outs,
-                request.resource_id,
-                inputs=request.news,
+                record,
+                found,
                 outputs=outputs,
+                inputs=request.news,
             )
             outputs = await asyncio.get_running_loop().run_in_executor(self.waits, wait)
         return UpdateResponse(outputs)
@@ -527,8 +518,8 @@ class VertexTrainingProvider(Provider):
         if request.type == schema.JOB_WAITER:
             return
         provider = self._job_provider(request.type)
-        state = self._recorded_state(request.urn, plain_map(request.properties))
-        await asyncio.to_thread(provider.delete, request.resource_id, state)
+        record = record_of(request.name, owner_of(request.urn), plain_map(request.properties))
+        await asyncio.to_thread(provider.delete_job, request.resource_id, record)
 
     async def cancel(self) -> None:
         """The engine's cancel (the first Ctrl-C): every wait in progress stops now and
@@ -604,75 +595,71 @@ class VertexTrainingProvider(Provider):
         self,
         urn: str,
         provider: TrainingJobProvider,
-        outs: Mapping[str, Any],
-        resource_id: str,
+        record: JobRecord,
+        submitted: JobObserved,
         *,
-        inputs: Mapping[str, PropertyValue],
         outputs: Mapping[str, PropertyValue],
+        inputs: Mapping[str, PropertyValue],
     ) -> dict[str, PropertyValue]:
         """A job's properties once its own create or update has waited for it
-        (``waits_in_create``), from its ``inputs`` and its properties when submitted
-        (``outputs``; its provider's ``outs``): read again when the wait ends, so that
-        its state, ``trials`` and ``bestTrial`` are those the `pulumi up` saw. The wait
-        is a waiter's (``JobWaiterProvider.wait_one``), on the job's own row. A job that
-        failed the wait, and a wait the engine's cancel stopped, fail the call with the
-        job kept (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates
-        it, which waits again, and submits nothing twice."""
+        (``waits_in_create``), from its ``inputs`` and its properties when ``submitted``
+        (``outputs``): read again when the wait ends, so that its state, ``trials`` and
+        ``bestTrial`` are those the `pulumi up` saw. The wait is a waiter's
+        (``JobWaiterProvider.wait_one``), on the job's own row. A job that failed the
+        wait, and a wait the engine's cancel stopped, fail the call with the job kept
+        (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates it, which
+        waits again, and submits nothing twice."""
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.cancellation import WaitCancelledError
 
-        parsed = resource_urn(urn)
-        name = parsed.name
+        resource_id = submitted.resource_name
         waits = {
             "resource_name": resource_id,
-            "until": waits_in_create(parsed.type, outs["config"]),
-            "config": outs["config"],
-            "stack": outs["stack"],
+            "until": waits_in_create(resource_urn(urn).type, record.config),
+            "config": record.config,
+            "stack": record.stack,
         }
         try:
-            message = "\n".join(self.waiter.wait_one(name, waits, urn)["problems"].values())
+            message = "\n".join(self.waiter.wait_one(record.name, waits, urn)["problems"].values())
         except WaitCancelledError as stopped:
             message = str(stopped)
-        found = provider.read(resource_id, outs)
+        found = provider.read_job(resource_id, record) or submitted  # (gone: as submitted)
         made = {key: outputs[key] for key in PREVIEWED_OUTPUTS if key in outputs}
-        now = found.outs if found.id and found.outs else outs  # (gone: as submitted)
-        properties = self._job_outputs(name, inputs, resource_id, now, made)
+        properties = self._job_outputs(provider, inputs, record, found, made)
         if message:
             raise InitFailedError(message, resource_id, properties, inputs)
         return properties
 
     def _job_outputs(
         self,
-        name: str,
+        provider: TrainingJobProvider,
         inputs: Mapping[str, PropertyValue],
-        resource_name: str,
-        outs: Mapping[str, Any],
+        record: JobRecord,
+        observed: JobObserved,
         made: Mapping[str, PropertyValue] | None = None,
     ) -> dict[str, PropertyValue]:
-        """A job resource's properties: its inputs as given, what its provider reports
-        (``RECORDED_OUTPUTS``), what the job it runs as names (its ID, pages, model
-        directory: ``resources.pages.job_outputs``), its ``waiterEntry``, and its request
-        and estimate (``made``: as recorded; else from its keys,
+        """A job resource's properties: its inputs as given, what its backend reports
+        (``observed``, in camelCase: those that are empty left out but the ones every
+        job has, ``schema.ALWAYS_SET``), what the job it runs as names (its ID, pages,
+        model directory: ``resources.pages.job_outputs``), its ``waiterEntry``, and its
+        request and estimate (``made``: as recorded; else from its keys,
         ``request_and_estimate``)."""
-        # The job's recorded inputs come back among its provider's outputs, and its
-        # output directory as its backend gives it (what its request names, or where a
-        # local job writes): nothing is parsed again for them.
-        config, settings = outs["config"], outs["stack"]
+        resource_name = observed.resource_name
         derived = job_outputs(
-            list(outs.get("attempts") or []),
+            observed.attempts,
             resource_name,
             self.defaults.settings.local_root,
-            str(outs.get("output_directory") or ""),
-            outs.get("best_trial"),
-            tuning="trials" in outs,
+            observed.output_directory,
+            observed.best_trial,
+            tuning=observed.tuning,
         )
-        values: dict[str, Any] = {"state": "", "error": "", "attempts": []}
-        values.update({prop: outs[key] for prop, key in RECORDED_OUTPUTS.items() if key in outs})
+        reported = observed.outputs((*provider.exported_keys, "attempts"))
+        values: dict[str, Any] = {shapes.camel(key): value for key, value in reported.items()}
         values["attempts"] = attempt_outputs(values["attempts"])  # the schema's types
         if "failure" in values:
             values["failure"] = camel_keys(values["failure"])
         if "trials" in values:  # the schema's Trial type
-            values["trials"] = [trial_output(trial) for trial in values["trials"] or []]
+            values["trials"] = [trial_output(trial) for trial in values["trials"]]
         if "bestTrial" in values:
             values["bestTrial"] = trial_output(values["bestTrial"])
         values.update(
@@ -683,9 +670,9 @@ class VertexTrainingProvider(Provider):
             modelDirectory=derived["model_directory"],
         )
         properties = {prop: property_value(value) for prop, value in values.items()}
-        spec = spec_of(name, config, settings)
+        spec = spec_of(record.name, record.config, record.stack)
         properties["waiterEntry"] = waiter_entry(
-            name, resource_name, spec, (config, settings), is_secret(inputs)
+            record.name, resource_name, spec, (record.config, record.stack), is_secret(inputs)
         )
         if made and set(made) == set(PREVIEWED_OUTPUTS):
             properties.update(made)
@@ -707,8 +694,8 @@ class VertexTrainingProvider(Provider):
         job that an update keeps (``NAMING_OUTPUTS``)."""
         parsed = resource_urn(urn)
         type_, name = parsed.type, parsed.name
-        job = recorded(name, owner_of(urn), plain_map(inputs))
-        config, settings = job["config"], job["stack"]
+        job = record_of(name, owner_of(urn), plain_map(inputs))
+        config, settings = job.config, job.stack
         outputs = dict.fromkeys(schema.JOB_OUTPUTS, UNKNOWN)
         if type_ == schema.TUNING_JOB:
             outputs.update(dict.fromkeys(schema.TUNING_OUTPUTS, UNKNOWN))
@@ -756,7 +743,7 @@ def _detailed_diff(
     }
     for prop in sorted(set(olds) | set(news)):
         old, new = olds.get(prop), news.get(prop)
-        if old == new or prop in RECORDED_OUTPUTS or prop in schema.JOB_OUTPUTS:
+        if old == new or prop in schema.JOB_OUTPUTS or prop in schema.TUNING_OUTPUTS:
             continue
         if prop == "job" and change.keys:
             continue  # (its keys, above; a job with none to compare is shown whole)

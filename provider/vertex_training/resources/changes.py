@@ -4,7 +4,7 @@
 returns one record: which of the job's own keys changed (``KeyChange``: each key of its
 config, in the stack config's naming, added, removed or changed), whether the job is
 replaced, which of those keys force that (every changed key but the provider-side ones,
-``PROVIDER_SIDE_KEYS``, which only update the resource), and why a replacement that no
+``api.bodies.PROVIDER_SIDE_KEYS``, which only update the resource), and why a replacement that no
 changed key forces is one (``cause``). The dynamic providers hand the engine its
 ``changed`` and ``replaces``; the plugin its keys, each on its property path. Neither
 host decides which key replaces a job.
@@ -16,11 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vertex_training.resources.state import SCHEMA_KEY
-
-#: The job's keys that never change what runs: changed alone, they update the resource in
-#: place (its ``wait``, ``adopt``, ``retry``, ``run_after``; the state's ``schema``).
-PROVIDER_SIDE_KEYS = ("wait", "adopt", "retry", "run_after", SCHEMA_KEY)
+from vertex_training.api.bodies import key_replaces
 
 #: Why a job is replaced though none of its own keys forces it: its ``retry`` submits its
 #: next attempt (``retry``), or a default it took, or a stack setting, changed what it
@@ -61,7 +57,7 @@ class JobChange:
 
 def replacing_keys(changed: list[str], replaced: bool) -> list[str]:
     """Those of ``changed`` that force a replacement, when the job is ``replaced``."""
-    return [key for key in changed if key not in PROVIDER_SIDE_KEYS] if replaced else []
+    return [key for key in changed if key_replaces(key, replaced)]
 
 
 def key_changes(old: Any, new: Any, replaced: bool) -> tuple[KeyChange, ...]:

@@ -9,7 +9,7 @@ job outputs both derive them here, from what the resource recorded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vertex_training.backends import job_places
@@ -22,13 +22,13 @@ from vertex_training.resources.tuning_job import best_model_directory
 ATTEMPT_KEYS = ("resource_name", "job_id", "console_url", "logs_url")
 
 
-def last_attempts(attempts: list[dict[str, Any]], key: str) -> str:
+def last_attempts(attempts: Sequence[Mapping[str, Any]], key: str) -> str:
     """``key`` of the last of ``attempts``; "" when there are none (or it lacks it)."""
     return str(attempts[-1].get(key) or "") if attempts else ""
 
 
 def job_outputs(
-    attempts: list[dict[str, Any]],
+    attempts: Sequence[Mapping[str, Any]],
     resource_name: str,
     local_root: str,
     named_output: str = "",

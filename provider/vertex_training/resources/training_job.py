@@ -65,9 +65,7 @@ from vertex_training.keys import job_key
 from vertex_training.resources.attempts import (
     Attempt,
     Attempts,
-    attempt_outputs,
     connect_backend,
-    failure_output,
     owner_of,
     stop,
 )
@@ -95,20 +93,17 @@ from vertex_training.resources.progress import (
     backend_notices,
     resource_urn,
 )
+from vertex_training.resources.records import JobObserved, JobRecord
 from vertex_training.resources.run_after import runs_after, wait_to_run
 from vertex_training.resources.state import (
     CONFIG_KEY,
-    OUTPUT_KEYS,
     OWNER_VIEW_KEYS,
     SCHEMA_KEY,
     SCHEMA_VERSION,
     ConfiguredProvider,
-    JobOutputs,
     ProviderSettings,
     is_unknown,
     known_run_after,
-    migrate_job,
-    migrate_recorded,
     recorded_view,
     same_job,
     whole_numbers,
@@ -128,12 +123,6 @@ if TYPE_CHECKING:
 #: Where a create says it took a job over (shown on the resource's row, ``backend_notices``).
 _LOG = logging.getLogger(BACKENDS_LOGGER)
 
-#: ``RUN_KEYS`` (``vertex_training.api.bodies``) say what runs and where. When one changes the
-#: job is replaced, and the replacement lists every changed key (the user's config keys
-#: among them); a change to config keys that leaves these alone (say, writing out a
-#: default) is an update.
-#: Inputs the engine hands back that are not the job's (the serialized provider).
-ENGINE_KEYS = ("__provider",)
 #: The one input the program gives a job's resource: its name, config and stack settings
 #: (``TrainingJob``), which ``check`` turns into the job's recorded inputs.
 JOB_INPUT = "job"
@@ -151,51 +140,26 @@ _TAKEN_OVER: set[str] = set()
 #: carried and logged by the engine at each step); a job with ``retry`` always records
 #: ``attempts``, which its stack outputs read.
 EXPORTED_OUTPUT_KEYS = ("state", "error")
-#: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
-DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
-
-
-def _job_inputs(
-    props: Mapping[str, Any], output_keys: tuple[str, ...] = OUTPUT_KEYS
-) -> dict[str, Any]:
-    """The checked inputs of a job, without engine keys and outputs."""
-    dropped = (*ENGINE_KEYS, *output_keys, *DERIVED_OUTPUT_KEYS)
-    return {k: v for k, v in props.items() if k not in dropped}
-
-
-def _status_outputs(status: JobStatus, backend: Backend, request: Mapping[str, Any]) -> JobOutputs:
-    """The outputs of a job from what its backend reports."""
-    from vertex_training.api.bodies import named_output_directory
-
-    base = backend.output_directory(status.name) or named_output_directory(request)
-    return {
-        "state": status.state,
-        "error": status.error,
-        "create_time": status.create_time,
-        "start_time": status.start_time,
-        "end_time": status.end_time,
-        "web_access_uris": dict(status.web_access_uris),
-        "output_directory": base,
-        "failure": failure_output(status),
-        # A job with retry: its provider lists the attempts (``attempt_outputs``).
-        "attempts": [],
-    }
 
 
 class TrainingJobProvider(ConfiguredProvider):
-    """The dynamic provider behind TrainingJob. Stateless: see the module docstring.
+    """The job operations, and the dynamic provider behind TrainingJob. Stateless: see
+    the module docstring.
 
-    Subclasses (vertex_training.resources.tuning_job) add outputs through ``output_keys`` and
-    ``outputs``.
+    Its typed operations (``check_job``, ``diff_job``, ``create_job``, ``read_job``,
+    ``update_job``, ``delete_job``: ``resources.records``) are what either host calls;
+    ``check``, ``diff``, ``create``, ``read``, ``update`` and ``delete`` adapt them to the
+    dynamic providers' dicts. A subclass (``vertex_training.resources.tuning_job``) runs
+    tuning jobs (``tuning``: their outputs add the trials).
     """
 
-    #: The outputs of this kind of job, besides its inputs, and its resource's type.
-    output_keys: tuple[str, ...] = OUTPUT_KEYS
-    #: Those the program reads (its resource registers a placeholder for each).
+    #: Those outputs the program reads (its resource registers a placeholder for each).
     exported_keys: tuple[str, ...] = EXPORTED_OUTPUT_KEYS
     resource_type: ClassVar[str] = "TrainingJob"
     #: Whether a job with a study is refused (a tuning job is another resource's).
     runs_no_study: ClassVar[bool] = True
+    #: Whether its jobs are tuning jobs, with trials (``JobObserved.trials``).
+    tuning: ClassVar[bool] = False
     #: How a create tries again after an uncertain failure (a class attribute, never
     #: pickled into the state; tests subclass to wait less).
     create_retry: ClassVar[CreateRetry] = CREATE_RETRY
@@ -206,43 +170,65 @@ class TrainingJobProvider(ConfiguredProvider):
         super().start(settings)
         self._listing = StackListing()
 
-    def outputs(
-        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        """The outputs of a job from what its backend reports."""
-        return dict(_status_outputs(status, backend, request))
-
-    def _recorded(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        """The job's checked inputs as recorded (any schema; schema 3's in schema 4's
-        shape), without engine keys and outputs."""
-        return migrate_recorded(_job_inputs(migrate_job(props), self.output_keys))
-
-    def _view(self, recorded: Mapping[str, Any]) -> dict[str, Any]:
-        """The job's ``recorded`` inputs with what the operations need (``recorded_view``)."""
-        try:
-            return recorded_view(recorded)
-        except SpecError as exc:
-            raise BackendError(
-                f"{job_key(str(recorded.get('name')))} as the state records it no longer "
-                f"reads as a job ({exc}); run `pulumi up` with the job as the stack config "
-                "has it now"
-            ) from exc
+    # ------------------------------------------------------------ the dynamic adapters
 
     def check(self, olds: Any, news: Any) -> CheckResult:
-        checked, issues = self.check_job(olds, news)
+        checked, issues = self.check_job(JobRecord.of_state(olds or {}), news[JOB_INPUT])
         name = str(news[JOB_INPUT]["name"])
         return CheckResult(checked, [_failure(name, issue) for issue in issues])
 
-    def check_job(self, olds: Any, news: Any) -> tuple[dict[str, Any], list[Issue]]:
-        """The job's checked inputs, and its mistakes named as its program wrote them:
-        by argument path (``job.workers.machine``) for a program's job, by stack config
-        key for a stack config's. Both hosts render these (``check``, and the plugin's
-        on its property paths)."""
+    def diff(self, id_: str, olds: Any, news: Any) -> DiffResult:
+        last = JobObserved.of_outputs(id_, olds)
+        change = self.diff_job(JobRecord.of_state(olds), JobRecord.of_state(news), last)
+        return DiffResult(
+            changes=change.changes,
+            replaces=list(change.replaces),
+            stables=["name"],
+            delete_before_replace=False,
+        )
+
+    def create(self, props: Any) -> CreateResult:
+        record = JobRecord.of_state(props)
+        observed = self.create_job(record)
+        return CreateResult(observed.resource_name, self.state_of(record, observed))
+
+    def read(self, id_: str, props: Any) -> ReadResult:
+        record = JobRecord.of_state(props)
+        observed = self.read_job(id_, record)
+        if observed is None:
+            return ReadResult("", {})
+        return ReadResult(observed.resource_name, self.state_of(record, observed))
+
+    def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
+        record = JobRecord.of_state(news)
+        return UpdateResult(self.state_of(record, self.update_job(id_, record)))
+
+    def delete(self, id_: str, props: Any) -> None:
+        self.delete_job(id_, JobRecord.of_state(props))
+
+    def state_of(self, record: JobRecord, observed: JobObserved) -> dict[str, Any]:
+        """A job resource's state: its ``record`` (nothing derived from it) and what the
+        backend reports of the job it tracks, those that are empty left out but the
+        ones its program reads (``EXPORTED_OUTPUT_KEYS``; a job with ``retry``'s
+        ``attempts``)."""
+        kept = (*self.exported_keys, *(("attempts",) if record.sets("retry") else ()))
+        return {**record.recorded(), **observed.outputs(kept)}
+
+    # ------------------------------------------------------------ the typed operations
+
+    def check_job(
+        self, old: JobRecord, job: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[Issue]]:
+        """The job's checked inputs (its record, as the state keeps it), and its mistakes
+        named as its program wrote them: by argument path (``job.workers.machine``) for a
+        program's job, by stack config key for a stack config's. ``job``: its ``job``
+        input (name, config, stack settings); ``old``: its record before (empty for a
+        new job). Both hosts render the mistakes (``check``, and the plugin's on its
+        property paths)."""
         from vertex_training import stackconfig
         from vertex_training.stackconfig.study import is_tuning_job
 
-        job = news[JOB_INPUT]
-        name, config, stack_values = job["name"], job.get(CONFIG_KEY), job.get("stack")
+        name, config, stack_values = job["name"], job.get(CONFIG_KEY), job["stack"]
         # The job as written; what runs is derived from it again where it is needed
         # (``recorded_view``).
         unchecked = {"name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack_values}
@@ -263,7 +249,7 @@ class TrainingJobProvider(ConfiguredProvider):
         config = whole_numbers(config or {})
         stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
         checked = {**unchecked, "stack": stack, CONFIG_KEY: config}
-        if not unknown and same_job(self._recorded(olds or {}), checked):
+        if not unknown and same_job(old.recorded(), checked):
             # Checked before, as it is (same config, same stack settings): it passed, and
             # an unchanged job is never submitted again, so it is not parsed again (a
             # no-change preview of many jobs then parses none).
@@ -288,42 +274,36 @@ class TrainingJobProvider(ConfiguredProvider):
         preflight = [] if partly_known else _preflight(spec, self.settings)
         return checked, [_shown(name, issue, stack) for issue in preflight]
 
-    def diff(self, _id: str, olds: Any, news: Any) -> DiffResult:
-        change = self.diff_job(olds, news)
-        return DiffResult(
-            changes=change.changes,
-            replaces=list(change.replaces),
-            stables=["name"],
-            delete_before_replace=False,
-        )
-
-    def diff_job(self, olds: Mapping[str, Any], news: Mapping[str, Any]) -> JobChange:
-        """What changed between a job's recorded state (``olds``) and its new inputs
-        (``news``), for either host (``resources.changes``)."""
-        old, new = self._recorded(olds), self._recorded(news)
-        if same_job(old, new) and olds.get("state") != states.FAILED:
+    def diff_job(
+        self, old: JobRecord, new: JobRecord, last: JobObserved | None = None
+    ) -> JobChange:
+        """What changed between a job's ``old`` record and its ``new`` one, for either host
+        (``resources.changes``); ``last``: what the resource last saw of its job (a
+        failed job with ``retry`` may have an attempt left)."""
+        failed = last is not None and last.state == states.FAILED
+        if old.same_job(new) and not failed:
             # The same config and stack settings make the same job (``recorded_view``
             # derives it from nothing else): no change, with no parse (a no-change
-            # preview of many jobs). A failed job with `retry` may have an attempt left.
+            # preview of many jobs).
             return JobChange()
-        old_config, new_config = old.get(CONFIG_KEY), new.get(CONFIG_KEY)
         try:
-            old = recorded_view(old)
+            was = recorded_view(old.recorded())
         except SpecError:
             # Recorded by a release that read it differently: what it runs is unknown,
             # so every key counts as changed (the job is replaced).
-            old = {}
+            was = {}
+        now = new.recorded()
         with contextlib.suppress(SpecError):
-            new = recorded_view(new)  # a job with unknown values in a preview stays unparsed
+            now = recorded_view(now)  # a job with unknown values in a preview stays unparsed
         # The stack settings count through what they change: the request and location.
         # The schema a state was written in is no change by itself.
         # Nor is whom the job belongs to: a job recorded before the view named its Pulumi
         # project is the same job with it.
-        keys = (set(old) | set(new)) - {"stack", SCHEMA_KEY, *OWNER_VIEW_KEYS}
-        changed = sorted(k for k in keys if run_key_differs(k, old, new))
-        replaces = replacing_keys(changed, runs_differently(old, new))
+        keys = (set(was) | set(now)) - {"stack", SCHEMA_KEY, *OWNER_VIEW_KEYS}
+        changed = sorted(k for k in keys if run_key_differs(k, was, now))
+        replaces = replacing_keys(changed, runs_differently(was, now))
         cause: Cause = ""
-        if not replaces and retries_on_next_up(olds, new):
+        if not replaces and retries_on_next_up(last, now):
             # The recorded job (as the last read, update or `pulumi refresh` saw it)
             # failed in a way its `retry` names and attempts are left. The engine calls
             # create only for a new or replaced resource, so the resubmission is reported
@@ -331,35 +311,33 @@ class TrainingJobProvider(ConfiguredProvider):
             # its label and submits the next one (``Attempts.advance``), and the delete of
             # the replaced state leaves alone the attempts the new one lists.
             replaces, changed, cause = ["retry"], sorted({*changed, "retry"}), "retry"
-        config_keys = key_changes(old_config, new_config, bool(replaces))
+        config_keys = key_changes(old.config, new.config, bool(replaces))
         if replaces and not cause and not any(key.replaces for key in config_keys):
             cause = "settings"  # a default the job took, or a stack setting, changed
         return JobChange(tuple(changed), tuple(replaces), config_keys, cause)
 
-    def create(self, props: Any) -> CreateResult:
-        return self.create_at(props)
-
-    def create_at(self, props: Any, urn: str = "") -> CreateResult:
-        """``create``, showing what slows the submission down (a request quota) on the row
-        of the resource ``urn`` (by default the dynamic resource's of the job's name)."""
-        recorded = self._recorded(props)
-        inputs = self._view(recorded)
-        owner = owner_of(inputs)
+    def create_job(self, record: JobRecord, urn: str = "") -> JobObserved:
+        """Submit the job of ``record`` (or take over the one an earlier `pulumi up`
+        submitted, or the one it adopts), once the jobs it runs after have succeeded.
+        What slows the submission down (a request quota) is shown on the row of the
+        resource ``urn`` (by default the dynamic resource's of the job's name)."""
+        view = record.view()
+        owner = owner_of(view)
         log = EngineLog.from_process(
-            urn or resource_urn(owner.stack, self.resource_type, inputs["name"], owner.project)
+            urn or resource_urn(owner.stack, self.resource_type, view["name"], owner.project)
         )
         with contextlib.closing(log), backend_notices(log):
-            if prerequisites := runs_after(inputs):
-                wait_to_run(inputs["name"], prerequisites, self.settings, log)
-            return self._create(inputs, recorded)
+            if prerequisites := runs_after(view):
+                wait_to_run(view["name"], prerequisites, self.settings, log)
+            return self._submit(view)
 
-    def _create(self, inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> CreateResult:
-        if inputs.get("adopt"):
-            backend = connect_backend(inputs["location"], self.settings)
-            status = backend.get(inputs["adopt"])
+    def _submit(self, view: Mapping[str, Any]) -> JobObserved:
+        if view.get("adopt"):
+            backend = connect_backend(view["location"], self.settings)
+            status = backend.get(view["adopt"])
             if status is None:
                 raise BackendError(
-                    f"{job_key(inputs['name'], 'adopt')} names {inputs['adopt']}, "
+                    f"{job_key(view['name'], 'adopt')} names {view['adopt']}, "
                     "which does not exist; remove `adopt` to submit a new job"
                 )
             attempts: list[Attempt] = []
@@ -367,8 +345,8 @@ class TrainingJobProvider(ConfiguredProvider):
             # A job without retry looks its label up in the stack's listing (one list
             # call per location for the whole update); the attempts of one with retry
             # are looked up afresh (the waiter may have submitted some).
-            listing = None if inputs.get("retry") else getattr(self, "_listing", None)
-            job = Attempts(inputs, self.settings, listing)
+            listing = None if view.get("retry") else getattr(self, "_listing", None)
+            job = Attempts(view, self.settings, listing)
             tracked, attempts = job.advance(self.create_retry)
             assert tracked.status is not None
             status, backend = tracked.status, job.backend(tracked)
@@ -384,34 +362,16 @@ class TrainingJobProvider(ConfiguredProvider):
                     "--clear-pending-creates` once this update is done",
                     status.name,
                 )
-        return CreateResult(status.name, self._outputs(recorded, inputs, status, backend, attempts))
-
-    def _outputs(
-        self,
-        recorded: Mapping[str, Any],
-        inputs: Mapping[str, Any],
-        status: JobStatus,
-        backend: Backend,
-        attempts: list[Attempt],
-    ) -> dict[str, Any]:
-        """The resource's outputs: its ``recorded`` inputs (nothing derived from them) and
-        what the backend reports of the job it tracks, those that are empty left out
-        (``EXPORTED_OUTPUT_KEYS``)."""
-        reported = {
-            **self.outputs(status, backend, inputs["request"]),
-            "attempts": attempt_outputs(attempts, inputs),
-        }
-        kept = (*self.exported_keys, *(("attempts",) if inputs.get("retry") else ()))
-        return {**recorded, **{k: v for k, v in reported.items() if v or k in kept}}
+        return JobObserved.of_status(status, backend, view, attempts, tuning=self.tuning)
 
     def _follow(
-        self, id_: str, inputs: Mapping[str, Any]
+        self, id_: str, view: Mapping[str, Any]
     ) -> tuple[JobStatus | None, Backend, list[Attempt]]:
         """The job the resource tracks: for a job with ``retry``, its current attempt
         (``Attempts.current``: the waiter or an earlier run may have moved on from
         ``id_``), else ``id_`` itself."""
-        if inputs.get("retry") and not inputs.get("adopt"):
-            job = Attempts(inputs, self.settings)
+        if view.get("retry") and not view.get("adopt"):
+            job = Attempts(view, self.settings)
             found = job.find()
             current = Attempts.current(found)
             if current is not None:
@@ -419,38 +379,38 @@ class TrainingJobProvider(ConfiguredProvider):
         backend = connect_backend(location_of(id_), self.settings)
         return backend.get(id_), backend, []
 
-    def read(self, id_: str, props: Any) -> ReadResult:
-        recorded = self._recorded(props)
-        inputs = self._view(recorded)
-        status, backend, attempts = self._follow(id_, inputs)
+    def read_job(self, id_: str, record: JobRecord) -> JobObserved | None:
+        """The job the resource of ``record`` tracks (``id_``, or its current attempt), as
+        its backend reports it now; None when it is gone (deleted outside Pulumi)."""
+        view = record.view()
+        status, backend, attempts = self._follow(id_, view)
         if status is None:
-            return ReadResult("", {})
-        outs = self._outputs(recorded, inputs, status, backend, attempts)
-        return ReadResult(status.name, outs)
+            return None
+        return JobObserved.of_status(status, backend, view, attempts, tuning=self.tuning)
 
-    def update(self, id_: str, _olds: Any, news: Any) -> UpdateResult:
-        recorded = self._recorded(news)
-        inputs = self._view(recorded)
-        status, backend, attempts = self._follow(id_, inputs)
-        if status is None:
+    def update_job(self, id_: str, record: JobRecord) -> JobObserved:
+        """An update of what only the provider reads (``wait``, ``adopt``, ``retry``,
+        ``run_after``): the job as it is now, which must still exist."""
+        observed = self.read_job(id_, record)
+        if observed is None:
             raise BackendError(
                 f"job {id_} no longer exists; run `pulumi refresh` to drop it from the stack"
             )
-        return UpdateResult(self._outputs(recorded, inputs, status, backend, attempts))
+        return observed
 
-    def delete(self, id_: str, props: Any) -> None:
+    def delete_job(self, id_: str, record: JobRecord) -> None:
+        """Cancel the job (every attempt of one with ``retry``), wait for it to stop, and
+        delete it; a job this process took over for another resource is left to it."""
         if not id_ or id_ in _TAKEN_OVER:
             return
-        recorded = self._recorded(props)
         doomed: dict[str, Backend] = {}
         # Only a job with retry needs its config read: every attempt, each in its region
         # (one the waiter submitted after the one this state records included), so none
         # is left behind. Any other is deleted by its resource name alone.
-        config = recorded.get(CONFIG_KEY)
-        if recorded.get("retry") or (isinstance(config, Mapping) and config.get("retry")):
-            inputs = self._view(recorded)
-            if inputs.get("retry") and not inputs.get("adopt"):
-                job = Attempts(inputs, self.settings)
+        if record.sets("retry"):
+            view = record.view()
+            if view.get("retry") and not view.get("adopt"):
+                job = Attempts(view, self.settings)
                 for attempt in job.find():
                     assert attempt.status is not None
                     doomed[attempt.status.name] = job.backend(attempt)
@@ -461,14 +421,14 @@ class TrainingJobProvider(ConfiguredProvider):
             where.delete(name)
 
 
-def retries_on_next_up(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether a job's recorded state is a failure its ``retry`` names with attempts
-    left: then the next `pulumi up` submits its next attempt (``diff``)."""
-    retry = news.get("retry") or {}
-    if not retry or olds.get("state") != states.FAILED:
+def retries_on_next_up(last: JobObserved | None, view: Mapping[str, Any]) -> bool:
+    """Whether a job's ``last`` state is a failure its ``retry`` (of its ``view``) names,
+    with attempts left: then the next `pulumi up` submits its next attempt (``diff``)."""
+    retry = view.get("retry") or {}
+    if not retry or last is None or last.state != states.FAILED:
         return False
-    kind = (olds.get("failure") or {}).get("class")
-    used = max((int(a.get("attempt", 1)) for a in olds.get("attempts") or []), default=1)
+    kind = last.failure.get("class")
+    used = max((int(a.get("attempt", 1)) for a in last.attempts), default=1)
     return kind in (retry.get("when") or ()) and used < len(retry.get("attempts") or ())
 
 

@@ -29,18 +29,16 @@ import pulumi
 from vertex_training.errors import KeyIssue
 from vertex_training.keys import job_key
 from vertex_training.resources.job_arguments import JOB_ARGUMENT, from_program
-from vertex_training.resources.state import TUNING_OUTPUT_KEYS
 from vertex_training.resources.training_job import (
     EXPORTED_OUTPUT_KEYS,
-    JOB_INPUT,
     TrainingJob,
     TrainingJobProvider,
 )
 from vertex_training.stackconfig.study import is_tuning_job
 
 if TYPE_CHECKING:
-    from vertex_training.backends.base import Backend, JobStatus
     from vertex_training.errors import Issue
+    from vertex_training.resources.records import JobRecord
 
 #: The outputs of a HyperparameterTuningJob the program reads (its outputs, besides its
 #: inputs: ``state.TUNING_OUTPUT_KEYS``).
@@ -57,14 +55,15 @@ def best_model_directory(output_directory: str, best_trial: Mapping[str, Any] | 
 class HyperparameterTuningJobProvider(TrainingJobProvider):
     """The dynamic provider behind HyperparameterTuningJob: TrainingJob's, plus trials."""
 
-    output_keys = TUNING_OUTPUT_KEYS
     exported_keys = TUNING_EXPORTED_KEYS
     resource_type = "HyperparameterTuningJob"
     runs_no_study = False
+    tuning = True
 
-    def check_job(self, olds: Any, news: Any) -> tuple[dict[str, Any], list[Issue]]:
-        checked, issues = super().check_job(olds, news)
-        job = news[JOB_INPUT]
+    def check_job(
+        self, old: JobRecord, job: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[Issue]]:
+        checked, issues = super().check_job(old, job)
         config = job.get("config")
         if not issues and isinstance(config, Mapping) and not is_tuning_job(config):
             stack = job.get("stack")
@@ -76,11 +75,6 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
             )
             return checked, [KeyIssue(key, None, message)]
         return checked, issues
-
-    def outputs(
-        self, status: JobStatus, backend: Backend, request: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        return {**super().outputs(status, backend, request), **status.trial_outputs()}
 
 
 class HyperparameterTuningJob(TrainingJob, module="vertex", name="HyperparameterTuningJob"):

@@ -27,13 +27,13 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from vertex_training.api.bodies import runs_differently
+from vertex_training.api.bodies import key_replaces, runs_differently
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import JOBS_KEY
 
@@ -245,8 +245,10 @@ def plan_stack(
             change = SUBMIT
         elif _runs_differently(old, new):
             change = REPLACE
+            # Which keys force it, as the providers' diff marks them.
+            keys = [replace(k, replaces=key_replaces(k.key, True)) for k in keys]
             if not keys:
-                keys = [KeyChange("python_package (trainer sources)", "before", "changed")]
+                keys = [KeyChange("python_package (trainer sources)", "before", "changed", True)]
         else:
             change = UPDATE if keys else UNCHANGED
         plans.append(

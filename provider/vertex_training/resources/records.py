@@ -1,0 +1,191 @@
+"""The job operations' typed records, for either host: what a job's resource records of
+its inputs (``JobRecord``), and what its backend reports of the job it tracks
+(``JobObserved``).
+
+``TrainingJobProvider``'s typed operations (``diff_job``, ``create_job``, ``read_job``,
+``update_job``, ``delete_job``) take and give these. Each host converts once, at its own
+edge: the dynamic providers from and to the state's dicts (``JobRecord.of_state``,
+``JobObserved.outputs``), the plugin from and to its properties in the schema's naming.
+Neither host derives a job's inputs or outputs anywhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vertex_training.errors import BackendError, SpecError
+from vertex_training.keys import job_key
+from vertex_training.resources.state import (
+    CONFIG_KEY,
+    OUTPUT_KEYS,
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    TUNING_OUTPUT_KEYS,
+    migrate_job,
+    migrate_recorded,
+    recorded_view,
+    same_job,
+)
+
+if TYPE_CHECKING:
+    from vertex_training.backends.base import Backend, JobStatus
+    from vertex_training.resources.attempts import Attempt
+
+#: Inputs the engine hands back that are not the job's (the serialized provider).
+ENGINE_KEYS = ("__provider",)
+#: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
+DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job's recorded inputs: its name, its keys as a stack config has them
+    (``config``: a mapping, or a preview's unknown), the stack settings it was given
+    (``stack``) and the state's schema. A state of schema 2 recorded what runs (a
+    ``JobView``, its ``request`` among it) beside the keys: ``written`` keeps such a
+    record as it was read, and ``view`` reads it from there (``recorded_view``)."""
+
+    name: str
+    config: Any
+    stack: Mapping[str, Any]
+    schema: int = SCHEMA_VERSION
+    #: A record of schema 2 as read (``migrate_job``); None for today's.
+    written: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of_state(cls, props: Mapping[str, Any]) -> JobRecord:
+        """The record in a job resource's state (inputs and outputs of any schema, engine
+        keys among them)."""
+        migrated = migrate_job(props)
+        dropped = {*ENGINE_KEYS, *TUNING_OUTPUT_KEYS, *DERIVED_OUTPUT_KEYS}
+        inputs = migrate_recorded({k: v for k, v in migrated.items() if k not in dropped})
+        name = str(inputs.get("name") or "")
+        stack = inputs.get("stack")
+        stack = stack if isinstance(stack, Mapping) else {}
+        if inputs.get(SCHEMA_KEY) != SCHEMA_VERSION or "request" in inputs:
+            return cls(name, None, stack, int(inputs.get(SCHEMA_KEY) or 0), inputs)
+        return cls(name, inputs.get(CONFIG_KEY), stack)
+
+    def recorded(self) -> dict[str, Any]:
+        """The record as a job resource's state holds it (its inputs)."""
+        if self.written is not None:
+            return dict(self.written)
+        return {
+            "name": self.name,
+            SCHEMA_KEY: self.schema,
+            "stack": self.stack,
+            CONFIG_KEY: self.config,
+        }
+
+    def same_job(self, other: JobRecord) -> bool:
+        """Whether ``other`` records the same config and stack settings (today's schema)."""
+        return same_job(self.recorded(), other.recorded())
+
+    def view(self) -> dict[str, Any]:
+        """The record with what the operations need of the job (``recorded_view``: its
+        request, location, wait, adopt, retry), the config's keys beside them. A record
+        that no longer reads as a job is refused, saying how to bring it back."""
+        try:
+            return recorded_view(self.recorded())
+        except SpecError as exc:
+            raise BackendError(
+                f"{job_key(self.name)} as the state records it no longer reads as a job "
+                f"({exc}); run `pulumi up` with the job as the stack config has it now"
+            ) from exc
+
+    def sets(self, key: str) -> bool:
+        """Whether the job sets the key ``key`` of its config (or, recorded by schema 2,
+        of its view) without parsing it."""
+        keys = self.written if self.written is not None else self.config
+        return isinstance(keys, Mapping) and bool(keys.get(key))
+
+
+@dataclass(frozen=True)
+class JobObserved:
+    """What a job's backend reports of the job its resource tracks (``state.JobOutputs``):
+    the resource's ID (``resource_name``) and outputs. ``trials`` is a tuning job's (None
+    for a custom job); ``best_trial`` is None before a trial succeeded. ``attempts`` lists
+    every attempt of a job with ``retry``, oldest first, and is empty for any other."""
+
+    resource_name: str
+    state: str = ""
+    error: str = ""
+    create_time: str = ""
+    start_time: str = ""
+    end_time: str = ""
+    web_access_uris: Mapping[str, str] = field(default_factory=dict)
+    output_directory: str = ""
+    #: A FAILED job's error, classified (``api.failures.Failure.to_output``); {} else.
+    failure: Mapping[str, Any] = field(default_factory=dict)
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    trials: tuple[Mapping[str, Any], ...] | None = None
+    best_trial: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of_status(
+        cls,
+        status: JobStatus,
+        backend: Backend,
+        view: Mapping[str, Any],
+        attempts: list[Attempt],
+        *,
+        tuning: bool,
+    ) -> JobObserved:
+        """The job as ``backend`` reports it (``status``), for a job of ``view``
+        (``JobRecord.view``), with its ``attempts`` as found or submitted; a ``tuning``
+        job's trials too."""
+        from vertex_training.api.bodies import named_output_directory
+        from vertex_training.resources.attempts import attempt_outputs, failure_output
+
+        base = backend.output_directory(status.name) or named_output_directory(view["request"])
+        trials: dict[str, Any] = status.trial_outputs() if tuning else {}
+        return cls(
+            status.name,
+            state=status.state,
+            error=status.error,
+            create_time=status.create_time,
+            start_time=status.start_time,
+            end_time=status.end_time,
+            web_access_uris=dict(status.web_access_uris),
+            output_directory=base,
+            failure=failure_output(status),
+            attempts=tuple(attempt_outputs(attempts, view)),
+            trials=tuple(trials["trials"]) if tuning else None,
+            best_trial=trials.get("best_trial"),
+        )
+
+    @classmethod
+    def of_outputs(cls, resource_name: str, outputs: Mapping[str, Any]) -> JobObserved:
+        """What a job resource recorded of its job (its ``outputs``, in the state's
+        naming, ``state.JobOutputs``: a missing one reads as empty)."""
+        known = {f.name for f in dataclasses.fields(cls)} - {"resource_name"}
+        values = {key: outputs[key] for key in known if outputs.get(key) is not None}
+        for key in ("attempts", "trials"):
+            if key in values:
+                values[key] = tuple(values[key] or ())
+        return cls(resource_name, **values)
+
+    @property
+    def tuning(self) -> bool:
+        """Whether the job is a tuning job (it has trials, maybe none yet)."""
+        return self.trials is not None
+
+    def outputs(self, kept: tuple[str, ...]) -> dict[str, Any]:
+        """The resource's outputs in the state's naming (``state.JobOutputs``): those that
+        are empty left out, but ``kept`` (every key of every job is carried and logged by
+        the engine at each step)."""
+        keys = TUNING_OUTPUT_KEYS if self.tuning else OUTPUT_KEYS
+        values = {key: _plain(getattr(self, key)) for key in keys}
+        return {key: value for key, value in values.items() if value or key in kept}
+
+
+def _plain(value: Any) -> Any:
+    """An output as the state records it (a list for a tuple, a dict for a mapping)."""
+    if isinstance(value, tuple):
+        return [dict(item) if isinstance(item, Mapping) else item for item in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
