@@ -166,15 +166,24 @@ class TestCheck:
         assert "packageUris" in result.failures[0].reason
 
     def test_a_provider_setting_it_cannot_use_is_refused(self) -> None:
-        """vertex-training:localAccelerators takes gpu or cpu."""
+        """vertex-training:localAccelerators takes gpu or cpu, vertex-training:backend
+        vertex or local: refused in the stack config's words (one rule for both)."""
         provider = VertexTrainingProvider("0.0.1")
-        result = asyncio.run(
-            provider.check_config(
-                CheckRequest("urn", {}, values({"localAccelerators": "tpu"}), b"")
-            )
-        )
-        [failure] = result.failures
-        assert failure.property == "localAccelerators" and "gpu, cpu" in failure.reason
+        given = values({"localAccelerators": "tpu", "backend": "vertx"})
+        result = asyncio.run(provider.check_config(CheckRequest("urn", {}, given, b"")))
+        assert [(f.property, f.reason) for f in result.failures] == [
+            (
+                "backend",
+                "vertex-training:backend: must be vertex or local. Did you mean vertex? "
+                "(got 'vertx')",
+            ),
+            (
+                "localAccelerators",
+                "vertex-training:localAccelerators: must be gpu (local jobs use this "
+                "machine's GPUs) or cpu (a job with accelerators runs on the CPU when there "
+                "is no GPU here) (got 'tpu')",
+            ),
+        ]
 
 
 class TestLifecycle:

@@ -276,21 +276,22 @@ class VertexTrainingProvider(Provider):
         the plugin's version (the state names the release that made it, not code). The
         credential settings the schema marks secret are recorded as secrets, however
         they were given (the engine encrypts them in the state)."""
-        from vertex_training.stackconfig import BACKENDS
+        from vertex_training.stackconfig import (
+            BACKENDS,
+            backend_issue,
+            local_accelerators_issue,
+        )
 
         news = plain_map(request.new_inputs)
         failures = []
-        allowed = {"localAccelerators": LOCAL_ACCELERATOR_MODES, "backend": BACKENDS}
-        for name, values in allowed.items():
+        rules = {
+            "backend": (BACKENDS, backend_issue),
+            "localAccelerators": (LOCAL_ACCELERATOR_MODES, local_accelerators_issue),
+        }
+        for name, (values, refusal) in rules.items():
             value = news.get(name)
             if value not in (None, "", UNKNOWN_TEXT, *values):
-                failures.append(
-                    CheckFailure(
-                        name,
-                        f"vertex-training:{name}: {value!r} is not one of "
-                        f"{', '.join(values)}; write one of them (docs/plugin.md)",
-                    )
-                )
+                failures.append(CheckFailure(name, str(refusal(value))))
         inputs = {**request.new_inputs, "version": PropertyValue(self.version)}
         for name in schema.SECRET_SETTINGS:
             if name in inputs and not inputs[name].is_secret:

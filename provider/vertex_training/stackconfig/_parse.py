@@ -156,6 +156,24 @@ def _stack_text(
     return None
 
 
+def backend_issue(written: Any) -> Issue:
+    """The refusal of ``vertex-training:backend: <written>``, a value no backend has
+    (the stack config's and the provider plugin's)."""
+    hint = did_you_mean(str(written), BACKENDS)
+    return Issue(BACKEND_KEY, written, f"must be {one_of(BACKENDS)}" + (f".{hint}" if hint else ""))
+
+
+def local_accelerators_issue(written: Any) -> Issue:
+    """The refusal of ``vertex-training:localAccelerators: <written>``, a value that is
+    neither mode (the stack config's and the provider plugin's)."""
+    return Issue(
+        LOCAL_ACCELERATORS_KEY,
+        written,
+        "must be gpu (local jobs use this machine's GPUs) or cpu (a job with "
+        "accelerators runs on the CPU when there is no GPU here)",
+    )
+
+
 def stack_settings(
     config: Mapping[str, Any], stack: str
 ) -> tuple[StackSettings, stack_platform.Platform | None, list[Issue]]:
@@ -185,23 +203,14 @@ def stack_settings(
     written = config.get(BACKEND_KEY) or "vertex"
     backend = next((known for known in BACKENDS if known == written), None)
     if backend is None:
-        hint = did_you_mean(str(written), BACKENDS)
-        message = f"must be {one_of(BACKENDS)}" + (f".{hint}" if hint else "")
-        issues.append(Issue(BACKEND_KEY, written, message))
+        issues.append(backend_issue(written))
         backend = "local"  # keep checking the jobs without the vertex-only rules
     project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
     region = _stack_text(config, GCP_REGION_KEY, "us-central1", issues)
     api_endpoint = _stack_text(config, API_ENDPOINT_KEY, "127.0.0.1:50051", issues)
     local_accelerators = config.get(LOCAL_ACCELERATORS_KEY) or LOCAL_GPU
     if local_accelerators not in LOCAL_ACCELERATOR_MODES:
-        issues.append(
-            Issue(
-                LOCAL_ACCELERATORS_KEY,
-                local_accelerators,
-                "must be gpu (local jobs use this machine's GPUs) or cpu (a job with "
-                "accelerators runs on the CPU when there is no GPU here)",
-            )
-        )
+        issues.append(local_accelerators_issue(local_accelerators))
     platform, platform_issues = stack_platform.resolve_platform(
         config.get(PLATFORM_KEY),
         stack=stack,
