@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.keys import job_key
@@ -24,6 +24,7 @@ from vertex_training.resources.state import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
     TUNING_OUTPUT_KEYS,
+    JobView,
     migrate_job,
     migrate_recorded,
     recorded_view,
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
+#: What the operations read of a job (``JobView``'s keys).
+VIEW_KEYS = tuple(JobView.__annotations__)
 #: Outputs of schema 2 that schema 3 derives instead: dropped from a state read back.
 DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "model_directory")
 
@@ -84,17 +87,19 @@ class JobRecord:
         """Whether ``other`` records the same config and stack settings (today's schema)."""
         return same_job(self.recorded(), other.recorded())
 
-    def view(self) -> dict[str, Any]:
-        """The record with what the operations need of the job (``recorded_view``: its
-        request, location, wait, adopt, retry), the config's keys beside them. A record
-        that no longer reads as a job is refused, saying how to bring it back."""
+    def view(self) -> JobView:
+        """What the operations need of the job (``state.JobView``: its request, location,
+        owner, wait, adopt, retry, run_after), as ``recorded_view`` reads it from the
+        record. A record that no longer reads as a job is refused, saying how to bring
+        it back."""
         try:
-            return recorded_view(self.recorded())
+            viewed = recorded_view(self.recorded())
         except SpecError as exc:
             raise BackendError(
                 f"{job_key(self.name)} as the state records it no longer reads as a job "
                 f"({exc}); run `pulumi up` with the job as the stack config has it now"
             ) from exc
+        return cast("JobView", {key: viewed[key] for key in VIEW_KEYS if key in viewed})
 
     def sets(self, key: str) -> bool:
         """Whether the job sets the key ``key`` of its config (or, recorded by schema 2,
@@ -129,7 +134,7 @@ class JobObserved:
         cls,
         status: JobStatus,
         backend: Backend,
-        view: Mapping[str, Any],
+        view: JobView,
         attempts: list[Attempt],
         *,
         tuning: bool,

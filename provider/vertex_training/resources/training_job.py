@@ -118,6 +118,7 @@ if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
     from vertex_training.errors import Issue
     from vertex_training.resources.arguments import BackendName, ImageRowArgs, TrainingJobArgs
+    from vertex_training.resources.state import JobView
     from vertex_training.stackconfig import JobSpec
 
 #: Where a create says it took a job over (shown on the resource's row, ``backend_notices``).
@@ -331,7 +332,7 @@ class TrainingJobProvider(ConfiguredProvider):
                 wait_to_run(view["name"], prerequisites, self.settings, log)
             return self._submit(view)
 
-    def _submit(self, view: Mapping[str, Any]) -> JobObserved:
+    def _submit(self, view: JobView) -> JobObserved:
         if view.get("adopt"):
             backend = connect_backend(view["location"], self.settings)
             status = backend.get(view["adopt"])
@@ -364,9 +365,7 @@ class TrainingJobProvider(ConfiguredProvider):
                 )
         return JobObserved.of_status(status, backend, view, attempts, tuning=self.tuning)
 
-    def _follow(
-        self, id_: str, view: Mapping[str, Any]
-    ) -> tuple[JobStatus | None, Backend, list[Attempt]]:
+    def _follow(self, id_: str, view: JobView) -> tuple[JobStatus | None, Backend, list[Attempt]]:
         """The job the resource tracks: for a job with ``retry``, its current attempt
         (``Attempts.current``: the waiter or an earlier run may have moved on from
         ``id_``), else ``id_`` itself."""
