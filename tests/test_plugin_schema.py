@@ -12,7 +12,7 @@ import pytest
 from tests.release import RELEASE
 from vertex_training.errors import Issue
 from vertex_training.plugin import schema, shapes
-from vertex_training.plugin.provider import property_failure
+from vertex_training.plugin.job_shapes import property_failure
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 
 REPO = Path(__file__).resolve().parent.parent

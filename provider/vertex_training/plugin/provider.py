@@ -71,49 +71,46 @@ from pulumi.provider.experimental.provider import (
 )
 
 from vertex_training.credentials import GoogleAuth
-from vertex_training.errors import BackendError, MissingSetting
-from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, LOCAL_ACCELERATOR_MODES
-from vertex_training.packaging import POOL_KEYS
-from vertex_training.plugin import schema, shapes
+from vertex_training.errors import BackendError
+from vertex_training.keys import LOCAL_ACCELERATOR_MODES
+from vertex_training.plugin import schema
 from vertex_training.plugin.importing import imported_inputs
 from vertex_training.plugin.inputs import job_input, owner_of, resource_urn
+from vertex_training.plugin.job_shapes import (
+    Host,
+    detailed_diff,
+    job_preview,
+    job_properties,
+    last_observed,
+    plugin_failures,
+    property_failure,
+    record_of,
+    replaces,
+    top,
+)
 from vertex_training.plugin.previews import (
-    NAMING_OUTPUTS,
     PREVIEWED_OUTPUTS,
-    UNKNOWN,
     PriceSnapshot,
     Replacement,
     preview_text,
-    request_and_estimate,
     show,
-    spec_of,
     unseen,
     waits_in_create,
 )
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import (
     attempt_outputs,
-    camel_keys,
-    diff_kind,
     entry_failures,
-    trial_output,
     waited_trials,
     waiter_diff,
-    waiter_entry,
     waiter_state,
     waiting_again,
 )
-from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
-from vertex_training.resources.pages import job_outputs
 from vertex_training.resources.records import JobObserved, JobRecord
-from vertex_training.resources.state import (
-    ProviderSettings,
-)
+from vertex_training.resources.state import ProviderSettings
 
 if TYPE_CHECKING:
-    from vertex_training.errors import Issue
-    from vertex_training.resources.changes import JobChange
     from vertex_training.resources.training_job import TrainingJobProvider
 
 #: How many creates may wait for the jobs they run after at once (a pipeline's steps each
@@ -167,63 +164,6 @@ class Defaults:
         return filled
 
 
-def record_of(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> JobRecord:
-    """A job resource's record for the job operations (``resources.records``), from its
-    inputs (plain, in the schema's naming: ``job_input``)."""
-    return JobRecord(**job_input(name, owner, inputs))
-
-
-def last_observed(resource_id: str, properties: Mapping[str, Any]) -> JobObserved:
-    """What a job resource's recorded properties (plain) say of its job when it was last
-    seen: its state, its failure and attempts (all a diff reads of them)."""
-    return JobObserved(
-        resource_id,
-        state=str(properties.get("state") or ""),
-        failure=properties.get("failure") or {},
-        attempts=tuple(properties.get("attempts") or ()),
-    )
-
-
-#: The stack-wide settings a stack config's refusal names, as a program sets them for a
-#: plugin's resource: its own property.
-SETTING_PROPERTIES = {GCP_PROJECT_KEY: "project", GCP_REGION_KEY: "region"}
-
-#: What a job that lacks a setting (``errors.MissingSetting``) tells a program's author,
-#: where a stack config's author is told the stack config key.
-MISSING_SETTINGS = {
-    "project": (
-        "jobs on the vertex backend need a Google Cloud project: give the resource's "
-        "`project` (or a TrainingPlatform's `jobSettings` as its `platform`), or set the "
-        "provider's default with `pulumi config set vertex-training:project <project-id>` "
-        "(or set vertex-training:backend to local to run on this machine)"
-    ),
-    "region": (
-        "no region: give the resource's `region` (or the job's own), or set the "
-        "provider's default with `pulumi config set vertex-training:region us-central1`"
-    ),
-}
-
-
-def property_failure(issue: Issue) -> CheckFailure:
-    """A job's mistake (``TrainingJobProvider.check_job``: named by its argument path,
-    ``job.workers.python_package``, in the stack config's keys) on its property path in
-    the schema's naming (``job.workers.pythonPackage``); a missing setting with the
-    advice a program's author can follow (``MISSING_SETTINGS``)."""
-    message = issue.message
-    if isinstance(issue, MissingSetting) and issue.setting in MISSING_SETTINGS:
-        message = MISSING_SETTINGS[issue.setting]
-    head, dot, tail = issue.key.partition(".")
-    if issue.key in SETTING_PROPERTIES:
-        path = SETTING_PROPERTIES[issue.key]
-    elif head == "job":
-        path = f"job.{shapes.property_path(TrainingJobArgs, tail)}" if dot else "job"
-    elif head.startswith("images["):
-        path = f"{head}.{shapes.property_path(ImageRowArgs, tail)}" if dot else head
-    else:  # a key of no property of the resource: the job's
-        return CheckFailure("job", str(dataclasses.replace(issue, message=message)))
-    return CheckFailure(path, str(dataclasses.replace(issue, key=path, message=message)))
-
-
 class VertexTrainingProvider(Provider):
     """The ``vertex-training`` package's provider: TrainingJob, HyperparameterTuningJob
     and JobWaiter resources, run by the dynamic providers' classes, and the
@@ -267,6 +207,11 @@ class VertexTrainingProvider(Provider):
             provider.start(self.defaults.settings)
             self.jobs[type_] = provider
         return self.jobs[type_]
+
+    def _host(self, provider: TrainingJobProvider) -> Host:
+        """What a job's properties take of this plugin (``job_shapes.job_properties``)."""
+        kept = (*provider.exported_keys, "attempts")
+        return Host(self.defaults.settings.local_root, kept, self.prices)
 
     async def get_schema(self, request: GetSchemaRequest) -> GetSchemaResponse:
         return GetSchemaResponse(schema=schema.served(self.version))
@@ -318,7 +263,7 @@ class VertexTrainingProvider(Provider):
         self.prices = PriceSnapshot(Path.cwd(), self.defaults.prices)
         self._start()
         # A preview of a create or an update submits and waits for nothing
-        # (``_job_preview``, ``_unseen``).
+        # (``job_shapes.job_preview``, ``previews.unseen``).
         return ConfigureResponse(accept_secrets=True, supports_preview=True, accept_resources=True)
 
     async def check(self, request: CheckRequest) -> CheckResponse:
@@ -336,36 +281,12 @@ class VertexTrainingProvider(Provider):
         if not old.same_job(JobRecord(**job)):
             # Checked before as it is, the job passed these too (and a no-change preview
             # loads none of the stack config's models, as the job's own check does not).
-            failures = self._plugin_failures(job["config"]) or failures
+            failures = plugin_failures(job["config"]) or failures
         inputs = dict(request.new_inputs)
         for name in ("project", "region", "backend"):
             if name in news and name not in inputs:
                 inputs[name] = property_value(news[name])
         return CheckResponse(inputs=inputs, failures=failures)
-
-    @staticmethod
-    def _plugin_failures(config: Any) -> list[CheckFailure]:
-        """What a job of the plugin cannot be that a Python program's can: a package
-        directory to build (a Python program builds and uploads it; here, the program
-        uploads the sdist)."""
-        if not isinstance(config, Mapping):
-            return []
-        failures = []
-        for pool in ("", *POOL_KEYS):  # the pools a package may run in
-            keys = config.get(pool) if pool else config
-            package = keys.get("python_package") if isinstance(keys, Mapping) else None
-            if isinstance(package, Mapping) and "package_path" in package:
-                path = ".".join(p for p in (shapes.camel(pool), "pythonPackage.packagePath") if p)
-                failures.append(
-                    CheckFailure(
-                        f"job.{path}",
-                        f"job.{path}: the plugin builds no trainer packages: build the "
-                        "sdist (python -m build), upload it (a storage object of your "
-                        "program) and list its gs:// URI in pythonPackage.packageUris "
-                        f"(got {package['package_path']!r})",
-                    )
-                )
-        return failures
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
@@ -380,7 +301,7 @@ class VertexTrainingProvider(Provider):
             detailed = waiter_diff(olds, news)
             if waiting_again(olds, news):
                 detailed["problems"] = PropertyDiff(PropertyDiffKind.UPDATE, input_diff=False)
-            diffs = sorted({_top(path) for path in detailed})
+            diffs = sorted({top(path) for path in detailed})
             return DiffResponse(changes=True, diffs=diffs, detailed_diff=detailed)
         provider = self._job_provider(request.type)
         owner = owner_of(request.urn)
@@ -392,8 +313,8 @@ class VertexTrainingProvider(Provider):
         if not change.changes:
             return DiffResponse(changes=False)
         replacing = change.replacing
-        detailed = _detailed_diff(change, olds, news)
-        if replacing and not any(_replaces(d) for d in detailed.values()):
+        detailed = detailed_diff(change, olds, news)
+        if replacing and not any(replaces(d) for d in detailed.values()):
             # Nothing the program wrote forces it: the job's retry submits its next
             # attempt, or a default it took changed (``JobChange.cause``).
             detailed["job.retry" if change.cause == "retry" else "job"] = PropertyDiff(
@@ -401,13 +322,13 @@ class VertexTrainingProvider(Provider):
             )
         if replacing:  # the line under its replacement in a preview says why
             self.replacements[request.urn] = Replacement(
-                tuple(path for path, d in detailed.items() if _replaces(d)),
-                tuple(path for path, d in detailed.items() if not _replaces(d)),
+                tuple(path for path, d in detailed.items() if replaces(d)),
+                tuple(path for path, d in detailed.items() if not replaces(d)),
             )
         return DiffResponse(
             changes=True,
-            replaces=sorted({_top(path) for path, d in detailed.items() if _replaces(d)}),
-            diffs=sorted({_top(path) for path in detailed}),
+            replaces=sorted({top(path) for path, d in detailed.items() if replaces(d)}),
+            diffs=sorted({top(path) for path in detailed}),
             detailed_diff=detailed,
             delete_before_replace=False,
         )
@@ -418,7 +339,7 @@ class VertexTrainingProvider(Provider):
         if request.preview and request.type == schema.JOB_WAITER:
             return CreateResponse(None, unseen(request.properties))
         if request.preview:  # a create, or a replacement: say what it submits and costs
-            properties = self._job_preview(request.urn, request.properties)
+            properties = job_preview(request.urn, request.properties, self.prices)
             text = preview_text(
                 properties, is_secret(request.properties), replacement, request.type
             )
@@ -435,7 +356,9 @@ class VertexTrainingProvider(Provider):
 
         def create() -> CreateResponse:
             created = provider.create_job(record, request.urn)
-            outputs = self._job_outputs(provider, request.properties, record, created)
+            outputs = job_properties(
+                request.properties, record, created, None, host=self._host(provider)
+            )
             if until:
                 outputs = self._waited_job(
                     request.urn,
@@ -476,7 +399,8 @@ class VertexTrainingProvider(Provider):
         made = {
             key: request.properties[key] for key in PREVIEWED_OUTPUTS if key in request.properties
         }
-        outputs = await asyncio.to_thread(self._job_outputs, provider, inputs, record, found, made)
+        host = self._host(provider)
+        outputs = await asyncio.to_thread(job_properties, inputs, record, found, made, host=host)
         return ReadResponse(found.resource_name, outputs, inputs)
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
@@ -489,7 +413,9 @@ class VertexTrainingProvider(Provider):
                 text = f"its update waits for it (`wait: {until}`), which fills its `bestTrial`"
                 await asyncio.to_thread(show, request.urn, text)
             return UpdateResponse(
-                self._job_preview(request.urn, request.news, request.resource_id, request.olds)
+                job_preview(
+                    request.urn, request.news, self.prices, request.resource_id, request.olds
+                )
             )
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
@@ -499,7 +425,10 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         record = record_of(request.name, owner_of(request.urn), news)
         found = await asyncio.to_thread(provider.update_job, request.resource_id, record)
-        outputs = await asyncio.to_thread(self._job_outputs, provider, request.news, record, found)
+        host = self._host(provider)
+        outputs = await asyncio.to_thread(
+            job_properties, request.news, record, found, None, host=host
+        )
         if waits_in_create(request.type, record.config):
             # Its wait, given now or stopped before (the engine updates a job it kept
             # after a failed create or update), is waited for here as in its create.
@@ -626,127 +555,7 @@ class VertexTrainingProvider(Provider):
             message = str(stopped)
         found = provider.read_job(resource_id, record) or submitted  # (gone: as submitted)
         made = {key: outputs[key] for key in PREVIEWED_OUTPUTS if key in outputs}
-        properties = self._job_outputs(provider, inputs, record, found, made)
+        properties = job_properties(inputs, record, found, made, host=self._host(provider))
         if message:
             raise InitFailedError(message, resource_id, properties, inputs)
         return properties
-
-    def _job_outputs(
-        self,
-        provider: TrainingJobProvider,
-        inputs: Mapping[str, PropertyValue],
-        record: JobRecord,
-        observed: JobObserved,
-        made: Mapping[str, PropertyValue] | None = None,
-    ) -> dict[str, PropertyValue]:
-        """A job resource's properties: its inputs as given, what its backend reports
-        (``observed``, in camelCase: those that are empty left out but the ones every
-        job has, ``schema.ALWAYS_SET``), what the job it runs as names (its ID, pages,
-        model directory: ``resources.pages.job_outputs``), its ``waiterEntry``, and its
-        request and estimate (``made``: as recorded; else from its keys,
-        ``request_and_estimate``)."""
-        resource_name = observed.resource_name
-        derived = job_outputs(
-            observed.attempts,
-            resource_name,
-            self.defaults.settings.local_root,
-            observed.output_directory,
-            observed.best_trial,
-            tuning=observed.tuning,
-        )
-        reported = observed.outputs((*provider.exported_keys, "attempts"))
-        values: dict[str, Any] = {shapes.camel(key): value for key, value in reported.items()}
-        values["attempts"] = attempt_outputs(values["attempts"])  # the schema's types
-        if "failure" in values:
-            values["failure"] = camel_keys(values["failure"])
-        if "trials" in values:  # the schema's Trial type
-            values["trials"] = [trial_output(trial) for trial in values["trials"]]
-        if "bestTrial" in values:
-            values["bestTrial"] = trial_output(values["bestTrial"])
-        values.update(
-            jobId=derived["job_id"],
-            consoleUrl=derived["console_url"],
-            logsUrl=derived["logs_url"],
-            outputDirectory=derived["output_directory"],
-            modelDirectory=derived["model_directory"],
-        )
-        properties = {prop: property_value(value) for prop, value in values.items()}
-        spec = spec_of(record.name, record.config, record.stack)
-        properties["waiterEntry"] = waiter_entry(
-            record.name, resource_name, spec, (record.config, record.stack), is_secret(inputs)
-        )
-        if made and set(made) == set(PREVIEWED_OUTPUTS):
-            properties.update(made)
-        else:
-            properties.update(request_and_estimate(spec, is_secret(inputs), self.prices))
-        return {**inputs, **properties}
-
-    def _job_preview(
-        self,
-        urn: str,
-        inputs: Mapping[str, PropertyValue],
-        resource_id: str = "",
-        olds: Mapping[str, PropertyValue] | None = None,
-    ) -> dict[str, PropertyValue]:
-        """A job resource's properties in a preview of its create (of its update, given
-        its ID and recorded ``olds``): its inputs, its request and estimate
-        (``request_and_estimate``), its waiter entry, with the resource name unknown
-        until the job is submitted, and every other output unknown but those naming the
-        job that an update keeps (``NAMING_OUTPUTS``)."""
-        parsed = resource_urn(urn)
-        type_, name = parsed.type, parsed.name
-        job = record_of(name, owner_of(urn), plain_map(inputs))
-        config, settings = job.config, job.stack
-        outputs = dict.fromkeys(schema.JOB_OUTPUTS, UNKNOWN)
-        if type_ == schema.TUNING_JOB:
-            outputs.update(dict.fromkeys(schema.TUNING_OUTPUTS, UNKNOWN))
-        kept = olds or {}
-        outputs.update({prop: kept[prop] for prop in NAMING_OUTPUTS if prop in kept})
-        spec = spec_of(name, config, settings)
-        if isinstance(config, Mapping):
-            outputs["waiterEntry"] = waiter_entry(
-                name, resource_id or UNKNOWN_TEXT, spec, (config, settings), is_secret(inputs)
-            )
-        outputs.update(request_and_estimate(spec, is_secret(inputs), self.prices))
-        return {**inputs, **outputs}
-
-
-def _top(path: str) -> str:
-    return path.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
-
-
-def _replaces(diff: PropertyDiff) -> bool:
-    return diff.kind in (
-        PropertyDiffKind.ADD_REPLACE,
-        PropertyDiffKind.DELETE_REPLACE,
-        PropertyDiffKind.UPDATE_REPLACE,
-    )
-
-
-def _detailed_diff(
-    change: JobChange, olds: Mapping[str, Any], news: Mapping[str, Any]
-) -> dict[str, PropertyDiff]:
-    """A job's diff (``change``) as the engine shows it: each of the job's keys that
-    changed on its property path (``job.machine``), replacing or not as the diff says;
-    and each other input the program gave the resource (its ``project``, ``region``,
-    ...; plain ``olds`` and ``news``) that changed, replacing when the job is replaced."""
-    kinds = {
-        ("add", False): PropertyDiffKind.ADD,
-        ("add", True): PropertyDiffKind.ADD_REPLACE,
-        ("delete", False): PropertyDiffKind.DELETE,
-        ("delete", True): PropertyDiffKind.DELETE_REPLACE,
-        ("update", False): PropertyDiffKind.UPDATE,
-        ("update", True): PropertyDiffKind.UPDATE_REPLACE,
-    }
-    detailed = {
-        f"job.{shapes.camel(key.key)}": PropertyDiff(kinds[key.kind, key.replaces], input_diff=True)
-        for key in change.keys
-    }
-    for prop in sorted(set(olds) | set(news)):
-        old, new = olds.get(prop), news.get(prop)
-        if old == new or prop in schema.JOB_OUTPUTS or prop in schema.TUNING_OUTPUTS:
-            continue
-        if prop == "job" and change.keys:
-            continue  # (its keys, above; a job with none to compare is shown whole)
-        detailed[prop] = PropertyDiff(diff_kind(old, new, change.replacing), input_diff=True)
-    return detailed
