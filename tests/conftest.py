@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import time
@@ -33,6 +34,20 @@ os.environ.setdefault("NO_GCE_CHECK", "true")
 #: The session fixtures that build a package or an archive (tests/release.py), a minute or
 #: more each, which every test that takes one waits for.
 BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive", "go_sdk"})
+
+
+@pytest.fixture(autouse=True)
+def _a_current_event_loop() -> Iterator[None]:
+    """Leave the thread with a current event loop after each test: ``asyncio.run`` (the
+    plugin's tests) closes its loop and leaves the thread with none, and the Pulumi SDK's
+    mocks (the program of a later test on the same worker) run on the thread's loop."""
+    yield
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None or loop.is_closed():
+        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -46,14 +46,14 @@ DERIVED_OUTPUT_KEYS = ("resource_name", "job_id", "console_url", "logs_url", "mo
 @dataclass(frozen=True)
 class JobRecord:
     """A job's recorded inputs: its name, its keys as a stack config has them
-    (``config``: a mapping, or a preview's unknown), the stack settings it was given
-    (``stack``) and the state's schema. A state of schema 2 recorded what runs (a
+    (``config``), the stack settings it was given (``stack``; each a mapping, or a
+    preview's unknown) and the state's schema. A state of schema 2 recorded what runs (a
     ``JobView``, its ``request`` among it) beside the keys: ``written`` keeps such a
     record as it was read, and ``view`` reads it from there (``recorded_view``)."""
 
     name: str
     config: Any
-    stack: Mapping[str, Any]
+    stack: Any
     schema: int = SCHEMA_VERSION
     #: A record of schema 2 as read (``migrate_job``); None for today's.
     written: Mapping[str, Any] | None = None
@@ -65,9 +65,7 @@ class JobRecord:
         migrated = migrate_job(props)
         dropped = {*ENGINE_KEYS, *TUNING_OUTPUT_KEYS, *DERIVED_OUTPUT_KEYS}
         inputs = migrate_recorded({k: v for k, v in migrated.items() if k not in dropped})
-        name = str(inputs.get("name") or "")
-        stack = inputs.get("stack")
-        stack = stack if isinstance(stack, Mapping) else {}
+        name, stack = str(inputs.get("name") or ""), inputs.get("stack")
         if inputs.get(SCHEMA_KEY) != SCHEMA_VERSION or "request" in inputs:
             return cls(name, None, stack, int(inputs.get(SCHEMA_KEY) or 0), inputs)
         return cls(name, inputs.get(CONFIG_KEY), stack)

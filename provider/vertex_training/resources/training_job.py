@@ -99,13 +99,11 @@ from vertex_training.resources.state import (
     CONFIG_KEY,
     OWNER_VIEW_KEYS,
     SCHEMA_KEY,
-    SCHEMA_VERSION,
     ConfiguredProvider,
     ProviderSettings,
     is_unknown,
     known_run_after,
     recorded_view,
-    same_job,
     whole_numbers,
 )
 from vertex_training.resources.submission import (
@@ -175,8 +173,7 @@ class TrainingJobProvider(ConfiguredProvider):
 
     def check(self, olds: Any, news: Any) -> CheckResult:
         checked, issues = self.check_job(JobRecord.of_state(olds or {}), news[JOB_INPUT])
-        name = str(news[JOB_INPUT]["name"])
-        return CheckResult(checked, [_failure(name, issue) for issue in issues])
+        return CheckResult(checked.recorded(), [_failure(checked.name, issue) for issue in issues])
 
     def diff(self, id_: str, olds: Any, news: Any) -> DiffResult:
         last = JobObserved.of_outputs(id_, olds)
@@ -217,10 +214,8 @@ class TrainingJobProvider(ConfiguredProvider):
 
     # ------------------------------------------------------------ the typed operations
 
-    def check_job(
-        self, old: JobRecord, job: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], list[Issue]]:
-        """The job's checked inputs (its record, as the state keeps it), and its mistakes
+    def check_job(self, old: JobRecord, job: Mapping[str, Any]) -> tuple[JobRecord, list[Issue]]:
+        """The job's record (its checked inputs, as the state keeps them), and its mistakes
         named as its program wrote them: by argument path (``job.workers.machine``) for a
         program's job, by stack config key for a stack config's. ``job``: its ``job``
         input (name, config, stack settings); ``old``: its record before (empty for a
@@ -232,11 +227,11 @@ class TrainingJobProvider(ConfiguredProvider):
         name, config, stack_values = job["name"], job.get(CONFIG_KEY), job["stack"]
         # The job as written; what runs is derived from it again where it is needed
         # (``recorded_view``).
-        unchecked = {"name": name, SCHEMA_KEY: SCHEMA_VERSION, "stack": stack_values}
+        unchecked = JobRecord(name, config, stack_values)
         if is_unknown(config) or is_unknown(stack_values):
             # Not known yet (computed from resources still to be created): nothing can be
             # validated now; the check at `pulumi up` sees the values.
-            return {**unchecked, CONFIG_KEY: config}, []
+            return unchecked, []
         # In a preview, stack settings may hold values known only once the platform
         # exists (the name of a TensorBoard still to be created). Those the spec passes
         # through verbatim go in as Pulumi's unknown sentinel and come out of the request
@@ -244,13 +239,13 @@ class TrainingJobProvider(ConfiguredProvider):
         # Any other unknown setting means the job cannot be validated yet.
         unknown = {key for key, value in stack_values.items() if is_unknown(value)}
         if unknown - UNKNOWN_PASSED_THROUGH:
-            return {**unchecked, CONFIG_KEY: config}, []
+            return unchecked, []
         # The engine hands a dynamic provider every number as a float; the program (and
         # render, plan, the policy pack) got whole numbers as ints from the same config.
         config = whole_numbers(config or {})
         stack = {**stack_values, **dict.fromkeys(unknown, pulumi.runtime.rpc.UNKNOWN)}
-        checked = {**unchecked, "stack": stack, CONFIG_KEY: config}
-        if not unknown and same_job(old.recorded(), checked):
+        checked = JobRecord(name, config, stack)
+        if not unknown and old.same_job(checked):
             # Checked before, as it is (same config, same stack settings): it passed, and
             # an unchanged job is never submitted again, so it is not parsed again (a
             # no-change preview of many jobs then parses none).

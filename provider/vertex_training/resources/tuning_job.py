@@ -60,9 +60,7 @@ class HyperparameterTuningJobProvider(TrainingJobProvider):
     runs_no_study = False
     tuning = True
 
-    def check_job(
-        self, old: JobRecord, job: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], list[Issue]]:
+    def check_job(self, old: JobRecord, job: Mapping[str, Any]) -> tuple[JobRecord, list[Issue]]:
         checked, issues = super().check_job(old, job)
         config = job.get("config")
         if not issues and isinstance(config, Mapping) and not is_tuning_job(config):
