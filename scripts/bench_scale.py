@@ -31,8 +31,15 @@ minutes apart moves by more than the difference measured. It prints too the stat
 file's size per job (the baseline's per resource beside it) and the Vertex AI calls per
 job the first `up` made (read from the fake's call log).
 
+With ``--state-cuts``, it measures instead what the plugin's state costs the engine, at
+the largest size: the plugin's stack once, then side by side the plain no-op plugin and
+the matched one recording the plugin's outputs whole, and less and less of them
+(``STATE_CUTS``): each one's first `up` and no-change previews, as ratios to the plain
+no-op's. The plugin's own figures are printed beside them, from the same run.
+
     make bench-scale                       (or: python scripts/bench_scale.py)
     python scripts/bench_scale.py --sizes 50 --rounds 1 --previews 1
+    python scripts/bench_scale.py --sizes 400 --previews 3 --state-cuts
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import vertex_training.plugin  # noqa: F401  (before the SDK's provider modules: its docstring)
 from tests.engine import Project
-from vertex_training.plugin import shapes
+from vertex_training.plugin import schema, shapes
 from vertex_training.resources.arguments import TrainingJobArgs
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -283,13 +290,17 @@ def matched_baseline(tmp: Path, jobs: int, fake: FakeVertex, figures: Figures) -
     return plugin_baseline(tmp, jobs, fake, figures, MATCHED_PLUGIN)
 
 
-def record_outputs(project: Stack, baseline: Stack) -> None:
+def record_outputs(project: Stack, baseline: Stack, left_out: tuple[str, ...] = ()) -> None:
     """The outputs each job of ``project``'s state holds, by name, for ``baseline``'s
-    no-op plugin to record (``MATCHED_PLUGIN``)."""
+    no-op plugin to record (``MATCHED_PLUGIN``), but those ``left_out``."""
     files = [p for p in (project.tmp / "state" / ".pulumi" / "stacks").rglob("*.json")]
     [latest] = [json.loads(p.read_text()) for p in files if p.is_file()]
     outputs = {
-        resource["urn"].rsplit("::", 1)[-1]: resource.get("outputs") or {}
+        resource["urn"].rsplit("::", 1)[-1]: {
+            key: value
+            for key, value in (resource.get("outputs") or {}).items()
+            if key not in left_out
+        }
         for resource in latest["checkpoint"]["latest"]["resources"]
         if resource["type"].endswith(":TrainingJob")
     }
@@ -329,6 +340,57 @@ def round_of(
                 measured.preview()
 
 
+#: What ``--state-cuts`` leaves out of the outputs a plugin job records (its schema's
+#: ``JOB_OUTPUTS``), one cut after the other: the request, then the estimate too, then
+#: every output but ``state`` and ``jobId``.
+STATE_CUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("the plugin's outputs", ()),
+    ("without request", ("request",)),
+    ("without request, estimate", ("request", "estimate")),
+    ("inputs, state and jobId only", tuple(set(schema.JOB_OUTPUTS) - {"state", "jobId"})),
+)
+
+
+def state_cuts(jobs: int, previews: int) -> None:
+    """What the plugin's state costs the engine (``--state-cuts``, the module docstring)."""
+    with ExitStack() as stack:
+        fake = stack.enter_context(FakeVertex())
+
+        def folder() -> Path:
+            return Path(stack.enter_context(tempfile.TemporaryDirectory()))
+
+        plugin = through_plugin(folder(), jobs, fake, Figures())
+        plugin.up()
+        plain = plugin_baseline(folder(), jobs, fake, Figures())
+        matched = []
+        for _, left_out in STATE_CUTS:
+            cut = plugin_baseline(folder(), jobs, fake, Figures(), MATCHED_PLUGIN)
+            record_outputs(plugin, cut, left_out)
+            matched.append(cut)
+        for measured in (plain, *matched):
+            measured.up()
+        for turn in range(previews):
+            for measured in (plain, *matched, plugin)[:: 1 if turn % 2 == 0 else -1]:
+                measured.preview()
+    print(
+        f"the plugin's state at {jobs} jobs: a no-op plugin recording the plugin's outputs, "
+        "then less of them, vs the plain no-op plugin (first up: one each; preview: the "
+        f"median of {previews})"
+    )
+    header = f"{'recorded':<32} | {'state/job (B)':>13} | {'first up':>15} | {'preview':>14}"
+    print(header)
+    print("-" * len(header))
+    base = plain.figures
+    rows = [("the plain no-op plugin", base)]
+    rows += [(name, cut.figures) for (name, _), cut in zip(STATE_CUTS, matched, strict=True)]
+    for name, figures in [*rows, ("the plugin itself", plugin.figures)]:
+        up, preview = figures.up, figures.preview
+        print(
+            f"{name:<32} | {figures.state_bytes / jobs:13.0f} | {up:6.2f} s "
+            f"{up / base.up:5.2f}x | {preview:5.2f} s {preview / base.preview:5.2f}x"
+        )
+
+
 def paired(mine: list[float], theirs: list[float]) -> float:
     """The median of the ratios of measurements taken side by side."""
     return statistics.median(m / t for m, t in zip(mine, theirs, strict=True))
@@ -349,7 +411,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--previews", type=int, default=PREVIEWS)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--state-cuts", action="store_true", help="what the plugin's state costs the engine"
+    )
     args = parser.parse_args()
+    if args.state_cuts:
+        state_cuts(max(args.sizes), args.previews)
+        return
 
     results: dict[tuple[int, int], tuple[Figures, Figures]] = {}
     for jobs in args.sizes:
