@@ -10,10 +10,12 @@ happened and what to do). Any other exception, a bug, keeps gRPC's wording and t
 The call's context is not handed to the provider; it is found on the stack, as the local
 of the host's servicer method that holds a ``grpc.ServicerContext``. Outside a gRPC call
 (tests that call a provider directly) there is none, and the error is raised as it is.
-So it is in the provider plugin, which calls the same providers from its own servicer:
-they run on worker threads (``asyncio.to_thread``), whose stacks hold no servicer, and
-the plugin's context is a ``grpc.aio.ServicerContext``, which is no
-``grpc.ServicerContext``; the error reaches the plugin's own ``plain_errors``
+The provider plugin calls the job providers' typed operations (``check_job``,
+``create_job``, ...: ``training_job.TrainingJobProvider``), which are not wrapped, and
+the waiter's ``diff``, ``create_at`` and ``update_at``. Whatever stack those run on (the
+event loop's, or a worker thread's with none), the plugin's context is a
+``grpc.aio.ServicerContext``, which is no ``grpc.ServicerContext``: the error is raised
+as it is, and reaches the plugin's own ``plain_errors``
 (``vertex_training.plugin.__main__``), which ends the call (tests/test_plugin_errors.py
 drives that servicer).
 """
