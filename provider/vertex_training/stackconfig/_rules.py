@@ -418,16 +418,6 @@ NetworkName = Annotated[
         _pattern(_NETWORK_RE, "projects/12345/global/networks/my-vpc", "a VPC network name")
     ),
 ]
-TensorboardName = Annotated[
-    str,
-    AfterValidator(
-        _pattern(
-            _TENSORBOARD_RE,
-            "projects/my-project/locations/us-central1/tensorboards/123",
-            "a Vertex AI TensorBoard resource name",
-        )
-    ),
-]
 KmsKeyName = Annotated[
     str,
     AfterValidator(

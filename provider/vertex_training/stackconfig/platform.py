@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
+from vertex_training.stackconfig._constants import _TENSORBOARD_RE
 from vertex_training.stackconfig._issues import issues_from
 
 __all__ = [
@@ -117,7 +118,6 @@ _EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _MEMBER_RE = re.compile(r"(user|serviceAccount|group|domain|principal|principalSet):\S+")
 _PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 _REPOSITORY_URL_RE = re.compile(r"(?P<location>[a-z0-9-]+)-docker\.pkg\.dev/[^/\s]+/[a-z0-9-]+")
-_TENSORBOARD_RE = re.compile(r"projects/[^/\s]+/locations/[^/\s]+/tensorboards/[^/\s]+")
 
 
 # ----------------------------------------------------------------- the YAML shape (input)
