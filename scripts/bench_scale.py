@@ -347,7 +347,10 @@ STATE_CUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the plugin's outputs", ()),
     ("without request", ("request",)),
     ("without request, estimate", ("request", "estimate")),
-    ("inputs, state and jobId only", tuple(set(schema.JOB_OUTPUTS) - {"state", "jobId"})),
+    (
+        "inputs, state and jobId only",
+        tuple(k for k in schema.JOB_OUTPUTS if k not in ("state", "jobId")),
+    ),
 )
 
 
