@@ -36,6 +36,11 @@ os.environ.setdefault("NO_GCE_CHECK", "true")
 BUILDS = frozenset({"dist", "venv", "nodejs_sdk", "plugin_download", "plugin_archive", "go_sdk"})
 
 
+# The tests' thread has a current event loop from the start, so that asking for it never
+# makes one implicitly (deprecated since Python 3.12, refused by 3.14).
+asyncio.set_event_loop(asyncio.new_event_loop())
+
+
 @pytest.fixture(autouse=True)
 def _a_current_event_loop() -> Iterator[None]:
     """Leave the thread with a current event loop after each test: ``asyncio.run`` (the
