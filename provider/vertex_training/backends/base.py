@@ -5,15 +5,17 @@ A backend takes a job as the Vertex AI REST request body (a ``CustomJob`` or a
 ``vertex-training render`` prints) and answers with ``JobStatus`` records. The
 providers never see a Google client or a process.
 
-Both kinds of job go through the same calls: ``submit`` tells them apart by the body (a
-tuning job has a ``studySpec``), the others by the resource name
-(``.../customJobs/ID`` or ``.../hyperparameterTuningJobs/ID``), and ``find_by_label``
-looks among both. A tuning job's status carries its trials.
+Every kind of job goes through the same calls: ``submit`` tells them apart by the body (a
+tuning job has a ``studySpec``, a training pipeline a ``trainingTaskDefinition``), the
+others by the resource name (``.../customJobs/ID``, ``.../hyperparameterTuningJobs/ID``,
+``.../trainingPipelines/ID``), and ``find_by_label`` looks among all. A tuning job's
+status carries its trials; a pipeline's, its backing job and the model version it
+registered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -95,6 +97,34 @@ def location_of(resource_name: str) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True)
+class RegisteredModel:
+    """A model version a training pipeline registered (model.proto ``Model``)."""
+
+    #: The model's resource name without a version: ``projects/P/locations/R/models/M``
+    #: on Vertex AI, ``local/models/M`` on this machine.
+    name: str
+    #: The version the pipeline registered: "1" for a new model, then "2", "3", ...
+    version_id: str
+    #: The version's aliases now ("default" is on the model's newest version).
+    aliases: tuple[str, ...] = ()
+    #: Where its artifacts are (``gs://...`` on Vertex AI; a folder on this machine).
+    artifact_uri: str = ""
+    display_name: str = ""
+    #: The serving image it was registered with.
+    image_uri: str = ""
+
+    @property
+    def model_id(self) -> str:
+        """The model's ID: its resource name's last segment."""
+        return job_id_of(self.name)
+
+    @property
+    def version_name(self) -> str:
+        """The version's resource name: ``<name>@<version_id>``."""
+        return f"{self.name}@{self.version_id}"
+
+
+@dataclass(frozen=True)
 class JobStatus:
     """What a backend knows of one job."""
 
@@ -126,6 +156,11 @@ class JobStatus:
     #: scheduling strategy ("" for the default, STANDARD).
     pools: tuple[PoolShape, ...] = ()
     strategy: str = ""
+    #: A training pipeline's backing job (its custom job's, or its tuning job's, resource
+    #: name) once it has one; "" for a job.
+    backing_job: str = ""
+    #: What a training pipeline registered, once it has; None before, and for a job.
+    model: RegisteredModel | None = None
 
     @property
     def job_id(self) -> str:
@@ -147,11 +182,23 @@ class JobStatus:
 
 
 class Backend(Protocol):
-    """Submit, look up, cancel and delete custom jobs and hyperparameter tuning jobs."""
+    """Submit, look up, cancel and delete custom jobs, hyperparameter tuning jobs and
+    training pipelines; find the models pipelines register (never delete them)."""
 
     def submit(self, body: dict[str, Any]) -> JobStatus:
-        """Submit a CustomJob or (with a ``studySpec``) a HyperparameterTuningJob request
-        body; return the job as the server created it."""
+        """Submit a CustomJob, (with a ``studySpec``) a HyperparameterTuningJob, or (with a
+        ``trainingTaskDefinition``, ``vertex_training.api.pipelines``) a TrainingPipeline
+        request body; return the job as the server created it. A pipeline's status has
+        the job states' names (``pipelines.PIPELINE_STATES``)."""
+
+    def find_model(self, model_id: str, owner_labels: Mapping[str, str]) -> str | None:
+        """The resource name of the model a pipeline registers its next version of: the
+        model ``model_id`` when given, else the newest model carrying every one of
+        ``owner_labels``; None when there is none yet."""
+
+    def model_versions(self, model: str) -> list[RegisteredModel]:
+        """Every version of the model ``model`` (its resource name), oldest first; [] when
+        it does not exist."""
 
     def get(self, name: str) -> JobStatus | None:
         """Return the job (a tuning job with its trials), or None when it does not exist
