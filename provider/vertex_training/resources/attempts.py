@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from vertex_training.api import states
 from vertex_training.api.bodies import strategy_of, with_strategy
 from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL
+from vertex_training.api.pipelines import pipeline_body
 from vertex_training.errors import TransientError
 from vertex_training.keys import job_key
 from vertex_training.resources.listing import StackListing
@@ -128,6 +129,7 @@ class Attempts:
         own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
         planned = list(self.retry.get("attempts") or []) or [own]
         attempts = []
+        model = self.inputs.get("model")
         for number, where in enumerate(planned, start=1):
             # The first attempt is the job as configured: its request and label unchanged.
             body = request if number == 1 else with_strategy(request, where["strategy"])
@@ -137,7 +139,7 @@ class Attempts:
                     region=where["region"],
                     strategy=where["strategy"],
                     location=location if number == 1 else {**location, "region": where["region"]},
-                    body=labelled_request(body, owner, name, number),
+                    body=_submitted(labelled_request(body, owner, name, number), model),
                     earlier_body=(
                         labelled_request(body, earlier, name, number) if earlier else None
                     ),
@@ -234,6 +236,12 @@ class Attempts:
         status = submit(self.backend(following), following.body, retry)
         submitted = self._with(following, status, submitted=True)
         return submitted, [*found, submitted]
+
+
+def _submitted(body: dict[str, Any], model: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What an attempt submits: its labelled job, run as a training pipeline that uploads
+    ``model`` when the job registers one (``vertex_training.api.pipelines``)."""
+    return body if model is None else pipeline_body(body, model)
 
 
 def attempt_outputs(attempts: list[Attempt], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:

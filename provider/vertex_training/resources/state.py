@@ -142,6 +142,9 @@ class JobView(TypedDict):
     #: The resource names of the jobs it is submitted after, once each has succeeded;
     #: absent for a job that waits for none.
     run_after: NotRequired[list[str]]
+    #: The model it registers (``modelToUpload`` and ``modelId`` or ``parentModel``): it
+    #: runs as a training pipeline (``vertex_training.api.pipelines``). Absent without.
+    model: NotRequired[dict[str, Any]]
 
 
 class JobOutputs(TypedDict):
@@ -283,7 +286,7 @@ def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
 #: ``stack_name``: what runs does not depend on them, so they are no part of a diff.
 OWNER_VIEW_KEYS = ("pulumi_project", "pulumi_organization")
 #: What the waiter keeps of a job with ``retry`` to submit its next attempt.
-RESUBMISSION_KEYS = ("name", "retry", "request", "stack_name", *OWNER_VIEW_KEYS)
+RESUBMISSION_KEYS = ("name", "retry", "request", "model", "stack_name", *OWNER_VIEW_KEYS)
 
 
 def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
@@ -309,6 +312,8 @@ def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
         view["retry"] = settings["retry"]
     if "run_after" in settings:
         view["run_after"] = settings["run_after"]
+    if spec.model is not None:
+        view["model"] = spec.model.request_body()
     return view
 
 

@@ -36,6 +36,13 @@ from vertex_training.api.labels import (
     STACK_LABEL,
     label_value,
 )
+from vertex_training.api.pipelines import (
+    MODEL_ID_KEY,
+    PARENT_KEY,
+    is_pipeline_body,
+    model_owner_labels,
+    with_parent,
+)
 from vertex_training.errors import TransientError, UncertainError
 from vertex_training.resources.state import OWNER_VIEW_KEYS, engine_numbers
 
@@ -171,6 +178,16 @@ def find_submitted(backend: Backend, body: Mapping[str, Any]) -> JobStatus | Non
     return next((job for job in found if owns(labels, job)), None)
 
 
+def next_version(backend: Backend, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A training pipeline's body registering the next version of its model when the
+    model exists (the one of its ``modelId``, else the newest carrying its owner labels:
+    a retrain), as it is otherwise (a new model, and any other body)."""
+    if not is_pipeline_body(body) or body.get(PARENT_KEY):
+        return body
+    found = backend.find_model(str(body.get(MODEL_ID_KEY) or ""), model_owner_labels(body))
+    return with_parent(body, found)
+
+
 def submit(
     backend: Backend, body: Mapping[str, Any], retry: CreateRetry = CREATE_RETRY
 ) -> JobStatus:
@@ -183,6 +200,7 @@ def submit(
     backend's own retries of RESOURCE_EXHAUSTED ran out), look once and adopt or give
     up. User errors (``PermanentError``) fail at once, with no lookup.
     """
+    body = next_version(backend, body)
     waits_s = retry.waits_s()
     failure: TransientError | None = None
     made = 0

@@ -36,6 +36,7 @@ from vertex_training.stackconfig._constants import (
     WaitUntil,
 )
 from vertex_training.stackconfig._issues import invalid
+from vertex_training.stackconfig._model import ModelConfig
 from vertex_training.stackconfig._rules import (
     AcceleratorName,
     ContextName,
@@ -247,6 +248,9 @@ class JobConfig(_PoolConfig):
     retry: RetryConfig | None = None
     #: Any label value; changing it submits the job again with nothing else changed.
     rerun: Annotated[str, BeforeValidator(_rerun_before)] | None = None
+    #: The Model Registry entry the trained model becomes: the job runs as a training
+    #: pipeline (``vertex_training.stackconfig._model``).
+    model: ModelConfig | None = None
     #: Makes the job a hyperparameter tuning job; validated by
     #: ``vertex_training.stackconfig.study``.
     study: Any = None

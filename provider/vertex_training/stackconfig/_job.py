@@ -23,6 +23,7 @@ from vertex_training.stackconfig._constants import (
     Strategy,
     WaitUntil,
 )
+from vertex_training.stackconfig._model import ModelUpload
 from vertex_training.stackconfig._rules import SecretValue, _format_duration
 
 
@@ -329,6 +330,8 @@ class JobSpec(_SpecModel):
     persistent_resource_id: str | None = None
     experiment: str | None = None
     experiment_run: str | None = None
+    #: The model the job registers: it runs as a training pipeline that uploads it.
+    model: ModelUpload | None = None
     # Provider-side settings.
     wait: WaitPolicy = WaitPolicy()
     adopt: str | None = None
@@ -399,8 +402,12 @@ class JobSpec(_SpecModel):
 
     def run_inputs(self) -> dict[str, Any]:
         """What the job's resource compares to decide on a replacement (``RUN_KEYS`` of
-        ``vertex_training.api.bodies``): the request and the location."""
-        return {"request": self.request_body(), "location": self.location()}
+        ``vertex_training.api.bodies``): the request, the location, and the model it
+        registers (left out for a job that registers none, as before models were)."""
+        inputs = {"request": self.request_body(), "location": self.location()}
+        if self.model is not None:
+            inputs["model"] = self.model.request_body()
+        return inputs
 
     def settings(self) -> dict[str, Any]:
         """Provider-side settings (wait policy, adopted job) as plain data. A wait with no

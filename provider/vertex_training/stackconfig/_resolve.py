@@ -66,6 +66,11 @@ from vertex_training.stackconfig._job import (
     WaitPolicy,
     WorkerPool,
 )
+from vertex_training.stackconfig._model import (
+    ModelUpload,
+    resolve_model,
+    serving_framework_image,
+)
 from vertex_training.stackconfig._retry import RetryRules
 from vertex_training.stackconfig._settings_rules import JobSettingsRules, reserved_retry_issue
 
@@ -185,6 +190,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
                 nfs_paths=self.nfs_paths,
                 gpus_by_pool=self.gpus_by_pool,
             )
+        model = self._resolve_model(base_output_directory)
         if self.issues:
             return None
         return JobSpec(
@@ -226,6 +232,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             persistent_resource_id=config.persistent_resource_id,
             experiment=config.experiment,
             experiment_run=config.experiment_run,
+            model=model,
             wait=WaitPolicy(
                 until=wait.until, timeout_s=wait.timeout, start_timeout_s=wait.start_timeout
             ),
@@ -233,6 +240,39 @@ class _JobResolver(RetryRules, JobSettingsRules):
             retry=retry,
             run_after=list(config.run_after or []),
         )
+
+    def _resolve_model(self, output: str | None) -> ModelUpload | None:
+        """The model the job registers (``model:``), or None. On Vertex AI the pipeline
+        uploads what the trainer wrote under ``<base_output_directory>/model``, so the
+        job needs one."""
+        config = self.config.model
+        if config is None:
+            return None
+        if self.vertex and output is None:
+            self.fail(
+                ("model",),
+                config.model_dump(exclude_unset=True),
+                "the pipeline uploads what the trainer writes to AIP_MODEL_DIR, under the "
+                "job's base_output_directory, and this job has none: write "
+                "base_output_directory: gs://<bucket>/<folder>, or give the stack a "
+                "platform bucket (vertex-training:platform)",
+            )
+        serving_image = None
+        if config.serving.framework is not None:
+            serving_image = serving_framework_image(
+                self.base, config.serving.framework, self.region, self.issues
+            )
+        upload, issues = resolve_model(
+            self.base,
+            config,
+            display_name=self.config.display_name or self.name,
+            project=self.stack.project,
+            region=self.region,
+            local=not self.vertex,
+            serving_image=serving_image,
+        )
+        self.issues.extend(issues)
+        return upload
 
     def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
         """Service account, output directory and TensorBoard, with the platform's defaults.

@@ -1,0 +1,320 @@
+"""``model:``: the Model Registry entry a job's trained model becomes (a job with it runs as
+a training pipeline, ``vertex_training.api.pipelines``).
+
+The keys as written (``ModelConfig``), what the providers consume (``ModelUpload``, with
+its REST ``modelToUpload``, ``modelId`` and ``parentModel``), and the rules Google's
+reference gives them (``model.proto``, ``training_pipeline.proto``):
+
+- ``id``, a new model's ID: at most 63 characters of ``[a-z0-9_-]``, not starting with a
+  digit or a hyphen. A model of that ID that exists already gets the next version.
+- ``parent``, the existing model the versions are added to: its ID, or its resource name
+  ``projects/P/locations/R/models/M`` in the job's own project and region (a training
+  pipeline registers in its own location only).
+- ``aliases``: ``[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]``, so never a version number;
+  ``default`` is Vertex AI's own, always on the newest version.
+- ``display_name``: 1 to 128 characters (the job's display name by default).
+- ``serving``: the container that serves predictions, ``image`` or the prebuilt
+  prediction image of a ``framework`` (``vertex_training.catalog.prediction_images``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from vertex_training.api.labels import MAX_USER_LABELS
+from vertex_training.errors import Issue
+from vertex_training.stackconfig._issues import full_key, invalid
+from vertex_training.stackconfig._rules import (
+    DisplayName,
+    NonEmptyText,
+    TextList,
+    _labels_before,
+)
+
+#: model_id (training_pipeline.proto): "up to 63 characters ... [a-z0-9_-]. The first
+#: character cannot be a number or hyphen."
+MODEL_ID_RE: Final = re.compile(r"[a-z_][a-z0-9_-]{0,62}")
+#: version_aliases (model.proto): "[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]", to tell an alias
+#: from a version ID.
+ALIAS_RE: Final = re.compile(r"[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]")
+#: A model's resource name (model_service.proto's ``Model.name``).
+MODEL_NAME_RE: Final = re.compile(
+    r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/models/(?P<model>[^/@]+)"
+)
+#: ModelContainerSpec.ports: "only the first port ... is used"; 8080 when none is given.
+DEFAULT_SERVING_PORT: Final = 8080
+#: Most labels a model's config may give: the rest are the owner labels it carries
+#: (``vertex_training.api.pipelines.MODEL_OWNER_LABELS``).
+MAX_MODEL_LABELS: Final = MAX_USER_LABELS
+
+
+def _model_id(value: str) -> str:
+    if MODEL_ID_RE.fullmatch(value):
+        return value
+    raise invalid(
+        "a model ID has 1 to 63 lowercase letters, digits, _ or -, and starts with a "
+        f"letter or _; write e.g. {_suggested_id(value)}"
+    )
+
+
+def _suggested_id(value: str) -> str:
+    folded = re.sub(r"[^a-z0-9_-]+", "-", value.lower()).strip("-") or "model"
+    return (folded if folded[0].isalpha() or folded[0] == "_" else f"m-{folded}")[:63]
+
+
+def _alias(value: str) -> str:
+    if ALIAS_RE.fullmatch(value):
+        return value
+    raise invalid(
+        "a version alias has 2 to 128 letters, digits or -, starts with a lowercase letter "
+        "and ends with one or a digit (so that it never reads as a version number); "
+        "write e.g. production or candidate-2"
+    )
+
+
+ModelId = Annotated[str, AfterValidator(_model_id)]
+Alias = Annotated[str, AfterValidator(_alias)]
+ModelLabels = Annotated[
+    dict[str, str], BeforeValidator(_labels_before), Field(max_length=MAX_MODEL_LABELS)
+]
+
+
+class _ConfigModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServingFrameworkConfig(_ConfigModel):
+    """``serving: {framework: {name: scikit-learn, version: "1.5", gpu: false}}``: Google's
+    prebuilt prediction image of that framework version, its GPU build with ``gpu: true``
+    (the machine that serves it is chosen at deployment, not here)."""
+
+    name: NonEmptyText
+    version: NonEmptyText
+    gpu: bool = False
+
+
+class ServingConfig(_ConfigModel):
+    """``model.serving``: the container Vertex AI serves the model's predictions from."""
+
+    image: NonEmptyText | None = None
+    framework: ServingFrameworkConfig | None = None
+    command: TextList | None = None
+    args: TextList | None = None
+    env: dict[str, str] | None = None
+    port: int | None = Field(None, ge=1, le=65535)
+    predict_route: NonEmptyText | None = None
+    health_route: NonEmptyText | None = None
+
+    @model_validator(mode="after")
+    def _one_image(self) -> ServingConfig:
+        if (self.image is None) == (self.framework is None):
+            raise invalid(
+                "name the serving container once: image: <registry>/<image>:<tag>, or "
+                'framework: {name: scikit-learn, version: "1.5"} for Google\'s prebuilt '
+                "prediction image"
+            )
+        return self
+
+
+class ModelConfig(_ConfigModel):
+    """``model:`` of a job, as written."""
+
+    display_name: DisplayName | None = None
+    id: ModelId | None = None
+    parent: NonEmptyText | None = None
+    description: str | None = None
+    version_description: str | None = None
+    labels: ModelLabels | None = None
+    aliases: list[Alias] | None = None
+    serving: ServingConfig
+
+
+class _SpecModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServingContainer(_SpecModel):
+    """REST ``ModelContainerSpec``, resolved."""
+
+    image: str
+    command: list[str] = []
+    args: list[str] = []
+    env: dict[str, str] = {}
+    port: int | None = None
+    predict_route: str | None = None
+    health_route: str | None = None
+
+    def request_body(self) -> dict[str, Any]:
+        """REST ``ModelContainerSpec`` (unset omitted)."""
+        body: dict[str, Any] = {"imageUri": self.image}
+        if self.command:
+            body["command"] = list(self.command)
+        if self.args:
+            body["args"] = list(self.args)
+        if self.env:
+            body["env"] = [{"name": k, "value": v} for k, v in sorted(self.env.items())]
+        if self.port is not None:
+            body["ports"] = [{"containerPort": self.port}]
+        if self.predict_route:
+            body["predictRoute"] = self.predict_route
+        if self.health_route:
+            body["healthRoute"] = self.health_route
+        return body
+
+
+class ModelUpload(_SpecModel):
+    """The model a job registers, resolved: what ``request_body`` puts in its pipeline."""
+
+    display_name: str
+    id: str | None = None
+    #: The existing model's resource name the versions are added to.
+    parent: str | None = None
+    description: str | None = None
+    version_description: str | None = None
+    labels: dict[str, str] = {}
+    aliases: list[str] = []
+    serving: ServingContainer
+
+    def request_body(self) -> dict[str, Any]:
+        """``modelToUpload`` and ``modelId`` or ``parentModel`` of a TrainingPipeline."""
+        upload: dict[str, Any] = {
+            "displayName": self.display_name,
+            "containerSpec": self.serving.request_body(),
+        }
+        if self.description:
+            upload["description"] = self.description
+        if self.version_description:
+            upload["versionDescription"] = self.version_description
+        if self.labels:
+            upload["labels"] = dict(sorted(self.labels.items()))
+        if self.aliases:
+            upload["versionAliases"] = list(self.aliases)
+        body: dict[str, Any] = {"modelToUpload": upload}
+        if self.parent:
+            body["parentModel"] = self.parent
+        elif self.id:
+            body["modelId"] = self.id
+        return body
+
+
+def serving_framework_image(
+    base: str, framework: ServingFrameworkConfig, region: str, issues: list[Issue]
+) -> str | None:
+    """The prebuilt prediction image of ``framework`` for ``region``'s registry, or None
+    with an issue naming the versions that have one."""
+    from vertex_training.catalog import prediction_images
+
+    key = full_key(base, ("model", "serving", "framework"))
+    try:
+        return prediction_images.prediction_image(
+            framework.name, framework.version, region=region, gpu=framework.gpu
+        )
+    except LookupError as exc:
+        issues.append(Issue(key, framework.model_dump(), str(exc)))
+        return None
+
+
+def model_name(model_id: str, project: str | None, region: str, *, local: bool) -> str:
+    """The resource name of the model ``model_id`` where a job registers it."""
+    if local:
+        return f"local/models/{model_id}"
+    return f"projects/{project}/locations/{region}/models/{model_id}"
+
+
+def resolve_model(
+    base: str,
+    config: ModelConfig,
+    *,
+    display_name: str,
+    project: str | None,
+    region: str,
+    local: bool,
+    serving_image: str | None,
+) -> tuple[ModelUpload | None, list[Issue]]:
+    """``config`` resolved for a job of ``display_name`` in ``project`` and ``region``
+    (``base``: the job's key): the parent as a resource name, the display name defaulted.
+    ``serving_image`` is the serving framework's prediction image, already picked (None
+    when the config names an image or the framework has none: its issue is the caller's).
+    Returns the upload, or None with the issues."""
+    issues: list[Issue] = []
+    key = full_key(base, ("model",))
+    parent = None
+    if config.parent is not None and config.id is not None:
+        issues.append(
+            Issue(
+                f"{key}.id",
+                config.id,
+                "id names a new model and parent an existing one: keep one (a model of "
+                "that ID that exists already gets the next version with id alone)",
+            )
+        )
+    elif config.parent is not None:
+        parent = _parent(
+            f"{key}.parent", config.parent, project, region, local=local, issues=issues
+        )
+    image = config.serving.image or serving_image
+    if issues or image is None:
+        return None, issues
+    serving = config.serving
+    upload = ModelUpload(
+        display_name=config.display_name or display_name,
+        id=config.id,
+        parent=parent,
+        description=config.description,
+        version_description=config.version_description,
+        labels=dict(config.labels or {}),
+        aliases=list(config.aliases or []),
+        serving=ServingContainer(
+            image=image,
+            command=list(serving.command or []),
+            args=list(serving.args or []),
+            env=dict(serving.env or {}),
+            port=serving.port,
+            predict_route=serving.predict_route,
+            health_route=serving.health_route,
+        ),
+    )
+    return upload, []
+
+
+def _parent(
+    key: str, written: str, project: str | None, region: str, *, local: bool, issues: list[Issue]
+) -> str | None:
+    """The parent model's resource name, or None with an issue."""
+    if MODEL_ID_RE.fullmatch(written):
+        return model_name(written, project, region, local=local)
+    match = MODEL_NAME_RE.fullmatch(written)
+    if match is None or local:
+        where = "this machine's registry" if local else f"{project}/{region}"
+        issues.append(
+            Issue(
+                key,
+                written,
+                f"write the ID of a model in {where} (its last segment, e.g. churn-model)"
+                + (
+                    ""
+                    if local
+                    else f", or its resource name projects/{project}/locations/{region}/models/<ID>"
+                ),
+            )
+        )
+        return None
+    if (match["project"], match["location"]) != (project, region):
+        issues.append(
+            Issue(
+                key,
+                written,
+                f"a training pipeline registers in its own project and region "
+                f"({project}, {region}), and this model is in {match['project']}, "
+                f"{match['location']}: name a model of {project} in {region}, or move the "
+                "job to the model's region",
+            )
+        )
+        return None
+    if not MODEL_ID_RE.fullmatch(match["model"]):
+        issues.append(Issue(key, written, "the model ID at its end breaks Google's pattern"))
+        return None
+    return written
