@@ -26,6 +26,7 @@ import site
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -37,8 +38,15 @@ from vertex_training.api.bodies import (
     job_spec_of,
     named_output_directory,
 )
+from vertex_training.api.pipelines import (
+    MODEL_ID_KEY,
+    MODEL_KEY,
+    PARENT_KEY,
+    is_pipeline_body,
+    task_body,
+)
 from vertex_training.api.scheduling import shape_of_spec
-from vertex_training.backends.base import JobStatus, Trial
+from vertex_training.backends.base import JobStatus, RegisteredModel, Trial
 from vertex_training.backends.local._containers import container_engine
 from vertex_training.backends.local._images import UNMAPPED_IMAGE, image_requirements
 from vertex_training.backends.local._record import (
@@ -55,6 +63,7 @@ from vertex_training.backends.local._record import (
     wait_until,
     write_json_atomic,
 )
+from vertex_training.backends.local._registry import PIPELINE_FILE, LocalRegistry, registered
 from vertex_training.backends.local.gpus import gpu_problems
 from vertex_training.errors import BackendError, Issue, PermanentError
 from vertex_training.keys import LOCAL_GPU
@@ -153,9 +162,17 @@ def output_directory_at(root: Path, name: str, named: str) -> str:
 def logs_url_at(root: Path, name: str) -> str:
     """``LocalBackend(root).logs_url(name)``, with no backend made."""
     record = JobRecord(root, parse_job_name(name))
-    if name.startswith(TUNING_NAME_PREFIX):
+    if name.startswith(TUNING_NAME_PREFIX) or _runs_study(record):
         return record.supervisor_log.as_uri()
     return record.log_path(_PRIMARY_REPLICA).as_uri()
+
+
+def _runs_study(record: JobRecord) -> bool:
+    """Whether a (pipeline's) record runs a tuning job; False when it cannot be read."""
+    try:
+        return is_tuning_body(record.read_job())
+    except (FileNotFoundError, ValueError):
+        return False
 
 
 class LocalBackend:
@@ -173,13 +190,19 @@ class LocalBackend:
         """Record the job, start its supervisor, and return it QUEUED.
 
         A body with a ``studySpec`` is a hyperparameter tuning job: its supervisor runs
-        the study (``vertex_training.backends.local._study``).
+        the study (``vertex_training.backends.local._study``). A training pipeline's body
+        runs its job in the same way, then registers the model in the local registry
+        (``vertex_training.backends.local._registry``).
         """
-        job = _localized(body, self.base_dir)
+        pipeline = is_pipeline_body(body)
+        job = _localized(task_body(body) if pipeline else body, self.base_dir)
         record = self._new_record()
-        name = job_name(record.job_id, tuning=is_tuning_body(job))
+        name = job_name(record.job_id, tuning=is_tuning_body(job), pipeline=pipeline)
         try:
             record.logs_dir.mkdir()
+            if pipeline:
+                upload = {k: body[k] for k in (MODEL_KEY, MODEL_ID_KEY, PARENT_KEY) if k in body}
+                write_json_atomic(record.path / PIPELINE_FILE, upload)
             write_json_atomic(
                 record.state_file,
                 {
@@ -244,6 +267,14 @@ class LocalBackend:
                     found.append(status)
         return sorted(found, key=lambda s: (s.create_time, s.job_id), reverse=True)
 
+    def find_model(self, model_id: str, owner_labels: Mapping[str, str]) -> str | None:
+        """The local model a pipeline registers its next version of, or None."""
+        return LocalRegistry(self.root).find(model_id, owner_labels)
+
+    def model_versions(self, model: str) -> list[RegisteredModel]:
+        """Every version of the local model ``model``, oldest first."""
+        return LocalRegistry(self.root).versions(model)
+
     def cancel(self, name: str) -> None:
         """Stop the job and its whole process tree (every trial's, for a tuning job); it
         ends CANCELLED.
@@ -266,7 +297,8 @@ class LocalBackend:
                 record.update_state(states.CANCELLED, "cancelled")
 
     def delete(self, name: str) -> None:
-        """Cancel the job if it still runs, wait for its supervisor to exit, remove the record."""
+        """Cancel the job if it still runs, wait for its supervisor to exit, remove the
+        record (a pipeline's model stays in the local registry)."""
         record = self._record(name)
         if not record.path.exists():
             return
@@ -352,6 +384,7 @@ class LocalBackend:
             metric_id=metrics[0].get("metricId", ""),
             goal=metrics[0].get("goal", "") if "studySpec" in job else "",
             max_trials=int(job.get("maxTrialCount") or 0),
+            model=registered(record),
         )
 
 

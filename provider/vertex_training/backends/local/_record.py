@@ -76,12 +76,19 @@ TAIL_WINDOW_BYTES = 64 * 1024
 #: (``backends.base.location_of`` tells a local job by that first segment.)
 NAME_PREFIX = f"{LOCAL_NAME_ROOT}/customJobs/"
 TUNING_NAME_PREFIX = f"{LOCAL_NAME_ROOT}/hyperparameterTuningJobs/"
-_NAME_PATTERN = re.compile(rf"^{LOCAL_NAME_ROOT}/(?:customJobs|hyperparameterTuningJobs)/(\d+)$")
+#: A training pipeline's: it runs its job (either kind) in its own record.
+PIPELINE_NAME_PREFIX = f"{LOCAL_NAME_ROOT}/trainingPipelines/"
+_NAME_PATTERN = re.compile(
+    rf"^{LOCAL_NAME_ROOT}/(?:customJobs|hyperparameterTuningJobs|trainingPipelines)/(\d+)$"
+)
 
 
-def job_name(job_id: str, *, tuning: bool = False) -> str:
-    """The resource name of a local job: ``local/customJobs/<id>``, or
-    ``local/hyperparameterTuningJobs/<id>`` for a tuning job."""
+def job_name(job_id: str, *, tuning: bool = False, pipeline: bool = False) -> str:
+    """The resource name of a local job: ``local/customJobs/<id>``,
+    ``local/hyperparameterTuningJobs/<id>`` for a tuning job, or
+    ``local/trainingPipelines/<id>`` for a training pipeline."""
+    if pipeline:
+        return f"{PIPELINE_NAME_PREFIX}{job_id}"
     return f"{TUNING_NAME_PREFIX if tuning else NAME_PREFIX}{job_id}"
 
 
@@ -90,8 +97,8 @@ def parse_job_name(name: str) -> str:
     match = _NAME_PATTERN.match(name)
     if match is None:
         raise PermanentError(
-            f"{name!r} is not a local job name (expected {NAME_PREFIX}<digits> or "
-            f"{TUNING_NAME_PREFIX}<digits>)"
+            f"{name!r} is not a local job name (expected {NAME_PREFIX}<digits>, "
+            f"{TUNING_NAME_PREFIX}<digits> or {PIPELINE_NAME_PREFIX}<digits>)"
         )
     return match.group(1)
 

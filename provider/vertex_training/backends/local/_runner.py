@@ -67,6 +67,7 @@ from vertex_training.backends.local._record import (
     replica_name,
     tail,
 )
+from vertex_training.backends.local._registry import finish
 from vertex_training.backends.local._venvs import InstallError, StepFailed, VirtualenvCache
 from vertex_training.backends.local.gpus import gpus_needed, local_gpus
 
@@ -308,7 +309,7 @@ class Supervisor:
             state, error = states.FAILED, f"the job could not start: {exc}"
         finally:
             self._stop(replicas)
-        self.record.update_state(state, error)
+        finish(self.record, state, error)
 
     # -- preparing -------------------------------------------------------------------
 

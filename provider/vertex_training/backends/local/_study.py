@@ -56,6 +56,7 @@ from vertex_training.backends.local._record import (
     replica_name,
     write_json_atomic,
 )
+from vertex_training.backends.local._registry import finish
 from vertex_training.backends.local._runner import POLL_INTERVAL_S, supervise
 
 #: The environment variable Vertex sets to a trial's ID (cloudml-hypertune reads it).
@@ -168,7 +169,7 @@ class StudySupervisor:
         except BaseException:
             self._stop_trials("the study's supervisor failed")
             raise
-        self.record.update_state(state, error)
+        finish(self.record, state, error)
 
     # -- the study ---------------------------------------------------------------------
 
