@@ -123,6 +123,19 @@ class RegisteredModel:
         """The version's resource name: ``<name>@<version_id>``."""
         return f"{self.name}@{self.version_id}"
 
+    def to_output(self) -> dict[str, Any]:
+        """The version as a resource output (plain data)."""
+        return {
+            "resource_name": self.name,
+            "model_id": self.model_id,
+            "version_id": self.version_id,
+            "version_name": self.version_name,
+            "aliases": list(self.aliases),
+            "artifact_uri": self.artifact_uri,
+            "display_name": self.display_name,
+            "image_uri": self.image_uri,
+        }
+
 
 @dataclass(frozen=True)
 class JobStatus:
@@ -171,6 +184,14 @@ class JobStatus:
     def best_trial(self) -> Trial | None:
         """The tuning job's best trial so far, or None."""
         return best_trial(self.trials, self.metric_id, self.goal)
+
+    def model_output(self) -> dict[str, Any]:
+        """A training pipeline's ``model`` output: the version it registered
+        (``RegisteredModel.to_output``) and its backing job; {} for a job."""
+        output = self.model.to_output() if self.model is not None else {}
+        if self.backing_job:
+            output["backing_job"] = self.backing_job
+        return output
 
     def trial_outputs(self) -> dict[str, Any]:
         """``trials`` and ``best_trial`` as resource outputs (plain data)."""

@@ -214,8 +214,9 @@ def job_properties(
     reported = observed.outputs(host.kept)
     values: dict[str, Any] = {shapes.camel(key): value for key, value in reported.items()}
     values["attempts"] = attempt_outputs(values["attempts"])  # the schema's types
-    if "failure" in values:
-        values["failure"] = camel_keys(values["failure"])
+    for key in ("failure", "model"):
+        if key in values:
+            values[key] = camel_keys(values[key])
     if "trials" in values:  # the schema's Trial type
         values["trials"] = [trial_output(trial) for trial in values["trials"]]
     if "bestTrial" in values:

@@ -35,6 +35,7 @@ PLATFORM_SETTINGS = f"{shapes.PACKAGE}:{shapes.MODULE}:PlatformSettings"
 WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
 COST_ESTIMATE = f"{shapes.PACKAGE}:{shapes.MODULE}:CostEstimate"
 TRIAL = f"{shapes.PACKAGE}:{shapes.MODULE}:Trial"
+MODEL_VERSION = f"{shapes.PACKAGE}:{shapes.MODULE}:ModelVersion"
 WAITED_TRIALS = f"{shapes.PACKAGE}:{shapes.MODULE}:WaitedTrials"
 ATTEMPT = f"{shapes.PACKAGE}:{shapes.MODULE}:Attempt"
 JOB_FAILURE = f"{shapes.PACKAGE}:{shapes.MODULE}:JobFailure"
@@ -95,6 +96,9 @@ DOC_PREFIXES: dict[type, str] = {
     arguments.FrameworkArgs: "framework",
     arguments.ReductionServerArgs: "reduction_server",
     arguments.PoolArgs: "workers",
+    arguments.ModelArgs: "model",
+    arguments.ServingArgs: "model.serving",
+    arguments.ServingFrameworkArgs: "model.serving.framework",
 }
 #: What a key of a study's typed dictionary is called in docs/config-shape.md's table of
 #: `study` keys ("Hyperparameter tuning jobs"): its prefix there.
@@ -131,6 +135,7 @@ JOB_OUTPUTS: dict[str, dict[str, Any]] = {
     "outputDirectory": {"type": "string"},
     "failure": {"$ref": f"#/types/{JOB_FAILURE}"},
     "attempts": {"type": "array", "items": {"$ref": f"#/types/{ATTEMPT}"}},
+    "model": {"$ref": f"#/types/{MODEL_VERSION}"},
     "jobId": {"type": "string"},
     "consoleUrl": {"type": "string"},
     "logsUrl": {"type": "string"},
@@ -180,6 +185,19 @@ TRIAL_PROPERTIES: dict[str, dict[str, Any]] = {
     "startTime": {"type": "string"},
     "endTime": {"type": "string"},
     "infeasibleReason": {"type": "string"},
+}
+#: The properties of a job's ``model`` (``backends.base.RegisteredModel.to_output`` and
+#: ``JobStatus.model_output``, in camelCase).
+MODEL_VERSION_PROPERTIES: dict[str, dict[str, Any]] = {
+    "resourceName": {"type": "string"},
+    "modelId": {"type": "string"},
+    "versionId": {"type": "string"},
+    "versionName": {"type": "string"},
+    "aliases": {"type": "array", "items": {"type": "string"}},
+    "artifactUri": {"type": "string"},
+    "displayName": {"type": "string"},
+    "imageUri": {"type": "string"},
+    "backingJob": {"type": "string"},
 }
 #: The properties of a failed job's ``failure`` (``api.failures.Failure.to_output``).
 JOB_FAILURE_PROPERTIES: dict[str, dict[str, Any]] = {
@@ -370,6 +388,12 @@ def build(docs: Path, version: str) -> dict[str, Any]:
             },
         ),
         "required": ["trials"],
+    }
+    types[MODEL_VERSION] = {
+        "type": "object",
+        "description": described.intros["Model versions"],
+        "properties": props("Model versions", MODEL_VERSION_PROPERTIES),
+        "required": [],
     }
     types[JOB_FAILURE] = {
         "type": "object",

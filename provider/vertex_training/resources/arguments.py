@@ -247,6 +247,43 @@ class StudyArgs(TypedDict, total=False):
     max_failed_trials: int
 
 
+class ServingFrameworkArgs(TypedDict, total=False):
+    """``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt
+    prediction image."""
+
+    name: Required[Input[str]]
+    version: Required[Input[str]]
+    gpu: Input[bool]
+
+
+class ServingArgs(TypedDict, total=False):
+    """``serving:``: the container that serves the model's predictions, ``image`` or
+    ``framework``."""
+
+    image: Input[str]
+    framework: ServingFrameworkArgs
+    command: Input[Sequence[Input[str]]]
+    args: Input[Sequence[Input[str]]]
+    env: Input[Mapping[str, Input[str]]]
+    port: Input[int]
+    predict_route: Input[str]
+    health_route: Input[str]
+
+
+class ModelArgs(TypedDict, total=False):
+    """``model:``: the Model Registry entry the trained model becomes (the job runs as a
+    training pipeline; docs/models.md)."""
+
+    display_name: Input[str]
+    id: Input[str]
+    parent: Input[str]
+    description: Input[str]
+    version_description: Input[str]
+    labels: Input[Mapping[str, Input[str]]]
+    aliases: Input[Sequence[Input[str]]]
+    serving: Required[ServingArgs]
+
+
 class TrainingJobArgs(_PoolKeys, total=False):
     """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
 
@@ -281,6 +318,7 @@ class TrainingJobArgs(_PoolKeys, total=False):
     persistent_resource_id: Input[str]
     experiment: Input[str]
     experiment_run: Input[str]
+    model: ModelArgs
     wait: WaitUntilName | WaitArgs
     adopt: str
     run_after: Input[Sequence[Input[str]]]

@@ -124,6 +124,8 @@ class JobObserved:
     #: A FAILED job's error, classified (``api.failures.Failure.to_output``); {} else.
     failure: Mapping[str, Any] = field(default_factory=dict)
     attempts: tuple[Mapping[str, Any], ...] = ()
+    #: A training pipeline's: the model version it registered and its backing job.
+    model: Mapping[str, Any] = field(default_factory=dict)
     trials: tuple[Mapping[str, Any], ...] | None = None
     best_trial: Mapping[str, Any] | None = None
 
@@ -158,6 +160,7 @@ class JobObserved:
             attempts=tuple(attempt_outputs(attempts, view)),
             trials=tuple(trials["trials"]) if tuning else None,
             best_trial=trials.get("best_trial"),
+            model=status.model_output(),
         )
 
     @classmethod

@@ -167,6 +167,11 @@ class JobOutputs(TypedDict):
     #: resource_name, job_id, console_url, logs_url), oldest first (recorded even when
     #: empty); [] for any other job.
     attempts: list[dict[str, Any]]
+    #: What a job with ``model`` registered once its training pipeline succeeded
+    #: (``vertex_training.backends.base.RegisteredModel.to_output``: resource_name,
+    #: model_id, version_id, version_name, aliases, artifact_uri, display_name,
+    #: image_uri) and its pipeline's backing job (``backing_job``); {} for any other job.
+    model: dict[str, Any]
 
 
 class TuningOutputs(JobOutputs):

@@ -19,6 +19,7 @@ reference gives them (``model.proto``, ``training_pipeline.proto``):
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Annotated, Any, Final
 
@@ -87,7 +88,7 @@ class _ConfigModel(BaseModel):
 
 
 class ServingFrameworkConfig(_ConfigModel):
-    """``serving: {framework: {name: scikit-learn, version: "1.5", gpu: false}}``: Google's
+    """``serving: {framework: {name: sklearn, version: "1.5", gpu: false}}``: Google's
     prebuilt prediction image of that framework version, its GPU build with ``gpu: true``
     (the machine that serves it is chosen at deployment, not here)."""
 
@@ -113,7 +114,7 @@ class ServingConfig(_ConfigModel):
         if (self.image is None) == (self.framework is None):
             raise invalid(
                 "name the serving container once: image: <registry>/<image>:<tag>, or "
-                'framework: {name: scikit-learn, version: "1.5"} for Google\'s prebuilt '
+                'framework: {name: sklearn, version: "1.5"} for Google\'s prebuilt '
                 "prediction image"
             )
         return self
@@ -201,20 +202,29 @@ class ModelUpload(_SpecModel):
 
 
 def serving_framework_image(
-    base: str, framework: ServingFrameworkConfig, region: str, issues: list[Issue]
-) -> str | None:
-    """The prebuilt prediction image of ``framework`` for ``region``'s registry, or None
-    with an issue naming the versions that have one."""
+    base: str,
+    framework: ServingFrameworkConfig,
+    region: str,
+    issues: list[Issue],
+    today: datetime.date | None = None,
+) -> tuple[str | None, list[str]]:
+    """The prebuilt prediction image of ``framework`` for ``region``'s registry with its
+    warnings (end of support near or past), or None with an issue naming the versions
+    that have one."""
     from vertex_training.catalog import prediction_images
 
     key = full_key(base, ("model", "serving", "framework"))
-    try:
-        return prediction_images.prediction_image(
-            framework.name, framework.version, region=region, gpu=framework.gpu
-        )
-    except LookupError as exc:
-        issues.append(Issue(key, framework.model_dump(), str(exc)))
-        return None
+    found = prediction_images.prediction_image(
+        framework.name,
+        framework.version,
+        region=region,
+        gpu=framework.gpu,
+        today=today or datetime.date.today(),
+    )
+    if isinstance(found, prediction_images.PredictionRefusal):
+        issues.append(Issue(f"{key}.{found.field}", framework.model_dump(), found.message))
+        return None, []
+    return found.uri, list(found.warnings)
 
 
 def model_name(model_id: str, project: str | None, region: str, *, local: bool) -> str:

@@ -259,9 +259,12 @@ class _JobResolver(RetryRules, JobSettingsRules):
             )
         serving_image = None
         if config.serving.framework is not None:
-            serving_image = serving_framework_image(
-                self.base, config.serving.framework, self.region, self.issues
+            framework = config.serving.framework
+            serving_image, warnings = serving_framework_image(
+                self.base, framework, self.region, self.issues
             )
+            for warning in warnings:
+                self.warn(("model", "serving", "framework"), framework, warning)
         upload, issues = resolve_model(
             self.base,
             config,
