@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from enum import Enum
 
 import grpc
 from google.cloud.aiplatform_v1.types.job_state import JobState
@@ -28,14 +29,24 @@ _QUOTED = re.compile(r'"[^"]*"')
 #: AND between terms, outside double quotes (an even number of quotes follows it).
 _FILTER_AND = re.compile(r'\s+AND\s+(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
+#: A text field a filter compares: its name in the filter -> how to read it.
+TextFields = Mapping[str, Callable[[VertexMessage], str]]
+#: The text fields the job and pipeline list methods filter on.
+DISPLAY_NAME: TextFields = {"display_name": lambda message: str(message.display_name)}
 
-def parse_filter(text: str) -> list[Callable[[VertexMessage], bool]]:
+
+def parse_filter(
+    text: str, *, states: type[Enum] | None = JobState, fields: TextFields = DISPLAY_NAME
+) -> list[Callable[[VertexMessage], bool]]:
     """Parse an AIP-160 filter made of ``field op value`` terms joined by AND.
 
     Supported, as job_service.proto ListCustomJobsRequest.filter lists them:
     ``display_name`` (=, !=, : with * wildcards), ``state`` (=, !=) and ``labels.KEY``
     (=, !=, ``:*`` for existence). OR, NOT, parentheses and create_time comparisons are
-    valid Vertex filters that this fake does not implement (UNIMPLEMENTED).
+    valid Vertex filters that this fake does not implement (UNIMPLEMENTED). ``states``
+    is the enum a ``state`` term names (JobState; PipelineState for training
+    pipelines; None where ``state`` is no filter field), ``fields`` the text fields
+    besides it (ListModels adds ``model``, and takes camelCase names too).
     """
     text = text.strip()
     if not text:
@@ -45,10 +56,12 @@ def parse_filter(text: str) -> list[Callable[[VertexMessage], bool]]:
             grpc.StatusCode.UNIMPLEMENTED,
             f"The fake JobService supports only terms joined by AND, got filter {text!r}.",
         )
-    return [_parse_term(term) for term in _FILTER_AND.split(text)]
+    return [_parse_term(term, states, fields) for term in _FILTER_AND.split(text)]
 
 
-def _parse_term(term: str) -> Callable[[VertexMessage], bool]:
+def _parse_term(
+    term: str, states: type[Enum] | None, fields: TextFields
+) -> Callable[[VertexMessage], bool]:
     parsed = _FILTER_TERM.match(term.strip())
     if parsed is None:
         raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid filter term {term!r}.")
@@ -63,14 +76,15 @@ def _parse_term(term: str) -> Callable[[VertexMessage], bool]:
             grpc.StatusCode.INVALID_ARGUMENT, f"{field} does not support {op} ({term!r})."
         )
     negate = op == "!="
-    if field == "display_name":
+    if field in fields:
+        read = fields[field]
         if op == ":":
-            return lambda job: fnmatch.fnmatchcase(job.display_name, value)
-        return lambda job: (job.display_name == value) != negate
-    if field == "state" and op != ":":
-        if value not in JobState.__members__:
-            raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid job state {value!r}.")
-        number = JobState.__members__[value]
+            return lambda job: fnmatch.fnmatchcase(read(job), value)
+        return lambda job: (read(job) == value) != negate
+    if field == "state" and op != ":" and states is not None:
+        if value not in states.__members__:
+            raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid state {value!r}.")
+        number = states.__members__[value]
         return lambda job: (job.state == number) != negate
     if field.startswith("labels."):
         key = field.removeprefix("labels.")

@@ -46,7 +46,9 @@ from vertex_training.testing._faults import RpcError, VertexMessage
 SUBMIT = "submit"
 CRUD = "crud"
 #: The methods that count as job submissions; every other one is resource management.
-SUBMIT_METHODS = frozenset({"CreateCustomJob", "CreateHyperparameterTuningJob"})
+SUBMIT_METHODS = frozenset(
+    {"CreateCustomJob", "CreateHyperparameterTuningJob", "CreateTrainingPipeline"}
+)
 #: Vertex AI's default limits per minute, per project and region (the quotas page).
 DOCUMENTED_QUOTAS: Mapping[str, int] = {SUBMIT: 60, CRUD: 600}
 #: The quotas are per minute.

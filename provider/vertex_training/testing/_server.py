@@ -1,15 +1,19 @@
 """``FakeVertex``: the gRPC server on loopback and the wiring of the fake's parts into it.
 
-It maps each served method of ``google.cloud.aiplatform.v1.JobService`` and
-``google.longrunning.Operations`` to its handler (``_jobs``, ``_tuning``, ``_operations``),
-records every call, refuses those over a request quota (``_request_quotas``), answers the
-faults a test injected (``_faults``), and turns an ``RpcError`` into the call's status; it
-holds the one lock under which every handler runs. It offers the test controls
-(``script``, ``fail_next``, ``stall_next``) and views (``calls``, ``refused``,
-``quota_windows``, ``jobs``, ``tuning_jobs``).
+It maps each served method of ``google.cloud.aiplatform.v1.JobService``,
+``PipelineService`` (its TrainingPipeline methods), ``ModelService`` and
+``google.longrunning.Operations`` to its handler (``_jobs``, ``_tuning``,
+``fake_pipelines``, ``fake_models``, ``_operations``): one regional endpoint serves them
+all, as Vertex AI's does. It records every call, refuses those over a request quota
+(``_request_quotas``), answers the faults a test injected (``_faults``), and turns an
+``RpcError`` into the call's status; it holds the one lock under which every handler runs.
+It offers the test controls (``script``, ``fail_next``, ``stall_next``,
+``fail_upload_next``) and views (``calls``, ``refused``, ``quota_windows``, ``jobs``,
+``tuning_jobs``, ``pipelines``, ``models``).
 
-It depends on ``_faults``, ``_request_quotas``, ``_jobs`` and ``_tuning`` (and through
-them on the other parts); of the fake, only ``fake_vertex`` depends on it.
+It depends on ``_faults``, ``_request_quotas``, ``_jobs``, ``_tuning``,
+``fake_pipelines`` and ``fake_models`` (and through them on the other parts); of the
+fake, only ``fake_vertex`` depends on it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import NamedTuple
 import grpc
 from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
 from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as tuning_job_types
-from google.cloud.aiplatform_v1.types import job_service
+from google.cloud.aiplatform_v1.types import job_service, model_service, pipeline_service
+from google.cloud.aiplatform_v1.types import model as model_types
+from google.cloud.aiplatform_v1.types import training_pipeline as training_pipeline_types
 from google.longrunning import operations_pb2
 from google.protobuf.message import Message
 
@@ -49,6 +55,8 @@ from vertex_training.testing._loopback import GrpcLoopbackServer
 from vertex_training.testing._request_quotas import DEFAULT_WINDOW_S, QuotaWindow, RequestQuotas
 from vertex_training.testing._scheduling import Scheduling
 from vertex_training.testing._tuning import DEFAULT_TRIAL_S, TrialMetric, TuningJobs
+from vertex_training.testing.fake_models import MODEL_SERVICE, ModelRegistry
+from vertex_training.testing.fake_pipelines import PIPELINE_SERVICE, TrainingPipelines
 
 JOB_SERVICE = "google.cloud.aiplatform.v1.JobService"
 OPERATIONS_SERVICE = "google.longrunning.Operations"
@@ -111,6 +119,15 @@ class FakeVertex(GrpcLoopbackServer):
         self._scheduling = Scheduling(quotas)
         self._store.on_create = self._scheduling.created
         self._tuning = TuningJobs(self._store, trial_s=trial_s, trial_metric=trial_metric)
+        self._models = ModelRegistry(
+            operations=self._store.operations,
+            take_number=self._store.take_number,
+            delete_s=delete_s,
+            clock=clock,
+        )
+        self._pipelines = TrainingPipelines(
+            store=self._store, tuning=self._tuning, models=self._models, delete_s=delete_s
+        )
         self._serve_logging = serve_logging
         super().__init__(port, workers=_GRPC_WORKERS, token=token)
         self._clock = clock
@@ -187,6 +204,14 @@ class FakeVertex(GrpcLoopbackServer):
         that would exceed it stay QUEUED until it fits."""
         with self._lock:
             self._scheduling.quotas[region] = dict(limits)
+
+    def fail_upload_next(self, reason: str | None = None, *, times: int = 1) -> None:
+        """Make the model upload of the next ``times`` training pipelines whose backing job
+        succeeds fail, as a bad serving image or an empty AIP_MODEL_DIR makes it fail: the
+        pipeline ends FAILED with ``reason`` (by default Vertex AI's words for an empty
+        model directory) and registers nothing (``fake_pipelines``)."""
+        with self._lock:
+            self._pipelines.upload_failures.extend([reason] * times)
 
     def log_entries(self) -> list[LogLine]:
         """The log lines the fake's jobs have written by now (invented; ``_logs``)."""
@@ -275,6 +300,31 @@ class FakeVertex(GrpcLoopbackServer):
                 if record.kind is TUNING
             }
 
+    @property
+    def pipelines(self) -> dict[str, training_pipeline_types.TrainingPipeline]:
+        """The training pipelines that exist now, by resource name, as a client sees them."""
+        with self._lock:
+            now = self._clock()
+            self._tick(now)
+            return {
+                name: training_pipeline_types.TrainingPipeline.wrap(
+                    self._pipelines.render(record, now)
+                )
+                for name, record in self._pipelines.pipelines.items()
+            }
+
+    @property
+    def models(self) -> dict[str, list[model_types.Model]]:
+        """The models that exist now, by resource name: each one's versions, oldest first."""
+        with self._lock:
+            self._tick(self._clock())
+            return {
+                name: [
+                    model_types.Model.wrap(ModelRegistry.copy(v)) for v in record.versions.values()
+                ]
+                for name, record in self._models.models.items()
+            }
+
     # -- gRPC plumbing ---------------------------------------------------------------
 
     def _methods(
@@ -282,6 +332,7 @@ class FakeVertex(GrpcLoopbackServer):
     ) -> dict[str, tuple[str, type[Message], Callable[[VertexMessage], Message]]]:
         """Method name -> (service, request type, handler)."""
         store, tuning = self._store, self._tuning
+        pipelines, models = self._pipelines, self._models
         return {
             "CreateCustomJob": (
                 JOB_SERVICE,
@@ -332,6 +383,52 @@ class FakeVertex(GrpcLoopbackServer):
                 JOB_SERVICE,
                 job_service.DeleteHyperparameterTuningJobRequest.pb(),
                 functools.partial(store.delete_job, kind=TUNING),
+            ),
+            "CreateTrainingPipeline": (
+                PIPELINE_SERVICE,
+                pipeline_service.CreateTrainingPipelineRequest.pb(),
+                pipelines.create_training_pipeline,
+            ),
+            "GetTrainingPipeline": (
+                PIPELINE_SERVICE,
+                pipeline_service.GetTrainingPipelineRequest.pb(),
+                pipelines.get_training_pipeline,
+            ),
+            "ListTrainingPipelines": (
+                PIPELINE_SERVICE,
+                pipeline_service.ListTrainingPipelinesRequest.pb(),
+                pipelines.list_training_pipelines,
+            ),
+            "CancelTrainingPipeline": (
+                PIPELINE_SERVICE,
+                pipeline_service.CancelTrainingPipelineRequest.pb(),
+                pipelines.cancel_training_pipeline,
+            ),
+            "DeleteTrainingPipeline": (
+                PIPELINE_SERVICE,
+                pipeline_service.DeleteTrainingPipelineRequest.pb(),
+                pipelines.delete_training_pipeline,
+            ),
+            "GetModel": (MODEL_SERVICE, model_service.GetModelRequest.pb(), models.get_model),
+            "ListModels": (
+                MODEL_SERVICE,
+                model_service.ListModelsRequest.pb(),
+                models.list_models,
+            ),
+            "ListModelVersions": (
+                MODEL_SERVICE,
+                model_service.ListModelVersionsRequest.pb(),
+                models.list_model_versions,
+            ),
+            "DeleteModelVersion": (
+                MODEL_SERVICE,
+                model_service.DeleteModelVersionRequest.pb(),
+                models.delete_model_version,
+            ),
+            "DeleteModel": (
+                MODEL_SERVICE,
+                model_service.DeleteModelRequest.pb(),
+                models.delete_model,
             ),
             "GetOperation": (
                 OPERATIONS_SERVICE,
@@ -384,8 +481,12 @@ class FakeVertex(GrpcLoopbackServer):
         return serve
 
     def _tick(self, now: float) -> None:
-        """Bring the jobs to ``now``: deleted ones gone, queued ones admitted. Lock held."""
+        """Bring the jobs to ``now``: pipelines whose job ended settled (their models
+        registered), deleted ones gone, queued ones admitted. Lock held."""
+        self._pipelines.settle(now)
         self._store.forget_deleted(now)
+        self._pipelines.forget_deleted(now)
+        self._models.forget_deleted(now)
         self._scheduling.admit(self._store.jobs.values(), now)
 
 

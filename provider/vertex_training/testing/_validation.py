@@ -72,7 +72,7 @@ def _custom_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
             continue
         yield from _worker_pool_problems(field, index, pool)
     yield from _psc_problems("custom_job.job_spec", job.job_spec)
-    yield from _label_problems(job.labels)
+    yield from label_problems(job.labels)
 
 
 def _psc_problems(prefix: str, spec: VertexMessage) -> Iterator[tuple[str, str]]:
@@ -162,9 +162,7 @@ def _worker_pool_problems(field: str, index: int, pool: VertexMessage) -> Iterat
         yield f"{field}.replica_count", "The replica count must be at least 1."
 
 
-def _label_problems(
-    labels: dict[str, str], prefix: str = "custom_job"
-) -> Iterator[tuple[str, str]]:
+def label_problems(labels: dict[str, str], prefix: str = "custom_job") -> Iterator[tuple[str, str]]:
     if len(labels) > MAX_LABELS:
         yield f"{prefix}.labels", f"At most {MAX_LABELS} labels are allowed."
     for key, value in sorted(labels.items()):
@@ -234,7 +232,7 @@ def _tuning_job_problems(job: VertexMessage) -> Iterator[tuple[str, str]]:
             continue
         yield from _worker_pool_problems(field_name, index, pool)
     yield from _psc_problems(f"{prefix}.trial_job_spec", job.trial_job_spec)
-    yield from _label_problems(job.labels, prefix)
+    yield from label_problems(job.labels, prefix)
 
 
 def _study_spec_problems(prefix: str, study: VertexMessage) -> Iterator[tuple[str, str]]:
