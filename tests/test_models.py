@@ -1,0 +1,337 @@
+"""A job that registers its model: the ``model:`` keys, the training pipeline body they
+make, and the local backend's registry (real processes, real files)."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.packages import write_package
+from vertex_training import stackconfig
+from vertex_training.api import states
+from vertex_training.api.pipelines import (
+    CUSTOM_TASK,
+    TUNING_TASK,
+    is_tuning_definition,
+    pipeline_body,
+    task_body,
+    with_parent,
+)
+from vertex_training.backends.base import JobStatus
+from vertex_training.backends.local import LocalBackend
+from vertex_training.backends.local._registry import LocalRegistry
+from vertex_training.errors import SpecError
+from vertex_training.resources.submission import next_version
+
+#: The day the prediction images' dates are judged on (the table's reading day).
+TODAY = datetime.date(2026, 11, 29)
+VERTEX = stackconfig.StackSettings(
+    stack="dev", backend="vertex", project="acme", region="us-central1", output_root="gs://b"
+)
+LOCAL = stackconfig.StackSettings(stack="local", backend="local", region="us-central1")
+IMAGE = "us-docker.pkg.dev/acme/serve/server:1"
+JOB_END_S = 45.0
+
+
+def parse(model: dict[str, Any], stack: stackconfig.StackSettings = VERTEX) -> Any:
+    """The job ``train`` with ``model``, parsed."""
+    job = {"image": "us-docker.pkg.dev/acme/train/trainer:1", "model": model}
+    return stackconfig.parse_job("train", job, stack, today=TODAY)
+
+
+def refusals(model: dict[str, Any], stack: stackconfig.StackSettings = VERTEX) -> list[str]:
+    """The keys of the issues ``model`` is refused with."""
+    with pytest.raises(SpecError) as refused:
+        parse(model, stack)
+    return [issue.key for issue in refused.value.issues]
+
+
+class TestModelKeys:
+    """``model:`` resolved into the pipeline's ``modelToUpload`` and its model."""
+
+    def test_a_new_model_takes_its_id_and_the_jobs_display_name(self) -> None:
+        """With ``id``, the pipeline names the new model; its display name is the job's."""
+        spec = parse({"id": "churn", "aliases": ["prod"], "serving": {"image": IMAGE}})
+        assert spec.run_inputs()["model"] == {
+            "modelToUpload": {
+                "displayName": "train",
+                "containerSpec": {"imageUri": IMAGE},
+                "versionAliases": ["prod"],
+            },
+            "modelId": "churn",
+        }
+
+    def test_a_parent_by_id_is_named_in_the_jobs_project_and_region(self) -> None:
+        """A parent written as an ID is that model of the job's own location."""
+        spec = parse({"parent": "churn", "serving": {"image": IMAGE}})
+        assert spec.run_inputs()["model"]["parentModel"] == (
+            "projects/acme/locations/us-central1/models/churn"
+        )
+
+    def test_a_framework_names_googles_prediction_image_of_the_region(self) -> None:
+        """``serving.framework`` is the prebuilt prediction image, from the region's host."""
+        spec = parse({"serving": {"framework": {"name": "sklearn", "version": "1.6"}}})
+        image = spec.run_inputs()["model"]["modelToUpload"]["containerSpec"]["imageUri"]
+        assert image == "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-6:latest"
+
+    def test_a_job_without_model_has_no_model_input(self) -> None:
+        """A job that registers nothing keeps the inputs it had before models were."""
+        job = {"image": "us-docker.pkg.dev/acme/train/trainer:1"}
+        spec = stackconfig.parse_job("train", job, VERTEX)
+        assert set(spec.run_inputs()) == {"request", "location"}
+
+    @pytest.mark.parametrize(
+        ("model", "key"),
+        [
+            ({"id": "9churn", "serving": {"image": IMAGE}}, "model.id"),
+            ({"id": "Churn", "serving": {"image": IMAGE}}, "model.id"),
+            ({"aliases": ["1"], "serving": {"image": IMAGE}}, "model.aliases[0]"),
+            ({"aliases": ["Prod"], "serving": {"image": IMAGE}}, "model.aliases[0]"),
+            ({"serving": {}}, "model.serving"),
+            ({"serving": {"image": IMAGE, "framework": {"name": "x", "version": "1"}}}, None),
+            ({"id": "a", "parent": "b", "serving": {"image": IMAGE}}, "model.id"),
+            (
+                {"parent": "projects/other/locations/us-central1/models/m", "serving": {}},
+                "model.serving",
+            ),
+            (
+                {
+                    "parent": "projects/acme/locations/europe-west4/models/m",
+                    "serving": {"image": IMAGE},
+                },
+                "model.parent",
+            ),
+            (
+                {"serving": {"framework": {"name": "pytorch", "version": "1.9"}}},
+                "model.serving.framework.version",
+            ),
+            (
+                {"serving": {"framework": {"name": "sklearn", "version": "1.6", "gpu": True}}},
+                "model.serving.framework.gpu",
+            ),
+            ({"serving": {"image": IMAGE}, "colour": "red"}, "model.colour"),
+        ],
+    )
+    def test_each_mistake_is_refused_naming_its_key(
+        self, model: dict[str, Any], key: str | None
+    ) -> None:
+        """A bad model key is refused at preview, naming the key under the job."""
+        keys = refusals(model)
+        expected = f"vertex-training:jobs.train.{key or 'model.serving'}"
+        assert expected in keys
+
+    def test_a_parent_in_another_region_says_where_it_must_be(self) -> None:
+        """The refusal of a parent elsewhere names the job's project and region."""
+        with pytest.raises(SpecError) as refused:
+            parse(
+                {
+                    "parent": "projects/acme/locations/europe-west4/models/m",
+                    "serving": {"image": IMAGE},
+                }
+            )
+        assert "registers in its own project and region (acme, us-central1)" in str(refused.value)
+
+    def test_a_vertex_job_without_an_output_directory_is_refused(self) -> None:
+        """The pipeline uploads from the output directory: a job with none is refused."""
+        stack = stackconfig.StackSettings(
+            stack="dev", backend="vertex", project="acme", region="us-central1"
+        )
+        assert refusals({"serving": {"image": IMAGE}}, stack) == [
+            "vertex-training:jobs.train.model"
+        ]
+
+    def test_a_local_parent_is_a_model_id(self) -> None:
+        """On the local backend a parent is a local model's ID; a resource name is refused."""
+        spec = parse({"parent": "churn", "serving": {"image": IMAGE}}, LOCAL)
+        assert spec.run_inputs()["model"]["parentModel"] == "local/models/churn"
+        keys = refusals(
+            {"parent": "projects/acme/locations/us-central1/models/m", "serving": {"image": IMAGE}},
+            LOCAL,
+        )
+        assert keys == ["vertex-training:jobs.train.model.parent"]
+
+    def test_a_model_change_replaces_the_job(self) -> None:
+        """Changing what the job registers is a change of what runs."""
+        from vertex_training.api.bodies import runs_differently
+
+        one = parse({"aliases": ["a1"], "serving": {"image": IMAGE}}).run_inputs()
+        two = parse({"aliases": ["a2"], "serving": {"image": IMAGE}}).run_inputs()
+        assert runs_differently(one, two)
+        assert not runs_differently(one, dict(one))
+
+
+CUSTOM_JOB = {
+    "displayName": "train",
+    "jobSpec": {"workerPoolSpecs": [{"replicaCount": "1"}]},
+    "labels": {"pulumi_stack": "dev", "pulumi_resource": "train", "team": "ml"},
+}
+UPLOAD = {"modelToUpload": {"displayName": "m", "containerSpec": {"imageUri": IMAGE}}}
+
+
+class TestPipelineBody:
+    """A job's body wrapped in a TrainingPipeline, and back."""
+
+    def test_a_custom_job_runs_as_the_custom_task(self) -> None:
+        """The task inputs are the job's CustomJobSpec; the labels stay the pipeline's."""
+        body = pipeline_body(CUSTOM_JOB, {**UPLOAD, "modelId": "churn"})
+        assert body["trainingTaskDefinition"] == CUSTOM_TASK
+        assert body["trainingTaskInputs"] == CUSTOM_JOB["jobSpec"]
+        assert body["labels"] == CUSTOM_JOB["labels"]
+        assert body["modelId"] == "churn"
+        assert task_body(body) == CUSTOM_JOB
+
+    def test_the_model_carries_the_jobs_owner_labels_only(self) -> None:
+        """A retrain finds its model by the job's owner labels, not by the user's."""
+        body = pipeline_body(CUSTOM_JOB, UPLOAD)
+        assert body["modelToUpload"]["labels"] == {
+            "pulumi_stack": "dev",
+            "pulumi_resource": "train",
+        }
+
+    def test_a_tuning_job_runs_as_the_tuning_task(self) -> None:
+        """A tuning job's study, counts and trial spec are the tuning task's inputs."""
+        tuning = {
+            "displayName": "sweep",
+            "studySpec": {"metrics": [{"metricId": "a", "goal": "MAXIMIZE"}]},
+            "maxTrialCount": 4,
+            "parallelTrialCount": 2,
+            "trialJobSpec": {"workerPoolSpecs": []},
+        }
+        body = pipeline_body(tuning, UPLOAD)
+        assert body["trainingTaskDefinition"] == TUNING_TASK
+        assert set(body["trainingTaskInputs"]) == {
+            "studySpec",
+            "maxTrialCount",
+            "parallelTrialCount",
+            "trialJobSpec",
+        }
+        assert task_body(body) == tuning
+
+    def test_an_echoed_definition_still_reads(self) -> None:
+        """The service's echo of a definition, in another form, names the same task."""
+        echoed = "https://storage.googleapis.com/google-cloud-aiplatform/schema/trainingjob/definition/hyperparameter_tuning_task_1.0.0.yaml"
+        assert is_tuning_definition(echoed)
+        assert not is_tuning_definition(CUSTOM_TASK)
+        with pytest.raises(ValueError, match="neither"):
+            is_tuning_definition("gs://x/automl_tables_1.0.0.yaml")
+
+    def test_a_parent_replaces_the_new_models_id(self) -> None:
+        """Once the model exists, the pipeline registers its next version."""
+        body = with_parent(pipeline_body(CUSTOM_JOB, {**UPLOAD, "modelId": "churn"}), "m/x")
+        assert "modelId" not in body
+        assert body["parentModel"] == "m/x"
+
+
+TRAINER = {
+    "train": """
+        import os, sys
+        from pathlib import Path
+        model = Path(os.environ["AIP_MODEL_DIR"])
+        model.mkdir(parents=True, exist_ok=True)
+        (model / "weights.txt").write_text(" ".join(sys.argv[1:]))
+    """,
+    "no_model": "print('trained, saved nothing')\n",
+}
+
+
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_package(tmp_path_factory.mktemp("trainer"), "probe", TRAINER)
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[LocalBackend]:
+    yield LocalBackend(tmp_path / "jobs")
+
+
+def job(trainer: Path, module: str, args: list[str]) -> dict[str, Any]:
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "replicaCount": "1",
+        "pythonPackageSpec": {
+            "packageUris": [str(trainer)],
+            "pythonModule": f"probe.{module}",
+            "args": args,
+        },
+    }
+    return {
+        "displayName": module,
+        "jobSpec": {"workerPoolSpecs": [pool]},
+        "labels": {"pulumi_stack": "local", "pulumi_resource": "train"},
+    }
+
+
+def run(backend: LocalBackend, body: dict[str, Any]) -> JobStatus:
+    """Submit ``body`` as a retrain would (``next_version``) and wait for its end."""
+    status = backend.submit(dict(next_version(backend, body)))
+    deadline = time.monotonic() + JOB_END_S
+    while True:
+        found = backend.get(status.name)
+        assert found is not None
+        if found.state in states.TERMINAL_STATES:
+            return found
+        assert time.monotonic() < deadline, f"{status.name} still {found.state}"
+        time.sleep(0.1)
+
+
+class TestLocalRegistry:
+    """The local backend's pipelines register versions of one model."""
+
+    def test_a_retrain_is_the_next_version_with_the_aliases_moved(
+        self, backend: LocalBackend, trainer: Path
+    ) -> None:
+        """Version 1, then version 2 of the same model, which takes default and prod."""
+        upload = {
+            **UPLOAD,
+            "modelToUpload": {**UPLOAD["modelToUpload"], "versionAliases": ["prod"]},
+        }
+        first = run(backend, pipeline_body(job(trainer, "train", ["--epochs", "1"]), upload))
+        second = run(backend, pipeline_body(job(trainer, "train", ["--epochs", "2"]), upload))
+        assert first.name.startswith("local/trainingPipelines/")
+        assert (first.state, second.state) == (states.SUCCEEDED, states.SUCCEEDED)
+        assert first.model is not None and second.model is not None
+        assert second.model.name == first.model.name
+        assert (first.model.version_id, second.model.version_id) == ("1", "2")
+        versions = backend.model_versions(first.model.name)
+        assert [v.aliases for v in versions] == [(), ("default", "prod")]
+        weights = Path(versions[1].artifact_uri) / "weights.txt"
+        assert weights.read_text() == "--epochs 2"
+
+    def test_deleting_a_pipeline_keeps_its_model(
+        self, backend: LocalBackend, trainer: Path
+    ) -> None:
+        """A replaced or destroyed pipeline's record goes; the version it registered stays."""
+        done = run(backend, pipeline_body(job(trainer, "train", []), {**UPLOAD, "modelId": "kept"}))
+        backend.delete(done.name)
+        assert backend.get(done.name) is None
+        assert [v.version_name for v in backend.model_versions("local/models/kept")] == [
+            "local/models/kept@1"
+        ]
+
+    def test_a_trainer_that_saves_no_model_fails_the_pipeline(
+        self, backend: LocalBackend, trainer: Path
+    ) -> None:
+        """Nothing in AIP_MODEL_DIR: the pipeline FAILED, saying where to save the model."""
+        failed = run(backend, pipeline_body(job(trainer, "no_model", []), UPLOAD))
+        assert failed.state == states.FAILED
+        assert "the trainer wrote no model to AIP_MODEL_DIR" in failed.error
+        assert failed.model is None
+
+    def test_another_resource_registers_a_model_of_its_own(
+        self, backend: LocalBackend, trainer: Path
+    ) -> None:
+        """Models are found by their owner labels: another resource's job makes its own."""
+        mine = run(backend, pipeline_body(job(trainer, "train", []), UPLOAD))
+        other = job(trainer, "train", [])
+        other["labels"] = {**other["labels"], "pulumi_resource": "other"}
+        theirs = run(backend, pipeline_body(other, UPLOAD))
+        assert mine.model is not None and theirs.model is not None
+        assert mine.model.name != theirs.model.name
+        assert (
+            LocalRegistry(backend.root).find("", {"pulumi_resource": "other"}) == theirs.model.name
+        )
