@@ -70,6 +70,11 @@ def is_pipeline_body(body: Any) -> bool:
     return isinstance(body, Mapping) and DEFINITION_KEY in body
 
 
+def is_pipeline_name(name: str) -> bool:
+    """Whether a resource name is a training pipeline's (``.../trainingPipelines/ID``)."""
+    return name.rsplit("/", 2)[-2:-1] == ["trainingPipelines"]
+
+
 def is_tuning_definition(definition: str) -> bool:
     """Whether a task definition (as sent, or as the service echoes it) is the tuning
     task's; ValueError for one that is neither task's."""

@@ -100,6 +100,7 @@ from vertex_training.plugin.previews import (
 from vertex_training.plugin.values import is_secret, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import (
     attempt_outputs,
+    camel_keys,
     entry_failures,
     waited_trials,
     waiter_diff,
@@ -514,6 +515,7 @@ class VertexTrainingProvider(Provider):
         seen = {key: outs.get(key) or {} for key in SEEN_OUTPUTS}
         seen["trials"] = {name: waited_trials(trials) for name, trials in seen["trials"].items()}
         seen["attempts"] = {name: attempt_outputs(a) for name, a in seen["attempts"].items()}
+        seen["models"] = {name: camel_keys(model) for name, model in seen["models"].items()}
         properties = {**inputs, **{key: property_value(value) for key, value in seen.items()}}
         problems = seen["problems"]
         if problems:

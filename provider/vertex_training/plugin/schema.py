@@ -441,6 +441,7 @@ def build(docs: Path, version: str) -> dict[str, Any]:
             "additionalProperties": {"type": "array", "items": {"$ref": f"#/types/{ATTEMPT}"}},
         },
         "problems": map_of_text,
+        "models": {"type": "object", "additionalProperties": {"$ref": f"#/types/{MODEL_VERSION}"}},
     }
     platform_inputs = {
         "project": text,

@@ -103,7 +103,7 @@ def jobs_exports(
 
 
 #: The waiter's outputs a job's stack outputs read (``job_view``).
-WAITER_OUTPUTS = ("states", "attempts", "trials", "reasons", "problems")
+WAITER_OUTPUTS = ("states", "attempts", "trials", "reasons", "problems", "models")
 
 
 def preview_unknown() -> pulumi.Output[Any]:
@@ -189,6 +189,8 @@ def job_view(
         "error": recorded.get("error") or (seen.get("problems") or {}).get(name) or "",
         "waiting_reason": (seen.get("reasons") or {}).get(name) or "",
     }
+    if "model" in recorded:  # a job that registers its model: the version, once it has
+        view["model"] = (seen.get("models") or {}).get(name) or recorded.get("model") or {}
     trials: dict[str, Any] = {}
     if "trials" in recorded:  # a tuning job
         trials = latest_trials(

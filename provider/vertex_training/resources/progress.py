@@ -34,11 +34,19 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from vertex_training.api import states
 from vertex_training.api.times import epoch_s
-from vertex_training.backends.base import TRIAL_ACTIVE, TRIAL_INFEASIBLE, TRIAL_SUCCEEDED, JobStatus
+from vertex_training.backends.base import (
+    TRIAL_ACTIVE,
+    TRIAL_INFEASIBLE,
+    TRIAL_SUCCEEDED,
+    JobStatus,
+    RegisteredModel,
+    location_of,
+)
 from vertex_training.keys import CONFIG_NAMESPACE
 from vertex_training.urns import urn_of
 
@@ -326,7 +334,36 @@ def lasting_line(
         text += ", left running"
     if status.metric_id:
         text += f"; {_trial_text(status)}"
+    if status.model is not None:
+        text += f"; {registered_text(status.model)}"
     return f"{text}; console: {console_url}; logs: {logs_url}"
+
+
+def registered_text(model: RegisteredModel) -> str:
+    """What a training pipeline registered, as its lasting line says it."""
+    aliases = f" ({', '.join(model.aliases)})" if model.aliases else ""
+    return f"registered {model.name} version {model.version_id}{aliases}"
+
+
+def kept_text(model: RegisteredModel, versions: list[RegisteredModel]) -> str:
+    """What a destroyed or replaced training pipeline leaves: its model's versions, and
+    how to delete one if that is meant (this project never does)."""
+    listed = ", ".join(
+        v.version_id + (f" ({', '.join(v.aliases)})" if v.aliases else "") for v in versions
+    )
+    text = (
+        f"kept {model.name}, which this job registered as version {model.version_id}: "
+        f"versions {listed or model.version_id} stay in the registry (a destroy or replace "
+        "never deletes a registered model); to delete one, "
+    )
+    place = location_of(model.name)
+    if place["backend"] == "local":
+        folder = Path(model.artifact_uri).parent
+        return text + f"remove its folder ({folder.parent}/<version>)"
+    return text + (
+        f"run `gcloud ai models delete-version {model.model_id}@<version> "
+        f"--project={place['project']} --region={place['region']}`"
+    )
 
 
 def _exact(seconds: float) -> str:

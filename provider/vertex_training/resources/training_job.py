@@ -59,6 +59,7 @@ from vertex_training.api.bodies import (
     run_key_differs,
     runs_differently,
 )
+from vertex_training.api.pipelines import is_pipeline_name
 from vertex_training.backends.base import location_of
 from vertex_training.errors import BackendError, KeyIssue, SpecError
 from vertex_training.keys import job_key
@@ -91,6 +92,7 @@ from vertex_training.resources.progress import (
     BACKENDS_LOGGER,
     EngineLog,
     backend_notices,
+    kept_text,
     resource_urn,
 )
 from vertex_training.resources.records import JobObserved, JobRecord
@@ -113,7 +115,7 @@ from vertex_training.resources.submission import (
 from vertex_training.resources.unwaited import expect_waiter, taken
 
 if TYPE_CHECKING:
-    from vertex_training.backends.base import Backend, JobStatus
+    from vertex_training.backends.base import Backend, JobStatus, RegisteredModel
     from vertex_training.errors import Issue
     from vertex_training.resources.arguments import BackendName, ImageRowArgs, TrainingJobArgs
     from vertex_training.resources.state import JobView
@@ -139,6 +141,9 @@ _TAKEN_OVER: set[str] = set()
 #: carried and logged by the engine at each step); a job with ``retry`` always records
 #: ``attempts``, which its stack outputs read.
 EXPORTED_OUTPUT_KEYS = ("state", "error")
+#: The outputs a job records (and its program reads) when it sets the key of the same
+#: name: a job with ``retry``'s ``attempts``, a job with ``model``'s ``model``.
+OPTIONAL_OUTPUTS = {"retry": "attempts", "model": "model"}
 
 
 class TrainingJobProvider(ConfiguredProvider):
@@ -208,8 +213,9 @@ class TrainingJobProvider(ConfiguredProvider):
         """A job resource's state: its ``record`` (nothing derived from it) and what the
         backend reports of the job it tracks, those that are empty left out but the
         ones its program reads (``EXPORTED_OUTPUT_KEYS``; a job with ``retry``'s
-        ``attempts``)."""
-        kept = (*self.exported_keys, *(("attempts",) if record.sets("retry") else ()))
+        ``attempts``, and one with ``model``'s ``model``: ``OPTIONAL_OUTPUTS``)."""
+        optional = (out for key, out in OPTIONAL_OUTPUTS.items() if record.sets(key))
+        kept = (*self.exported_keys, *optional)
         return {**record.recorded(), **observed.outputs(kept)}
 
     # ------------------------------------------------------------ the typed operations
@@ -410,9 +416,23 @@ class TrainingJobProvider(ConfiguredProvider):
                     doomed[attempt.status.name] = job.backend(attempt)
         if id_ not in doomed:
             doomed[id_] = connect_backend(location_of(id_), self.settings)
+        registered = [model for name, where in doomed.items() if (model := _model_of(where, name))]
         for name, where in doomed.items():
             stop(where, name)
             where.delete(name)
+        if registered:
+            view = record.view()
+            owner = owner_of(view)
+            urn = resource_urn(owner.stack, self.resource_type, view["name"], owner.project)
+            with contextlib.closing(EngineLog.from_process(urn)) as log:
+                for model in registered:
+                    log.lasting(kept_text(model, doomed[id_].model_versions(model.name)))
+
+
+def _model_of(backend: Backend, name: str) -> RegisteredModel | None:
+    """The model version the training pipeline ``name`` registered, if any."""
+    status = backend.get(name) if is_pipeline_name(name) else None
+    return status.model if status is not None else None
 
 
 def retries_on_next_up(last: JobObserved | None, view: Mapping[str, Any]) -> bool:
@@ -465,6 +485,8 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         state: pulumi.Output[str]
         error: pulumi.Output[str]
         attempts: pulumi.Output[list[dict[str, Any]]]
+        #: What a job with ``model`` registered (``state.JobOutputs.model``).
+        model: pulumi.Output[dict[str, Any]]
 
     #: The provider of this kind of job (a subclass may name another); its
     #: ``exported_keys`` are the outputs the program reads of every job of this kind (a
@@ -524,13 +546,13 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=waits))
         #: The job's name, keys and stack settings as given (``wait_for_jobs`` reads them).
         self.job_name, self.config, self.settings, self.secret = name, config, settings, secret
-        retry = ("attempts",) if "retry" in config else ()
+        optional = tuple(out for key, out in OPTIONAL_OUTPUTS.items() if key in config)
         # A stack config job's outputs are read in an update only (none in a preview:
         # ``jobs_exports``); a program's job has them always, for the program to use.
         preview = stack is not None and pulumi.runtime.is_dry_run()
         exported = () if preview else self.job_provider_class.exported_keys
         #: The outputs this job's stack outputs read.
-        self.read_outputs: tuple[str, ...] = (*exported, *retry) if exported else ()
+        self.read_outputs: tuple[str, ...] = (*exported, *optional) if exported else ()
         job_input: dict[str, Any] = {"name": name, CONFIG_KEY: config, "stack": settings}
         props: dict[str, Any] = {JOB_INPUT: job_input, **dict.fromkeys(self.read_outputs)}
         if secret:

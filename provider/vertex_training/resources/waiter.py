@@ -428,6 +428,13 @@ def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _models(seen: Mapping[str, Any]) -> dict[str, Any]:
+    """What each training pipeline among the statuses seen registered (and its backing
+    job), by job name: ``JobStatus.model_output``."""
+    outputs = {name: status.model_output() for name, status in seen.items()}
+    return {name: output for name, output in outputs.items() if output}
+
+
 def _trials(seen: Mapping[str, Any]) -> dict[str, Any]:
     """The trials (and best trial) of each tuning job among the statuses seen."""
     return {name: status.trial_outputs() for name, status in seen.items() if status.metric_id}
@@ -504,7 +511,7 @@ def planned_entry(waits: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: What a wait records, by job name, beside the jobs it waited for: the waiter's outputs.
-SEEN_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems")
+SEEN_OUTPUTS = ("states", "trials", "reasons", "attempts", "problems", "models")
 
 
 def _wait(
@@ -546,6 +553,7 @@ def _wait(
         "reasons": report.get("reasons", {}),
         "attempts": report.get("attempts", {}),
         "problems": report.get("problems", {}),
+        "models": _models(seen),
     }
 
 
@@ -607,7 +615,7 @@ class JobWaiterProvider(ConfiguredProvider):
             kept = {
                 n: value
                 for n, value in (olds.get(key) or {}).items()
-                if n in jobs and (n not in waited or key in ("states", "trials"))
+                if n in jobs and (n not in waited or key in ("states", "trials", "models"))
             }
             outs[key] = {**kept, **seen[key]}
         return UpdateResult({**outs, URN_INPUT: news.get(URN_INPUT)})
@@ -646,6 +654,9 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
     #: class, fix and last log lines, or why it never started). Such a job is waited for
     #: again by the next `pulumi up`.
     problems: pulumi.Output[dict[str, str]]
+    #: What each job with ``model`` registered once its training pipeline succeeded, and
+    #: its backing job (job name -> the job's ``model`` output).
+    models: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
@@ -680,6 +691,7 @@ class JobWaiter(pulumi.dynamic.Resource, module="vertex", name="JobWaiter"):
             "reasons": None,
             "attempts": None,
             "problems": None,
+            "models": None,
             URN_INPUT: urn,
         }
         super().__init__(JobWaiterProvider(), name, props, opts)
