@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.packages import write_package
-from vertex_training import stackconfig
+from vertex_training import models, stackconfig
 from vertex_training.api import states
 from vertex_training.api.pipelines import (
     CUSTOM_TASK,
@@ -335,3 +335,47 @@ class TestLocalRegistry:
         assert (
             LocalRegistry(backend.root).find("", {"pulumi_resource": "other"}) == theirs.model.name
         )
+
+
+class TestStackModels:
+    """``vertex-training models``: a stack's models from its state, with their versions."""
+
+    def test_a_jobs_model_output_and_a_waiters_are_read(self) -> None:
+        """A job's own ``model`` output wins over the waiter's; either names the model."""
+        deployment = {
+            "resources": [
+                {
+                    "urn": "urn:pulumi:dev::p::vertex-training:index:TrainingJob::train",
+                    "outputs": {"model": {"resourceName": "local/models/a", "versionId": "2"}},
+                },
+                {
+                    "urn": "urn:pulumi:dev::p::pulumi-python:dynamic/vertex:JobWaiter::wait",
+                    "outputs": {
+                        "models": {
+                            "train": {"resource_name": "local/models/a", "version_id": "1"},
+                            "other": {"resource_name": "local/models/b", "version_id": "4"},
+                        }
+                    },
+                },
+            ]
+        }
+        assert models.stack_models(deployment) == [
+            models.StackModel("other", "local/models/b", "4"),
+            models.StackModel("train", "local/models/a", "2"),
+        ]
+
+    def test_the_listing_marks_the_version_each_job_tracks(
+        self, backend: LocalBackend, trainer: Path
+    ) -> None:
+        """Every version is listed, the one the job tracks marked with the job's name."""
+        upload = {**UPLOAD, "modelId": "listed"}
+        run(backend, pipeline_body(job(trainer, "train", []), upload))
+        second = run(backend, pipeline_body(job(trainer, "train", ["x"]), upload))
+        assert second.model is not None
+        tracked = [models.StackModel("train", second.model.name, second.model.version_id)]
+        listed = list(models.versions_of(tracked, lambda _place: backend))
+        text = models.to_text(listed)
+        assert "local/models/listed (registered by train)" in text
+        assert "  version 1: " in text
+        assert text.rstrip().endswith("<- train")
+        assert models.to_json(listed)[0]["jobs"] == {"train": "2"}

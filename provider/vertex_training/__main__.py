@@ -53,7 +53,8 @@ program in any language (``vertex_training.preview.review``).
 the jobs of the project and region that carry this project's identity label but that no
 given stack's state records, with each one's Pulumi project, state, age, labels and cost
 so far by the price snapshot (``vertex_training.orphans``); ``--cancel`` and ``--delete``
-act on them once confirmed.
+act on them once confirmed. ``models --stack NAME | --state FILE`` lists the models a
+stack's jobs registered, each version marked (``vertex_training.models``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vertex_training import models
 from vertex_training.errors import SpecError
 
 #: Exit status for a stack config with mistakes in it (argparse also uses 2 for usage).
@@ -753,6 +755,7 @@ def build_parser() -> argparse.ArgumentParser:
     images_refresh.add_argument("--out", help="the file to write (default: prices/images.json)")
     images_refresh.set_defaults(handler=_cmd_images_refresh)
     _add_jobs_parser(subparsers)
+    models.add_parser(subparsers)
     migrate_parser = subparsers.add_parser(
         "migrate",
         help="move a stack's jobs from the dynamic resources to the plugin's (docs/plugin.md)",
