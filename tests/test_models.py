@@ -26,7 +26,9 @@ from vertex_training.backends.base import JobStatus
 from vertex_training.backends.local import LocalBackend
 from vertex_training.backends.local._registry import LocalRegistry
 from vertex_training.errors import SpecError
+from vertex_training.preview.review import waited_models
 from vertex_training.resources.submission import next_version
+from vertex_training.review.plan import registers_text
 
 #: The day the prediction images' dates are judged on (the table's reading day).
 TODAY = datetime.date(2026, 11, 29)
@@ -379,3 +381,37 @@ class TestStackModels:
         assert "  version 1: " in text
         assert text.rstrip().endswith("<- train")
         assert models.to_json(listed)[0]["jobs"] == {"train": "2"}
+
+
+class TestReviewWords:
+    """What a review says a job registers."""
+
+    def test_a_retrain_names_the_next_version_of_the_jobs_model(self) -> None:
+        """With the job's last version known, the review names the version to come."""
+        spec = parse({"id": "churn", "aliases": ["prod"], "serving": {"image": IMAGE}})
+        last = {
+            "resourceName": "projects/acme/locations/us-central1/models/churn",
+            "versionId": "2",
+        }
+        text = registers_text(spec.model, last)
+        assert text == (
+            "registers `train`: version 3 of `projects/acme/locations/us-central1/models/churn` "
+            "(the job's last is version 2); moves `default`, `prod` to it; serves from "
+            f"`{IMAGE}`"
+        )
+
+    def test_without_a_state_the_review_says_what_it_cannot_know(self) -> None:
+        """A stack file's review knows no version: a new model, or its next version."""
+        spec = parse({"id": "churn", "serving": {"image": IMAGE}})
+        assert "version 1 of a new model `churn`, or its next version if it exists" in (
+            registers_text(spec.model, {})
+        )
+
+    def test_a_waiters_models_in_the_old_state_are_read(self) -> None:
+        """A dynamic job's model is in its waiter's outputs: the review reads them."""
+        steps = [
+            {"op": "same", "oldState": {"outputs": {"models": {"train": {"version_id": "1"}}}}},
+            {"op": "update", "oldState": {"outputs": {"state": "SUCCEEDED"}}},
+            {"op": "create"},
+        ]
+        assert waited_models(steps) == {"train": {"version_id": "1"}}

@@ -116,6 +116,8 @@ class _Seen:
     new: ResourceJob | None = None
     replace_reasons: list[str] = field(default_factory=list)
     detailed: dict[str, Any] = field(default_factory=dict)
+    #: What the job registered last, as its old state's ``model`` output has it.
+    last_model: dict[str, Any] = field(default_factory=dict)
 
 
 def read_preview(text: str, source: str) -> dict[str, Any]:
@@ -195,7 +197,10 @@ def review_preview(
             stack_issues.extend(exc.issues)
     seen, resources = _jobs_and_resources(document.get("steps") or [])
     errors, warnings = _diagnostics(document.get("diagnostics") or [])
-    plans = [_plan(urn, job, snapshot, errors, warnings) for urn, job in seen.items()]
+    waited = waited_models(document.get("steps") or [])
+    plans = [
+        _plan(urn, job, snapshot, errors, warnings, waited=waited) for urn, job in seen.items()
+    ]
     for urn, messages in errors.items():
         refused: list[Issue] = [refusal(message) for message in messages]
         if urn in seen:
@@ -288,7 +293,25 @@ def _jobs_and_resources(
         entry.old = entry.old or (job_of(old) if old is not None else None)
         entry.replace_reasons += [str(r) for r in step.get("replaceReasons") or []]
         entry.detailed.update(step.get("detailedDiff") or {})
+        entry.last_model = entry.last_model or _outputs(step.get("oldState")).get("model") or {}
     return seen, resources
+
+
+def _outputs(state: Any) -> Mapping[str, Any]:
+    """A step's state's outputs ({} when it has none)."""
+    outputs = state.get("outputs") if isinstance(state, Mapping) else None
+    return outputs if isinstance(outputs, Mapping) else {}
+
+
+def waited_models(steps: list[Any]) -> dict[str, Any]:
+    """What the waiters of a preview's old states last saw each job register, by job
+    name (a dynamic job that waits records its model in its waiter only)."""
+    found: dict[str, Any] = {}
+    for step in steps:
+        models = _outputs(step.get("oldState") if isinstance(step, Mapping) else None).get("models")
+        if isinstance(models, Mapping):
+            found.update(models)
+    return found
 
 
 def _resource(state: Any) -> Resource | None:
@@ -329,12 +352,16 @@ def _plan(
     snapshot: Any,
     errors: Mapping[str, list[str]],
     warnings: Mapping[str, list[str]],
+    *,
+    waited: Mapping[str, Any],
 ) -> JobPlan:
     from vertex_training.review import cost
 
     shown = seen.new if seen.change != DELETE and seen.new is not None else seen.old
     assert shown is not None
     plan = JobPlan(shown.name, seen.change, warnings=list(warnings.get(urn, [])))
+    # What the job registered last: its resource's output, else what its waiter saw.
+    plan.last_model = dict(seen.last_model or waited.get(shown.name) or {})
     refused = errors.get(urn, [])
     if refused or (shown.issues and seen.change != DELETE):
         plan.change = INVALID

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from vertex_training.review.policies import PoliciesConfig, RuleResult
     from vertex_training.review.quota_check import QuotaCheck
     from vertex_training.stackconfig import JobSpec, StackSettings
+    from vertex_training.stackconfig._model import ModelUpload
     from vertex_training.stackconfig.platform import Platform
 
 SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
@@ -103,6 +104,9 @@ class JobPlan:
     warnings: list[str] = field(default_factory=list)
     #: Why the job cannot be read before `pulumi up` (a value the preview cannot know yet).
     unknown: str = ""
+    #: The model version the job registered last (its resource's or its waiter's ``model``
+    #: output, in either naming), where the review read a state; {} otherwise.
+    last_model: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -377,9 +381,34 @@ def _details(job: JobPlan) -> list[str]:
         lines.append(f"- `{job.name}` ({job.change}): {changed}")
         if job.change == REPLACE and any(k.replaces for k in job.keys):
             lines.append(f"  - {_why_replaced(job)}")
+    if job.job is not None and job.job.model is not None and job.change in (SUBMIT, REPLACE):
+        lines.append(f"- `{job.name}` {registers_text(job.job.model, job.last_model)}")
     lines += [f"- `{job.name}` is invalid: {issue}" for issue in job.issues]
     lines += [f"- :warning: `{job.name}`: {warning}" for warning in job.warnings]
     return lines
+
+
+def registers_text(model: ModelUpload, last: Mapping[str, Any]) -> str:
+    """What a job's training pipeline registers, in a reviewer's words: the model, the
+    version it will be (when the job's last version is known), the aliases it takes and
+    the serving image."""
+    named = model.parent or model.id
+    last_name = str(last.get("resource_name") or last.get("resourceName") or "")
+    last_version = str(last.get("version_id") or last.get("versionId") or "")
+    if last_name and last_version.isdigit() and (not named or last_name.endswith(f"/{named}")):
+        following = int(last_version) + 1
+        what = f"version {following} of `{last_name}` (the job's last is version {last_version})"
+    elif model.parent:
+        what = f"the next version of `{model.parent}`"
+    elif model.id:
+        what = f"version 1 of a new model `{model.id}`, or its next version if it exists"
+    else:
+        what = "version 1 of a new model"
+    aliases = ", ".join(f"`{a}`" for a in ("default", *model.aliases))
+    return (
+        f"registers `{model.display_name}`: {what}; moves {aliases} to it; serves from "
+        f"`{model.serving.image}`"
+    )
 
 
 def _key_change(change: KeyChange) -> str:
