@@ -14,6 +14,7 @@ import pytest
 from tests.packages import write_package
 from vertex_training import models, stackconfig
 from vertex_training.api import states
+from vertex_training.api.failures import classify
 from vertex_training.api.pipelines import (
     CUSTOM_TASK,
     TUNING_TASK,
@@ -415,3 +416,22 @@ class TestReviewWords:
             {"op": "create"},
         ]
         assert waited_models(steps) == {"train": {"version_id": "1"}}
+
+
+class TestFailedUpload:
+    """A pipeline whose upload failed reads as such, with the trainer's log."""
+
+    def test_the_local_backends_words_are_a_model_upload_failure(self) -> None:
+        """Nothing in AIP_MODEL_DIR: class model_upload, its fix, the primary's log."""
+        failure = classify(
+            0, "the model upload failed: the trainer wrote no model to AIP_MODEL_DIR (/x/model)"
+        )
+        assert (failure.kind, failure.replica) == ("model_upload", "workerpool0-0")
+        assert "save the trained model under the directory AIP_MODEL_DIR names" in failure.fix
+
+    def test_a_replicas_exit_stays_user_code(self) -> None:
+        """A trainer that crashed is its own failure, whatever its log says of models."""
+        failure = classify(
+            3, "The replica workerpool0-0 exited with a non-zero status of 1.\nAIP_MODEL_DIR"
+        )
+        assert failure.kind == "user_code"

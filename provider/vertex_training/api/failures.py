@@ -31,6 +31,11 @@ The classes, each with the recorded shape it is matched on:
 - ``permission``: the job cannot act as its service account or reach a resource
   (PERMISSION_DENIED; "iam.serviceAccounts.actAs", "does not have permission",
   https://cloud.google.com/vertex-ai/docs/general/custom-service-account).
+- ``model_upload``: a training pipeline's job succeeded but its model could not be
+  registered: the trainer wrote nothing to AIP_MODEL_DIR, or the serving image cannot be
+  used (training_pipeline.proto: the pipeline "uploads" the model only after the job).
+  Google publishes no message for it; matched on "model upload" and "AIP_MODEL_DIR", the
+  words of the local backend and of the fake (``vertex_training.testing.fake_pipelines``).
 - ``user_code``: a replica's program exited non-zero: "The replica workerpool1-1 exited
   with a non-zero status of 1. Termination reason: Error." (code 3, INVALID_ARGUMENT;
   github.com/GoogleCloudPlatform/vertex-ai-samples pull 1504), and AI Platform's
@@ -53,16 +58,31 @@ CAPACITY = "capacity"
 QUOTA = "quota"
 PREEMPTION = "preemption"
 IMAGE = "image"
+MODEL_UPLOAD = "model_upload"
 PERMISSION = "permission"
 USER_CODE = "user_code"
 INFRASTRUCTURE = "infrastructure"
 UNKNOWN = "unknown"
-CLASSES = (CAPACITY, QUOTA, PREEMPTION, IMAGE, PERMISSION, USER_CODE, INFRASTRUCTURE, UNKNOWN)
+CLASSES = (
+    CAPACITY,
+    QUOTA,
+    PREEMPTION,
+    MODEL_UPLOAD,
+    IMAGE,
+    PERMISSION,
+    USER_CODE,
+    INFRASTRUCTURE,
+    UNKNOWN,
+)
 #: The classes a job's ``retry.when`` may name: failures that are not the job's own, so
 #: that submitting the same job again (elsewhere, or under another strategy) may succeed.
 #: Quota is per region: another region may have it. Never user_code, image or permission
 #: (the same job fails the same way again), nor unknown.
 RETRYABLE = (CAPACITY, QUOTA, PREEMPTION, INFRASTRUCTURE)
+
+#: The replica whose log a failed upload shows: the primary, which runs the trainer that
+#: writes the model (custom_job.proto: worker pool 0).
+PRIMARY_REPLICA = "workerpool0-0"
 
 #: google/rpc/code.proto codes the classifier reads.
 CODE_INVALID_ARGUMENT = 3
@@ -90,6 +110,12 @@ FIXES: Mapping[str, str] = {
     IMAGE: (
         "Vertex AI could not pull the container image: check that it exists and that the "
         "Vertex AI service agent may read its repository"
+    ),
+    MODEL_UPLOAD: (
+        "the job ran, but its model was not registered: save the trained model under the "
+        "directory AIP_MODEL_DIR names (a tuning job: every trial), and check that "
+        "model.serving names an image Vertex AI can pull; the job's outputs are kept in its "
+        "output directory"
     ),
     PERMISSION: (
         "the job cannot act as its service account or reach a resource: grant the caller "
@@ -120,6 +146,7 @@ _IMAGE = re.compile(
     r"image .*(?:not found|does not exist)|ErrImagePull|ImagePullBackOff",
     re.IGNORECASE,
 )
+_MODEL_UPLOAD = re.compile(r"model upload|upload(?:ing)? the model|AIP_MODEL_DIR", re.IGNORECASE)
 _PERMISSION = re.compile(
     r"actAs|does not have permission|permission denied|not authorized|"
     r"PERMISSION_DENIED|serviceAccountUser",
@@ -140,6 +167,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], int | None], ...] = (
     (CAPACITY, _CAPACITY, None),
     (QUOTA, _QUOTA_NAMED, None),
     (PREEMPTION, _PREEMPTION, None),
+    (MODEL_UPLOAD, _MODEL_UPLOAD, None),
     (IMAGE, _IMAGE, None),
     (PERMISSION, _PERMISSION, CODE_PERMISSION_DENIED),
 )
@@ -194,7 +222,8 @@ def _kind(code: int, message: str) -> tuple[str, str, tuple[str, ...]]:
     for kind, pattern, rule_code in _RULES:
         if pattern.search(message) or code == rule_code:
             quotas = tuple(dict.fromkeys(_QUOTA_METRIC.findall(message))) if kind == QUOTA else ()
-            return kind, "", quotas
+            # What the trainer printed says why it saved no model: its primary's log.
+            return kind, PRIMARY_REPLICA if kind == MODEL_UPLOAD else "", quotas
     for kind, pattern in ((USER_CODE, _USER_CODE), (INFRASTRUCTURE, _KILLED)):
         found = pattern.search(message)
         if found:
