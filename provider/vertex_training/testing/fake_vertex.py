@@ -1,4 +1,5 @@
-"""A fake Vertex AI JobService, served over real gRPC on loopback.
+"""A fake Vertex AI JobService, PipelineService and ModelService, served over real gRPC on
+loopback.
 
 The real ``google.cloud.aiplatform_v1.JobServiceClient`` talks to it through a local (or
 an insecure) channel to ``FakeVertex.address``; nothing is mocked on the client side.
@@ -6,7 +7,9 @@ Each call's bearer token is recorded (``FakeVertex.bearers``), and with ``token`
 ``--token``) a call without that token is refused UNAUTHENTICATED, as Google refuses one
 (``_loopback``). The fake serves
 the CustomJob and HyperparameterTuningJob methods of
-``google.cloud.aiplatform.v1.JobService`` and ``GetOperation`` of
+``google.cloud.aiplatform.v1.JobService``, the TrainingPipeline methods of
+``PipelineService`` (``fake_pipelines``), the Model Registry methods of ``ModelService``
+but UploadModel (``fake_models``), and ``GetOperation`` of
 ``google.longrunning.Operations`` (which the client polls for the Delete methods); other
 methods answer UNIMPLEMENTED, as gRPC does for unregistered methods.
 
@@ -36,6 +39,9 @@ depends only on those listed before it:
 - ``_jobs``: the jobs and their lifecycle (time decides each job's state when read),
   and the CustomJob methods.
 - ``_tuning``: hyperparameter tuning jobs and their trials (``default_trial_metric``).
+- ``fake_models``: the models training pipelines register, and ModelService.
+- ``fake_pipelines``: training pipelines, which run their backing job through ``_jobs``
+  or ``_tuning`` and register its model through ``fake_models``.
 - ``_server``: ``FakeVertex``, the gRPC server and the wiring of the parts into it.
 
 This module re-exports the names tests use, and is the command line. Run from another
