@@ -1,5 +1,6 @@
 """The ``vertex`` backend: custom jobs and hyperparameter tuning jobs on Vertex AI,
-through ``JobServiceClient``.
+through ``JobServiceClient``; training pipelines and the models they register, through
+``PipelineServiceClient`` and ``ModelServiceClient``, are ``vertex_pipelines``'s half.
 
 Both kinds go through the same methods: ``submit`` calls CreateHyperparameterTuningJob
 for a body with a ``studySpec`` and CreateCustomJob otherwise; ``get``, ``cancel`` and
@@ -61,9 +62,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 from urllib.parse import quote
 
 from vertex_training.api.bodies import is_tuning_body
+from vertex_training.api.pipelines import is_pipeline_body
 from vertex_training.api.scheduling import PoolShape, shape_of_spec
 from vertex_training.backends import reachability
-from vertex_training.backends.base import JobStatus, Trial
+from vertex_training.backends.base import JobStatus, RegisteredModel
 from vertex_training.backends.cloud_logs import is_loopback as _is_loopback
 from vertex_training.backends.pacing import (
     CRUD,
@@ -74,6 +76,7 @@ from vertex_training.backends.pacing import (
     PacingPolicy,
     pacer_for,
 )
+from vertex_training.backends.vertex_pipelines import PipelineCalls, primary_metric, trials_of
 from vertex_training.credentials import GoogleAuth, Resolved, is_metadata_failure, resolve
 from vertex_training.credentials import loopback_channel as _loopback_channel
 from vertex_training.errors import CredentialsError, PermanentError, TransientError, UncertainError
@@ -88,7 +91,11 @@ if TYPE_CHECKING:
     from google.api_core.exceptions import GoogleAPICallError
     from google.api_core.retry import Retry
     from google.auth.credentials import Credentials
-    from google.cloud.aiplatform_v1 import JobServiceClient
+    from google.cloud.aiplatform_v1 import (
+        JobServiceClient,
+        ModelServiceClient,
+        PipelineServiceClient,
+    )
     from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
     from google.protobuf.message import Message
@@ -180,13 +187,13 @@ DELETE_POLLING = RetryPolicy(
 )
 
 
-#: The JobService clients of this process, by endpoint and credential settings
+#: The service clients of this process, by service, endpoint and credential settings
 #: (``vertex_training.credentials.resolve``): every backend of an update (one per job and
 #: operation) shares its endpoint's client, its channel and its connection, instead of
 #: making them again for each job (about 2 ms of CPU each, a quarter of a submission's
 #: cost in the provider). A client and its channel are safe to share between threads; a
 #: channel reconnects by itself.
-_SHARED_CLIENTS: dict[tuple[str, Resolved], JobServiceClient] = {}
+_SHARED_CLIENTS: dict[tuple[str, str, Resolved], Any] = {}
 _SHARED_CLIENTS_LOCK = threading.Lock()
 
 
@@ -201,7 +208,8 @@ class VertexBackend:
     (127.x, ::1, localhost) gets a local channel, with no credentials unless some are
     configured: that is how a stack reaches
     ``python -m vertex_training.testing.fake_vertex``. ``logging_client`` and
-    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``). ``retry`` is the
+    ``logging_endpoint`` do the same for Cloud Logging (``log_tail``), ``pipeline_client``
+    and ``model_client`` for training pipelines and models. ``retry`` is the
     backoff of transient errors, ``polling`` that of a delete's operation, ``pacing``
     how calls refused for quota slow down (shared with every backend of the process
     that has the same endpoint, project, region and pacing).
@@ -221,6 +229,8 @@ class VertexBackend:
         pacing: PacingPolicy = DEFAULT_PACING,
         logging_client: LoggingServiceV2Client | None = None,
         logging_endpoint: str | None = None,
+        pipeline_client: PipelineServiceClient | None = None,
+        model_client: ModelServiceClient | None = None,
     ) -> None:
         self.project = project
         self.region = region
@@ -238,6 +248,8 @@ class VertexBackend:
         self._credentials = credentials
         self.auth = auth
         self._resolved: Resolved | None = None
+        self._pipeline_clients = (pipeline_client, model_client)
+        self._pipeline_calls: PipelineCalls | None = None
 
     # -- Backend -------------------------------------------------------------------------
 
@@ -247,43 +259,43 @@ class VertexBackend:
 
         One call, retried only for errors that say it was not served; after an error
         that leaves unknown whether the job was created (``UNCERTAIN_CODES``) it raises
-        ``UncertainError``: look the job up before submitting it again.
+        ``UncertainError``: look the job up before submitting it again. A TrainingPipeline
+        body (``trainingTaskDefinition``) is CreateTrainingPipeline's (``vertex_pipelines``).
         """
+        if is_pipeline_body(body):
+            return self._pipelines().submit(body)
         client = self._job_client()
         parent = client.common_location_path(self.project, self.region)
         if is_tuning_body(body):
-            tuning_job = _tuning_job_from_json(body)
-            created: Any = self._invoke(
-                lambda retry: client.create_hyperparameter_tuning_job(
-                    parent=parent,
-                    hyperparameter_tuning_job=tuning_job,
-                    retry=retry,
-                    timeout=RPC_TIMEOUT_S,
-                ),
-                quota=SUBMIT,
-                retry_codes=CREATE_RETRY_CODES,
-                uncertain=UNCERTAIN_CODES,
-            )
+            method: Callable[..., Any] = client.create_hyperparameter_tuning_job
+            job: dict[str, Any] = {"hyperparameter_tuning_job": _tuning_job_from_json(body)}
         else:
-            job = _custom_job_from_json(body)
-            created = self._invoke(
-                lambda retry: client.create_custom_job(
-                    parent=parent, custom_job=job, retry=retry, timeout=RPC_TIMEOUT_S
-                ),
-                quota=SUBMIT,
-                retry_codes=CREATE_RETRY_CODES,
-                uncertain=UNCERTAIN_CODES,
+            method, job = client.create_custom_job, {"custom_job": _custom_job_from_json(body)}
+        return _job_status(
+            self.create(
+                lambda retry: method(parent=parent, retry=retry, timeout=RPC_TIMEOUT_S, **job)
             )
-        return _job_status(created)
+        )
+
+    def create(self, call: Callable[[Retry], _T]) -> _T:
+        """Make a Create ``call``: paced as a submission, made again only when refused for
+        quota, ``UncertainError`` after an error that leaves unknown whether it created."""
+        return self._invoke(
+            call, quota=SUBMIT, retry_codes=CREATE_RETRY_CODES, uncertain=UNCERTAIN_CODES
+        )
 
     def get(self, name: str) -> JobStatus | None:
         """Return the job (a tuning job with its trials), or None when it does not exist
         (NOT_FOUND)."""
+        if _collection(name) == _PIPELINES:
+            return self._pipelines().get(name)
         job = self._fetch(name)
         return None if job is None else _job_status(job)
 
     def _fetch(self, name: str) -> Any:
-        """The job's message, or None when it does not exist."""
+        """The job's (or pipeline's) message, or None when it does not exist."""
+        if _collection(name) == _PIPELINES:
+            return self._pipelines().fetch(name)
         client = self._job_client()
         method = (
             client.get_hyperparameter_tuning_job if _is_tuning_name(name) else client.get_custom_job
@@ -306,14 +318,15 @@ class VertexBackend:
         return body
 
     def find_by_label(self, key: str, value: str) -> list[JobStatus]:
-        """Return the custom and tuning jobs whose label ``key`` equals ``value``, newest
-        first. (ListHyperparameterTuningJobs leaves out trials: ``get`` has them.)"""
+        """Return the custom and tuning jobs and the pipelines whose label ``key`` equals
+        ``value``, newest first. (ListHyperparameterTuningJobs leaves out trials: ``get``
+        has them.)"""
         return self.list_jobs(label_filter({key: value}))
 
     def list_jobs(self, filter_: str) -> list[JobStatus]:
-        """Return the custom and tuning jobs of the project and region that ``filter_``
-        (ListCustomJobsRequest.filter, AIP-160: ``label_filter`` writes one) selects,
-        newest first, every page."""
+        """Return the custom and tuning jobs and the training pipelines (not their backing
+        jobs) of the project and region that ``filter_`` (ListCustomJobsRequest.filter,
+        AIP-160: ``label_filter`` writes one) selects, newest first, every page."""
         client = self._job_client()
         request = {
             "parent": client.common_location_path(self.project, self.region),
@@ -328,13 +341,15 @@ class VertexBackend:
             )
         # The API does not promise an order.
         jobs.sort(key=_created_ns, reverse=True)
-        return [_job_status(job) for job in jobs]
+        return self._pipelines().listed(filter_, [_job_status(job) for job in jobs])
 
     def cancel(self, name: str) -> None:
         """Ask Vertex to cancel the job; not found or already ended is not an error.
 
         Cancellation is asynchronous: the job goes CANCELLING, then CANCELLED.
         """
+        if _collection(name) == _PIPELINES:
+            return self._pipelines().cancel(name)
         client = self._job_client()
         method = (
             client.cancel_hyperparameter_tuning_job
@@ -350,14 +365,20 @@ class VertexBackend:
         """Delete the job and wait for the long-running operation; not found is done.
 
         Vertex refuses (FAILED_PRECONDITION -> PermanentError) to delete a job that has
-        not ended: cancel it and wait for a terminal state first.
+        not ended: cancel it and wait for a terminal state first. A pipeline's backing job
+        goes with it; its model never does.
         """
+        if _collection(name) == _PIPELINES:
+            return self._pipelines().delete(name)
         client = self._job_client()
-        method = (
-            client.delete_hyperparameter_tuning_job
-            if _is_tuning_name(name)
-            else client.delete_custom_job
+        tuning = _is_tuning_name(name)
+        self.await_delete(
+            client.delete_hyperparameter_tuning_job if tuning else client.delete_custom_job, name
         )
+
+    def await_delete(self, method: Callable[..., Any], name: str) -> None:
+        """Call the Delete ``method`` on ``name`` and wait for its long-running operation;
+        not found is done."""
 
         def delete(retry: Retry) -> None:
             from google.api_core.future.polling import POLLING_PREDICATE
@@ -373,22 +394,38 @@ class VertexBackend:
 
         self._invoke(delete, tolerate={"NOT_FOUND"})
 
+    def find_model(self, model_id: str, owner_labels: Mapping[str, str]) -> str | None:
+        """The model a pipeline registers its next version of (``vertex_pipelines``)."""
+        owners = label_filter(dict(owner_labels)) if owner_labels else ""
+        return self._pipelines().find_model(model_id, owners)
+
+    def model_versions(self, model: str) -> list[RegisteredModel]:
+        """Every version of the model ``model``, oldest first; [] when it does not exist."""
+        return self._pipelines().model_versions(model)
+
     def output_directory(self, name: str) -> str:
-        """Vertex AI gives a job with no base output directory none (no AIP_MODEL_DIR)."""
-        return ""
+        """A pipeline's task's base output directory; Vertex AI gives a job with no base
+        output directory none (no AIP_MODEL_DIR)."""
+        return self._pipelines().output_directory(name) if _collection(name) == _PIPELINES else ""
 
     def console_url(self, name: str) -> str:
         """The job's page in the Google Cloud console."""
         return console_url_of(name)
 
     def logs_url(self, name: str) -> str:
-        """Cloud Logging, filtered on the job's logs."""
+        """Cloud Logging, filtered on the job's logs (a pipeline's: its backing job's)."""
+        if _collection(name) == _PIPELINES:
+            backing = self._pipelines().backing_job_of(name)
+            return logs_url_of(backing) if backing else console_url_of(name)
         return logs_url_of(name)
 
     def log_tail(self, name: str, replica: str, lines: int, end_time: str = "") -> list[str]:
-        """The replica's last ``lines`` log lines, from Cloud Logging (``cloud_logs``)."""
+        """The replica's last ``lines`` log lines, from Cloud Logging (``cloud_logs``); a
+        pipeline's are its backing job's ([] before it has one)."""
         from vertex_training.backends.cloud_logs import CloudLogs
 
+        if _collection(name) == _PIPELINES and not (name := self._pipelines().backing_job_of(name)):
+            return []
         parts = _parse_job_name(name)
         logs = CloudLogs(
             parts["project"],
@@ -402,36 +439,48 @@ class VertexBackend:
     # -- internals -----------------------------------------------------------------------
 
     def _job_client(self) -> JobServiceClient:
-        """The client, made on first use: the process's client of this endpoint and these
-        credential settings (``_SHARED_CLIENTS``), or one of its own for a backend given
-        credentials. Two threads racing for a backend's own may each make one; the spare
-        is dropped. ``CredentialsError`` when the credentials cannot be had."""
+        """The JobServiceClient: the injected one, else ``service_client``'s."""
         if self._client is None:
-            if self._credentials is not None:
-                self._client = self._make_client(self._credentials)
-            else:
-                self._resolved = resolve(self.auth)
-                key = (self._endpoint(), self._resolved)
-                with _SHARED_CLIENTS_LOCK:
-                    if key not in _SHARED_CLIENTS:
-                        made = self._resolved.build(loopback=_is_loopback(key[0]))
-                        _SHARED_CLIENTS[key] = self._make_client(made)
-                    self._client = _SHARED_CLIENTS[key]
+            self._client = self.service_client("job")
         return self._client
 
-    def _make_client(self, credentials: Credentials | None) -> JobServiceClient:
-        from google.cloud.aiplatform_v1 import JobServiceClient
+    def _pipelines(self) -> PipelineCalls:
+        """The pipeline and model half of the backend (``vertex_pipelines``)."""
+        if self._pipeline_calls is None:
+            self._pipeline_calls = PipelineCalls(self, RPC_TIMEOUT_S, *self._pipeline_clients)
+        return self._pipeline_calls
 
+    def service_client(self, service: str) -> Any:
+        """The client of ``service`` ("job", "pipeline", "model"), made on first use: the
+        process's client of this service, endpoint and credential settings
+        (``_SHARED_CLIENTS``), or one of its own for a backend given credentials. Two
+        threads racing for a backend's own may each make one; the spare is dropped.
+        ``CredentialsError`` when the credentials cannot be had."""
+        if self._credentials is not None:
+            return self._make_client(service, self._credentials)
+        self._resolved = resolve(self.auth)
+        key = (service, self._endpoint(), self._resolved)
+        with _SHARED_CLIENTS_LOCK:
+            if key not in _SHARED_CLIENTS:
+                made = self._resolved.build(loopback=_is_loopback(key[1]))
+                _SHARED_CLIENTS[key] = self._make_client(service, made)
+            return _SHARED_CLIENTS[key]
+
+    def _make_client(self, service: str, credentials: Credentials | None) -> Any:
+        import importlib
+
+        # aiplatform_v1.services.job_service.JobServiceClient, JobServiceGrpcTransport...
+        package = importlib.import_module(f"google.cloud.aiplatform_v1.services.{service}_service")
+        stem = f"{service.capitalize()}Service"
         endpoint = self._endpoint()
         if _is_loopback(endpoint):
-            from google.cloud.aiplatform_v1.services.job_service.transports.grpc import (
-                JobServiceGrpcTransport,
-            )
-
+            transports = importlib.import_module(f"{package.__name__}.transports.grpc")
             # With a ready channel the transport never looks for credentials itself.
             channel = _loopback_channel(endpoint, credentials)
-            return JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
-        return JobServiceClient(credentials=credentials, client_options={"api_endpoint": endpoint})
+            transport = getattr(transports, f"{stem}GrpcTransport")(channel=channel)
+            return getattr(package, f"{stem}Client")(transport=transport)
+        options = {"api_endpoint": endpoint}
+        return getattr(package, f"{stem}Client")(credentials=credentials, client_options=options)
 
     def _pacer_key(self, quota: str) -> PacerKey:
         return PacerKey(self._endpoint(), self.project, self.region, quota)
@@ -631,7 +680,7 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
         return getattr(message, field).ToJsonString() if message.HasField(field) else ""
 
     tuning = message.DESCRIPTOR.name == "HyperparameterTuningJob"
-    metric_id, goal = _primary_metric(message.study_spec) if tuning else ("", "")
+    metric_id, goal = primary_metric(message.study_spec) if tuning else ("", "")
     pools, strategy = _shape(message.trial_job_spec if tuning else message.job_spec)
     return JobStatus(
         name=message.name,
@@ -646,7 +695,7 @@ def _job_status(job: CustomJob | HyperparameterTuningJob) -> JobStatus:
         end_time=rfc3339("end_time"),
         labels=dict(message.labels),
         web_access_uris={} if tuning else dict(message.web_access_uris),
-        trials=_trials(message) if tuning else [],
+        trials=trials_of(message) if tuning else [],
         metric_id=metric_id,
         goal=goal,
         max_trials=message.max_trial_count if tuning else 0,
@@ -660,66 +709,6 @@ def _shape(spec: _RawMessage) -> tuple[tuple[PoolShape, ...], str]:
     return shape_of_spec(json_format.MessageToDict(spec))
 
 
-def _primary_metric(study_spec: _RawMessage) -> tuple[str, str]:
-    """The study's first metric and its goal (GOAL_TYPE_UNSPECIFIED "will default to
-    maximize", study.proto)."""
-    if not study_spec.metrics:
-        return "", ""
-    metric = study_spec.metrics[0]
-    goal = type(metric).GoalType.Name(metric.goal)
-    return metric.metric_id, "MINIMIZE" if goal == "MINIMIZE" else "MAXIMIZE"
-
-
-def _trials(job: _RawMessage) -> list[Trial]:
-    """A tuning job's trials. Trial.Parameter.value is a number for integer, double and
-    discrete parameters (study.proto): those of integer parameters become ints here."""
-    integers = _integer_parameters(job.study_spec.parameters)
-    trials = []
-    for trial in job.trials:
-        parameters: dict[str, int | float | str] = {}
-        for parameter in trial.parameters:
-            kind = parameter.value.WhichOneof("kind")
-            value: int | float | str = (
-                parameter.value.number_value
-                if kind == "number_value"
-                else parameter.value.string_value
-            )
-            if parameter.parameter_id in integers and isinstance(value, float):
-                value = int(value)
-            parameters[parameter.parameter_id] = value
-        metrics = (
-            {m.metric_id: m.value for m in trial.final_measurement.metrics}
-            if trial.HasField("final_measurement")
-            else {}
-        )
-
-        def rfc3339(field: str, trial: Message = trial) -> str:
-            return getattr(trial, field).ToJsonString() if trial.HasField(field) else ""
-
-        trials.append(
-            Trial(
-                id=trial.id,
-                state=type(trial).State.Name(trial.state),
-                parameters=parameters,
-                metrics=metrics,
-                start_time=rfc3339("start_time"),
-                end_time=rfc3339("end_time"),
-                infeasible_reason=trial.infeasible_reason,
-            )
-        )
-    return trials
-
-
-def _integer_parameters(specs: Any) -> set[str]:
-    """IDs of the INTEGER parameters among ``specs`` and their conditional parameters."""
-    found = set()
-    for spec in specs:
-        if spec.WhichOneof("parameter_value_spec") == "integer_value_spec":
-            found.add(spec.parameter_id)
-        found |= _integer_parameters(c.parameter_spec for c in spec.conditional_parameter_specs)
-    return found
-
-
 def _created_ns(job: CustomJob | HyperparameterTuningJob) -> int:
     return int(type(job).pb(job).create_time.ToNanoseconds())
 
@@ -727,8 +716,8 @@ def _created_ns(job: CustomJob | HyperparameterTuningJob) -> int:
 def console_url_of(name: str) -> str:
     """The Google Cloud console's page of the job ``name`` (from the name alone, with no
     client library: the stack outputs derive it in the program)."""
-    parts = _parse_job_name(name)
-    template = _TUNING_CONSOLE_URL if _is_tuning_name(name) else _CONSOLE_URL
+    parts = _parse_job_name(name, pipelines=True)
+    template = _CONSOLE_URL if _collection(name) == _CUSTOM_JOBS else _TUNING_CONSOLE_URL
     return template.format(
         location=parts["location"], job_id=parts["job_id"], project=parts["project"]
     )
@@ -744,22 +733,30 @@ def logs_url_of(name: str) -> str:
 #: The collection of each kind of job in a resource name, and the segments it has.
 _CUSTOM_JOBS = "customJobs"
 _TUNING_JOBS = "hyperparameterTuningJobs"
+_PIPELINES = "trainingPipelines"
 _NAME_SEGMENTS = 6
+
+
+def _collection(name: str) -> str:
+    """The collection of a resource name's ID (``customJobs``, ``trainingPipelines``...)."""
+    parts = name.split("/")
+    return parts[4] if len(parts) == _NAME_SEGMENTS else ""
 
 
 def _is_tuning_name(name: str) -> bool:
     """Whether ``name`` is a HyperparameterTuningJob's resource name."""
-    parts = name.split("/")
-    return len(parts) == _NAME_SEGMENTS and parts[4] == _TUNING_JOBS
+    return _collection(name) == _TUNING_JOBS
 
 
-def _parse_job_name(name: str) -> dict[str, str]:
+def _parse_job_name(name: str, *, pipelines: bool = False) -> dict[str, str]:
     """project, location and job_id of a CustomJob or HyperparameterTuningJob name
-    (``projects/P/locations/L/customJobs/ID``), read as the client library's path
-    parsers read it, without loading the library."""
+    (``projects/P/locations/L/customJobs/ID``), or with ``pipelines`` a TrainingPipeline
+    one, read as the client library's path parsers read it, without loading the library.
+    (A pipeline's logs are its backing job's: no name of it finds them.)"""
     parts = name.split("/")
     shaped = len(parts) == _NAME_SEGMENTS and (parts[0], parts[2]) == ("projects", "locations")
-    if shaped and parts[4] in (_CUSTOM_JOBS, _TUNING_JOBS) and all(parts):
+    kinds = (_CUSTOM_JOBS, _TUNING_JOBS, _PIPELINES) if pipelines else (_CUSTOM_JOBS, _TUNING_JOBS)
+    if shaped and parts[4] in kinds and all(parts):
         return {"project": parts[1], "location": parts[3], "job_id": parts[5]}
     raise ValueError(
         f"{name!r} is not a CustomJob resource name "
