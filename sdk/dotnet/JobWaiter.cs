@@ -29,6 +29,12 @@ namespace VertexTraining.VertexTraining
         public Output<ImmutableArray<Outputs.WaiterEntry>> Jobs { get; private set; } = null!;
 
         /// <summary>
+        /// What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+        /// </summary>
+        [Output("models")]
+        public Output<ImmutableDictionary<string, Outputs.ModelVersion>> Models { get; private set; } = null!;
+
+        /// <summary>
         /// Why each job failed the last wait, by job name (the update failed naming it).
         /// </summary>
         [Output("problems")]

@@ -95,6 +95,12 @@ namespace VertexTraining.VertexTraining
         public Output<string> LogsUrl { get; private set; } = null!;
 
         /// <summary>
+        /// What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+        /// </summary>
+        [Output("model")]
+        public Output<Outputs.ModelVersion?> Model { get; private set; } = null!;
+
+        /// <summary>
         /// Where the job is told to save its model (`AIP_MODEL_DIR`).
         /// </summary>
         [Output("modelDirectory")]

@@ -94,6 +94,10 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly logsUrl: pulumi.Output<string>;
     /**
+     * What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+     */
+    declare public /*out*/ readonly model: pulumi.Output<outputs.ModelVersion | undefined>;
+    /**
      * Where the job is told to save its model (`AIP_MODEL_DIR`).
      */
     declare public /*out*/ readonly modelDirectory: pulumi.Output<string>;
@@ -184,6 +188,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
             resourceInputs["failure"] = undefined /*out*/;
             resourceInputs["jobId"] = undefined /*out*/;
             resourceInputs["logsUrl"] = undefined /*out*/;
+            resourceInputs["model"] = undefined /*out*/;
             resourceInputs["modelDirectory"] = undefined /*out*/;
             resourceInputs["outputDirectory"] = undefined /*out*/;
             resourceInputs["request"] = undefined /*out*/;
@@ -207,6 +212,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
             resourceInputs["job"] = undefined /*out*/;
             resourceInputs["jobId"] = undefined /*out*/;
             resourceInputs["logsUrl"] = undefined /*out*/;
+            resourceInputs["model"] = undefined /*out*/;
             resourceInputs["modelDirectory"] = undefined /*out*/;
             resourceInputs["outputDirectory"] = undefined /*out*/;
             resourceInputs["outputRoot"] = undefined /*out*/;

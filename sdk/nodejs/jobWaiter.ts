@@ -46,6 +46,10 @@ export class JobWaiter extends pulumi.CustomResource {
      */
     declare public readonly jobs: pulumi.Output<outputs.WaiterEntry[]>;
     /**
+     * What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+     */
+    declare public /*out*/ readonly models: pulumi.Output<{[key: string]: outputs.ModelVersion}>;
+    /**
      * Why each job failed the last wait, by job name (the update failed naming it).
      */
     declare public /*out*/ readonly problems: pulumi.Output<{[key: string]: string}>;
@@ -78,6 +82,7 @@ export class JobWaiter extends pulumi.CustomResource {
             }
             resourceInputs["jobs"] = args?.jobs;
             resourceInputs["attempts"] = undefined /*out*/;
+            resourceInputs["models"] = undefined /*out*/;
             resourceInputs["problems"] = undefined /*out*/;
             resourceInputs["reasons"] = undefined /*out*/;
             resourceInputs["states"] = undefined /*out*/;
@@ -85,6 +90,7 @@ export class JobWaiter extends pulumi.CustomResource {
         } else {
             resourceInputs["attempts"] = undefined /*out*/;
             resourceInputs["jobs"] = undefined /*out*/;
+            resourceInputs["models"] = undefined /*out*/;
             resourceInputs["problems"] = undefined /*out*/;
             resourceInputs["reasons"] = undefined /*out*/;
             resourceInputs["states"] = undefined /*out*/;

@@ -90,6 +90,10 @@ export class TrainingJob extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly logsUrl: pulumi.Output<string>;
     /**
+     * What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+     */
+    declare public /*out*/ readonly model: pulumi.Output<outputs.ModelVersion | undefined>;
+    /**
      * Where the job is told to save its model (`AIP_MODEL_DIR`).
      */
     declare public /*out*/ readonly modelDirectory: pulumi.Output<string>;
@@ -175,6 +179,7 @@ export class TrainingJob extends pulumi.CustomResource {
             resourceInputs["failure"] = undefined /*out*/;
             resourceInputs["jobId"] = undefined /*out*/;
             resourceInputs["logsUrl"] = undefined /*out*/;
+            resourceInputs["model"] = undefined /*out*/;
             resourceInputs["modelDirectory"] = undefined /*out*/;
             resourceInputs["outputDirectory"] = undefined /*out*/;
             resourceInputs["request"] = undefined /*out*/;
@@ -196,6 +201,7 @@ export class TrainingJob extends pulumi.CustomResource {
             resourceInputs["job"] = undefined /*out*/;
             resourceInputs["jobId"] = undefined /*out*/;
             resourceInputs["logsUrl"] = undefined /*out*/;
+            resourceInputs["model"] = undefined /*out*/;
             resourceInputs["modelDirectory"] = undefined /*out*/;
             resourceInputs["outputDirectory"] = undefined /*out*/;
             resourceInputs["outputRoot"] = undefined /*out*/;

@@ -178,6 +178,12 @@ namespace VertexTraining.VertexTraining.Inputs
         [Input("machine")]
         public Input<string>? Machine { get; set; }
 
+        /// <summary>
+        /// The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+        /// </summary>
+        [Input("model")]
+        public Input<Inputs.ModelArgs>? Model { get; set; }
+
         [Input("models")]
         private InputList<string>? _models;
 

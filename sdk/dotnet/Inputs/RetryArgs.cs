@@ -50,7 +50,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _when;
 
         /// <summary>
-        /// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+        /// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
         /// </summary>
         public InputList<string> When
         {

@@ -106,6 +106,10 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? Machine;
         /// <summary>
+        /// The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+        /// </summary>
+        public readonly Outputs.Model? Model;
+        /// <summary>
         /// Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
         /// </summary>
         public readonly ImmutableArray<string> Models;
@@ -256,6 +260,8 @@ namespace VertexTraining.VertexTraining.Outputs
 
             string? machine,
 
+            Outputs.Model? model,
+
             ImmutableArray<string> models,
 
             string? network,
@@ -330,6 +336,7 @@ namespace VertexTraining.VertexTraining.Outputs
             Labels = labels;
             LustreMounts = lustreMounts;
             Machine = machine;
+            Model = model;
             Models = models;
             Network = network;
             NfsMounts = nfsMounts;

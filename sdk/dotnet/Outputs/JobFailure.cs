@@ -18,7 +18,7 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class JobFailure
     {
         /// <summary>
-        /// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+        /// What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
         /// </summary>
         public readonly string Class;
         /// <summary>

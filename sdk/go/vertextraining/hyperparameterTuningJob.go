@@ -44,6 +44,8 @@ type HyperparameterTuningJob struct {
 	JobId pulumi.StringOutput `pulumi:"jobId"`
 	// The job's page in the Google Cloud console and its logs (a local job's files).
 	LogsUrl pulumi.StringOutput `pulumi:"logsUrl"`
+	// What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+	Model ModelVersionPtrOutput `pulumi:"model"`
 	// Where the job is told to save its model (`AIP_MODEL_DIR`).
 	ModelDirectory pulumi.StringOutput `pulumi:"modelDirectory"`
 	// The job's base output directory.
@@ -268,6 +270,11 @@ func (o HyperparameterTuningJobOutput) JobId() pulumi.StringOutput {
 // The job's page in the Google Cloud console and its logs (a local job's files).
 func (o HyperparameterTuningJobOutput) LogsUrl() pulumi.StringOutput {
 	return o.ApplyT(func(v *HyperparameterTuningJob) pulumi.StringOutput { return v.LogsUrl }).(pulumi.StringOutput)
+}
+
+// What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+func (o HyperparameterTuningJobOutput) Model() ModelVersionPtrOutput {
+	return o.ApplyT(func(v *HyperparameterTuningJob) ModelVersionPtrOutput { return v.Model }).(ModelVersionPtrOutput)
 }
 
 // Where the job is told to save its model (`AIP_MODEL_DIR`).

@@ -20,6 +20,8 @@ type JobWaiter struct {
 	Attempts AttemptArrayMapOutput `pulumi:"attempts"`
 	// The jobs to wait for: each job's `waiterEntry`.
 	Jobs WaiterEntryArrayOutput `pulumi:"jobs"`
+	// What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+	Models ModelVersionMapOutput `pulumi:"models"`
 	// Why each job failed the last wait, by job name (the update failed naming it).
 	Problems pulumi.StringMapOutput `pulumi:"problems"`
 	// Why a job was not running yet, the last reason the wait gave, by job name.
@@ -128,6 +130,11 @@ func (o JobWaiterOutput) Attempts() AttemptArrayMapOutput {
 // The jobs to wait for: each job's `waiterEntry`.
 func (o JobWaiterOutput) Jobs() WaiterEntryArrayOutput {
 	return o.ApplyT(func(v *JobWaiter) WaiterEntryArrayOutput { return v.Jobs }).(WaiterEntryArrayOutput)
+}
+
+// What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+func (o JobWaiterOutput) Models() ModelVersionMapOutput {
+	return o.ApplyT(func(v *JobWaiter) ModelVersionMapOutput { return v.Models }).(ModelVersionMapOutput)
 }
 
 // Why each job failed the last wait, by job name (the update failed naming it).

@@ -1985,6 +1985,8 @@ type Job struct {
 	LustreMounts []LustreMount `pulumi:"lustreMounts"`
 	// Machine type, default `n1-standard-4`.
 	Machine *string `pulumi:"machine"`
+	// The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+	Model *Model `pulumi:"model"`
 	// Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
 	Models []string `pulumi:"models"`
 	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
@@ -2096,6 +2098,8 @@ type JobArgs struct {
 	LustreMounts LustreMountArrayInput `pulumi:"lustreMounts"`
 	// Machine type, default `n1-standard-4`.
 	Machine pulumi.StringPtrInput `pulumi:"machine"`
+	// The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+	Model ModelPtrInput `pulumi:"model"`
 	// Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
 	Models pulumi.StringArrayInput `pulumi:"models"`
 	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
@@ -2287,6 +2291,11 @@ func (o JobOutput) Machine() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Machine }).(pulumi.StringPtrOutput)
 }
 
+// The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+func (o JobOutput) Model() ModelPtrOutput {
+	return o.ApplyT(func(v Job) *Model { return v.Model }).(ModelPtrOutput)
+}
+
 // Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
 func (o JobOutput) Models() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.Models }).(pulumi.StringArrayOutput)
@@ -2419,7 +2428,7 @@ func (o JobOutput) Workers() PoolPtrOutput {
 
 // A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
 type JobFailure struct {
-	// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+	// What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
 	Class string `pulumi:"class"`
 	// The error's google.rpc code (0 when none was given).
 	Code int `pulumi:"code"`
@@ -2446,7 +2455,7 @@ func (o JobFailureOutput) ToJobFailureOutputWithContext(ctx context.Context) Job
 	return o
 }
 
-// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+// What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
 func (o JobFailureOutput) Class() pulumi.StringOutput {
 	return o.ApplyT(func(v JobFailure) string { return v.Class }).(pulumi.StringOutput)
 }
@@ -2495,7 +2504,7 @@ func (o JobFailurePtrOutput) Elem() JobFailureOutput {
 	}).(JobFailureOutput)
 }
 
-// What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+// What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
 func (o JobFailurePtrOutput) Class() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *JobFailure) *string {
 		if v == nil {
@@ -2810,6 +2819,495 @@ func (o MedianStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 		}
 		return v.UseElapsedDuration
 	}).(pulumi.BoolPtrOutput)
+}
+
+// “model:“: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+type Model struct {
+	// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+	Aliases []string `pulumi:"aliases"`
+	// The model's description, and each version's.
+	Description *string `pulumi:"description"`
+	// The model's display name, 1 to 128 characters; default the job's display name.
+	DisplayName *string `pulumi:"displayName"`
+	// A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+	Id *string `pulumi:"id"`
+	// The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+	Labels map[string]string `pulumi:"labels"`
+	// An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+	Parent *string `pulumi:"parent"`
+	// The container Vertex AI serves predictions from: `image`, or `framework`.
+	Serving Serving `pulumi:"serving"`
+	// The model's description, and each version's.
+	VersionDescription *string `pulumi:"versionDescription"`
+}
+
+// ModelInput is an input type that accepts ModelArgs and ModelOutput values.
+// You can construct a concrete instance of `ModelInput` via:
+//
+//	ModelArgs{...}
+type ModelInput interface {
+	pulumi.Input
+
+	ToModelOutput() ModelOutput
+	ToModelOutputWithContext(context.Context) ModelOutput
+}
+
+// “model:“: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+type ModelArgs struct {
+	// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+	Aliases pulumi.StringArrayInput `pulumi:"aliases"`
+	// The model's description, and each version's.
+	Description pulumi.StringPtrInput `pulumi:"description"`
+	// The model's display name, 1 to 128 characters; default the job's display name.
+	DisplayName pulumi.StringPtrInput `pulumi:"displayName"`
+	// A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+	Id pulumi.StringPtrInput `pulumi:"id"`
+	// The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+	Labels pulumi.StringMapInput `pulumi:"labels"`
+	// An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+	Parent pulumi.StringPtrInput `pulumi:"parent"`
+	// The container Vertex AI serves predictions from: `image`, or `framework`.
+	Serving ServingInput `pulumi:"serving"`
+	// The model's description, and each version's.
+	VersionDescription pulumi.StringPtrInput `pulumi:"versionDescription"`
+}
+
+func (ModelArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Model)(nil)).Elem()
+}
+
+func (i ModelArgs) ToModelOutput() ModelOutput {
+	return i.ToModelOutputWithContext(context.Background())
+}
+
+func (i ModelArgs) ToModelOutputWithContext(ctx context.Context) ModelOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModelOutput)
+}
+
+func (i ModelArgs) ToModelPtrOutput() ModelPtrOutput {
+	return i.ToModelPtrOutputWithContext(context.Background())
+}
+
+func (i ModelArgs) ToModelPtrOutputWithContext(ctx context.Context) ModelPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModelOutput).ToModelPtrOutputWithContext(ctx)
+}
+
+// ModelPtrInput is an input type that accepts ModelArgs, ModelPtr and ModelPtrOutput values.
+// You can construct a concrete instance of `ModelPtrInput` via:
+//
+//	        ModelArgs{...}
+//
+//	or:
+//
+//	        nil
+type ModelPtrInput interface {
+	pulumi.Input
+
+	ToModelPtrOutput() ModelPtrOutput
+	ToModelPtrOutputWithContext(context.Context) ModelPtrOutput
+}
+
+type modelPtrType ModelArgs
+
+func ModelPtr(v *ModelArgs) ModelPtrInput {
+	return (*modelPtrType)(v)
+}
+
+func (*modelPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Model)(nil)).Elem()
+}
+
+func (i *modelPtrType) ToModelPtrOutput() ModelPtrOutput {
+	return i.ToModelPtrOutputWithContext(context.Background())
+}
+
+func (i *modelPtrType) ToModelPtrOutputWithContext(ctx context.Context) ModelPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModelPtrOutput)
+}
+
+// “model:“: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+type ModelOutput struct{ *pulumi.OutputState }
+
+func (ModelOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Model)(nil)).Elem()
+}
+
+func (o ModelOutput) ToModelOutput() ModelOutput {
+	return o
+}
+
+func (o ModelOutput) ToModelOutputWithContext(ctx context.Context) ModelOutput {
+	return o
+}
+
+func (o ModelOutput) ToModelPtrOutput() ModelPtrOutput {
+	return o.ToModelPtrOutputWithContext(context.Background())
+}
+
+func (o ModelOutput) ToModelPtrOutputWithContext(ctx context.Context) ModelPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Model) *Model {
+		return &v
+	}).(ModelPtrOutput)
+}
+
+// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+func (o ModelOutput) Aliases() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Model) []string { return v.Aliases }).(pulumi.StringArrayOutput)
+}
+
+// The model's description, and each version's.
+func (o ModelOutput) Description() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Model) *string { return v.Description }).(pulumi.StringPtrOutput)
+}
+
+// The model's display name, 1 to 128 characters; default the job's display name.
+func (o ModelOutput) DisplayName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Model) *string { return v.DisplayName }).(pulumi.StringPtrOutput)
+}
+
+// A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+func (o ModelOutput) Id() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Model) *string { return v.Id }).(pulumi.StringPtrOutput)
+}
+
+// The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+func (o ModelOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Model) map[string]string { return v.Labels }).(pulumi.StringMapOutput)
+}
+
+// An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+func (o ModelOutput) Parent() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Model) *string { return v.Parent }).(pulumi.StringPtrOutput)
+}
+
+// The container Vertex AI serves predictions from: `image`, or `framework`.
+func (o ModelOutput) Serving() ServingOutput {
+	return o.ApplyT(func(v Model) Serving { return v.Serving }).(ServingOutput)
+}
+
+// The model's description, and each version's.
+func (o ModelOutput) VersionDescription() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Model) *string { return v.VersionDescription }).(pulumi.StringPtrOutput)
+}
+
+type ModelPtrOutput struct{ *pulumi.OutputState }
+
+func (ModelPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Model)(nil)).Elem()
+}
+
+func (o ModelPtrOutput) ToModelPtrOutput() ModelPtrOutput {
+	return o
+}
+
+func (o ModelPtrOutput) ToModelPtrOutputWithContext(ctx context.Context) ModelPtrOutput {
+	return o
+}
+
+func (o ModelPtrOutput) Elem() ModelOutput {
+	return o.ApplyT(func(v *Model) Model {
+		if v != nil {
+			return *v
+		}
+		var ret Model
+		return ret
+	}).(ModelOutput)
+}
+
+// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+func (o ModelPtrOutput) Aliases() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Model) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Aliases
+	}).(pulumi.StringArrayOutput)
+}
+
+// The model's description, and each version's.
+func (o ModelPtrOutput) Description() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Model) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Description
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model's display name, 1 to 128 characters; default the job's display name.
+func (o ModelPtrOutput) DisplayName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Model) *string {
+		if v == nil {
+			return nil
+		}
+		return v.DisplayName
+	}).(pulumi.StringPtrOutput)
+}
+
+// A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+func (o ModelPtrOutput) Id() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Model) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Id
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+func (o ModelPtrOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Model) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Labels
+	}).(pulumi.StringMapOutput)
+}
+
+// An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+func (o ModelPtrOutput) Parent() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Model) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Parent
+	}).(pulumi.StringPtrOutput)
+}
+
+// The container Vertex AI serves predictions from: `image`, or `framework`.
+func (o ModelPtrOutput) Serving() ServingPtrOutput {
+	return o.ApplyT(func(v *Model) *Serving {
+		if v == nil {
+			return nil
+		}
+		return &v.Serving
+	}).(ServingPtrOutput)
+}
+
+// The model's description, and each version's.
+func (o ModelPtrOutput) VersionDescription() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Model) *string {
+		if v == nil {
+			return nil
+		}
+		return v.VersionDescription
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model version a job with `model` registered, as its `model` output gives it ([models](models.md)). The job's ID is then its training pipeline's.
+type ModelVersion struct {
+	// The version's aliases now (`default` is on the newest version).
+	Aliases []string `pulumi:"aliases"`
+	// Where the version's artifacts are.
+	ArtifactUri *string `pulumi:"artifactUri"`
+	// The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+	BackingJob *string `pulumi:"backingJob"`
+	// The model's display name.
+	DisplayName *string `pulumi:"displayName"`
+	// The serving image it was registered with.
+	ImageUri *string `pulumi:"imageUri"`
+	// The model's ID, the last segment of its resource name.
+	ModelId *string `pulumi:"modelId"`
+	// The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+	ResourceName *string `pulumi:"resourceName"`
+	// The version this job registered: `1` for a new model, then `2`, `3`, ...
+	VersionId *string `pulumi:"versionId"`
+	// The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+	VersionName *string `pulumi:"versionName"`
+}
+
+// The model version a job with `model` registered, as its `model` output gives it ([models](models.md)). The job's ID is then its training pipeline's.
+type ModelVersionOutput struct{ *pulumi.OutputState }
+
+func (ModelVersionOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModelVersion)(nil)).Elem()
+}
+
+func (o ModelVersionOutput) ToModelVersionOutput() ModelVersionOutput {
+	return o
+}
+
+func (o ModelVersionOutput) ToModelVersionOutputWithContext(ctx context.Context) ModelVersionOutput {
+	return o
+}
+
+// The version's aliases now (`default` is on the newest version).
+func (o ModelVersionOutput) Aliases() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ModelVersion) []string { return v.Aliases }).(pulumi.StringArrayOutput)
+}
+
+// Where the version's artifacts are.
+func (o ModelVersionOutput) ArtifactUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.ArtifactUri }).(pulumi.StringPtrOutput)
+}
+
+// The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+func (o ModelVersionOutput) BackingJob() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.BackingJob }).(pulumi.StringPtrOutput)
+}
+
+// The model's display name.
+func (o ModelVersionOutput) DisplayName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.DisplayName }).(pulumi.StringPtrOutput)
+}
+
+// The serving image it was registered with.
+func (o ModelVersionOutput) ImageUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.ImageUri }).(pulumi.StringPtrOutput)
+}
+
+// The model's ID, the last segment of its resource name.
+func (o ModelVersionOutput) ModelId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.ModelId }).(pulumi.StringPtrOutput)
+}
+
+// The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+func (o ModelVersionOutput) ResourceName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.ResourceName }).(pulumi.StringPtrOutput)
+}
+
+// The version this job registered: `1` for a new model, then `2`, `3`, ...
+func (o ModelVersionOutput) VersionId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.VersionId }).(pulumi.StringPtrOutput)
+}
+
+// The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+func (o ModelVersionOutput) VersionName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModelVersion) *string { return v.VersionName }).(pulumi.StringPtrOutput)
+}
+
+type ModelVersionPtrOutput struct{ *pulumi.OutputState }
+
+func (ModelVersionPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ModelVersion)(nil)).Elem()
+}
+
+func (o ModelVersionPtrOutput) ToModelVersionPtrOutput() ModelVersionPtrOutput {
+	return o
+}
+
+func (o ModelVersionPtrOutput) ToModelVersionPtrOutputWithContext(ctx context.Context) ModelVersionPtrOutput {
+	return o
+}
+
+func (o ModelVersionPtrOutput) Elem() ModelVersionOutput {
+	return o.ApplyT(func(v *ModelVersion) ModelVersion {
+		if v != nil {
+			return *v
+		}
+		var ret ModelVersion
+		return ret
+	}).(ModelVersionOutput)
+}
+
+// The version's aliases now (`default` is on the newest version).
+func (o ModelVersionPtrOutput) Aliases() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ModelVersion) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Aliases
+	}).(pulumi.StringArrayOutput)
+}
+
+// Where the version's artifacts are.
+func (o ModelVersionPtrOutput) ArtifactUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ArtifactUri
+	}).(pulumi.StringPtrOutput)
+}
+
+// The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+func (o ModelVersionPtrOutput) BackingJob() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BackingJob
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model's display name.
+func (o ModelVersionPtrOutput) DisplayName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.DisplayName
+	}).(pulumi.StringPtrOutput)
+}
+
+// The serving image it was registered with.
+func (o ModelVersionPtrOutput) ImageUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ImageUri
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model's ID, the last segment of its resource name.
+func (o ModelVersionPtrOutput) ModelId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ModelId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+func (o ModelVersionPtrOutput) ResourceName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ResourceName
+	}).(pulumi.StringPtrOutput)
+}
+
+// The version this job registered: `1` for a new model, then `2`, `3`, ...
+func (o ModelVersionPtrOutput) VersionId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.VersionId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+func (o ModelVersionPtrOutput) VersionName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModelVersion) *string {
+		if v == nil {
+			return nil
+		}
+		return v.VersionName
+	}).(pulumi.StringPtrOutput)
+}
+
+type ModelVersionMapOutput struct{ *pulumi.OutputState }
+
+func (ModelVersionMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]ModelVersion)(nil)).Elem()
+}
+
+func (o ModelVersionMapOutput) ToModelVersionMapOutput() ModelVersionMapOutput {
+	return o
+}
+
+func (o ModelVersionMapOutput) ToModelVersionMapOutputWithContext(ctx context.Context) ModelVersionMapOutput {
+	return o
+}
+
+func (o ModelVersionMapOutput) MapIndex(k pulumi.StringInput) ModelVersionOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) ModelVersion {
+		return vs[0].(map[string]ModelVersion)[vs[1].(string)]
+	}).(ModelVersionOutput)
 }
 
 // An NFS export mounted at “/mnt/nfs/<mount_point>“.
@@ -4666,7 +5164,7 @@ type Retry struct {
 	Regions []string `pulumi:"regions"`
 	// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
 	Strategies []Strategy `pulumi:"strategies"`
-	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
 	When []string `pulumi:"when"`
 }
 
@@ -4689,7 +5187,7 @@ type RetryArgs struct {
 	Regions pulumi.StringArrayInput `pulumi:"regions"`
 	// The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
 	Strategies StrategyArrayInput `pulumi:"strategies"`
-	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+	// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
 	When pulumi.StringArrayInput `pulumi:"when"`
 }
 
@@ -4786,7 +5284,7 @@ func (o RetryOutput) Strategies() StrategyArrayOutput {
 	return o.ApplyT(func(v Retry) []Strategy { return v.Strategies }).(StrategyArrayOutput)
 }
 
-// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
 func (o RetryOutput) When() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Retry) []string { return v.When }).(pulumi.StringArrayOutput)
 }
@@ -4845,7 +5343,7 @@ func (o RetryPtrOutput) Strategies() StrategyArrayOutput {
 	}).(StrategyArrayOutput)
 }
 
-// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+// Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
 func (o RetryPtrOutput) When() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Retry) []string {
 		if v == nil {
@@ -5208,6 +5706,457 @@ func (o ServiceAccountPtrOutput) AccountId() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.AccountId
+	}).(pulumi.StringPtrOutput)
+}
+
+// “serving:“: the container that serves the model's predictions, “image“ or “framework“.
+type Serving struct {
+	// The serving container's entrypoint, arguments and environment.
+	Args []string `pulumi:"args"`
+	// The serving container's entrypoint, arguments and environment.
+	Command []string `pulumi:"command"`
+	// The serving container's entrypoint, arguments and environment.
+	Env map[string]string `pulumi:"env"`
+	// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+	Framework *ServingFramework `pulumi:"framework"`
+	// The HTTP paths of prediction and health checks.
+	HealthRoute *string `pulumi:"healthRoute"`
+	// The serving image's URI.
+	Image *string `pulumi:"image"`
+	// The port the server listens on; default 8080.
+	Port *int `pulumi:"port"`
+	// The HTTP paths of prediction and health checks.
+	PredictRoute *string `pulumi:"predictRoute"`
+}
+
+// ServingInput is an input type that accepts ServingArgs and ServingOutput values.
+// You can construct a concrete instance of `ServingInput` via:
+//
+//	ServingArgs{...}
+type ServingInput interface {
+	pulumi.Input
+
+	ToServingOutput() ServingOutput
+	ToServingOutputWithContext(context.Context) ServingOutput
+}
+
+// “serving:“: the container that serves the model's predictions, “image“ or “framework“.
+type ServingArgs struct {
+	// The serving container's entrypoint, arguments and environment.
+	Args pulumi.StringArrayInput `pulumi:"args"`
+	// The serving container's entrypoint, arguments and environment.
+	Command pulumi.StringArrayInput `pulumi:"command"`
+	// The serving container's entrypoint, arguments and environment.
+	Env pulumi.StringMapInput `pulumi:"env"`
+	// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+	Framework ServingFrameworkPtrInput `pulumi:"framework"`
+	// The HTTP paths of prediction and health checks.
+	HealthRoute pulumi.StringPtrInput `pulumi:"healthRoute"`
+	// The serving image's URI.
+	Image pulumi.StringPtrInput `pulumi:"image"`
+	// The port the server listens on; default 8080.
+	Port pulumi.IntPtrInput `pulumi:"port"`
+	// The HTTP paths of prediction and health checks.
+	PredictRoute pulumi.StringPtrInput `pulumi:"predictRoute"`
+}
+
+func (ServingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Serving)(nil)).Elem()
+}
+
+func (i ServingArgs) ToServingOutput() ServingOutput {
+	return i.ToServingOutputWithContext(context.Background())
+}
+
+func (i ServingArgs) ToServingOutputWithContext(ctx context.Context) ServingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingOutput)
+}
+
+func (i ServingArgs) ToServingPtrOutput() ServingPtrOutput {
+	return i.ToServingPtrOutputWithContext(context.Background())
+}
+
+func (i ServingArgs) ToServingPtrOutputWithContext(ctx context.Context) ServingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingOutput).ToServingPtrOutputWithContext(ctx)
+}
+
+// ServingPtrInput is an input type that accepts ServingArgs, ServingPtr and ServingPtrOutput values.
+// You can construct a concrete instance of `ServingPtrInput` via:
+//
+//	        ServingArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingPtrInput interface {
+	pulumi.Input
+
+	ToServingPtrOutput() ServingPtrOutput
+	ToServingPtrOutputWithContext(context.Context) ServingPtrOutput
+}
+
+type servingPtrType ServingArgs
+
+func ServingPtr(v *ServingArgs) ServingPtrInput {
+	return (*servingPtrType)(v)
+}
+
+func (*servingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Serving)(nil)).Elem()
+}
+
+func (i *servingPtrType) ToServingPtrOutput() ServingPtrOutput {
+	return i.ToServingPtrOutputWithContext(context.Background())
+}
+
+func (i *servingPtrType) ToServingPtrOutputWithContext(ctx context.Context) ServingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingPtrOutput)
+}
+
+// “serving:“: the container that serves the model's predictions, “image“ or “framework“.
+type ServingOutput struct{ *pulumi.OutputState }
+
+func (ServingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Serving)(nil)).Elem()
+}
+
+func (o ServingOutput) ToServingOutput() ServingOutput {
+	return o
+}
+
+func (o ServingOutput) ToServingOutputWithContext(ctx context.Context) ServingOutput {
+	return o
+}
+
+func (o ServingOutput) ToServingPtrOutput() ServingPtrOutput {
+	return o.ToServingPtrOutputWithContext(context.Background())
+}
+
+func (o ServingOutput) ToServingPtrOutputWithContext(ctx context.Context) ServingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Serving) *Serving {
+		return &v
+	}).(ServingPtrOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingOutput) Args() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Serving) []string { return v.Args }).(pulumi.StringArrayOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingOutput) Command() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Serving) []string { return v.Command }).(pulumi.StringArrayOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingOutput) Env() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Serving) map[string]string { return v.Env }).(pulumi.StringMapOutput)
+}
+
+// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+func (o ServingOutput) Framework() ServingFrameworkPtrOutput {
+	return o.ApplyT(func(v Serving) *ServingFramework { return v.Framework }).(ServingFrameworkPtrOutput)
+}
+
+// The HTTP paths of prediction and health checks.
+func (o ServingOutput) HealthRoute() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Serving) *string { return v.HealthRoute }).(pulumi.StringPtrOutput)
+}
+
+// The serving image's URI.
+func (o ServingOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Serving) *string { return v.Image }).(pulumi.StringPtrOutput)
+}
+
+// The port the server listens on; default 8080.
+func (o ServingOutput) Port() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Serving) *int { return v.Port }).(pulumi.IntPtrOutput)
+}
+
+// The HTTP paths of prediction and health checks.
+func (o ServingOutput) PredictRoute() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Serving) *string { return v.PredictRoute }).(pulumi.StringPtrOutput)
+}
+
+type ServingPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Serving)(nil)).Elem()
+}
+
+func (o ServingPtrOutput) ToServingPtrOutput() ServingPtrOutput {
+	return o
+}
+
+func (o ServingPtrOutput) ToServingPtrOutputWithContext(ctx context.Context) ServingPtrOutput {
+	return o
+}
+
+func (o ServingPtrOutput) Elem() ServingOutput {
+	return o.ApplyT(func(v *Serving) Serving {
+		if v != nil {
+			return *v
+		}
+		var ret Serving
+		return ret
+	}).(ServingOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingPtrOutput) Args() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Serving) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Args
+	}).(pulumi.StringArrayOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingPtrOutput) Command() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Serving) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Command
+	}).(pulumi.StringArrayOutput)
+}
+
+// The serving container's entrypoint, arguments and environment.
+func (o ServingPtrOutput) Env() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Serving) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Env
+	}).(pulumi.StringMapOutput)
+}
+
+// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+func (o ServingPtrOutput) Framework() ServingFrameworkPtrOutput {
+	return o.ApplyT(func(v *Serving) *ServingFramework {
+		if v == nil {
+			return nil
+		}
+		return v.Framework
+	}).(ServingFrameworkPtrOutput)
+}
+
+// The HTTP paths of prediction and health checks.
+func (o ServingPtrOutput) HealthRoute() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Serving) *string {
+		if v == nil {
+			return nil
+		}
+		return v.HealthRoute
+	}).(pulumi.StringPtrOutput)
+}
+
+// The serving image's URI.
+func (o ServingPtrOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Serving) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Image
+	}).(pulumi.StringPtrOutput)
+}
+
+// The port the server listens on; default 8080.
+func (o ServingPtrOutput) Port() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Serving) *int {
+		if v == nil {
+			return nil
+		}
+		return v.Port
+	}).(pulumi.IntPtrOutput)
+}
+
+// The HTTP paths of prediction and health checks.
+func (o ServingPtrOutput) PredictRoute() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Serving) *string {
+		if v == nil {
+			return nil
+		}
+		return v.PredictRoute
+	}).(pulumi.StringPtrOutput)
+}
+
+// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+type ServingFramework struct {
+	// Whether to serve from the GPU build; default false.
+	Gpu *bool `pulumi:"gpu"`
+	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	Name string `pulumi:"name"`
+	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	Version string `pulumi:"version"`
+}
+
+// ServingFrameworkInput is an input type that accepts ServingFrameworkArgs and ServingFrameworkOutput values.
+// You can construct a concrete instance of `ServingFrameworkInput` via:
+//
+//	ServingFrameworkArgs{...}
+type ServingFrameworkInput interface {
+	pulumi.Input
+
+	ToServingFrameworkOutput() ServingFrameworkOutput
+	ToServingFrameworkOutputWithContext(context.Context) ServingFrameworkOutput
+}
+
+// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+type ServingFrameworkArgs struct {
+	// Whether to serve from the GPU build; default false.
+	Gpu pulumi.BoolPtrInput `pulumi:"gpu"`
+	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	Name pulumi.StringInput `pulumi:"name"`
+	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	Version pulumi.StringInput `pulumi:"version"`
+}
+
+func (ServingFrameworkArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingFramework)(nil)).Elem()
+}
+
+func (i ServingFrameworkArgs) ToServingFrameworkOutput() ServingFrameworkOutput {
+	return i.ToServingFrameworkOutputWithContext(context.Background())
+}
+
+func (i ServingFrameworkArgs) ToServingFrameworkOutputWithContext(ctx context.Context) ServingFrameworkOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingFrameworkOutput)
+}
+
+func (i ServingFrameworkArgs) ToServingFrameworkPtrOutput() ServingFrameworkPtrOutput {
+	return i.ToServingFrameworkPtrOutputWithContext(context.Background())
+}
+
+func (i ServingFrameworkArgs) ToServingFrameworkPtrOutputWithContext(ctx context.Context) ServingFrameworkPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingFrameworkOutput).ToServingFrameworkPtrOutputWithContext(ctx)
+}
+
+// ServingFrameworkPtrInput is an input type that accepts ServingFrameworkArgs, ServingFrameworkPtr and ServingFrameworkPtrOutput values.
+// You can construct a concrete instance of `ServingFrameworkPtrInput` via:
+//
+//	        ServingFrameworkArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingFrameworkPtrInput interface {
+	pulumi.Input
+
+	ToServingFrameworkPtrOutput() ServingFrameworkPtrOutput
+	ToServingFrameworkPtrOutputWithContext(context.Context) ServingFrameworkPtrOutput
+}
+
+type servingFrameworkPtrType ServingFrameworkArgs
+
+func ServingFrameworkPtr(v *ServingFrameworkArgs) ServingFrameworkPtrInput {
+	return (*servingFrameworkPtrType)(v)
+}
+
+func (*servingFrameworkPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingFramework)(nil)).Elem()
+}
+
+func (i *servingFrameworkPtrType) ToServingFrameworkPtrOutput() ServingFrameworkPtrOutput {
+	return i.ToServingFrameworkPtrOutputWithContext(context.Background())
+}
+
+func (i *servingFrameworkPtrType) ToServingFrameworkPtrOutputWithContext(ctx context.Context) ServingFrameworkPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingFrameworkPtrOutput)
+}
+
+// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+type ServingFrameworkOutput struct{ *pulumi.OutputState }
+
+func (ServingFrameworkOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingFramework)(nil)).Elem()
+}
+
+func (o ServingFrameworkOutput) ToServingFrameworkOutput() ServingFrameworkOutput {
+	return o
+}
+
+func (o ServingFrameworkOutput) ToServingFrameworkOutputWithContext(ctx context.Context) ServingFrameworkOutput {
+	return o
+}
+
+func (o ServingFrameworkOutput) ToServingFrameworkPtrOutput() ServingFrameworkPtrOutput {
+	return o.ToServingFrameworkPtrOutputWithContext(context.Background())
+}
+
+func (o ServingFrameworkOutput) ToServingFrameworkPtrOutputWithContext(ctx context.Context) ServingFrameworkPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingFramework) *ServingFramework {
+		return &v
+	}).(ServingFrameworkPtrOutput)
+}
+
+// Whether to serve from the GPU build; default false.
+func (o ServingFrameworkOutput) Gpu() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ServingFramework) *bool { return v.Gpu }).(pulumi.BoolPtrOutput)
+}
+
+// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+func (o ServingFrameworkOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingFramework) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+func (o ServingFrameworkOutput) Version() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingFramework) string { return v.Version }).(pulumi.StringOutput)
+}
+
+type ServingFrameworkPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingFrameworkPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingFramework)(nil)).Elem()
+}
+
+func (o ServingFrameworkPtrOutput) ToServingFrameworkPtrOutput() ServingFrameworkPtrOutput {
+	return o
+}
+
+func (o ServingFrameworkPtrOutput) ToServingFrameworkPtrOutputWithContext(ctx context.Context) ServingFrameworkPtrOutput {
+	return o
+}
+
+func (o ServingFrameworkPtrOutput) Elem() ServingFrameworkOutput {
+	return o.ApplyT(func(v *ServingFramework) ServingFramework {
+		if v != nil {
+			return *v
+		}
+		var ret ServingFramework
+		return ret
+	}).(ServingFrameworkOutput)
+}
+
+// Whether to serve from the GPU build; default false.
+func (o ServingFrameworkPtrOutput) Gpu() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ServingFramework) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Gpu
+	}).(pulumi.BoolPtrOutput)
+}
+
+// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+func (o ServingFrameworkPtrOutput) Name() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingFramework) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Name
+	}).(pulumi.StringPtrOutput)
+}
+
+// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+func (o ServingFrameworkPtrOutput) Version() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingFramework) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Version
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -6508,6 +7457,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*LustreMountArrayInput)(nil)).Elem(), LustreMountArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MedianStoppingInput)(nil)).Elem(), MedianStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MedianStoppingPtrInput)(nil)).Elem(), MedianStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModelInput)(nil)).Elem(), ModelArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModelPtrInput)(nil)).Elem(), ModelArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*NfsMountInput)(nil)).Elem(), NfsMountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*NfsMountArrayInput)(nil)).Elem(), NfsMountArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformInput)(nil)).Elem(), PlatformArgs{})
@@ -6532,6 +7483,10 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*SchedulingPtrInput)(nil)).Elem(), SchedulingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceAccountInput)(nil)).Elem(), ServiceAccountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceAccountPtrInput)(nil)).Elem(), ServiceAccountArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingInput)(nil)).Elem(), ServingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingPtrInput)(nil)).Elem(), ServingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingFrameworkInput)(nil)).Elem(), ServingFrameworkArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingFrameworkPtrInput)(nil)).Elem(), ServingFrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyInput)(nil)).Elem(), StudyArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyPtrInput)(nil)).Elem(), StudyArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyMetricInput)(nil)).Elem(), StudyMetricArgs{})
@@ -6575,6 +7530,11 @@ func init() {
 	pulumi.RegisterOutputType(LustreMountArrayOutput{})
 	pulumi.RegisterOutputType(MedianStoppingOutput{})
 	pulumi.RegisterOutputType(MedianStoppingPtrOutput{})
+	pulumi.RegisterOutputType(ModelOutput{})
+	pulumi.RegisterOutputType(ModelPtrOutput{})
+	pulumi.RegisterOutputType(ModelVersionOutput{})
+	pulumi.RegisterOutputType(ModelVersionPtrOutput{})
+	pulumi.RegisterOutputType(ModelVersionMapOutput{})
 	pulumi.RegisterOutputType(NfsMountOutput{})
 	pulumi.RegisterOutputType(NfsMountArrayOutput{})
 	pulumi.RegisterOutputType(PlatformOutput{})
@@ -6599,6 +7559,10 @@ func init() {
 	pulumi.RegisterOutputType(SchedulingPtrOutput{})
 	pulumi.RegisterOutputType(ServiceAccountOutput{})
 	pulumi.RegisterOutputType(ServiceAccountPtrOutput{})
+	pulumi.RegisterOutputType(ServingOutput{})
+	pulumi.RegisterOutputType(ServingPtrOutput{})
+	pulumi.RegisterOutputType(ServingFrameworkOutput{})
+	pulumi.RegisterOutputType(ServingFrameworkPtrOutput{})
 	pulumi.RegisterOutputType(StudyOutput{})
 	pulumi.RegisterOutputType(StudyPtrOutput{})
 	pulumi.RegisterOutputType(StudyMetricOutput{})

@@ -42,6 +42,8 @@ type TrainingJob struct {
 	JobId pulumi.StringOutput `pulumi:"jobId"`
 	// The job's page in the Google Cloud console and its logs (a local job's files).
 	LogsUrl pulumi.StringOutput `pulumi:"logsUrl"`
+	// What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+	Model ModelVersionPtrOutput `pulumi:"model"`
 	// Where the job is told to save its model (`AIP_MODEL_DIR`).
 	ModelDirectory pulumi.StringOutput `pulumi:"modelDirectory"`
 	// The job's base output directory.
@@ -259,6 +261,11 @@ func (o TrainingJobOutput) JobId() pulumi.StringOutput {
 // The job's page in the Google Cloud console and its logs (a local job's files).
 func (o TrainingJobOutput) LogsUrl() pulumi.StringOutput {
 	return o.ApplyT(func(v *TrainingJob) pulumi.StringOutput { return v.LogsUrl }).(pulumi.StringOutput)
+}
+
+// What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+func (o TrainingJobOutput) Model() ModelVersionPtrOutput {
+	return o.ApplyT(func(v *TrainingJob) ModelVersionPtrOutput { return v.Model }).(ModelVersionPtrOutput)
 }
 
 // Where the job is told to save its model (`AIP_MODEL_DIR`).

@@ -299,6 +299,10 @@ export interface JobArgs {
      */
     machine?: pulumi.Input<string | undefined>;
     /**
+     * The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     */
+    model?: pulumi.Input<inputs.ModelArgs | undefined>;
+    /**
      * Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
      */
     models?: pulumi.Input<pulumi.Input<string>[] | undefined>;
@@ -434,6 +438,44 @@ export interface MedianStoppingArgs {
      * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     useElapsedDuration?: pulumi.Input<boolean | undefined>;
+}
+
+/**
+ * ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+ */
+export interface ModelArgs {
+    /**
+     * Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+     */
+    aliases?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The model's description, and each version's.
+     */
+    description?: pulumi.Input<string | undefined>;
+    /**
+     * The model's display name, 1 to 128 characters; default the job's display name.
+     */
+    displayName?: pulumi.Input<string | undefined>;
+    /**
+     * A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+     */
+    id?: pulumi.Input<string | undefined>;
+    /**
+     * The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+     */
+    parent?: pulumi.Input<string | undefined>;
+    /**
+     * The container Vertex AI serves predictions from: `image`, or `framework`.
+     */
+    serving: pulumi.Input<inputs.ServingArgs>;
+    /**
+     * The model's description, and each version's.
+     */
+    versionDescription?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -679,7 +721,7 @@ export interface RetryArgs {
      */
     strategies?: pulumi.Input<pulumi.Input<enums.Strategy>[] | undefined>;
     /**
-     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      */
     when: pulumi.Input<pulumi.Input<string>[]>;
 }
@@ -718,6 +760,62 @@ export interface ServiceAccountArgs {
      * The jobs' account ID (6 to 30 characters); default `vertex-training`.
      */
     accountId?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+ */
+export interface ServingArgs {
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    args?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    command?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+     */
+    framework?: pulumi.Input<inputs.ServingFrameworkArgs | undefined>;
+    /**
+     * The HTTP paths of prediction and health checks.
+     */
+    healthRoute?: pulumi.Input<string | undefined>;
+    /**
+     * The serving image's URI.
+     */
+    image?: pulumi.Input<string | undefined>;
+    /**
+     * The port the server listens on; default 8080.
+     */
+    port?: pulumi.Input<number | undefined>;
+    /**
+     * The HTTP paths of prediction and health checks.
+     */
+    predictRoute?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+ */
+export interface ServingFrameworkArgs {
+    /**
+     * Whether to serve from the GPU build; default false.
+     */
+    gpu?: pulumi.Input<boolean | undefined>;
+    /**
+     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     */
+    version: pulumi.Input<string>;
 }
 
 /**

@@ -357,6 +357,10 @@ export interface Job {
      */
     machine?: string;
     /**
+     * The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     */
+    model?: outputs.Model;
+    /**
      * Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
      */
     models?: string[];
@@ -467,7 +471,7 @@ export interface Job {
  */
 export interface JobFailure {
     /**
-     * What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+     * What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
      */
     class: string;
     /**
@@ -518,6 +522,86 @@ export interface MedianStopping {
      * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     useElapsedDuration?: boolean;
+}
+
+/**
+ * ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+ */
+export interface Model {
+    /**
+     * Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+     */
+    aliases?: string[];
+    /**
+     * The model's description, and each version's.
+     */
+    description?: string;
+    /**
+     * The model's display name, 1 to 128 characters; default the job's display name.
+     */
+    displayName?: string;
+    /**
+     * A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+     */
+    id?: string;
+    /**
+     * The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+     */
+    labels?: {[key: string]: string};
+    /**
+     * An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+     */
+    parent?: string;
+    /**
+     * The container Vertex AI serves predictions from: `image`, or `framework`.
+     */
+    serving: outputs.Serving;
+    /**
+     * The model's description, and each version's.
+     */
+    versionDescription?: string;
+}
+
+/**
+ * The model version a job with `model` registered, as its `model` output gives it ([models](models.md)). The job's ID is then its training pipeline's.
+ */
+export interface ModelVersion {
+    /**
+     * The version's aliases now (`default` is on the newest version).
+     */
+    aliases?: string[];
+    /**
+     * Where the version's artifacts are.
+     */
+    artifactUri?: string;
+    /**
+     * The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+     */
+    backingJob?: string;
+    /**
+     * The model's display name.
+     */
+    displayName?: string;
+    /**
+     * The serving image it was registered with.
+     */
+    imageUri?: string;
+    /**
+     * The model's ID, the last segment of its resource name.
+     */
+    modelId?: string;
+    /**
+     * The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+     */
+    resourceName?: string;
+    /**
+     * The version this job registered: `1` for a new model, then `2`, `3`, ...
+     */
+    versionId?: string;
+    /**
+     * The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+     */
+    versionName?: string;
 }
 
 /**
@@ -723,7 +807,7 @@ export interface Retry {
      */
     strategies?: enums.Strategy[];
     /**
-     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      */
     when: string[];
 }
@@ -752,6 +836,62 @@ export interface Scheduling {
      * A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
      */
     timeout?: string | number;
+}
+
+/**
+ * ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+ */
+export interface Serving {
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    args?: string[];
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    command?: string[];
+    /**
+     * The serving container's entrypoint, arguments and environment.
+     */
+    env?: {[key: string]: string};
+    /**
+     * `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+     */
+    framework?: outputs.ServingFramework;
+    /**
+     * The HTTP paths of prediction and health checks.
+     */
+    healthRoute?: string;
+    /**
+     * The serving image's URI.
+     */
+    image?: string;
+    /**
+     * The port the server listens on; default 8080.
+     */
+    port?: number;
+    /**
+     * The HTTP paths of prediction and health checks.
+     */
+    predictRoute?: string;
+}
+
+/**
+ * ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+ */
+export interface ServingFramework {
+    /**
+     * Whether to serve from the GPU build; default false.
+     */
+    gpu?: boolean;
+    /**
+     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     */
+    name: string;
+    /**
+     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     */
+    version: string;
 }
 
 /**

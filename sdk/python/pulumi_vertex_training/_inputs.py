@@ -42,6 +42,8 @@ __all__ = [
     'LustreMountArgsDict',
     'MedianStoppingArgs',
     'MedianStoppingArgsDict',
+    'ModelArgs',
+    'ModelArgsDict',
     'NfsMountArgs',
     'NfsMountArgsDict',
     'PlatformArgs',
@@ -66,6 +68,10 @@ __all__ = [
     'SchedulingArgsDict',
     'ServiceAccountArgs',
     'ServiceAccountArgsDict',
+    'ServingArgs',
+    'ServingArgsDict',
+    'ServingFrameworkArgs',
+    'ServingFrameworkArgsDict',
     'StudyArgs',
     'StudyArgsDict',
     'StudyMetricArgs',
@@ -996,6 +1002,10 @@ class JobArgsDict(TypedDict):
     """
     Machine type, default `n1-standard-4`.
     """
+    model: NotRequired[pulumi.Input[Optional['ModelArgsDict']]]
+    """
+    The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+    """
     models: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
@@ -1126,6 +1136,7 @@ class JobArgs:
                  labels: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  lustre_mounts: pulumi.Input[Optional[Sequence[pulumi.Input['LustreMountArgs']]]] = None,
                  machine: pulumi.Input[Optional[_builtins.str]] = None,
+                 model: pulumi.Input[Optional['ModelArgs']] = None,
                  models: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  network: pulumi.Input[Optional[_builtins.str]] = None,
                  nfs_mounts: pulumi.Input[Optional[Sequence[pulumi.Input['NfsMountArgs']]]] = None,
@@ -1177,6 +1188,7 @@ class JobArgs:
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
         :param pulumi.Input[Sequence[pulumi.Input['LustreMountArgs']]] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param pulumi.Input[_builtins.str] machine: Machine type, default `n1-standard-4`.
+        :param pulumi.Input['ModelArgs'] model: The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] models: Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
         :param pulumi.Input[_builtins.str] network: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param pulumi.Input[Sequence[pulumi.Input['NfsMountArgs']]] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
@@ -1248,6 +1260,8 @@ class JobArgs:
             pulumi.set(__self__, "lustre_mounts", lustre_mounts)
         if machine is not None:
             pulumi.set(__self__, "machine", machine)
+        if model is not None:
+            pulumi.set(__self__, "model", model)
         if models is not None:
             pulumi.set(__self__, "models", models)
         if network is not None:
@@ -1564,6 +1578,18 @@ class JobArgs:
     @machine.setter
     def machine(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "machine", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def model(self) -> pulumi.Input[Optional['ModelArgs']]:
+        """
+        The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+        """
+        return pulumi.get(self, "model")
+
+    @model.setter
+    def model(self, value: pulumi.Input[Optional['ModelArgs']]):
+        pulumi.set(self, "model", value)
 
     @_builtins.property
     @pulumi.getter
@@ -2000,6 +2026,179 @@ class MedianStoppingArgs:
     @use_elapsed_duration.setter
     def use_elapsed_duration(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "use_elapsed_duration", value)
+
+
+class ModelArgsDict(TypedDict):
+    """
+    ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+    """
+    serving: pulumi.Input['ServingArgsDict']
+    """
+    The container Vertex AI serves predictions from: `image`, or `framework`.
+    """
+    aliases: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+    """
+    description: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The model's description, and each version's.
+    """
+    display_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The model's display name, 1 to 128 characters; default the job's display name.
+    """
+    id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+    """
+    labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+    """
+    parent: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+    """
+    version_description: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The model's description, and each version's.
+    """
+
+@pulumi.input_type
+class ModelArgs:
+    def __init__(__self__, *,
+                 serving: pulumi.Input['ServingArgs'],
+                 aliases: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 description: pulumi.Input[Optional[_builtins.str]] = None,
+                 display_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 id: pulumi.Input[Optional[_builtins.str]] = None,
+                 labels: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 parent: pulumi.Input[Optional[_builtins.str]] = None,
+                 version_description: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+
+        :param pulumi.Input['ServingArgs'] serving: The container Vertex AI serves predictions from: `image`, or `framework`.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] aliases: Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+        :param pulumi.Input[_builtins.str] description: The model's description, and each version's.
+        :param pulumi.Input[_builtins.str] display_name: The model's display name, 1 to 128 characters; default the job's display name.
+        :param pulumi.Input[_builtins.str] id: A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+        :param pulumi.Input[_builtins.str] parent: An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+        :param pulumi.Input[_builtins.str] version_description: The model's description, and each version's.
+        """
+        pulumi.set(__self__, "serving", serving)
+        if aliases is not None:
+            pulumi.set(__self__, "aliases", aliases)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if display_name is not None:
+            pulumi.set(__self__, "display_name", display_name)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if labels is not None:
+            pulumi.set(__self__, "labels", labels)
+        if parent is not None:
+            pulumi.set(__self__, "parent", parent)
+        if version_description is not None:
+            pulumi.set(__self__, "version_description", version_description)
+
+    @_builtins.property
+    @pulumi.getter
+    def serving(self) -> pulumi.Input['ServingArgs']:
+        """
+        The container Vertex AI serves predictions from: `image`, or `framework`.
+        """
+        return pulumi.get(self, "serving")
+
+    @serving.setter
+    def serving(self, value: pulumi.Input['ServingArgs']):
+        pulumi.set(self, "serving", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def aliases(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+        """
+        return pulumi.get(self, "aliases")
+
+    @aliases.setter
+    def aliases(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "aliases", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The model's description, and each version's.
+        """
+        return pulumi.get(self, "description")
+
+    @description.setter
+    def description(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "description", value)
+
+    @_builtins.property
+    @pulumi.getter(name="displayName")
+    def display_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The model's display name, 1 to 128 characters; default the job's display name.
+        """
+        return pulumi.get(self, "display_name")
+
+    @display_name.setter
+    def display_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "display_name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+        """
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+        """
+        return pulumi.get(self, "labels")
+
+    @labels.setter
+    def labels(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "labels", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def parent(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+        """
+        return pulumi.get(self, "parent")
+
+    @parent.setter
+    def parent(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "parent", value)
+
+    @_builtins.property
+    @pulumi.getter(name="versionDescription")
+    def version_description(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The model's description, and each version's.
+        """
+        return pulumi.get(self, "version_description")
+
+    @version_description.setter
+    def version_description(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "version_description", value)
 
 
 class NfsMountArgsDict(TypedDict):
@@ -2988,7 +3187,7 @@ class RetryArgsDict(TypedDict):
     """
     when: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
     """
-    Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+    Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
     """
     attempts: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -3013,7 +3212,7 @@ class RetryArgs:
         """
         ``retry``: submit the job again when it fails for a reason not its own.
 
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
         :param pulumi.Input[_builtins.int] attempts: Submissions in all, the first included: 2 (default) to 5 (`MAX_RETRY_ATTEMPTS`); the cost estimate counts every one.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] regions: Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
         :param pulumi.Input[Sequence[pulumi.Input['Strategy']]] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
@@ -3030,7 +3229,7 @@ class RetryArgs:
     @pulumi.getter
     def when(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
         """
-        Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+        Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
         """
         return pulumi.get(self, "when")
 
@@ -3221,6 +3420,252 @@ class ServiceAccountArgs:
     @account_id.setter
     def account_id(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "account_id", value)
+
+
+class ServingArgsDict(TypedDict):
+    """
+    ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+    """
+    args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The serving container's entrypoint, arguments and environment.
+    """
+    command: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The serving container's entrypoint, arguments and environment.
+    """
+    env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    The serving container's entrypoint, arguments and environment.
+    """
+    framework: NotRequired[pulumi.Input[Optional['ServingFrameworkArgsDict']]]
+    """
+    `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+    """
+    health_route: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The HTTP paths of prediction and health checks.
+    """
+    image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The serving image's URI.
+    """
+    port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    The port the server listens on; default 8080.
+    """
+    predict_route: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The HTTP paths of prediction and health checks.
+    """
+
+@pulumi.input_type
+class ServingArgs:
+    def __init__(__self__, *,
+                 args: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 command: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 env: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 framework: pulumi.Input[Optional['ServingFrameworkArgs']] = None,
+                 health_route: pulumi.Input[Optional[_builtins.str]] = None,
+                 image: pulumi.Input[Optional[_builtins.str]] = None,
+                 port: pulumi.Input[Optional[_builtins.int]] = None,
+                 predict_route: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: The serving container's entrypoint, arguments and environment.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: The serving container's entrypoint, arguments and environment.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: The serving container's entrypoint, arguments and environment.
+        :param pulumi.Input['ServingFrameworkArgs'] framework: `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+        :param pulumi.Input[_builtins.str] health_route: The HTTP paths of prediction and health checks.
+        :param pulumi.Input[_builtins.str] image: The serving image's URI.
+        :param pulumi.Input[_builtins.int] port: The port the server listens on; default 8080.
+        :param pulumi.Input[_builtins.str] predict_route: The HTTP paths of prediction and health checks.
+        """
+        if args is not None:
+            pulumi.set(__self__, "args", args)
+        if command is not None:
+            pulumi.set(__self__, "command", command)
+        if env is not None:
+            pulumi.set(__self__, "env", env)
+        if framework is not None:
+            pulumi.set(__self__, "framework", framework)
+        if health_route is not None:
+            pulumi.set(__self__, "health_route", health_route)
+        if image is not None:
+            pulumi.set(__self__, "image", image)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if predict_route is not None:
+            pulumi.set(__self__, "predict_route", predict_route)
+
+    @_builtins.property
+    @pulumi.getter
+    def args(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "args")
+
+    @args.setter
+    def args(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "args", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def command(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "command")
+
+    @command.setter
+    def command(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "command", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "env")
+
+    @env.setter
+    def env(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "env", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def framework(self) -> pulumi.Input[Optional['ServingFrameworkArgs']]:
+        """
+        `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+        """
+        return pulumi.get(self, "framework")
+
+    @framework.setter
+    def framework(self, value: pulumi.Input[Optional['ServingFrameworkArgs']]):
+        pulumi.set(self, "framework", value)
+
+    @_builtins.property
+    @pulumi.getter(name="healthRoute")
+    def health_route(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The HTTP paths of prediction and health checks.
+        """
+        return pulumi.get(self, "health_route")
+
+    @health_route.setter
+    def health_route(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "health_route", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The serving image's URI.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "image", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        The port the server listens on; default 8080.
+        """
+        return pulumi.get(self, "port")
+
+    @port.setter
+    def port(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "port", value)
+
+    @_builtins.property
+    @pulumi.getter(name="predictRoute")
+    def predict_route(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The HTTP paths of prediction and health checks.
+        """
+        return pulumi.get(self, "predict_route")
+
+    @predict_route.setter
+    def predict_route(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "predict_route", value)
+
+
+class ServingFrameworkArgsDict(TypedDict):
+    """
+    ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    """
+    name: pulumi.Input[_builtins.str]
+    """
+    The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+    """
+    version: pulumi.Input[_builtins.str]
+    """
+    The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+    """
+    gpu: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Whether to serve from the GPU build; default false.
+    """
+
+@pulumi.input_type
+class ServingFrameworkArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 version: pulumi.Input[_builtins.str],
+                 gpu: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+
+        :param pulumi.Input[_builtins.str] name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param pulumi.Input[_builtins.str] version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param pulumi.Input[_builtins.bool] gpu: Whether to serve from the GPU build; default false.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "version", version)
+        if gpu is not None:
+            pulumi.set(__self__, "gpu", gpu)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def version(self) -> pulumi.Input[_builtins.str]:
+        """
+        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        """
+        return pulumi.get(self, "version")
+
+    @version.setter
+    def version(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "version", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def gpu(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Whether to serve from the GPU build; default false.
+        """
+        return pulumi.get(self, "gpu")
+
+    @gpu.setter
+    def gpu(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "gpu", value)
 
 
 class StudyArgsDict(TypedDict):

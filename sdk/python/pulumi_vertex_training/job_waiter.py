@@ -95,6 +95,7 @@ class JobWaiter(pulumi.CustomResource):
                 raise TypeError("Missing required property 'jobs'")
             __props__.__dict__["jobs"] = jobs
             __props__.__dict__["attempts"] = None
+            __props__.__dict__["models"] = None
             __props__.__dict__["problems"] = None
             __props__.__dict__["reasons"] = None
             __props__.__dict__["states"] = None
@@ -123,6 +124,7 @@ class JobWaiter(pulumi.CustomResource):
 
         __props__.__dict__["attempts"] = None
         __props__.__dict__["jobs"] = None
+        __props__.__dict__["models"] = None
         __props__.__dict__["problems"] = None
         __props__.__dict__["reasons"] = None
         __props__.__dict__["states"] = None
@@ -144,6 +146,14 @@ class JobWaiter(pulumi.CustomResource):
         The jobs to wait for: each job's `waiterEntry`.
         """
         return pulumi.get(self, "jobs")
+
+    @_builtins.property
+    @pulumi.getter
+    def models(self) -> pulumi.Output[Mapping[str, 'outputs.ModelVersion']]:
+        """
+        What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+        """
+        return pulumi.get(self, "models")
 
     @_builtins.property
     @pulumi.getter

@@ -32,6 +32,8 @@ __all__ = [
     'JobFailure',
     'LustreMount',
     'MedianStopping',
+    'Model',
+    'ModelVersion',
     'NfsMount',
     'PlatformSettings',
     'Pool',
@@ -41,6 +43,8 @@ __all__ = [
     'ReservationAffinity',
     'Retry',
     'Scheduling',
+    'Serving',
+    'ServingFramework',
     'Study',
     'StudyMetric',
     'StudyParameter',
@@ -986,6 +990,7 @@ class Job(dict):
                  labels: Optional[Mapping[str, _builtins.str]] = None,
                  lustre_mounts: Optional[Sequence['outputs.LustreMount']] = None,
                  machine: Optional[_builtins.str] = None,
+                 model: Optional['outputs.Model'] = None,
                  models: Optional[Sequence[_builtins.str]] = None,
                  network: Optional[_builtins.str] = None,
                  nfs_mounts: Optional[Sequence['outputs.NfsMount']] = None,
@@ -1037,6 +1042,7 @@ class Job(dict):
         :param Mapping[str, _builtins.str] labels: At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
         :param Sequence['LustreMount'] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param _builtins.str machine: Machine type, default `n1-standard-4`.
+        :param 'Model' model: The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
         :param Sequence[_builtins.str] models: Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
         :param _builtins.str network: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param Sequence['NfsMount'] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
@@ -1108,6 +1114,8 @@ class Job(dict):
             pulumi.set(__self__, "lustre_mounts", lustre_mounts)
         if machine is not None:
             pulumi.set(__self__, "machine", machine)
+        if model is not None:
+            pulumi.set(__self__, "model", model)
         if models is not None:
             pulumi.set(__self__, "models", models)
         if network is not None:
@@ -1336,6 +1344,14 @@ class Job(dict):
         Machine type, default `n1-standard-4`.
         """
         return pulumi.get(self, "machine")
+
+    @_builtins.property
+    @pulumi.getter
+    def model(self) -> Optional['outputs.Model']:
+        """
+        The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+        """
+        return pulumi.get(self, "model")
 
     @_builtins.property
     @pulumi.getter
@@ -1577,7 +1593,7 @@ class JobFailure(dict):
         """
         A failed job's error, classified, as its `failure` gives it (docs/operations.md lists the classes and their fixes).
 
-        :param _builtins.str class_: What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+        :param _builtins.str class_: What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
         :param _builtins.int code: The error's google.rpc code (0 when none was given).
         :param _builtins.str fix: What to do about it.
         :param _builtins.str message: The first line of the error message.
@@ -1593,7 +1609,7 @@ class JobFailure(dict):
     @pulumi.getter(name="class")
     def class_(self) -> _builtins.str:
         """
-        What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+        What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
         """
         return pulumi.get(self, "class_")
 
@@ -1746,6 +1762,283 @@ class MedianStopping(dict):
         Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         """
         return pulumi.get(self, "use_elapsed_duration")
+
+
+@pulumi.output_type
+class Model(dict):
+    """
+    ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "displayName":
+            suggest = "display_name"
+        elif key == "versionDescription":
+            suggest = "version_description"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Model. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Model.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Model.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 serving: 'outputs.Serving',
+                 aliases: Optional[Sequence[_builtins.str]] = None,
+                 description: Optional[_builtins.str] = None,
+                 display_name: Optional[_builtins.str] = None,
+                 id: Optional[_builtins.str] = None,
+                 labels: Optional[Mapping[str, _builtins.str]] = None,
+                 parent: Optional[_builtins.str] = None,
+                 version_description: Optional[_builtins.str] = None):
+        """
+        ``model:``: the Model Registry entry the trained model becomes (the job runs as a training pipeline; docs/models.md).
+
+        :param 'Serving' serving: The container Vertex AI serves predictions from: `image`, or `framework`.
+        :param Sequence[_builtins.str] aliases: Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+        :param _builtins.str description: The model's description, and each version's.
+        :param _builtins.str display_name: The model's display name, 1 to 128 characters; default the job's display name.
+        :param _builtins.str id: A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+        :param Mapping[str, _builtins.str] labels: The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+        :param _builtins.str parent: An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+        :param _builtins.str version_description: The model's description, and each version's.
+        """
+        pulumi.set(__self__, "serving", serving)
+        if aliases is not None:
+            pulumi.set(__self__, "aliases", aliases)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if display_name is not None:
+            pulumi.set(__self__, "display_name", display_name)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if labels is not None:
+            pulumi.set(__self__, "labels", labels)
+        if parent is not None:
+            pulumi.set(__self__, "parent", parent)
+        if version_description is not None:
+            pulumi.set(__self__, "version_description", version_description)
+
+    @_builtins.property
+    @pulumi.getter
+    def serving(self) -> 'outputs.Serving':
+        """
+        The container Vertex AI serves predictions from: `image`, or `framework`.
+        """
+        return pulumi.get(self, "serving")
+
+    @_builtins.property
+    @pulumi.getter
+    def aliases(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
+        """
+        return pulumi.get(self, "aliases")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        """
+        The model's description, and each version's.
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="displayName")
+    def display_name(self) -> Optional[_builtins.str]:
+        """
+        The model's display name, 1 to 128 characters; default the job's display name.
+        """
+        return pulumi.get(self, "display_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        """
+        A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
+        """
+        return pulumi.get(self, "labels")
+
+    @_builtins.property
+    @pulumi.getter
+    def parent(self) -> Optional[_builtins.str]:
+        """
+        An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
+        """
+        return pulumi.get(self, "parent")
+
+    @_builtins.property
+    @pulumi.getter(name="versionDescription")
+    def version_description(self) -> Optional[_builtins.str]:
+        """
+        The model's description, and each version's.
+        """
+        return pulumi.get(self, "version_description")
+
+
+@pulumi.output_type
+class ModelVersion(dict):
+    """
+    The model version a job with `model` registered, as its `model` output gives it ([models](models.md)). The job's ID is then its training pipeline's.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "artifactUri":
+            suggest = "artifact_uri"
+        elif key == "backingJob":
+            suggest = "backing_job"
+        elif key == "displayName":
+            suggest = "display_name"
+        elif key == "imageUri":
+            suggest = "image_uri"
+        elif key == "modelId":
+            suggest = "model_id"
+        elif key == "resourceName":
+            suggest = "resource_name"
+        elif key == "versionId":
+            suggest = "version_id"
+        elif key == "versionName":
+            suggest = "version_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ModelVersion. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ModelVersion.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ModelVersion.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 aliases: Optional[Sequence[_builtins.str]] = None,
+                 artifact_uri: Optional[_builtins.str] = None,
+                 backing_job: Optional[_builtins.str] = None,
+                 display_name: Optional[_builtins.str] = None,
+                 image_uri: Optional[_builtins.str] = None,
+                 model_id: Optional[_builtins.str] = None,
+                 resource_name: Optional[_builtins.str] = None,
+                 version_id: Optional[_builtins.str] = None,
+                 version_name: Optional[_builtins.str] = None):
+        """
+        The model version a job with `model` registered, as its `model` output gives it ([models](models.md)). The job's ID is then its training pipeline's.
+
+        :param Sequence[_builtins.str] aliases: The version's aliases now (`default` is on the newest version).
+        :param _builtins.str artifact_uri: Where the version's artifacts are.
+        :param _builtins.str backing_job: The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+        :param _builtins.str display_name: The model's display name.
+        :param _builtins.str image_uri: The serving image it was registered with.
+        :param _builtins.str model_id: The model's ID, the last segment of its resource name.
+        :param _builtins.str resource_name: The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+        :param _builtins.str version_id: The version this job registered: `1` for a new model, then `2`, `3`, ...
+        :param _builtins.str version_name: The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+        """
+        if aliases is not None:
+            pulumi.set(__self__, "aliases", aliases)
+        if artifact_uri is not None:
+            pulumi.set(__self__, "artifact_uri", artifact_uri)
+        if backing_job is not None:
+            pulumi.set(__self__, "backing_job", backing_job)
+        if display_name is not None:
+            pulumi.set(__self__, "display_name", display_name)
+        if image_uri is not None:
+            pulumi.set(__self__, "image_uri", image_uri)
+        if model_id is not None:
+            pulumi.set(__self__, "model_id", model_id)
+        if resource_name is not None:
+            pulumi.set(__self__, "resource_name", resource_name)
+        if version_id is not None:
+            pulumi.set(__self__, "version_id", version_id)
+        if version_name is not None:
+            pulumi.set(__self__, "version_name", version_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def aliases(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The version's aliases now (`default` is on the newest version).
+        """
+        return pulumi.get(self, "aliases")
+
+    @_builtins.property
+    @pulumi.getter(name="artifactUri")
+    def artifact_uri(self) -> Optional[_builtins.str]:
+        """
+        Where the version's artifacts are.
+        """
+        return pulumi.get(self, "artifact_uri")
+
+    @_builtins.property
+    @pulumi.getter(name="backingJob")
+    def backing_job(self) -> Optional[_builtins.str]:
+        """
+        The custom job or tuning job the training pipeline ran; unset on the local backend, where the pipeline runs its job in its own record.
+        """
+        return pulumi.get(self, "backing_job")
+
+    @_builtins.property
+    @pulumi.getter(name="displayName")
+    def display_name(self) -> Optional[_builtins.str]:
+        """
+        The model's display name.
+        """
+        return pulumi.get(self, "display_name")
+
+    @_builtins.property
+    @pulumi.getter(name="imageUri")
+    def image_uri(self) -> Optional[_builtins.str]:
+        """
+        The serving image it was registered with.
+        """
+        return pulumi.get(self, "image_uri")
+
+    @_builtins.property
+    @pulumi.getter(name="modelId")
+    def model_id(self) -> Optional[_builtins.str]:
+        """
+        The model's ID, the last segment of its resource name.
+        """
+        return pulumi.get(self, "model_id")
+
+    @_builtins.property
+    @pulumi.getter(name="resourceName")
+    def resource_name(self) -> Optional[_builtins.str]:
+        """
+        The model's resource name, `projects/P/locations/R/models/M` (`local/models/M` on the local backend).
+        """
+        return pulumi.get(self, "resource_name")
+
+    @_builtins.property
+    @pulumi.getter(name="versionId")
+    def version_id(self) -> Optional[_builtins.str]:
+        """
+        The version this job registered: `1` for a new model, then `2`, `3`, ...
+        """
+        return pulumi.get(self, "version_id")
+
+    @_builtins.property
+    @pulumi.getter(name="versionName")
+    def version_name(self) -> Optional[_builtins.str]:
+        """
+        The version's resource name, `<resourceName>@<versionId>`, which other resources take.
+        """
+        return pulumi.get(self, "version_name")
 
 
 @pulumi.output_type
@@ -2376,7 +2669,7 @@ class Retry(dict):
         """
         ``retry``: submit the job again when it fails for a reason not its own.
 
-        :param Sequence[_builtins.str] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+        :param Sequence[_builtins.str] when: Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
         :param _builtins.int attempts: Submissions in all, the first included: 2 (default) to 5 (`MAX_RETRY_ATTEMPTS`); the cost estimate counts every one.
         :param Sequence[_builtins.str] regions: Where attempts 2, 3, ... run (the last again when the list is shorter); each a training region offering the job's accelerators (refused if not a training region; a catalogue row lacking the accelerator warns while the region rows are not re-read); a job whose `kms_key`, `tensorboard` (a name), `persistent_resource_id` or `experiment` is a resource of its region retries there only; default: the job's region.
         :param Sequence['Strategy'] strategies: The scheduling strategy of attempts 2, 3, ...: `STANDARD`, `SPOT` or `FLEX_START`; default: the job's own.
@@ -2393,7 +2686,7 @@ class Retry(dict):
     @pulumi.getter
     def when(self) -> Sequence[_builtins.str]:
         """
-        Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+        Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
         """
         return pulumi.get(self, "when")
 
@@ -2513,6 +2806,179 @@ class Scheduling(dict):
         A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
         return pulumi.get(self, "timeout")
+
+
+@pulumi.output_type
+class Serving(dict):
+    """
+    ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "healthRoute":
+            suggest = "health_route"
+        elif key == "predictRoute":
+            suggest = "predict_route"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Serving. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Serving.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Serving.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 args: Optional[Sequence[_builtins.str]] = None,
+                 command: Optional[Sequence[_builtins.str]] = None,
+                 env: Optional[Mapping[str, _builtins.str]] = None,
+                 framework: Optional['outputs.ServingFramework'] = None,
+                 health_route: Optional[_builtins.str] = None,
+                 image: Optional[_builtins.str] = None,
+                 port: Optional[_builtins.int] = None,
+                 predict_route: Optional[_builtins.str] = None):
+        """
+        ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
+
+        :param Sequence[_builtins.str] args: The serving container's entrypoint, arguments and environment.
+        :param Sequence[_builtins.str] command: The serving container's entrypoint, arguments and environment.
+        :param Mapping[str, _builtins.str] env: The serving container's entrypoint, arguments and environment.
+        :param 'ServingFramework' framework: `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+        :param _builtins.str health_route: The HTTP paths of prediction and health checks.
+        :param _builtins.str image: The serving image's URI.
+        :param _builtins.int port: The port the server listens on; default 8080.
+        :param _builtins.str predict_route: The HTTP paths of prediction and health checks.
+        """
+        if args is not None:
+            pulumi.set(__self__, "args", args)
+        if command is not None:
+            pulumi.set(__self__, "command", command)
+        if env is not None:
+            pulumi.set(__self__, "env", env)
+        if framework is not None:
+            pulumi.set(__self__, "framework", framework)
+        if health_route is not None:
+            pulumi.set(__self__, "health_route", health_route)
+        if image is not None:
+            pulumi.set(__self__, "image", image)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if predict_route is not None:
+            pulumi.set(__self__, "predict_route", predict_route)
+
+    @_builtins.property
+    @pulumi.getter
+    def args(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "args")
+
+    @_builtins.property
+    @pulumi.getter
+    def command(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "command")
+
+    @_builtins.property
+    @pulumi.getter
+    def env(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        The serving container's entrypoint, arguments and environment.
+        """
+        return pulumi.get(self, "env")
+
+    @_builtins.property
+    @pulumi.getter
+    def framework(self) -> Optional['outputs.ServingFramework']:
+        """
+        `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
+        """
+        return pulumi.get(self, "framework")
+
+    @_builtins.property
+    @pulumi.getter(name="healthRoute")
+    def health_route(self) -> Optional[_builtins.str]:
+        """
+        The HTTP paths of prediction and health checks.
+        """
+        return pulumi.get(self, "health_route")
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> Optional[_builtins.str]:
+        """
+        The serving image's URI.
+        """
+        return pulumi.get(self, "image")
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> Optional[_builtins.int]:
+        """
+        The port the server listens on; default 8080.
+        """
+        return pulumi.get(self, "port")
+
+    @_builtins.property
+    @pulumi.getter(name="predictRoute")
+    def predict_route(self) -> Optional[_builtins.str]:
+        """
+        The HTTP paths of prediction and health checks.
+        """
+        return pulumi.get(self, "predict_route")
+
+
+@pulumi.output_type
+class ServingFramework(dict):
+    """
+    ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    """
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 version: _builtins.str,
+                 gpu: Optional[_builtins.bool] = None):
+        """
+        ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+
+        :param _builtins.str name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param _builtins.str version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param _builtins.bool gpu: Whether to serve from the GPU build; default false.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "version", version)
+        if gpu is not None:
+            pulumi.set(__self__, "gpu", gpu)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def version(self) -> _builtins.str:
+        """
+        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        """
+        return pulumi.get(self, "version")
+
+    @_builtins.property
+    @pulumi.getter
+    def gpu(self) -> Optional[_builtins.bool]:
+        """
+        Whether to serve from the GPU build; default false.
+        """
+        return pulumi.get(self, "gpu")
 
 
 @pulumi.output_type

@@ -284,6 +284,7 @@ class TrainingJob(pulumi.CustomResource):
             __props__.__dict__["failure"] = None
             __props__.__dict__["job_id"] = None
             __props__.__dict__["logs_url"] = None
+            __props__.__dict__["model"] = None
             __props__.__dict__["model_directory"] = None
             __props__.__dict__["output_directory"] = None
             __props__.__dict__["request"] = None
@@ -326,6 +327,7 @@ class TrainingJob(pulumi.CustomResource):
         __props__.__dict__["job"] = None
         __props__.__dict__["job_id"] = None
         __props__.__dict__["logs_url"] = None
+        __props__.__dict__["model"] = None
         __props__.__dict__["model_directory"] = None
         __props__.__dict__["output_directory"] = None
         __props__.__dict__["output_root"] = None
@@ -444,6 +446,14 @@ class TrainingJob(pulumi.CustomResource):
         The job's page in the Google Cloud console and its logs (a local job's files).
         """
         return pulumi.get(self, "logs_url")
+
+    @_builtins.property
+    @pulumi.getter
+    def model(self) -> pulumi.Output[Optional['outputs.ModelVersion']]:
+        """
+        What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+        """
+        return pulumi.get(self, "model")
 
     @_builtins.property
     @pulumi.getter(name="modelDirectory")

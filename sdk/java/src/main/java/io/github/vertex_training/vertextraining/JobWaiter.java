@@ -10,6 +10,7 @@ import com.pulumi.core.internal.Codegen;
 import io.github.vertex_training.vertextraining.JobWaiterArgs;
 import io.github.vertex_training.vertextraining.Utilities;
 import io.github.vertex_training.vertextraining.outputs.Attempt;
+import io.github.vertex_training.vertextraining.outputs.ModelVersion;
 import io.github.vertex_training.vertextraining.outputs.WaitedTrials;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
 import java.lang.String;
@@ -50,6 +51,20 @@ public class JobWaiter extends com.pulumi.resources.CustomResource {
      */
     public Output<List<WaiterEntry>> jobs() {
         return this.jobs;
+    }
+    /**
+     * What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+     * 
+     */
+    @Export(name="models", refs={Map.class,String.class,ModelVersion.class}, tree="[0,1,2]")
+    private Output<Map<String,ModelVersion>> models;
+
+    /**
+     * @return What each job with `model` registered once the wait saw its training pipeline succeed (each a `ModelVersion`), by job name.
+     * 
+     */
+    public Output<Map<String,ModelVersion>> models() {
+        return this.models;
     }
     /**
      * Why each job failed the last wait, by job name (the update failed naming it).

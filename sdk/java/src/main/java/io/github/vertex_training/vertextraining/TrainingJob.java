@@ -14,6 +14,7 @@ import io.github.vertex_training.vertextraining.outputs.CostEstimate;
 import io.github.vertex_training.vertextraining.outputs.ImageRow;
 import io.github.vertex_training.vertextraining.outputs.Job;
 import io.github.vertex_training.vertextraining.outputs.JobFailure;
+import io.github.vertex_training.vertextraining.outputs.ModelVersion;
 import io.github.vertex_training.vertextraining.outputs.PlatformSettings;
 import io.github.vertex_training.vertextraining.outputs.WaiterEntry;
 import java.lang.Object;
@@ -210,6 +211,20 @@ public class TrainingJob extends com.pulumi.resources.CustomResource {
      */
     public Output<String> logsUrl() {
         return this.logsUrl;
+    }
+    /**
+     * What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+     * 
+     */
+    @Export(name="model", refs={ModelVersion.class}, tree="[0]")
+    private Output</* @Nullable */ ModelVersion> model;
+
+    /**
+     * @return What a job with `model` registered once its training pipeline succeeded (a `ModelVersion`); unset for any other job and before.
+     * 
+     */
+    public Output<Optional<ModelVersion>> model() {
+        return Codegen.optional(this.model);
     }
     /**
      * Where the job is told to save its model (`AIP_MODEL_DIR`).

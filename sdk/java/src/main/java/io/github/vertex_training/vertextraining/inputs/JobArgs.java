@@ -11,6 +11,7 @@ import io.github.vertex_training.vertextraining.inputs.AcceleratorArgs;
 import io.github.vertex_training.vertextraining.inputs.DiskArgs;
 import io.github.vertex_training.vertextraining.inputs.FrameworkArgs;
 import io.github.vertex_training.vertextraining.inputs.LustreMountArgs;
+import io.github.vertex_training.vertextraining.inputs.ModelArgs;
 import io.github.vertex_training.vertextraining.inputs.NfsMountArgs;
 import io.github.vertex_training.vertextraining.inputs.PoolArgs;
 import io.github.vertex_training.vertextraining.inputs.PscInterfaceArgs;
@@ -368,6 +369,21 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
      */
     public Optional<Output<String>> machine() {
         return Optional.ofNullable(this.machine);
+    }
+
+    /**
+     * The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     * 
+     */
+    @Import(name="model")
+    private @Nullable Output<ModelArgs> model;
+
+    /**
+     * @return The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     * 
+     */
+    public Optional<Output<ModelArgs>> model() {
+        return Optional.ofNullable(this.model);
     }
 
     /**
@@ -785,6 +801,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         this.labels = $.labels;
         this.lustreMounts = $.lustreMounts;
         this.machine = $.machine;
+        this.model = $.model;
         this.models = $.models;
         this.network = $.network;
         this.nfsMounts = $.nfsMounts;
@@ -1321,6 +1338,27 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder machine(String machine) {
             return machine(Output.of(machine));
+        }
+
+        /**
+         * @param model The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder model(@Nullable Output<ModelArgs> model) {
+            $.model = model;
+            return this;
+        }
+
+        /**
+         * @param model The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder model(ModelArgs model) {
+            return model(Output.of(model));
         }
 
         /**

@@ -69,14 +69,14 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      * 
      */
     @Import(name="when", required=true)
     private Output<List<String>> when;
 
     /**
-     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      * 
      */
     public Output<List<String>> when() {
@@ -194,7 +194,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
          * 
          * @return builder
          * 
@@ -205,7 +205,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
          * 
          * @return builder
          * 
@@ -215,7 +215,7 @@ public final class RetryArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+         * @param when Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
          * 
          * @return builder
          * 

@@ -10,6 +10,7 @@ import io.github.vertex_training.vertextraining.outputs.Accelerator;
 import io.github.vertex_training.vertextraining.outputs.Disk;
 import io.github.vertex_training.vertextraining.outputs.Framework;
 import io.github.vertex_training.vertextraining.outputs.LustreMount;
+import io.github.vertex_training.vertextraining.outputs.Model;
 import io.github.vertex_training.vertextraining.outputs.NfsMount;
 import io.github.vertex_training.vertextraining.outputs.Pool;
 import io.github.vertex_training.vertextraining.outputs.PscInterface;
@@ -142,6 +143,11 @@ public final class Job {
      * 
      */
     private @Nullable String machine;
+    /**
+     * @return The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     * 
+     */
+    private @Nullable Model model;
     /**
      * @return Model resource names (`projects/P/locations/L/models/M`, optionally `{@literal @}version` or `{@literal @}alias`) some Google-provided jobs map to artifact URIs.
      * 
@@ -429,6 +435,13 @@ public final class Job {
         return Optional.ofNullable(this.machine);
     }
     /**
+     * @return The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial&#39;s) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
+     * 
+     */
+    public Optional<Model> model() {
+        return Optional.ofNullable(this.model);
+    }
+    /**
      * @return Model resource names (`projects/P/locations/L/models/M`, optionally `{@literal @}version` or `{@literal @}alias`) some Google-provided jobs map to artifact URIs.
      * 
      */
@@ -642,6 +655,7 @@ public final class Job {
         private @Nullable Map<String,String> labels;
         private @Nullable List<LustreMount> lustreMounts;
         private @Nullable String machine;
+        private @Nullable Model model;
         private @Nullable List<String> models;
         private @Nullable String network;
         private @Nullable List<NfsMount> nfsMounts;
@@ -693,6 +707,7 @@ public final class Job {
     	      this.labels = defaults.labels;
     	      this.lustreMounts = defaults.lustreMounts;
     	      this.machine = defaults.machine;
+    	      this.model = defaults.model;
     	      this.models = defaults.models;
     	      this.network = defaults.network;
     	      this.nfsMounts = defaults.nfsMounts;
@@ -860,6 +875,12 @@ public final class Job {
         public Builder machine(@Nullable String machine) {
 
             this.machine = machine;
+            return this;
+        }
+        @CustomType.Setter
+        public Builder model(@Nullable Model model) {
+
+            this.model = model;
             return this;
         }
         @CustomType.Setter
@@ -1054,6 +1075,7 @@ public final class Job {
             _resultValue.labels = labels;
             _resultValue.lustreMounts = lustreMounts;
             _resultValue.machine = machine;
+            _resultValue.model = model;
             _resultValue.models = models;
             _resultValue.network = network;
             _resultValue.nfsMounts = nfsMounts;

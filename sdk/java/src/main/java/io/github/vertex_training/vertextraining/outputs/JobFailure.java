@@ -12,7 +12,7 @@ import java.util.Objects;
 @CustomType
 public final class JobFailure {
     /**
-     * @return What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+     * @return What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
      * 
      */
     private String class_;
@@ -39,7 +39,7 @@ public final class JobFailure {
 
     private JobFailure() {}
     /**
-     * @return What failed it: `capacity`, `quota`, `preemption`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
+     * @return What failed it: `capacity`, `quota`, `preemption`, `model_upload`, `image`, `permission`, `user_code`, `infrastructure` or `unknown`.
      * 
      */
     public String class_() {

@@ -31,7 +31,7 @@ public final class Retry {
      */
     private @Nullable List<Strategy> strategies;
     /**
-     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      * 
      */
     private List<String> when;
@@ -59,7 +59,7 @@ public final class Retry {
         return this.strategies == null ? List.of() : this.strategies;
     }
     /**
-     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `image`, `permission`, `unknown` are refused: the same job fails again).
+     * @return Failure classes that resubmit it, at least one of `capacity`, `quota`, `preemption`, `infrastructure` (`user_code`, `model_upload`, `image`, `permission`, `unknown` are refused: the same job fails again).
      * 
      */
     public List<String> when() {
