@@ -101,6 +101,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vertex_training.review",),
     ("vertex_training.orphans",),
     ("vertex_training.resources",),
+    ("vertex_training.models",),
     ("vertex_training.program",),
     ("vertex_training.plugin",),
     ("vertex_training.preview",),

@@ -64,7 +64,7 @@ class TestModelKeys:
             "modelToUpload": {
                 "displayName": "train",
                 "containerSpec": {"imageUri": IMAGE},
-                "versionAliases": ["prod"],
+                "versionAliases": ["default", "prod"],
             },
             "modelId": "churn",
         }

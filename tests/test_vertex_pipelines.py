@@ -68,7 +68,11 @@ def tuning_job(display_name: str = "tune") -> dict[str, Any]:
 
 def model(**fields: Any) -> dict[str, Any]:
     """A job's ``model`` input (ModelUpload.request_body's form)."""
-    upload = {"displayName": "churn", "containerSpec": {"imageUri": IMAGE}}
+    upload = {
+        "displayName": "churn",
+        "containerSpec": {"imageUri": IMAGE},
+        "versionAliases": [pipelines.DEFAULT_ALIAS],
+    }
     return {"modelToUpload": upload, **fields}
 
 
@@ -124,17 +128,17 @@ class TestSubmit:
         assert status.labels[IDENTITY_LABEL] == "id-1"
         assert [c.method for c in fake.calls] == ["CreateTrainingPipeline"]
 
-    def test_the_model_asks_for_the_default_alias(
+    def test_the_model_is_sent_with_its_aliases_as_given(
         self, fake: FakeVertex, backend: VertexBackend
     ) -> None:
-        """The sent model names default beside its own aliases."""
+        """The sent model names the aliases of the body (default first, as a job's has it)."""
         upload = model()
-        upload["modelToUpload"]["versionAliases"] = ["prod"]
+        upload["modelToUpload"]["versionAliases"] = [pipelines.DEFAULT_ALIAS, "prod"]
         backend.submit(pipelines.pipeline_body(job(), upload))
         (call,) = [c for c in fake.calls if c.method == "CreateTrainingPipeline"]
         assert list(call.request.training_pipeline.model_to_upload.version_aliases) == [
-            "prod",
             pipelines.DEFAULT_ALIAS,
+            "prod",
         ]
 
     def test_an_invalid_pipeline_is_permanent_with_the_api_message(

@@ -13,11 +13,8 @@ pipeline_service.proto``, ``training_pipeline.proto``, ``model_service.proto``,
 
 - ``submit``: CreateTrainingPipeline, which is no more idempotent than CreateCustomJob
   (no request ID, no caller-chosen ID): the same retries and ``UncertainError``. The
-  model's ``versionAliases`` gain ``default`` unless they name it: Vertex AI gives
-  ``default`` to a model's first version only, and moves it to a later one only when
-  asked (google-cloud-aiplatform's ``is_default_version``: "When set to False, the
-  "default" alias will not be moved"), while this project keeps it on the newest
-  version (``vertex_training.api.pipelines.DEFAULT_ALIAS``).
+  body asks for ``default`` among the model's aliases itself
+  (``vertex_training.stackconfig.ModelUpload.request_body``).
 - ``get``: the pipeline as a ``JobStatus`` with the job states' names
   (``PIPELINE_STATES``), its backing job (``training_task_metadata``), the pools of its
   task's inputs, a tuning task's trials (read from its backing tuning job), and once
@@ -44,8 +41,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, overload
 
 from vertex_training.api import states
 from vertex_training.api.pipelines import (
-    DEFAULT_ALIAS,
-    MODEL_KEY,
     PIPELINE_STATES,
     is_tuning_definition,
 )
@@ -73,18 +68,6 @@ def is_pipeline_name(name: str) -> bool:
     client library)."""
     parts = name.split("/")
     return len(parts) == _NAME_SEGMENTS and parts[4] == PIPELINES
-
-
-def with_default_alias(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A pipeline body whose model asks for ``default`` (see the module docstring)."""
-    body = dict(body)
-    if MODEL_KEY in body:
-        model = dict(body[MODEL_KEY])
-        aliases = list(model.get("versionAliases") or [])
-        if DEFAULT_ALIAS not in aliases:
-            model["versionAliases"] = [*aliases, DEFAULT_ALIAS]
-        body[MODEL_KEY] = model
-    return body
 
 
 class BackendCalls(Protocol):
@@ -145,7 +128,7 @@ class PipelineCalls:
         client = self.pipeline_client()
         message = TrainingPipeline.pb()()
         try:
-            json_format.ParseDict(with_default_alias(body), message)
+            json_format.ParseDict(dict(body), message)
         except json_format.ParseError as exc:
             raise PermanentError(
                 f"The request body is not a valid TrainingPipeline: {exc}"

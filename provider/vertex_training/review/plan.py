@@ -43,8 +43,7 @@ if TYPE_CHECKING:
     from vertex_training.review.cost import Estimate
     from vertex_training.review.policies import PoliciesConfig, RuleResult
     from vertex_training.review.quota_check import QuotaCheck
-    from vertex_training.stackconfig import JobSpec, StackSettings
-    from vertex_training.stackconfig._model import ModelUpload
+    from vertex_training.stackconfig import JobSpec, ModelUpload, StackSettings
     from vertex_training.stackconfig.platform import Platform
 
 SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (

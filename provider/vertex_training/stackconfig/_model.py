@@ -26,6 +26,7 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from vertex_training.api.labels import MAX_USER_LABELS
+from vertex_training.api.pipelines import DEFAULT_ALIAS
 from vertex_training.errors import Issue
 from vertex_training.stackconfig._issues import full_key, invalid
 from vertex_training.stackconfig._rules import (
@@ -191,8 +192,10 @@ class ModelUpload(_SpecModel):
             upload["versionDescription"] = self.version_description
         if self.labels:
             upload["labels"] = dict(sorted(self.labels.items()))
-        if self.aliases:
-            upload["versionAliases"] = list(self.aliases)
+        # Vertex AI gives `default` to a model's first version only, and moves it to a
+        # later one only when asked (google-cloud-aiplatform's `is_default_version`: "When
+        # set to False, the 'default' alias will not be moved"): every version asks.
+        upload["versionAliases"] = list(dict.fromkeys([DEFAULT_ALIAS, *self.aliases]))
         body: dict[str, Any] = {"modelToUpload": upload}
         if self.parent:
             body["parentModel"] = self.parent
@@ -239,18 +242,36 @@ def resolve_model(
     config: ModelConfig,
     *,
     display_name: str,
-    project: str | None,
-    region: str,
-    local: bool,
-    serving_image: str | None,
-) -> tuple[ModelUpload | None, list[Issue]]:
-    """``config`` resolved for a job of ``display_name`` in ``project`` and ``region``
-    (``base``: the job's key): the parent as a resource name, the display name defaulted.
-    ``serving_image`` is the serving framework's prediction image, already picked (None
-    when the config names an image or the framework has none: its issue is the caller's).
-    Returns the upload, or None with the issues."""
-    issues: list[Issue] = []
+    where: tuple[str | None, str, bool],
+    output: str | None,
+    today: datetime.date | None = None,
+) -> tuple[ModelUpload | None, list[Issue], list[Issue]]:
+    """``config`` resolved for the job ``base`` (its key) of ``display_name``, ``where``
+    it runs (its project, region, and whether on this machine), writing under ``output``
+    (its base output directory): the parent as a resource name, the display name
+    defaulted, the serving framework's prediction image picked. Returns the upload (None
+    when there are issues), the issues and the warnings."""
+    project, region, local = where
     key = full_key(base, ("model",))
+    issues: list[Issue] = []
+    warnings: list[Issue] = []
+    if not local and output is None:
+        issues.append(
+            Issue(
+                key,
+                config.model_dump(exclude_unset=True),
+                "the pipeline uploads what the trainer writes to AIP_MODEL_DIR, under the "
+                "job's base_output_directory, and this job has none: write "
+                "base_output_directory: gs://<bucket>/<folder>, or give the stack a "
+                "platform bucket (vertex-training:platform)",
+            )
+        )
+    image = config.serving.image
+    if config.serving.framework is not None:
+        framework = config.serving.framework
+        image, notes = serving_framework_image(base, framework, region, issues, today)
+        where_key = f"{key}.serving.framework"
+        warnings += [Issue(where_key, framework.model_dump(), note) for note in notes]
     parent = None
     if config.parent is not None and config.id is not None:
         issues.append(
@@ -265,9 +286,8 @@ def resolve_model(
         parent = _parent(
             f"{key}.parent", config.parent, project, region, local=local, issues=issues
         )
-    image = config.serving.image or serving_image
     if issues or image is None:
-        return None, issues
+        return None, issues, warnings
     serving = config.serving
     upload = ModelUpload(
         display_name=config.display_name or display_name,
@@ -287,7 +307,7 @@ def resolve_model(
             health_route=serving.health_route,
         ),
     )
-    return upload, []
+    return upload, [], warnings
 
 
 def _parent(

@@ -66,11 +66,7 @@ from vertex_training.stackconfig._job import (
     WaitPolicy,
     WorkerPool,
 )
-from vertex_training.stackconfig._model import (
-    ModelUpload,
-    resolve_model,
-    serving_framework_image,
-)
+from vertex_training.stackconfig._model import ModelUpload, resolve_model
 from vertex_training.stackconfig._retry import RetryRules
 from vertex_training.stackconfig._settings_rules import JobSettingsRules, reserved_retry_issue
 
@@ -242,40 +238,19 @@ class _JobResolver(RetryRules, JobSettingsRules):
         )
 
     def _resolve_model(self, output: str | None) -> ModelUpload | None:
-        """The model the job registers (``model:``), or None. On Vertex AI the pipeline
-        uploads what the trainer wrote under ``<base_output_directory>/model``, so the
-        job needs one."""
-        config = self.config.model
-        if config is None:
+        """The model the job registers (``model:``, ``_model.resolve_model``), or None."""
+        if self.config.model is None:
             return None
-        if self.vertex and output is None:
-            self.fail(
-                ("model",),
-                config.model_dump(exclude_unset=True),
-                "the pipeline uploads what the trainer writes to AIP_MODEL_DIR, under the "
-                "job's base_output_directory, and this job has none: write "
-                "base_output_directory: gs://<bucket>/<folder>, or give the stack a "
-                "platform bucket (vertex-training:platform)",
-            )
-        serving_image = None
-        if config.serving.framework is not None:
-            framework = config.serving.framework
-            serving_image, warnings = serving_framework_image(
-                self.base, framework, self.region, self.issues
-            )
-            for warning in warnings:
-                self.warn(("model", "serving", "framework"), framework, warning)
-        upload, issues = resolve_model(
+        model, issues, warnings = resolve_model(
             self.base,
-            config,
+            self.config.model,
             display_name=self.config.display_name or self.name,
-            project=self.stack.project,
-            region=self.region,
-            local=not self.vertex,
-            serving_image=serving_image,
+            where=(self.stack.project, self.region, not self.vertex),
+            output=output,
         )
         self.issues.extend(issues)
-        return upload
+        self.warnings.extend(warnings)
+        return model
 
     def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
         """Service account, output directory and TensorBoard, with the platform's defaults.
