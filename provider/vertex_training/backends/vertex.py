@@ -724,7 +724,11 @@ def console_url_of(name: str) -> str:
 
 
 def logs_url_of(name: str) -> str:
-    """Cloud Logging, filtered on the logs of the job ``name`` (from the name alone)."""
+    """Cloud Logging, filtered on the logs of the job ``name`` (from the name alone); a
+    training pipeline's are its backing job's, which its name does not give: its console
+    page, which links them."""
+    if _collection(name) == _PIPELINES:
+        return console_url_of(name)
     parts = _parse_job_name(name)
     query = _LOGS_QUERY.format(job_id=parts["job_id"])
     return _LOGS_URL.format(query=quote(query, safe=""), project=parts["project"])

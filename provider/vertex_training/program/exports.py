@@ -16,6 +16,7 @@ import pulumi
 
 from vertex_training.api import states
 from vertex_training.api.bodies import named_output_directory
+from vertex_training.backends import job_places
 from vertex_training.resources.pages import job_outputs
 from vertex_training.resources.training_job import TrainingJob
 from vertex_training.resources.tuning_job import HyperparameterTuningJob
@@ -209,6 +210,9 @@ def job_view(
         trials.get("best_trial"),
         tuning="trials" in recorded,
     )
+    if backing := (view.get("model") or {}).get("backing_job"):
+        # A pipeline's logs are its backing job's, once it has one.
+        named["logs_url"] = job_places(backing, local_root, named_output)["logs_url"]
     return {**named, **view}
 
 
