@@ -222,7 +222,9 @@ class TestTypeScriptProgram:
 
             project.run("config", "set", "epochs", "3").check()
             review = review_of(project)
-            assert f"version 2 of `{PARENT}/models/churn` (the job's last is version 1)" in review
+            assert (
+                f"version 2 of `{PARENT}/models/churn` (the job's last is version 1)" in review
+            ), review
             assert "moves `default`, `prod` to it" in review
             project.run("up", "--yes", "--skip-preview").check()
             assert project.outputs()["version"] == f"{PARENT}/models/churn@2"

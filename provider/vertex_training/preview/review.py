@@ -297,6 +297,11 @@ def _jobs_and_resources(
     return seen, resources
 
 
+def _version_of(model: Mapping[str, Any]) -> str:
+    """The version a ``model`` output names, in either naming ("" for none)."""
+    return str(model.get("version_id") or model.get("versionId") or "")
+
+
 def _outputs(state: Any) -> Mapping[str, Any]:
     """A step's state's outputs ({} when it has none)."""
     outputs = state.get("outputs") if isinstance(state, Mapping) else None
@@ -360,8 +365,11 @@ def _plan(
     shown = seen.new if seen.change != DELETE and seen.new is not None else seen.old
     assert shown is not None
     plan = JobPlan(shown.name, seen.change, warnings=list(warnings.get(urn, [])))
-    # What the job registered last: its resource's output, else what its waiter saw.
-    plan.last_model = dict(seen.last_model or waited.get(shown.name) or {})
+    # What the job registered last: its resource's output once it names a version (a job
+    # records its pipeline's backing job alone until it is read again), else what its
+    # waiter saw.
+    recorded = [seen.last_model, waited.get(shown.name) or {}]
+    plan.last_model = dict(next((m for m in recorded if _version_of(m)), {}))
     refused = errors.get(urn, [])
     if refused or (shown.issues and seen.change != DELETE):
         plan.change = INVALID
