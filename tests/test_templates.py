@@ -89,9 +89,12 @@ class TestPulumiNew:
     def local_job_succeeds(self, project: Project) -> None:
         up = project.up().check()
         assert "example: SUCCEEDED" in up.output
+        assert "registered local/models/example version 1 (default, candidate)" in up.output
         outputs = project.outputs()
         assert outputs["state"] == "SUCCEEDED"
-        model = Path(outputs["outputDirectory"]) / "model"
+        assert outputs["modelVersion"] == "local/models/example@1"
+        # (relative to the project where the stack names a folder of its own)
+        model = project.root / outputs["outputDirectory"] / "model"
         assert model.is_dir() and any(model.iterdir()), "the trainer wrote no model"
         state = project.state_resources()
         [job] = [r for r in state if r["type"] == "vertex-training:index:TrainingJob"]

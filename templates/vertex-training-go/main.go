@@ -1,6 +1,6 @@
 // A training job, with its package, machine and epochs from each stack's
 // Pulumi.<stack>.yaml: `local` runs it on this machine, `dev` on Vertex AI. Every key a
-// job takes is in vertex-training's docs/plugin.md.
+// job takes is in vertex-training's docs/config-shape.md (camelCase here).
 package main
 
 import (
@@ -21,6 +21,10 @@ func main() {
 		if machine == "" {
 			machine = "n1-standard-4"
 		}
+		var outputDirectory *string
+		if named := config.Get(ctx, "outputDirectory"); named != "" {
+			outputDirectory = &named
+		}
 
 		example, err := vertex.NewTrainingJob(ctx, "example", &vertex.TrainingJobArgs{
 			Job: &vertex.JobArgs{
@@ -32,7 +36,22 @@ func main() {
 				Args:       pulumi.StringArray{pulumi.String("--epochs"), pulumi.String(epochs)},
 				Machine:    pulumi.String(machine),
 				Scheduling: &vertex.SchedulingArgs{Timeout: pulumi.String("30m")},
-				Wait:       pulumi.String("succeeded"),
+				// Where the trainer writes (AIP_MODEL_DIR is its model/ folder); on Vertex AI
+				// a bucket's folder, which the model is registered from.
+				BaseOutputDirectory: pulumi.StringPtrFromPtr(outputDirectory),
+				Wait:                pulumi.String("succeeded"),
+				// The trained model becomes a version of this model in the Model Registry
+				// (on `local`, in this machine's registry): version 1, then one per retrain.
+				Model: &vertex.ModelArgs{
+					Id:      pulumi.String("example"),
+					Aliases: pulumi.StringArray{pulumi.String("candidate")},
+					Serving: &vertex.ServingArgs{
+						Framework: &vertex.ServingFrameworkArgs{
+							Name:    pulumi.String("sklearn"),
+							Version: pulumi.String("1.6"),
+						},
+					},
+				},
 			},
 		})
 		if err != nil {
@@ -51,6 +70,7 @@ func main() {
 		ctx.Export("state", waiter.States.MapIndex(pulumi.String("example")))
 		ctx.Export("outputDirectory", example.OutputDirectory)
 		ctx.Export("logs", example.LogsUrl)
+		ctx.Export("modelVersion", waiter.Models.MapIndex(pulumi.String("example")).VersionName())
 		return nil
 	})
 }
