@@ -477,3 +477,37 @@ class TestAct:
         assert outcome.done == "" and IDENTITY_LABEL in outcome.error
         assert backend.get(by_hand) is not None
         assert [c.method for c in fake.calls if c.method.startswith(("Cancel", "Delete"))] == []
+
+
+class TestPipelineOrphans:
+    def test_a_removed_stacks_pipeline_is_an_orphan_a_recorded_one_is_not(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
+        """A labelled training pipeline no state records is listed (its backing job is
+        not); one a state records is not."""
+        from vertex_training.api.pipelines import pipeline_body
+
+        def pipeline(stack: str) -> str:
+            labels = {IDENTITY_LABEL: f"{stack}-key", STACK_LABEL: stack, RESOURCE_LABEL: "train"}
+            job = {
+                "displayName": "train",
+                "jobSpec": {
+                    "workerPoolSpecs": [
+                        {
+                            "machineSpec": {"machineType": "n1-standard-4"},
+                            "replicaCount": "1",
+                            "containerSpec": {"imageUri": IMAGE},
+                        }
+                    ],
+                    "baseOutputDirectory": {"outputUriPrefix": f"gs://b/{stack}"},
+                },
+                "labels": labels,
+            }
+            upload = {"modelToUpload": {"displayName": "m", "containerSpec": {"imageUri": IMAGE}}}
+            return backend.submit(pipeline_body(job, upload)).name
+
+        live, gone = pipeline("live"), pipeline("gone")
+        assert "/trainingPipelines/" in gone
+        known = orphans.known_jobs({"stack live": export_of("live", live)["deployment"]})
+        listing = orphans.find_orphans(backend, known, {}, None)
+        assert [o.name for o in listing.orphans] == [gone]

@@ -1,5 +1,9 @@
 """Jobs no stack knows: ``vertex-training jobs orphans``.
 
+Jobs here are custom jobs, tuning jobs and the training pipelines of jobs that register
+their model (``vertex_training.api.pipelines``; a pipeline's backing job is its own, never
+listed apart). Acting on a pipeline cancels or deletes the pipeline, never its model.
+
 A job this project submitted carries its identity label (``vertex_training_key``,
 ``vertex_training.api.labels``). After ``pulumi stack rm --force``, a lost state file or
 an engine killed on another machine, such a job may be recorded in no stack's state: it
@@ -67,7 +71,8 @@ if TYPE_CHECKING:
 
 #: A job's resource name anywhere in a state: its location, kind and ID.
 JOB_NAME = re.compile(
-    r"projects/[^/\s\"]+/locations/([^/\s\"]+)/(customJobs|hyperparameterTuningJobs)/(\d+)"
+    r"projects/[^/\s\"]+/locations/([^/\s\"]+)/"
+    r"(customJobs|hyperparameterTuningJobs|trainingPipelines)/(\d+)"
 )
 #: How long ``pulumi stack export`` of one stack may take.
 EXPORT_TIMEOUT_S = 120
