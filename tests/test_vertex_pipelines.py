@@ -15,7 +15,7 @@ from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL, RESOURCE_L
 from vertex_training.backends.base import JobStatus
 from vertex_training.backends.pacing import PacingPolicy
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
-from vertex_training.errors import PermanentError, UncertainError
+from vertex_training.errors import BackendError, PermanentError, UncertainError
 from vertex_training.testing import FakeVertex
 
 pytestmark = pytest.mark.timeout(60)
@@ -312,3 +312,28 @@ class TestPipelineUrls:
         backing_id = status.backing_job.rsplit("/", 1)[-1]
         assert backing_id in backend.logs_url(status.name)
         assert status.job_id in backend.console_url(status.name)
+
+
+class TestImport:
+    def test_a_pipeline_imports_as_its_job_with_its_model(self, fake: FakeVertex) -> None:
+        """`pulumi import` of a pipeline: its task's keys and the model it registered, with
+        the model's ID so that the next run registers the model's next version."""
+        from vertex_training.plugin import schema
+        from vertex_training.plugin.importing import imported_inputs
+        from vertex_training.resources.state import ProviderSettings
+
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        upload = model(modelId="churn")
+        upload["modelToUpload"]["versionAliases"] = [pipelines.DEFAULT_ALIAS, "prod"]
+        done = trained(backend, pipelines.pipeline_body(job(), upload))
+        settings = ProviderSettings(api_endpoint=fake.address)
+        inputs = imported_inputs(schema.TRAINING_JOB, "train", done.name, settings)
+        assert inputs["job"]["model"] == {
+            "displayName": "churn",
+            "id": "churn",
+            "aliases": ["prod"],
+            "serving": {"image": IMAGE},
+        }
+        assert inputs["job"]["baseOutputDirectory"] == OUTPUT
+        with pytest.raises(BackendError, match="runs a custom job: import it as"):
+            imported_inputs(schema.TUNING_JOB, "train", done.name, settings)

@@ -149,3 +149,45 @@ def with_parent(pipeline: Mapping[str, Any], parent: str | None) -> dict[str, An
         body.pop(MODEL_ID_KEY, None)
         body[PARENT_KEY] = parent
     return body
+
+
+def model_config_of(pipeline: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``model:`` keys of a job that runs as ``pipeline`` (a TrainingPipeline's body as
+    the server returns it): the inverse of ``ModelUpload.request_body``. The model's ID is
+    the one the pipeline registered (else the one it names), so that the job's next run
+    registers the next version of that model; ``default`` and the owner labels, which
+    every upload carries, are left out."""
+    upload = dict(pipeline.get(MODEL_KEY) or {})
+    registered = str(upload.get("name") or pipeline.get(PARENT_KEY) or "")
+    model_id = (
+        registered.rsplit("/", 1)[-1] if registered else str(pipeline.get(MODEL_ID_KEY) or "")
+    )
+    config: dict[str, Any] = {"display_name": upload.get("displayName", "")}
+    if model_id:
+        config["id"] = model_id
+    for key, field in (
+        ("description", "description"),
+        ("version_description", "versionDescription"),
+    ):
+        if upload.get(field):
+            config[key] = upload[field]
+    labels = {k: v for k, v in (upload.get("labels") or {}).items() if k not in MODEL_OWNER_LABELS}
+    if labels:
+        config["labels"] = labels
+    aliases = [a for a in upload.get("versionAliases") or [] if a != DEFAULT_ALIAS]
+    if aliases:
+        config["aliases"] = aliases
+    container = dict(upload.get("containerSpec") or {})
+    serving: dict[str, Any] = {"image": container.get("imageUri", "")}
+    for key, field in (("command", "command"), ("args", "args")):
+        if container.get(field):
+            serving[key] = list(container[field])
+    if container.get("env"):
+        serving["env"] = {e["name"]: e.get("value", "") for e in container["env"]}
+    if container.get("ports"):
+        serving["port"] = int(container["ports"][0]["containerPort"])
+    for key, field in (("predict_route", "predictRoute"), ("health_route", "healthRoute")):
+        if container.get(field):
+            serving[key] = container[field]
+    config["serving"] = serving
+    return config

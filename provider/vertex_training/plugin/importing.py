@@ -14,6 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from vertex_training.api.labels import SUBMISSION_LABEL_KEYS
+from vertex_training.api.pipelines import (
+    is_pipeline_name,
+    is_tuning_definition,
+    model_config_of,
+    task_body,
+)
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.plugin import schema, shapes
 from vertex_training.resources.arguments import TrainingJobArgs
@@ -34,9 +40,10 @@ def imported_inputs(
     from vertex_training.backends.base import location_of
     from vertex_training.backends.vertex import VertexBackend
 
+    pipeline = is_pipeline_name(resource_name)
     tuning = "/hyperparameterTuningJobs/" in resource_name
     kind = "hyperparameterTuningJobs" if type_ == schema.TUNING_JOB else "customJobs"
-    if tuning != (type_ == schema.TUNING_JOB):
+    if not pipeline and tuning != (type_ == schema.TUNING_JOB):
         raise BackendError(
             f"{resource_name} is not a {type_} ID: import "
             f"projects/P/locations/R/{kind}/ID as {type_}, or import this one as "
@@ -56,10 +63,15 @@ def imported_inputs(
     body = backend.get_body(resource_name)
     if body is None:
         raise BackendError(f"{resource_name} does not exist; check the ID and the region")
+    model: dict[str, Any] | None = None
+    if pipeline:  # a job with model: its job is the pipeline's task
+        model, body = model_config_of(body), _pipeline_task(resource_name, body, type_)
     try:
         config = config_of_request(body, name=name)
     except ValueError as exc:
         raise BackendError(f"{resource_name} cannot be imported: {exc}") from exc
+    if model is not None:
+        config["model"] = model
     project, region = str(location["project"]), str(location["region"])
     _same_job(resource_name, body, _request_of(name, config, project, region))
     return {
@@ -68,6 +80,24 @@ def imported_inputs(
         "region": region,
         "backend": "vertex",
     }
+
+
+def _pipeline_task(resource_name: str, pipeline: Mapping[str, Any], type_: str) -> dict[str, Any]:
+    """The job a training pipeline runs (its task, as a job's body), refused when it is
+    not of the resource type it is imported as."""
+    try:
+        tuning = is_tuning_definition(str(pipeline.get("trainingTaskDefinition", "")))
+    except ValueError as exc:
+        raise BackendError(
+            f"{resource_name} cannot be imported: it runs neither a custom job nor a tuning "
+            f"job ({exc})"
+        ) from exc
+    if tuning != (type_ == schema.TUNING_JOB):
+        wanted = schema.TUNING_JOB if tuning else schema.TRAINING_JOB
+        raise BackendError(
+            f"{resource_name} runs a {'tuning' if tuning else 'custom'} job: import it as {wanted}"
+        )
+    return task_body(pipeline)
 
 
 def _request_of(name: str, config: Mapping[str, Any], project: str, region: str) -> dict[str, Any]:
