@@ -435,3 +435,89 @@ class TestFailedUpload:
             3, "The replica workerpool0-0 exited with a non-zero status of 1.\nAIP_MODEL_DIR"
         )
         assert failure.kind == "user_code"
+
+
+DATASET = {"id": "123", "destination": "gs://b/exports"}
+
+
+class TestDatasetKeys:
+    """``dataset:`` resolved into the pipeline's ``inputDataConfig``."""
+
+    def test_a_dataset_with_fractions_is_the_pipelines_input_data(self) -> None:
+        """The ID, the fraction split and the Cloud Storage destination, in REST form."""
+        split = {"fractions": {"training": 0.8, "validation": 0.1, "test": 0.1}}
+        spec = stackconfig.parse_job(
+            "train", {"image": IMAGE, "dataset": {**DATASET, "split": split}}, VERTEX
+        )
+        assert spec.run_inputs()["dataset"] == {
+            "inputDataConfig": {
+                "datasetId": "123",
+                "fractionSplit": {
+                    "trainingFraction": 0.8,
+                    "validationFraction": 0.1,
+                    "testFraction": 0.1,
+                },
+                "gcsDestination": {"outputUriPrefix": "gs://b/exports"},
+            }
+        }
+
+    def test_a_resource_name_and_a_bigquery_destination_read_as_such(self) -> None:
+        """A dataset named by resource name in the job's location; a bq:// destination."""
+        dataset = {
+            "id": "projects/acme/locations/us-central1/datasets/7",
+            "destination": "bq://acme.exports",
+            "split": {"stratified": {"key": "label", "training": 0.7}},
+        }
+        spec = stackconfig.parse_job("train", {"image": IMAGE, "dataset": dataset}, VERTEX)
+        data = spec.run_inputs()["dataset"]["inputDataConfig"]
+        assert data["datasetId"] == "7"
+        assert data["bigqueryDestination"] == {"outputUri": "bq://acme.exports"}
+        assert data["stratifiedSplit"] == {"trainingFraction": 0.7, "key": "label"}
+
+    @pytest.mark.parametrize(
+        ("dataset", "key"),
+        [
+            ({**DATASET, "id": "churn"}, "dataset.id"),
+            ({**DATASET, "id": "projects/acme/locations/europe-west4/datasets/1"}, "dataset.id"),
+            ({**DATASET, "destination": "s3://b"}, "dataset.destination"),
+            (
+                {**DATASET, "split": {"fractions": {"training": 0.9, "test": 0.2}}},
+                "dataset.split.fractions",
+            ),
+            ({**DATASET, "split": {"predefined": "a", "timestamp": {"key": "t"}}}, "dataset.split"),
+            (
+                {**DATASET, "split": {"filter": {"training": "a"}}},
+                "dataset.split.filter.validation",
+            ),
+            ({"id": "1"}, "dataset.destination"),
+        ],
+    )
+    def test_each_mistake_is_refused_naming_its_key(
+        self, dataset: dict[str, Any], key: str
+    ) -> None:
+        """A bad dataset key is refused at preview, naming the key under the job."""
+        with pytest.raises(SpecError) as refused:
+            stackconfig.parse_job("train", {"image": IMAGE, "dataset": dataset}, VERTEX)
+        assert f"vertex-training:jobs.train.{key}" in [i.key for i in refused.value.issues]
+
+    def test_the_local_backend_refuses_a_dataset_saying_what_to_write(self) -> None:
+        """No managed datasets here: the refusal says to name the files in args instead."""
+        with pytest.raises(SpecError) as refused:
+            stackconfig.parse_job("train", {"image": IMAGE, "dataset": DATASET}, LOCAL)
+        [issue] = refused.value.issues
+        assert issue.key == "vertex-training:jobs.train.dataset"
+        assert "name the data's files in the job's args" in issue.message
+
+    def test_a_dataset_alone_runs_as_a_pipeline_that_registers_nothing(self) -> None:
+        """A pipeline body with the dataset and no model to upload."""
+        body = pipeline_body(CUSTOM_JOB, None, {"inputDataConfig": {"datasetId": "1"}})
+        assert body["inputDataConfig"] == {"datasetId": "1"}
+        assert "modelToUpload" not in body
+
+    def test_the_review_names_the_dataset_a_job_reads(self) -> None:
+        """A submitted job's details name its dataset and where it is exported."""
+        from vertex_training.review.plan import SUBMIT, JobPlan, _details
+
+        spec = stackconfig.parse_job("train", {"image": IMAGE, "dataset": DATASET}, VERTEX)
+        lines = _details(JobPlan("train", SUBMIT, job=spec))
+        assert "- `train` reads the managed dataset `123`, exported to `gs://b/exports`" in lines

@@ -337,3 +337,19 @@ class TestImport:
         assert inputs["job"]["baseOutputDirectory"] == OUTPUT
         with pytest.raises(BackendError, match="runs a custom job: import it as"):
             imported_inputs(schema.TUNING_JOB, "train", done.name, settings)
+
+
+class TestDatasets:
+    def test_a_pipeline_reads_a_dataset_of_its_location(self, fake: FakeVertex) -> None:
+        """The dataset reaches the service; a dataset that does not exist is refused."""
+        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
+        data = {
+            "inputDataConfig": {"datasetId": "7", "gcsDestination": {"outputUriPrefix": OUTPUT}}
+        }
+        with pytest.raises(PermanentError, match="datasets/7 is not found"):
+            backend.submit(pipelines.pipeline_body(job(), model(), data))
+        fake.add_dataset(f"{PARENT}/datasets/7")
+        done = trained(backend, pipelines.pipeline_body(job(), model(), data))
+        assert done.state == states.SUCCEEDED
+        (sent,) = fake.pipelines.values()
+        assert sent.input_data_config.dataset_id == "7"

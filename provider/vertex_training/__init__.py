@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from vertex_training.resources.arguments import (
         AcceleratorArgs,
         BucketArgs,
+        DatasetArgs,
         DiskArgs,
         DnsPeeringArgs,
         FrameworkArgs,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
 _EXPORTS = {
     "AcceleratorArgs": "vertex_training.resources.arguments",
     "BucketArgs": "vertex_training.resources.arguments",
+    "DatasetArgs": "vertex_training.resources.arguments",
     "DiskArgs": "vertex_training.resources.arguments",
     "DnsPeeringArgs": "vertex_training.resources.arguments",
     "FrameworkArgs": "vertex_training.resources.arguments",
@@ -99,6 +101,7 @@ _EXPORTS = {
 __all__ = [
     "AcceleratorArgs",
     "BucketArgs",
+    "DatasetArgs",
     "DiskArgs",
     "DnsPeeringArgs",
     "FrameworkArgs",

@@ -69,10 +69,10 @@ def named_output_directory(body: Any) -> str:
     return str(spec.get("baseOutputDirectory", {}).get("outputUriPrefix") or "").rstrip("/")
 
 
-#: The inputs that say what runs and where, and the model it registers
-#: (``vertex_training.api.pipelines``; absent for a job that registers none): a change to
+#: The inputs that say what runs and where, the model it registers and the dataset it
+#: reads (``vertex_training.api.pipelines``; each absent for a job without): a change to
 #: one replaces the job.
-RUN_KEYS = ("request", "location", "model")
+RUN_KEYS = ("request", "location", "model", "dataset")
 
 
 def run_key_differs(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:

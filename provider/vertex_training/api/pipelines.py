@@ -45,6 +45,8 @@ _TUNING_INPUT_KEYS: Final = (
 #: A pipeline body's keys for its task.
 DEFINITION_KEY, INPUTS_KEY = "trainingTaskDefinition", "trainingTaskInputs"
 MODEL_KEY, MODEL_ID_KEY, PARENT_KEY = "modelToUpload", "modelId", "parentModel"
+#: A pipeline body's key for the managed dataset its job reads.
+DATA_KEY: Final = "inputDataConfig"
 #: The labels a model shares with the job that registered it first: a retrain finds its
 #: model by them when the job names no model ID.
 MODEL_OWNER_LABELS: Final = (PROJECT_LABEL, STACK_LABEL, RESOURCE_LABEL)
@@ -86,11 +88,17 @@ def is_tuning_definition(definition: str) -> bool:
     raise ValueError(f"{definition!r} is neither the custom task nor the tuning task")
 
 
-def pipeline_body(job: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+def pipeline_body(
+    job: Mapping[str, Any],
+    model: Mapping[str, Any] | None,
+    dataset: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The TrainingPipeline body that runs ``job`` (a CustomJob or HyperparameterTuningJob
-    body, labelled as submitted) and uploads its model: ``model`` is a job's ``model``
-    input (``vertex_training.stackconfig.ModelUpload.request_body``: ``modelToUpload``
-    and ``modelId`` or ``parentModel``). The model carries the job's owner labels."""
+    body, labelled as submitted), on the managed ``dataset`` it reads when it names one
+    (a job's ``dataset`` input: ``inputDataConfig``), then uploads its model: ``model`` is
+    a job's ``model`` input (``vertex_training.stackconfig.ModelUpload.request_body``:
+    ``modelToUpload`` and ``modelId`` or ``parentModel``), None for a job that registers
+    none. The model carries the job's owner labels."""
     job = json.loads(json.dumps(job))
     labels: dict[str, str] = dict(job.get("labels") or {})
     if is_tuning_body(job):
@@ -99,18 +107,19 @@ def pipeline_body(job: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str,
         definition = TUNING_TASK
     else:
         inputs, definition = job[JOB_SPEC_KEY], CUSTOM_TASK
-    upload = dict(model[MODEL_KEY])
-    owner = {key: labels[key] for key in MODEL_OWNER_LABELS if key in labels}
-    upload["labels"] = {**dict(upload.get("labels") or {}), **owner}
     body: dict[str, Any] = {
         "displayName": job["displayName"],
         DEFINITION_KEY: definition,
         INPUTS_KEY: inputs,
-        MODEL_KEY: upload,
     }
-    for key in (MODEL_ID_KEY, PARENT_KEY):
-        if model.get(key):
-            body[key] = model[key]
+    if dataset:
+        body[DATA_KEY] = dict(dataset[DATA_KEY])
+    if model:
+        upload = dict(model[MODEL_KEY])
+        owner = {key: labels[key] for key in MODEL_OWNER_LABELS if key in labels}
+        upload["labels"] = {**dict(upload.get("labels") or {}), **owner}
+        body[MODEL_KEY] = upload
+        body.update({key: model[key] for key in (MODEL_ID_KEY, PARENT_KEY) if model.get(key)})
     if labels:
         body["labels"] = labels
     if "encryptionSpec" in job:

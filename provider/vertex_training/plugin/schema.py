@@ -99,6 +99,11 @@ DOC_PREFIXES: dict[type, str] = {
     arguments.ModelArgs: "model",
     arguments.ServingArgs: "model.serving",
     arguments.ServingFrameworkArgs: "model.serving.framework",
+    arguments.DatasetArgs: "dataset",
+    arguments.SplitArgs: "dataset.split",
+    arguments.FractionsArgs: "dataset.split.fractions",
+    arguments.KeyedFractionsArgs: "dataset.split.timestamp",
+    arguments.FiltersArgs: "dataset.split.filter",
 }
 #: What a key of a study's typed dictionary is called in docs/config-shape.md's table of
 #: `study` keys ("Hyperparameter tuning jobs"): its prefix there.

@@ -284,6 +284,52 @@ class ModelArgs(TypedDict, total=False):
     serving: Required[ServingArgs]
 
 
+class FractionsArgs(TypedDict, total=False):
+    """``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1."""
+
+    training: Input[float]
+    validation: Input[float]
+    test: Input[float]
+
+
+class KeyedFractionsArgs(FractionsArgs, total=False):
+    """``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split."""
+
+    key: Required[Input[str]]
+
+
+class FiltersArgs(TypedDict):
+    """``{training: <filter>, validation: <filter>, test: <filter>}``."""
+
+    training: Input[str]
+    validation: Input[str]
+    test: Input[str]
+
+
+class SplitArgs(TypedDict, total=False):
+    """``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``,
+    ``stratified``."""
+
+    fractions: FractionsArgs
+    filter: FiltersArgs
+    predefined: Input[str]
+    timestamp: KeyedFractionsArgs
+    stratified: KeyedFractionsArgs
+
+
+class DatasetArgs(TypedDict, total=False):
+    """``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training
+    pipeline; docs/models.md)."""
+
+    id: Required[Input[str]]
+    destination: Required[Input[str]]
+    split: SplitArgs
+    annotations_filter: Input[str]
+    annotation_schema_uri: Input[str]
+    saved_query_id: Input[str]
+    persist_ml_use_assignment: Input[bool]
+
+
 class TrainingJobArgs(_PoolKeys, total=False):
     """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
 
@@ -319,6 +365,7 @@ class TrainingJobArgs(_PoolKeys, total=False):
     experiment: Input[str]
     experiment_run: Input[str]
     model: ModelArgs
+    dataset: DatasetArgs
     wait: WaitUntilName | WaitArgs
     adopt: str
     run_after: Input[Sequence[Input[str]]]

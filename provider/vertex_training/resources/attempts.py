@@ -129,7 +129,7 @@ class Attempts:
         own = {"region": location.get("region") or "", "strategy": strategy_of(request)}
         planned = list(self.retry.get("attempts") or []) or [own]
         attempts = []
-        model = self.inputs.get("model")
+        model, dataset = self.inputs.get("model"), self.inputs.get("dataset")
         for number, where in enumerate(planned, start=1):
             # The first attempt is the job as configured: its request and label unchanged.
             body = request if number == 1 else with_strategy(request, where["strategy"])
@@ -139,7 +139,7 @@ class Attempts:
                     region=where["region"],
                     strategy=where["strategy"],
                     location=location if number == 1 else {**location, "region": where["region"]},
-                    body=_submitted(labelled_request(body, owner, name, number), model),
+                    body=_submitted(labelled_request(body, owner, name, number), model, dataset),
                     earlier_body=(
                         labelled_request(body, earlier, name, number) if earlier else None
                     ),
@@ -238,10 +238,13 @@ class Attempts:
         return submitted, [*found, submitted]
 
 
-def _submitted(body: dict[str, Any], model: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What an attempt submits: its labelled job, run as a training pipeline that uploads
-    ``model`` when the job registers one (``vertex_training.api.pipelines``)."""
-    return body if model is None else pipeline_body(body, model)
+def _submitted(
+    body: dict[str, Any], model: Mapping[str, Any] | None, dataset: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """What an attempt submits: its labelled job, run as a training pipeline that reads
+    ``dataset`` and uploads ``model`` when the job has either
+    (``vertex_training.api.pipelines``)."""
+    return body if model is None and dataset is None else pipeline_body(body, model, dataset)
 
 
 def attempt_outputs(attempts: list[Attempt], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -145,6 +145,9 @@ class JobView(TypedDict):
     #: The model it registers (``modelToUpload`` and ``modelId`` or ``parentModel``): it
     #: runs as a training pipeline (``vertex_training.api.pipelines``). Absent without.
     model: NotRequired[dict[str, Any]]
+    #: The managed dataset it reads (``inputDataConfig``): it runs as a training pipeline.
+    #: Absent without.
+    dataset: NotRequired[dict[str, Any]]
 
 
 class JobOutputs(TypedDict):
@@ -291,7 +294,15 @@ def migrate_job(props: Mapping[str, Any]) -> dict[str, Any]:
 #: ``stack_name``: what runs does not depend on them, so they are no part of a diff.
 OWNER_VIEW_KEYS = ("pulumi_project", "pulumi_organization")
 #: What the waiter keeps of a job with ``retry`` to submit its next attempt.
-RESUBMISSION_KEYS = ("name", "retry", "request", "model", "stack_name", *OWNER_VIEW_KEYS)
+RESUBMISSION_KEYS = (
+    "name",
+    "retry",
+    "request",
+    "model",
+    "dataset",
+    "stack_name",
+    *OWNER_VIEW_KEYS,
+)
 
 
 def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
@@ -319,6 +330,8 @@ def view_of(spec: JobSpec, stack: StackSettings) -> JobView:
         view["run_after"] = settings["run_after"]
     if spec.model is not None:
         view["model"] = spec.model.request_body()
+    if spec.dataset is not None:
+        view["dataset"] = spec.dataset.request_body()
     return view
 
 

@@ -38,6 +38,7 @@ from vertex_training.api.labels import (
 )
 from vertex_training.api.pipelines import (
     MODEL_ID_KEY,
+    MODEL_KEY,
     PARENT_KEY,
     is_pipeline_body,
     model_owner_labels,
@@ -182,7 +183,7 @@ def next_version(backend: Backend, body: Mapping[str, Any]) -> Mapping[str, Any]
     """A training pipeline's body registering the next version of its model when the
     model exists (the one of its ``modelId``, else the newest carrying its owner labels:
     a retrain), as it is otherwise (a new model, and any other body)."""
-    if not is_pipeline_body(body) or body.get(PARENT_KEY):
+    if not is_pipeline_body(body) or MODEL_KEY not in body or body.get(PARENT_KEY):
         return body
     found = backend.find_model(str(body.get(MODEL_ID_KEY) or ""), model_owner_labels(body))
     return with_parent(body, found)

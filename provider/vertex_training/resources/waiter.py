@@ -424,7 +424,7 @@ def _job_inputs(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         "stack_name": entry["stack_name"],
         "retry": entry["retry"],
         "wait": entry["wait"],
-        **{key: entry[key] for key in (*OWNER_VIEW_KEYS, "model") if key in entry},
+        **{key: entry[key] for key in (*OWNER_VIEW_KEYS, "model", "dataset") if key in entry},
     }
 
 

@@ -382,6 +382,14 @@ def _details(job: JobPlan) -> list[str]:
             lines.append(f"  - {_why_replaced(job)}")
     if job.job is not None and job.job.model is not None and job.change in (SUBMIT, REPLACE):
         lines.append(f"- `{job.name}` {registers_text(job.job.model, job.last_model)}")
+    if job.job is not None and job.job.dataset is not None and job.change in (SUBMIT, REPLACE):
+        data = job.job.dataset.body
+        where = (data.get("gcsDestination") or {}).get("outputUriPrefix") or (
+            data.get("bigqueryDestination") or {}
+        ).get("outputUri")
+        lines.append(
+            f"- `{job.name}` reads the managed dataset `{data['datasetId']}`, exported to `{where}`"
+        )
     lines += [f"- `{job.name}` is invalid: {issue}" for issue in job.issues]
     lines += [f"- :warning: `{job.name}`: {warning}" for warning in job.warnings]
     return lines

@@ -35,6 +35,7 @@ from vertex_training.stackconfig._constants import (
     Strategy,
     WaitUntil,
 )
+from vertex_training.stackconfig._dataset import DatasetConfig
 from vertex_training.stackconfig._issues import invalid
 from vertex_training.stackconfig._model import ModelConfig
 from vertex_training.stackconfig._rules import (
@@ -251,6 +252,9 @@ class JobConfig(_PoolConfig):
     #: The Model Registry entry the trained model becomes: the job runs as a training
     #: pipeline (``vertex_training.stackconfig._model``).
     model: ModelConfig | None = None
+    #: The Vertex AI managed dataset the job reads: it runs as a training pipeline
+    #: (``vertex_training.stackconfig._dataset``).
+    dataset: DatasetConfig | None = None
     #: Makes the job a hyperparameter tuning job; validated by
     #: ``vertex_training.stackconfig.study``.
     study: Any = None

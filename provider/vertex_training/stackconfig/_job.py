@@ -23,6 +23,7 @@ from vertex_training.stackconfig._constants import (
     Strategy,
     WaitUntil,
 )
+from vertex_training.stackconfig._dataset import DatasetInput
 from vertex_training.stackconfig._model import ModelUpload
 from vertex_training.stackconfig._rules import SecretValue, _format_duration
 
@@ -332,6 +333,8 @@ class JobSpec(_SpecModel):
     experiment_run: str | None = None
     #: The model the job registers: it runs as a training pipeline that uploads it.
     model: ModelUpload | None = None
+    #: The managed dataset the job reads: it runs as a training pipeline that exports it.
+    dataset: DatasetInput | None = None
     # Provider-side settings.
     wait: WaitPolicy = WaitPolicy()
     adopt: str | None = None
@@ -402,11 +405,14 @@ class JobSpec(_SpecModel):
 
     def run_inputs(self) -> dict[str, Any]:
         """What the job's resource compares to decide on a replacement (``RUN_KEYS`` of
-        ``vertex_training.api.bodies``): the request, the location, and the model it
-        registers (left out for a job that registers none, as before models were)."""
+        ``vertex_training.api.bodies``): the request, the location, the model it
+        registers and the dataset it reads (each left out for a job without, as before
+        there were either)."""
         inputs = {"request": self.request_body(), "location": self.location()}
         if self.model is not None:
             inputs["model"] = self.model.request_body()
+        if self.dataset is not None:
+            inputs["dataset"] = self.dataset.request_body()
         return inputs
 
     def settings(self) -> dict[str, Any]:

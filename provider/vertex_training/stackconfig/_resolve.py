@@ -51,6 +51,7 @@ from vertex_training.stackconfig._constants import (
     POOL_POSITIONS,
     Role,
 )
+from vertex_training.stackconfig._dataset import DatasetInput, resolve_dataset
 from vertex_training.stackconfig._issues import did_you_mean, full_key, one_of
 from vertex_training.stackconfig._job import (
     Accelerator,
@@ -186,7 +187,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
                 nfs_paths=self.nfs_paths,
                 gpus_by_pool=self.gpus_by_pool,
             )
-        model = self._resolve_model(base_output_directory)
+        model, dataset = self._resolve_pipeline(base_output_directory)
         if self.issues:
             return None
         return JobSpec(
@@ -229,6 +230,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             experiment=config.experiment,
             experiment_run=config.experiment_run,
             model=model,
+            dataset=dataset,
             wait=WaitPolicy(
                 until=wait.until, timeout_s=wait.timeout, start_timeout_s=wait.start_timeout
             ),
@@ -237,20 +239,23 @@ class _JobResolver(RetryRules, JobSettingsRules):
             run_after=list(config.run_after or []),
         )
 
-    def _resolve_model(self, output: str | None) -> ModelUpload | None:
-        """The model the job registers (``model:``, ``_model.resolve_model``), or None."""
-        if self.config.model is None:
-            return None
-        model, issues, warnings = resolve_model(
-            self.base,
-            self.config.model,
-            display_name=self.config.display_name or self.name,
-            where=(self.stack.project, self.region, not self.vertex),
-            output=output,
-        )
-        self.issues.extend(issues)
-        self.warnings.extend(warnings)
-        return model
+    def _resolve_pipeline(
+        self, output: str | None
+    ) -> tuple[ModelUpload | None, DatasetInput | None]:
+        """The model the job registers (``model:``) and the dataset it reads (``dataset:``),
+        each None without (``_model``, ``_dataset``)."""
+        where, model, dataset = (self.stack.project, self.region, not self.vertex), None, None
+        if self.config.model is not None:
+            display_name = self.config.display_name or self.name
+            model, issues, warnings = resolve_model(
+                self.base, self.config.model, display_name=display_name, where=where, output=output
+            )
+            self.issues.extend(issues)
+            self.warnings.extend(warnings)
+        if self.config.dataset is not None:
+            dataset, issues = resolve_dataset(self.base, self.config.dataset, where=where)
+            self.issues.extend(issues)
+        return model, dataset
 
     def _platform_defaults(self) -> tuple[str | None, str | None, str | None]:
         """Service account, output directory and TensorBoard, with the platform's defaults.

@@ -205,6 +205,12 @@ class FakeVertex(GrpcLoopbackServer):
         with self._lock:
             self._scheduling.quotas[region] = dict(limits)
 
+    def add_dataset(self, name: str) -> None:
+        """A managed dataset (its resource name, ``projects/P/locations/R/datasets/ID``)
+        that pipelines may read (``fake_pipelines``)."""
+        with self._lock:
+            self._pipelines.datasets.add(name)
+
     def fail_upload_next(self, reason: str | None = None, *, times: int = 1) -> None:
         """Make the model upload of the next ``times`` training pipelines whose backing job
         succeeds fail, as a bad serving image or an empty AIP_MODEL_DIR makes it fail: the

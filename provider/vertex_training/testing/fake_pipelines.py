@@ -172,12 +172,35 @@ class TrainingPipelines:
         self.pipelines: dict[str, PipelineRecord] = {}
         #: The reasons the next uploads fail with, oldest first (``fail_upload_next``).
         self.upload_failures: list[str | None] = []
+        #: The managed datasets that exist, by resource name (``add_dataset``): the fake
+        #: serves no DatasetService, so a test names the ones its pipelines read.
+        self.datasets: set[str] = set()
         self._store = store
         self._tuning = tuning
         self._models = models
         self._delete_s = delete_s
         self._operations: Operations = store.operations
         self._clock: Callable[[], float] = store.clock
+
+    def _check_dataset(self, parent: str, pipeline: VertexMessage) -> None:
+        """A pipeline that reads a managed dataset reads one that exists in its own
+        location: training_pipeline.proto InputDataConfig.dataset_id, "The Dataset must use
+        the same ancestor Project and Location as the TrainingPipeline"; a dataset that
+        does not exist is NOT_FOUND, as every Get of a missing resource is (AIP-131). Its
+        destination is required (``gcs_destination`` or ``bigquery_destination``: "Only
+        one of ... can be set", and the custom training docs write the data there)."""
+        if not pipeline.HasField("input_data_config"):
+            return
+        data = pipeline.input_data_config
+        name = f"{parent}/datasets/{data.dataset_id}"
+        if name not in self.datasets:
+            raise RpcError(grpc.StatusCode.NOT_FOUND, f"Dataset {name} is not found.")
+        if not (data.HasField("gcs_destination") or data.HasField("bigquery_destination")):
+            raise RpcError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "training_pipeline.input_data_config: a destination (gcs_destination or "
+                "bigquery_destination) is required.",
+            )
 
     # -- PipelineService ------------------------------------------------------------------
 
@@ -188,6 +211,7 @@ class TrainingPipelines:
         sent = request.training_pipeline
         tuning, echoed_inputs, job = _checked(sent, location)
         self._models.check_target(location, sent.model_id, sent.parent_model)
+        self._check_dataset(request.parent, sent)
         # The backing job, made as CreateCustomJob / CreateHyperparameterTuningJob make
         # one (its own validation, script, scheduling); nothing is kept if it is refused.
         if tuning:

@@ -65,6 +65,12 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
+        /// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+        /// </summary>
+        [Input("dataset")]
+        public Input<Inputs.DatasetArgs>? Dataset { get; set; }
+
+        /// <summary>
         /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         [Input("disk")]

@@ -42,6 +42,10 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> Command;
         /// <summary>
+        /// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+        /// </summary>
+        public readonly Outputs.Dataset? Dataset;
+        /// <summary>
         /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         public readonly Outputs.Disk? Disk;
@@ -228,6 +232,8 @@ namespace VertexTraining.VertexTraining.Outputs
 
             ImmutableArray<string> command,
 
+            Outputs.Dataset? dataset,
+
             Outputs.Disk? disk,
 
             string? displayName,
@@ -320,6 +326,7 @@ namespace VertexTraining.VertexTraining.Outputs
             Backend = backend;
             BaseOutputDirectory = baseOutputDirectory;
             Command = command;
+            Dataset = dataset;
             Disk = disk;
             DisplayName = displayName;
             EnableDashboardAccess = enableDashboardAccess;

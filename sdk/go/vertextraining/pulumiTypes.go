@@ -994,6 +994,260 @@ func (o CostEstimatePtrOutput) Unknown() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+// “dataset:“: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+type Dataset struct {
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	AnnotationSchemaUri *string `pulumi:"annotationSchemaUri"`
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	AnnotationsFilter *string `pulumi:"annotationsFilter"`
+	// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+	Destination string `pulumi:"destination"`
+	// The dataset's numeric ID, or its resource name in the job's own project and region.
+	Id string `pulumi:"id"`
+	// Keep each item's split in the dataset (its `ml_use` label).
+	PersistMlUseAssignment *bool `pulumi:"persistMlUseAssignment"`
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	SavedQueryId *string `pulumi:"savedQueryId"`
+	// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+	Split *Split `pulumi:"split"`
+}
+
+// DatasetInput is an input type that accepts DatasetArgs and DatasetOutput values.
+// You can construct a concrete instance of `DatasetInput` via:
+//
+//	DatasetArgs{...}
+type DatasetInput interface {
+	pulumi.Input
+
+	ToDatasetOutput() DatasetOutput
+	ToDatasetOutputWithContext(context.Context) DatasetOutput
+}
+
+// “dataset:“: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+type DatasetArgs struct {
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	AnnotationSchemaUri pulumi.StringPtrInput `pulumi:"annotationSchemaUri"`
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	AnnotationsFilter pulumi.StringPtrInput `pulumi:"annotationsFilter"`
+	// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+	Destination pulumi.StringInput `pulumi:"destination"`
+	// The dataset's numeric ID, or its resource name in the job's own project and region.
+	Id pulumi.StringInput `pulumi:"id"`
+	// Keep each item's split in the dataset (its `ml_use` label).
+	PersistMlUseAssignment pulumi.BoolPtrInput `pulumi:"persistMlUseAssignment"`
+	// Which annotations go with the data, as the API's InputDataConfig has them.
+	SavedQueryId pulumi.StringPtrInput `pulumi:"savedQueryId"`
+	// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+	Split SplitPtrInput `pulumi:"split"`
+}
+
+func (DatasetArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Dataset)(nil)).Elem()
+}
+
+func (i DatasetArgs) ToDatasetOutput() DatasetOutput {
+	return i.ToDatasetOutputWithContext(context.Background())
+}
+
+func (i DatasetArgs) ToDatasetOutputWithContext(ctx context.Context) DatasetOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DatasetOutput)
+}
+
+func (i DatasetArgs) ToDatasetPtrOutput() DatasetPtrOutput {
+	return i.ToDatasetPtrOutputWithContext(context.Background())
+}
+
+func (i DatasetArgs) ToDatasetPtrOutputWithContext(ctx context.Context) DatasetPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DatasetOutput).ToDatasetPtrOutputWithContext(ctx)
+}
+
+// DatasetPtrInput is an input type that accepts DatasetArgs, DatasetPtr and DatasetPtrOutput values.
+// You can construct a concrete instance of `DatasetPtrInput` via:
+//
+//	        DatasetArgs{...}
+//
+//	or:
+//
+//	        nil
+type DatasetPtrInput interface {
+	pulumi.Input
+
+	ToDatasetPtrOutput() DatasetPtrOutput
+	ToDatasetPtrOutputWithContext(context.Context) DatasetPtrOutput
+}
+
+type datasetPtrType DatasetArgs
+
+func DatasetPtr(v *DatasetArgs) DatasetPtrInput {
+	return (*datasetPtrType)(v)
+}
+
+func (*datasetPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Dataset)(nil)).Elem()
+}
+
+func (i *datasetPtrType) ToDatasetPtrOutput() DatasetPtrOutput {
+	return i.ToDatasetPtrOutputWithContext(context.Background())
+}
+
+func (i *datasetPtrType) ToDatasetPtrOutputWithContext(ctx context.Context) DatasetPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DatasetPtrOutput)
+}
+
+// “dataset:“: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+type DatasetOutput struct{ *pulumi.OutputState }
+
+func (DatasetOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Dataset)(nil)).Elem()
+}
+
+func (o DatasetOutput) ToDatasetOutput() DatasetOutput {
+	return o
+}
+
+func (o DatasetOutput) ToDatasetOutputWithContext(ctx context.Context) DatasetOutput {
+	return o
+}
+
+func (o DatasetOutput) ToDatasetPtrOutput() DatasetPtrOutput {
+	return o.ToDatasetPtrOutputWithContext(context.Background())
+}
+
+func (o DatasetOutput) ToDatasetPtrOutputWithContext(ctx context.Context) DatasetPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Dataset) *Dataset {
+		return &v
+	}).(DatasetPtrOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetOutput) AnnotationSchemaUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Dataset) *string { return v.AnnotationSchemaUri }).(pulumi.StringPtrOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetOutput) AnnotationsFilter() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Dataset) *string { return v.AnnotationsFilter }).(pulumi.StringPtrOutput)
+}
+
+// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+func (o DatasetOutput) Destination() pulumi.StringOutput {
+	return o.ApplyT(func(v Dataset) string { return v.Destination }).(pulumi.StringOutput)
+}
+
+// The dataset's numeric ID, or its resource name in the job's own project and region.
+func (o DatasetOutput) Id() pulumi.StringOutput {
+	return o.ApplyT(func(v Dataset) string { return v.Id }).(pulumi.StringOutput)
+}
+
+// Keep each item's split in the dataset (its `ml_use` label).
+func (o DatasetOutput) PersistMlUseAssignment() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Dataset) *bool { return v.PersistMlUseAssignment }).(pulumi.BoolPtrOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetOutput) SavedQueryId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Dataset) *string { return v.SavedQueryId }).(pulumi.StringPtrOutput)
+}
+
+// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+func (o DatasetOutput) Split() SplitPtrOutput {
+	return o.ApplyT(func(v Dataset) *Split { return v.Split }).(SplitPtrOutput)
+}
+
+type DatasetPtrOutput struct{ *pulumi.OutputState }
+
+func (DatasetPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Dataset)(nil)).Elem()
+}
+
+func (o DatasetPtrOutput) ToDatasetPtrOutput() DatasetPtrOutput {
+	return o
+}
+
+func (o DatasetPtrOutput) ToDatasetPtrOutputWithContext(ctx context.Context) DatasetPtrOutput {
+	return o
+}
+
+func (o DatasetPtrOutput) Elem() DatasetOutput {
+	return o.ApplyT(func(v *Dataset) Dataset {
+		if v != nil {
+			return *v
+		}
+		var ret Dataset
+		return ret
+	}).(DatasetOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetPtrOutput) AnnotationSchemaUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Dataset) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AnnotationSchemaUri
+	}).(pulumi.StringPtrOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetPtrOutput) AnnotationsFilter() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Dataset) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AnnotationsFilter
+	}).(pulumi.StringPtrOutput)
+}
+
+// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+func (o DatasetPtrOutput) Destination() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Dataset) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Destination
+	}).(pulumi.StringPtrOutput)
+}
+
+// The dataset's numeric ID, or its resource name in the job's own project and region.
+func (o DatasetPtrOutput) Id() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Dataset) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Id
+	}).(pulumi.StringPtrOutput)
+}
+
+// Keep each item's split in the dataset (its `ml_use` label).
+func (o DatasetPtrOutput) PersistMlUseAssignment() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Dataset) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.PersistMlUseAssignment
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Which annotations go with the data, as the API's InputDataConfig has them.
+func (o DatasetPtrOutput) SavedQueryId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Dataset) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SavedQueryId
+	}).(pulumi.StringPtrOutput)
+}
+
+// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+func (o DatasetPtrOutput) Split() SplitPtrOutput {
+	return o.ApplyT(func(v *Dataset) *Split {
+		if v == nil {
+			return nil
+		}
+		return v.Split
+	}).(SplitPtrOutput)
+}
+
 // “early_stopping.decay_curve“.
 type DecayCurveStopping struct {
 	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
@@ -1589,6 +1843,362 @@ func (o EarlyStoppingPtrOutput) Median() MedianStoppingPtrOutput {
 	}).(MedianStoppingPtrOutput)
 }
 
+// “{training: <filter>, validation: <filter>, test: <filter>}“.
+type Filters struct {
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Test string `pulumi:"test"`
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Training string `pulumi:"training"`
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Validation string `pulumi:"validation"`
+}
+
+// FiltersInput is an input type that accepts FiltersArgs and FiltersOutput values.
+// You can construct a concrete instance of `FiltersInput` via:
+//
+//	FiltersArgs{...}
+type FiltersInput interface {
+	pulumi.Input
+
+	ToFiltersOutput() FiltersOutput
+	ToFiltersOutputWithContext(context.Context) FiltersOutput
+}
+
+// “{training: <filter>, validation: <filter>, test: <filter>}“.
+type FiltersArgs struct {
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Test pulumi.StringInput `pulumi:"test"`
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Training pulumi.StringInput `pulumi:"training"`
+	// A data item filter, as Vertex AI's ListDataItems takes.
+	Validation pulumi.StringInput `pulumi:"validation"`
+}
+
+func (FiltersArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Filters)(nil)).Elem()
+}
+
+func (i FiltersArgs) ToFiltersOutput() FiltersOutput {
+	return i.ToFiltersOutputWithContext(context.Background())
+}
+
+func (i FiltersArgs) ToFiltersOutputWithContext(ctx context.Context) FiltersOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FiltersOutput)
+}
+
+func (i FiltersArgs) ToFiltersPtrOutput() FiltersPtrOutput {
+	return i.ToFiltersPtrOutputWithContext(context.Background())
+}
+
+func (i FiltersArgs) ToFiltersPtrOutputWithContext(ctx context.Context) FiltersPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FiltersOutput).ToFiltersPtrOutputWithContext(ctx)
+}
+
+// FiltersPtrInput is an input type that accepts FiltersArgs, FiltersPtr and FiltersPtrOutput values.
+// You can construct a concrete instance of `FiltersPtrInput` via:
+//
+//	        FiltersArgs{...}
+//
+//	or:
+//
+//	        nil
+type FiltersPtrInput interface {
+	pulumi.Input
+
+	ToFiltersPtrOutput() FiltersPtrOutput
+	ToFiltersPtrOutputWithContext(context.Context) FiltersPtrOutput
+}
+
+type filtersPtrType FiltersArgs
+
+func FiltersPtr(v *FiltersArgs) FiltersPtrInput {
+	return (*filtersPtrType)(v)
+}
+
+func (*filtersPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Filters)(nil)).Elem()
+}
+
+func (i *filtersPtrType) ToFiltersPtrOutput() FiltersPtrOutput {
+	return i.ToFiltersPtrOutputWithContext(context.Background())
+}
+
+func (i *filtersPtrType) ToFiltersPtrOutputWithContext(ctx context.Context) FiltersPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FiltersPtrOutput)
+}
+
+// “{training: <filter>, validation: <filter>, test: <filter>}“.
+type FiltersOutput struct{ *pulumi.OutputState }
+
+func (FiltersOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Filters)(nil)).Elem()
+}
+
+func (o FiltersOutput) ToFiltersOutput() FiltersOutput {
+	return o
+}
+
+func (o FiltersOutput) ToFiltersOutputWithContext(ctx context.Context) FiltersOutput {
+	return o
+}
+
+func (o FiltersOutput) ToFiltersPtrOutput() FiltersPtrOutput {
+	return o.ToFiltersPtrOutputWithContext(context.Background())
+}
+
+func (o FiltersOutput) ToFiltersPtrOutputWithContext(ctx context.Context) FiltersPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Filters) *Filters {
+		return &v
+	}).(FiltersPtrOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersOutput) Test() pulumi.StringOutput {
+	return o.ApplyT(func(v Filters) string { return v.Test }).(pulumi.StringOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersOutput) Training() pulumi.StringOutput {
+	return o.ApplyT(func(v Filters) string { return v.Training }).(pulumi.StringOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersOutput) Validation() pulumi.StringOutput {
+	return o.ApplyT(func(v Filters) string { return v.Validation }).(pulumi.StringOutput)
+}
+
+type FiltersPtrOutput struct{ *pulumi.OutputState }
+
+func (FiltersPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Filters)(nil)).Elem()
+}
+
+func (o FiltersPtrOutput) ToFiltersPtrOutput() FiltersPtrOutput {
+	return o
+}
+
+func (o FiltersPtrOutput) ToFiltersPtrOutputWithContext(ctx context.Context) FiltersPtrOutput {
+	return o
+}
+
+func (o FiltersPtrOutput) Elem() FiltersOutput {
+	return o.ApplyT(func(v *Filters) Filters {
+		if v != nil {
+			return *v
+		}
+		var ret Filters
+		return ret
+	}).(FiltersOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersPtrOutput) Test() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Filters) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Test
+	}).(pulumi.StringPtrOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersPtrOutput) Training() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Filters) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Training
+	}).(pulumi.StringPtrOutput)
+}
+
+// A data item filter, as Vertex AI's ListDataItems takes.
+func (o FiltersPtrOutput) Validation() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Filters) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Validation
+	}).(pulumi.StringPtrOutput)
+}
+
+// “{training: 0.8, validation: 0.1, test: 0.1}“: they sum to at most 1.
+type Fractions struct {
+	// The share of the data for each set.
+	Test *float64 `pulumi:"test"`
+	// The share of the data for each set.
+	Training *float64 `pulumi:"training"`
+	// The share of the data for each set.
+	Validation *float64 `pulumi:"validation"`
+}
+
+// FractionsInput is an input type that accepts FractionsArgs and FractionsOutput values.
+// You can construct a concrete instance of `FractionsInput` via:
+//
+//	FractionsArgs{...}
+type FractionsInput interface {
+	pulumi.Input
+
+	ToFractionsOutput() FractionsOutput
+	ToFractionsOutputWithContext(context.Context) FractionsOutput
+}
+
+// “{training: 0.8, validation: 0.1, test: 0.1}“: they sum to at most 1.
+type FractionsArgs struct {
+	// The share of the data for each set.
+	Test pulumi.Float64PtrInput `pulumi:"test"`
+	// The share of the data for each set.
+	Training pulumi.Float64PtrInput `pulumi:"training"`
+	// The share of the data for each set.
+	Validation pulumi.Float64PtrInput `pulumi:"validation"`
+}
+
+func (FractionsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Fractions)(nil)).Elem()
+}
+
+func (i FractionsArgs) ToFractionsOutput() FractionsOutput {
+	return i.ToFractionsOutputWithContext(context.Background())
+}
+
+func (i FractionsArgs) ToFractionsOutputWithContext(ctx context.Context) FractionsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FractionsOutput)
+}
+
+func (i FractionsArgs) ToFractionsPtrOutput() FractionsPtrOutput {
+	return i.ToFractionsPtrOutputWithContext(context.Background())
+}
+
+func (i FractionsArgs) ToFractionsPtrOutputWithContext(ctx context.Context) FractionsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FractionsOutput).ToFractionsPtrOutputWithContext(ctx)
+}
+
+// FractionsPtrInput is an input type that accepts FractionsArgs, FractionsPtr and FractionsPtrOutput values.
+// You can construct a concrete instance of `FractionsPtrInput` via:
+//
+//	        FractionsArgs{...}
+//
+//	or:
+//
+//	        nil
+type FractionsPtrInput interface {
+	pulumi.Input
+
+	ToFractionsPtrOutput() FractionsPtrOutput
+	ToFractionsPtrOutputWithContext(context.Context) FractionsPtrOutput
+}
+
+type fractionsPtrType FractionsArgs
+
+func FractionsPtr(v *FractionsArgs) FractionsPtrInput {
+	return (*fractionsPtrType)(v)
+}
+
+func (*fractionsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Fractions)(nil)).Elem()
+}
+
+func (i *fractionsPtrType) ToFractionsPtrOutput() FractionsPtrOutput {
+	return i.ToFractionsPtrOutputWithContext(context.Background())
+}
+
+func (i *fractionsPtrType) ToFractionsPtrOutputWithContext(ctx context.Context) FractionsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(FractionsPtrOutput)
+}
+
+// “{training: 0.8, validation: 0.1, test: 0.1}“: they sum to at most 1.
+type FractionsOutput struct{ *pulumi.OutputState }
+
+func (FractionsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Fractions)(nil)).Elem()
+}
+
+func (o FractionsOutput) ToFractionsOutput() FractionsOutput {
+	return o
+}
+
+func (o FractionsOutput) ToFractionsOutputWithContext(ctx context.Context) FractionsOutput {
+	return o
+}
+
+func (o FractionsOutput) ToFractionsPtrOutput() FractionsPtrOutput {
+	return o.ToFractionsPtrOutputWithContext(context.Background())
+}
+
+func (o FractionsOutput) ToFractionsPtrOutputWithContext(ctx context.Context) FractionsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Fractions) *Fractions {
+		return &v
+	}).(FractionsPtrOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsOutput) Test() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Fractions) *float64 { return v.Test }).(pulumi.Float64PtrOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsOutput) Training() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Fractions) *float64 { return v.Training }).(pulumi.Float64PtrOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsOutput) Validation() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Fractions) *float64 { return v.Validation }).(pulumi.Float64PtrOutput)
+}
+
+type FractionsPtrOutput struct{ *pulumi.OutputState }
+
+func (FractionsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Fractions)(nil)).Elem()
+}
+
+func (o FractionsPtrOutput) ToFractionsPtrOutput() FractionsPtrOutput {
+	return o
+}
+
+func (o FractionsPtrOutput) ToFractionsPtrOutputWithContext(ctx context.Context) FractionsPtrOutput {
+	return o
+}
+
+func (o FractionsPtrOutput) Elem() FractionsOutput {
+	return o.ApplyT(func(v *Fractions) Fractions {
+		if v != nil {
+			return *v
+		}
+		var ret Fractions
+		return ret
+	}).(FractionsOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsPtrOutput) Test() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Fractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Test
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsPtrOutput) Training() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Fractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Training
+	}).(pulumi.Float64PtrOutput)
+}
+
+// The share of the data for each set.
+func (o FractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Fractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Validation
+	}).(pulumi.Float64PtrOutput)
+}
+
 // “framework: {name: pytorch, version: "2.4", python: "3.10"}“: a prebuilt image.
 type Framework struct {
 	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
@@ -1953,6 +2563,8 @@ type Job struct {
 	BaseOutputDirectory *string `pulumi:"baseOutputDirectory"`
 	// Container entry point (list); container jobs only.
 	Command []string `pulumi:"command"`
+	// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+	Dataset *Dataset `pulumi:"dataset"`
 	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk *Disk `pulumi:"disk"`
 	// 1 to 128 characters; default the job name.
@@ -2066,6 +2678,8 @@ type JobArgs struct {
 	BaseOutputDirectory pulumi.StringPtrInput `pulumi:"baseOutputDirectory"`
 	// Container entry point (list); container jobs only.
 	Command pulumi.StringArrayInput `pulumi:"command"`
+	// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+	Dataset DatasetPtrInput `pulumi:"dataset"`
 	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk DiskPtrInput `pulumi:"disk"`
 	// 1 to 128 characters; default the job name.
@@ -2209,6 +2823,11 @@ func (o JobOutput) BaseOutputDirectory() pulumi.StringPtrOutput {
 // Container entry point (list); container jobs only.
 func (o JobOutput) Command() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.Command }).(pulumi.StringArrayOutput)
+}
+
+// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+func (o JobOutput) Dataset() DatasetPtrOutput {
+	return o.ApplyT(func(v Job) *Dataset { return v.Dataset }).(DatasetPtrOutput)
 }
 
 // `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -2552,6 +3171,203 @@ func (o JobFailurePtrOutput) Replica() pulumi.StringPtrOutput {
 		}
 		return &v.Replica
 	}).(pulumi.StringPtrOutput)
+}
+
+// “{key: <column>, training: 0.8, ...}“: a timestamp or stratified split.
+type KeyedFractions struct {
+	// The column (a time column, or a category column for `stratified`).
+	Key string `pulumi:"key"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Test *float64 `pulumi:"test"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Training *float64 `pulumi:"training"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Validation *float64 `pulumi:"validation"`
+}
+
+// KeyedFractionsInput is an input type that accepts KeyedFractionsArgs and KeyedFractionsOutput values.
+// You can construct a concrete instance of `KeyedFractionsInput` via:
+//
+//	KeyedFractionsArgs{...}
+type KeyedFractionsInput interface {
+	pulumi.Input
+
+	ToKeyedFractionsOutput() KeyedFractionsOutput
+	ToKeyedFractionsOutputWithContext(context.Context) KeyedFractionsOutput
+}
+
+// “{key: <column>, training: 0.8, ...}“: a timestamp or stratified split.
+type KeyedFractionsArgs struct {
+	// The column (a time column, or a category column for `stratified`).
+	Key pulumi.StringInput `pulumi:"key"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Test pulumi.Float64PtrInput `pulumi:"test"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Training pulumi.Float64PtrInput `pulumi:"training"`
+	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Validation pulumi.Float64PtrInput `pulumi:"validation"`
+}
+
+func (KeyedFractionsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*KeyedFractions)(nil)).Elem()
+}
+
+func (i KeyedFractionsArgs) ToKeyedFractionsOutput() KeyedFractionsOutput {
+	return i.ToKeyedFractionsOutputWithContext(context.Background())
+}
+
+func (i KeyedFractionsArgs) ToKeyedFractionsOutputWithContext(ctx context.Context) KeyedFractionsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(KeyedFractionsOutput)
+}
+
+func (i KeyedFractionsArgs) ToKeyedFractionsPtrOutput() KeyedFractionsPtrOutput {
+	return i.ToKeyedFractionsPtrOutputWithContext(context.Background())
+}
+
+func (i KeyedFractionsArgs) ToKeyedFractionsPtrOutputWithContext(ctx context.Context) KeyedFractionsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(KeyedFractionsOutput).ToKeyedFractionsPtrOutputWithContext(ctx)
+}
+
+// KeyedFractionsPtrInput is an input type that accepts KeyedFractionsArgs, KeyedFractionsPtr and KeyedFractionsPtrOutput values.
+// You can construct a concrete instance of `KeyedFractionsPtrInput` via:
+//
+//	        KeyedFractionsArgs{...}
+//
+//	or:
+//
+//	        nil
+type KeyedFractionsPtrInput interface {
+	pulumi.Input
+
+	ToKeyedFractionsPtrOutput() KeyedFractionsPtrOutput
+	ToKeyedFractionsPtrOutputWithContext(context.Context) KeyedFractionsPtrOutput
+}
+
+type keyedFractionsPtrType KeyedFractionsArgs
+
+func KeyedFractionsPtr(v *KeyedFractionsArgs) KeyedFractionsPtrInput {
+	return (*keyedFractionsPtrType)(v)
+}
+
+func (*keyedFractionsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**KeyedFractions)(nil)).Elem()
+}
+
+func (i *keyedFractionsPtrType) ToKeyedFractionsPtrOutput() KeyedFractionsPtrOutput {
+	return i.ToKeyedFractionsPtrOutputWithContext(context.Background())
+}
+
+func (i *keyedFractionsPtrType) ToKeyedFractionsPtrOutputWithContext(ctx context.Context) KeyedFractionsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(KeyedFractionsPtrOutput)
+}
+
+// “{key: <column>, training: 0.8, ...}“: a timestamp or stratified split.
+type KeyedFractionsOutput struct{ *pulumi.OutputState }
+
+func (KeyedFractionsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*KeyedFractions)(nil)).Elem()
+}
+
+func (o KeyedFractionsOutput) ToKeyedFractionsOutput() KeyedFractionsOutput {
+	return o
+}
+
+func (o KeyedFractionsOutput) ToKeyedFractionsOutputWithContext(ctx context.Context) KeyedFractionsOutput {
+	return o
+}
+
+func (o KeyedFractionsOutput) ToKeyedFractionsPtrOutput() KeyedFractionsPtrOutput {
+	return o.ToKeyedFractionsPtrOutputWithContext(context.Background())
+}
+
+func (o KeyedFractionsOutput) ToKeyedFractionsPtrOutputWithContext(ctx context.Context) KeyedFractionsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v KeyedFractions) *KeyedFractions {
+		return &v
+	}).(KeyedFractionsPtrOutput)
+}
+
+// The column (a time column, or a category column for `stratified`).
+func (o KeyedFractionsOutput) Key() pulumi.StringOutput {
+	return o.ApplyT(func(v KeyedFractions) string { return v.Key }).(pulumi.StringOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsOutput) Test() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Test }).(pulumi.Float64PtrOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsOutput) Training() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Training }).(pulumi.Float64PtrOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsOutput) Validation() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Validation }).(pulumi.Float64PtrOutput)
+}
+
+type KeyedFractionsPtrOutput struct{ *pulumi.OutputState }
+
+func (KeyedFractionsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**KeyedFractions)(nil)).Elem()
+}
+
+func (o KeyedFractionsPtrOutput) ToKeyedFractionsPtrOutput() KeyedFractionsPtrOutput {
+	return o
+}
+
+func (o KeyedFractionsPtrOutput) ToKeyedFractionsPtrOutputWithContext(ctx context.Context) KeyedFractionsPtrOutput {
+	return o
+}
+
+func (o KeyedFractionsPtrOutput) Elem() KeyedFractionsOutput {
+	return o.ApplyT(func(v *KeyedFractions) KeyedFractions {
+		if v != nil {
+			return *v
+		}
+		var ret KeyedFractions
+		return ret
+	}).(KeyedFractionsOutput)
+}
+
+// The column (a time column, or a category column for `stratified`).
+func (o KeyedFractionsPtrOutput) Key() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *KeyedFractions) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Key
+	}).(pulumi.StringPtrOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsPtrOutput) Test() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *KeyedFractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Test
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsPtrOutput) Training() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *KeyedFractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Training
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o KeyedFractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *KeyedFractions) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Validation
+	}).(pulumi.Float64PtrOutput)
 }
 
 // A Managed Lustre instance mounted at “/mnt/lustre/<mount_point>“.
@@ -6160,6 +6976,222 @@ func (o ServingFrameworkPtrOutput) Version() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// “split:“: one of “fractions“, “filter“, “predefined“, “timestamp“, “stratified“.
+type Split struct {
+	// `{training, validation, test}`: the filter that selects each set's data items (all three).
+	Filter *Filters `pulumi:"filter"`
+	// `{training, validation, test}`, each 0 to 1, summing to at most 1.
+	Fractions *Fractions `pulumi:"fractions"`
+	// The column that names each row's set (tabular datasets).
+	Predefined *string `pulumi:"predefined"`
+	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Stratified *KeyedFractions `pulumi:"stratified"`
+	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Timestamp *KeyedFractions `pulumi:"timestamp"`
+}
+
+// SplitInput is an input type that accepts SplitArgs and SplitOutput values.
+// You can construct a concrete instance of `SplitInput` via:
+//
+//	SplitArgs{...}
+type SplitInput interface {
+	pulumi.Input
+
+	ToSplitOutput() SplitOutput
+	ToSplitOutputWithContext(context.Context) SplitOutput
+}
+
+// “split:“: one of “fractions“, “filter“, “predefined“, “timestamp“, “stratified“.
+type SplitArgs struct {
+	// `{training, validation, test}`: the filter that selects each set's data items (all three).
+	Filter FiltersPtrInput `pulumi:"filter"`
+	// `{training, validation, test}`, each 0 to 1, summing to at most 1.
+	Fractions FractionsPtrInput `pulumi:"fractions"`
+	// The column that names each row's set (tabular datasets).
+	Predefined pulumi.StringPtrInput `pulumi:"predefined"`
+	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Stratified KeyedFractionsPtrInput `pulumi:"stratified"`
+	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	Timestamp KeyedFractionsPtrInput `pulumi:"timestamp"`
+}
+
+func (SplitArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Split)(nil)).Elem()
+}
+
+func (i SplitArgs) ToSplitOutput() SplitOutput {
+	return i.ToSplitOutputWithContext(context.Background())
+}
+
+func (i SplitArgs) ToSplitOutputWithContext(ctx context.Context) SplitOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SplitOutput)
+}
+
+func (i SplitArgs) ToSplitPtrOutput() SplitPtrOutput {
+	return i.ToSplitPtrOutputWithContext(context.Background())
+}
+
+func (i SplitArgs) ToSplitPtrOutputWithContext(ctx context.Context) SplitPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SplitOutput).ToSplitPtrOutputWithContext(ctx)
+}
+
+// SplitPtrInput is an input type that accepts SplitArgs, SplitPtr and SplitPtrOutput values.
+// You can construct a concrete instance of `SplitPtrInput` via:
+//
+//	        SplitArgs{...}
+//
+//	or:
+//
+//	        nil
+type SplitPtrInput interface {
+	pulumi.Input
+
+	ToSplitPtrOutput() SplitPtrOutput
+	ToSplitPtrOutputWithContext(context.Context) SplitPtrOutput
+}
+
+type splitPtrType SplitArgs
+
+func SplitPtr(v *SplitArgs) SplitPtrInput {
+	return (*splitPtrType)(v)
+}
+
+func (*splitPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Split)(nil)).Elem()
+}
+
+func (i *splitPtrType) ToSplitPtrOutput() SplitPtrOutput {
+	return i.ToSplitPtrOutputWithContext(context.Background())
+}
+
+func (i *splitPtrType) ToSplitPtrOutputWithContext(ctx context.Context) SplitPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SplitPtrOutput)
+}
+
+// “split:“: one of “fractions“, “filter“, “predefined“, “timestamp“, “stratified“.
+type SplitOutput struct{ *pulumi.OutputState }
+
+func (SplitOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Split)(nil)).Elem()
+}
+
+func (o SplitOutput) ToSplitOutput() SplitOutput {
+	return o
+}
+
+func (o SplitOutput) ToSplitOutputWithContext(ctx context.Context) SplitOutput {
+	return o
+}
+
+func (o SplitOutput) ToSplitPtrOutput() SplitPtrOutput {
+	return o.ToSplitPtrOutputWithContext(context.Background())
+}
+
+func (o SplitOutput) ToSplitPtrOutputWithContext(ctx context.Context) SplitPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Split) *Split {
+		return &v
+	}).(SplitPtrOutput)
+}
+
+// `{training, validation, test}`: the filter that selects each set's data items (all three).
+func (o SplitOutput) Filter() FiltersPtrOutput {
+	return o.ApplyT(func(v Split) *Filters { return v.Filter }).(FiltersPtrOutput)
+}
+
+// `{training, validation, test}`, each 0 to 1, summing to at most 1.
+func (o SplitOutput) Fractions() FractionsPtrOutput {
+	return o.ApplyT(func(v Split) *Fractions { return v.Fractions }).(FractionsPtrOutput)
+}
+
+// The column that names each row's set (tabular datasets).
+func (o SplitOutput) Predefined() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Split) *string { return v.Predefined }).(pulumi.StringPtrOutput)
+}
+
+// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o SplitOutput) Stratified() KeyedFractionsPtrOutput {
+	return o.ApplyT(func(v Split) *KeyedFractions { return v.Stratified }).(KeyedFractionsPtrOutput)
+}
+
+// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o SplitOutput) Timestamp() KeyedFractionsPtrOutput {
+	return o.ApplyT(func(v Split) *KeyedFractions { return v.Timestamp }).(KeyedFractionsPtrOutput)
+}
+
+type SplitPtrOutput struct{ *pulumi.OutputState }
+
+func (SplitPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Split)(nil)).Elem()
+}
+
+func (o SplitPtrOutput) ToSplitPtrOutput() SplitPtrOutput {
+	return o
+}
+
+func (o SplitPtrOutput) ToSplitPtrOutputWithContext(ctx context.Context) SplitPtrOutput {
+	return o
+}
+
+func (o SplitPtrOutput) Elem() SplitOutput {
+	return o.ApplyT(func(v *Split) Split {
+		if v != nil {
+			return *v
+		}
+		var ret Split
+		return ret
+	}).(SplitOutput)
+}
+
+// `{training, validation, test}`: the filter that selects each set's data items (all three).
+func (o SplitPtrOutput) Filter() FiltersPtrOutput {
+	return o.ApplyT(func(v *Split) *Filters {
+		if v == nil {
+			return nil
+		}
+		return v.Filter
+	}).(FiltersPtrOutput)
+}
+
+// `{training, validation, test}`, each 0 to 1, summing to at most 1.
+func (o SplitPtrOutput) Fractions() FractionsPtrOutput {
+	return o.ApplyT(func(v *Split) *Fractions {
+		if v == nil {
+			return nil
+		}
+		return v.Fractions
+	}).(FractionsPtrOutput)
+}
+
+// The column that names each row's set (tabular datasets).
+func (o SplitPtrOutput) Predefined() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Split) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Predefined
+	}).(pulumi.StringPtrOutput)
+}
+
+// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o SplitPtrOutput) Stratified() KeyedFractionsPtrOutput {
+	return o.ApplyT(func(v *Split) *KeyedFractions {
+		if v == nil {
+			return nil
+		}
+		return v.Stratified
+	}).(KeyedFractionsPtrOutput)
+}
+
+// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+func (o SplitPtrOutput) Timestamp() KeyedFractionsPtrOutput {
+	return o.ApplyT(func(v *Split) *KeyedFractions {
+		if v == nil {
+			return nil
+		}
+		return v.Timestamp
+	}).(KeyedFractionsPtrOutput)
+}
+
 // “study“: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
 type Study struct {
 	// `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
@@ -7440,6 +8472,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ConditionalParametersArrayInput)(nil)).Elem(), ConditionalParametersArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConvexStoppingInput)(nil)).Elem(), ConvexStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConvexStoppingPtrInput)(nil)).Elem(), ConvexStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DatasetInput)(nil)).Elem(), DatasetArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DatasetPtrInput)(nil)).Elem(), DatasetArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DecayCurveStoppingInput)(nil)).Elem(), DecayCurveStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DecayCurveStoppingPtrInput)(nil)).Elem(), DecayCurveStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DiskInput)(nil)).Elem(), DiskArgs{})
@@ -7448,11 +8482,17 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*DnsPeeringArrayInput)(nil)).Elem(), DnsPeeringArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*EarlyStoppingInput)(nil)).Elem(), EarlyStoppingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*EarlyStoppingPtrInput)(nil)).Elem(), EarlyStoppingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*FiltersInput)(nil)).Elem(), FiltersArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*FiltersPtrInput)(nil)).Elem(), FiltersArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*FractionsInput)(nil)).Elem(), FractionsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*FractionsPtrInput)(nil)).Elem(), FractionsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FrameworkInput)(nil)).Elem(), FrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FrameworkPtrInput)(nil)).Elem(), FrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImageRowInput)(nil)).Elem(), ImageRowArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImageRowArrayInput)(nil)).Elem(), ImageRowArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*JobInput)(nil)).Elem(), JobArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*KeyedFractionsInput)(nil)).Elem(), KeyedFractionsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*KeyedFractionsPtrInput)(nil)).Elem(), KeyedFractionsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LustreMountInput)(nil)).Elem(), LustreMountArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LustreMountArrayInput)(nil)).Elem(), LustreMountArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MedianStoppingInput)(nil)).Elem(), MedianStoppingArgs{})
@@ -7487,6 +8527,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingPtrInput)(nil)).Elem(), ServingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingFrameworkInput)(nil)).Elem(), ServingFrameworkArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingFrameworkPtrInput)(nil)).Elem(), ServingFrameworkArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SplitInput)(nil)).Elem(), SplitArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SplitPtrInput)(nil)).Elem(), SplitArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyInput)(nil)).Elem(), StudyArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyPtrInput)(nil)).Elem(), StudyArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*StudyMetricInput)(nil)).Elem(), StudyMetricArgs{})
@@ -7511,6 +8553,8 @@ func init() {
 	pulumi.RegisterOutputType(ConvexStoppingPtrOutput{})
 	pulumi.RegisterOutputType(CostEstimateOutput{})
 	pulumi.RegisterOutputType(CostEstimatePtrOutput{})
+	pulumi.RegisterOutputType(DatasetOutput{})
+	pulumi.RegisterOutputType(DatasetPtrOutput{})
 	pulumi.RegisterOutputType(DecayCurveStoppingOutput{})
 	pulumi.RegisterOutputType(DecayCurveStoppingPtrOutput{})
 	pulumi.RegisterOutputType(DiskOutput{})
@@ -7519,6 +8563,10 @@ func init() {
 	pulumi.RegisterOutputType(DnsPeeringArrayOutput{})
 	pulumi.RegisterOutputType(EarlyStoppingOutput{})
 	pulumi.RegisterOutputType(EarlyStoppingPtrOutput{})
+	pulumi.RegisterOutputType(FiltersOutput{})
+	pulumi.RegisterOutputType(FiltersPtrOutput{})
+	pulumi.RegisterOutputType(FractionsOutput{})
+	pulumi.RegisterOutputType(FractionsPtrOutput{})
 	pulumi.RegisterOutputType(FrameworkOutput{})
 	pulumi.RegisterOutputType(FrameworkPtrOutput{})
 	pulumi.RegisterOutputType(ImageRowOutput{})
@@ -7526,6 +8574,8 @@ func init() {
 	pulumi.RegisterOutputType(JobOutput{})
 	pulumi.RegisterOutputType(JobFailureOutput{})
 	pulumi.RegisterOutputType(JobFailurePtrOutput{})
+	pulumi.RegisterOutputType(KeyedFractionsOutput{})
+	pulumi.RegisterOutputType(KeyedFractionsPtrOutput{})
 	pulumi.RegisterOutputType(LustreMountOutput{})
 	pulumi.RegisterOutputType(LustreMountArrayOutput{})
 	pulumi.RegisterOutputType(MedianStoppingOutput{})
@@ -7563,6 +8613,8 @@ func init() {
 	pulumi.RegisterOutputType(ServingPtrOutput{})
 	pulumi.RegisterOutputType(ServingFrameworkOutput{})
 	pulumi.RegisterOutputType(ServingFrameworkPtrOutput{})
+	pulumi.RegisterOutputType(SplitOutput{})
+	pulumi.RegisterOutputType(SplitPtrOutput{})
 	pulumi.RegisterOutputType(StudyOutput{})
 	pulumi.RegisterOutputType(StudyPtrOutput{})
 	pulumi.RegisterOutputType(StudyMetricOutput{})

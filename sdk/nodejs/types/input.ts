@@ -87,6 +87,40 @@ export interface ConvexStoppingArgs {
 }
 
 /**
+ * ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+ */
+export interface DatasetArgs {
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    annotationSchemaUri?: pulumi.Input<string | undefined>;
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    annotationsFilter?: pulumi.Input<string | undefined>;
+    /**
+     * Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+     */
+    destination: pulumi.Input<string>;
+    /**
+     * The dataset's numeric ID, or its resource name in the job's own project and region.
+     */
+    id: pulumi.Input<string>;
+    /**
+     * Keep each item's split in the dataset (its `ml_use` label).
+     */
+    persistMlUseAssignment?: pulumi.Input<boolean | undefined>;
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    savedQueryId?: pulumi.Input<string | undefined>;
+    /**
+     * One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+     */
+    split?: pulumi.Input<inputs.SplitArgs | undefined>;
+}
+
+/**
  * ``early_stopping.decay_curve``.
  */
 export interface DecayCurveStoppingArgs {
@@ -144,6 +178,42 @@ export interface EarlyStoppingArgs {
      * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     median?: pulumi.Input<inputs.MedianStoppingArgs | undefined>;
+}
+
+/**
+ * ``{training: <filter>, validation: <filter>, test: <filter>}``.
+ */
+export interface FiltersArgs {
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    test: pulumi.Input<string>;
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    training: pulumi.Input<string>;
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    validation: pulumi.Input<string>;
+}
+
+/**
+ * ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+ */
+export interface FractionsArgs {
+    /**
+     * The share of the data for each set.
+     */
+    test?: pulumi.Input<number | undefined>;
+    /**
+     * The share of the data for each set.
+     */
+    training?: pulumi.Input<number | undefined>;
+    /**
+     * The share of the data for each set.
+     */
+    validation?: pulumi.Input<number | undefined>;
 }
 
 /**
@@ -234,6 +304,10 @@ export interface JobArgs {
      * Container entry point (list); container jobs only.
      */
     command?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     */
+    dataset?: pulumi.Input<inputs.DatasetArgs | undefined>;
     /**
      * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
@@ -406,6 +480,28 @@ export interface JobArgs {
      * Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
      */
     workers?: pulumi.Input<inputs.PoolArgs | undefined>;
+}
+
+/**
+ * ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+ */
+export interface KeyedFractionsArgs {
+    /**
+     * The column (a time column, or a category column for `stratified`).
+     */
+    key: pulumi.Input<string>;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    test?: pulumi.Input<number | undefined>;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    training?: pulumi.Input<number | undefined>;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    validation?: pulumi.Input<number | undefined>;
 }
 
 /**
@@ -816,6 +912,32 @@ export interface ServingFrameworkArgs {
      * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
      */
     version: pulumi.Input<string>;
+}
+
+/**
+ * ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+ */
+export interface SplitArgs {
+    /**
+     * `{training, validation, test}`: the filter that selects each set's data items (all three).
+     */
+    filter?: pulumi.Input<inputs.FiltersArgs | undefined>;
+    /**
+     * `{training, validation, test}`, each 0 to 1, summing to at most 1.
+     */
+    fractions?: pulumi.Input<inputs.FractionsArgs | undefined>;
+    /**
+     * The column that names each row's set (tabular datasets).
+     */
+    predefined?: pulumi.Input<string | undefined>;
+    /**
+     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    stratified?: pulumi.Input<inputs.KeyedFractionsArgs | undefined>;
+    /**
+     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    timestamp?: pulumi.Input<inputs.KeyedFractionsArgs | undefined>;
 }
 
 /**

@@ -145,6 +145,40 @@ export interface CostEstimate {
 }
 
 /**
+ * ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+ */
+export interface Dataset {
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    annotationSchemaUri?: string;
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    annotationsFilter?: string;
+    /**
+     * Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+     */
+    destination: string;
+    /**
+     * The dataset's numeric ID, or its resource name in the job's own project and region.
+     */
+    id: string;
+    /**
+     * Keep each item's split in the dataset (its `ml_use` label).
+     */
+    persistMlUseAssignment?: boolean;
+    /**
+     * Which annotations go with the data, as the API's InputDataConfig has them.
+     */
+    savedQueryId?: string;
+    /**
+     * One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+     */
+    split?: outputs.Split;
+}
+
+/**
  * ``early_stopping.decay_curve``.
  */
 export interface DecayCurveStopping {
@@ -202,6 +236,42 @@ export interface EarlyStopping {
      * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     median?: outputs.MedianStopping;
+}
+
+/**
+ * ``{training: <filter>, validation: <filter>, test: <filter>}``.
+ */
+export interface Filters {
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    test: string;
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    training: string;
+    /**
+     * A data item filter, as Vertex AI's ListDataItems takes.
+     */
+    validation: string;
+}
+
+/**
+ * ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+ */
+export interface Fractions {
+    /**
+     * The share of the data for each set.
+     */
+    test?: number;
+    /**
+     * The share of the data for each set.
+     */
+    training?: number;
+    /**
+     * The share of the data for each set.
+     */
+    validation?: number;
 }
 
 /**
@@ -292,6 +362,10 @@ export interface Job {
      * Container entry point (list); container jobs only.
      */
     command?: string[];
+    /**
+     * The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     */
+    dataset?: outputs.Dataset;
     /**
      * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
@@ -490,6 +564,28 @@ export interface JobFailure {
      * The replica whose exit failed the job (`workerpool0-0`), or empty.
      */
     replica: string;
+}
+
+/**
+ * ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+ */
+export interface KeyedFractions {
+    /**
+     * The column (a time column, or a category column for `stratified`).
+     */
+    key: string;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    test?: number;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    training?: number;
+    /**
+     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    validation?: number;
 }
 
 /**
@@ -892,6 +988,32 @@ export interface ServingFramework {
      * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
      */
     version: string;
+}
+
+/**
+ * ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+ */
+export interface Split {
+    /**
+     * `{training, validation, test}`: the filter that selects each set's data items (all three).
+     */
+    filter?: outputs.Filters;
+    /**
+     * `{training, validation, test}`, each 0 to 1, summing to at most 1.
+     */
+    fractions?: outputs.Fractions;
+    /**
+     * The column that names each row's set (tabular datasets).
+     */
+    predefined?: string;
+    /**
+     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    stratified?: outputs.KeyedFractions;
+    /**
+     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     */
+    timestamp?: outputs.KeyedFractions;
 }
 
 /**

@@ -24,6 +24,8 @@ __all__ = [
     'ConditionalParametersArgsDict',
     'ConvexStoppingArgs',
     'ConvexStoppingArgsDict',
+    'DatasetArgs',
+    'DatasetArgsDict',
     'DecayCurveStoppingArgs',
     'DecayCurveStoppingArgsDict',
     'DiskArgs',
@@ -32,12 +34,18 @@ __all__ = [
     'DnsPeeringArgsDict',
     'EarlyStoppingArgs',
     'EarlyStoppingArgsDict',
+    'FiltersArgs',
+    'FiltersArgsDict',
+    'FractionsArgs',
+    'FractionsArgsDict',
     'FrameworkArgs',
     'FrameworkArgsDict',
     'ImageRowArgs',
     'ImageRowArgsDict',
     'JobArgs',
     'JobArgsDict',
+    'KeyedFractionsArgs',
+    'KeyedFractionsArgsDict',
     'LustreMountArgs',
     'LustreMountArgsDict',
     'MedianStoppingArgs',
@@ -72,6 +80,8 @@ __all__ = [
     'ServingArgsDict',
     'ServingFrameworkArgs',
     'ServingFrameworkArgsDict',
+    'SplitArgs',
+    'SplitArgsDict',
     'StudyArgs',
     'StudyArgsDict',
     'StudyMetricArgs',
@@ -420,6 +430,158 @@ class ConvexStoppingArgs:
         pulumi.set(self, "use_elapsed_duration", value)
 
 
+class DatasetArgsDict(TypedDict):
+    """
+    ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+    """
+    destination: pulumi.Input[_builtins.str]
+    """
+    Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+    """
+    id: pulumi.Input[_builtins.str]
+    """
+    The dataset's numeric ID, or its resource name in the job's own project and region.
+    """
+    annotation_schema_uri: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Which annotations go with the data, as the API's InputDataConfig has them.
+    """
+    annotations_filter: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Which annotations go with the data, as the API's InputDataConfig has them.
+    """
+    persist_ml_use_assignment: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Keep each item's split in the dataset (its `ml_use` label).
+    """
+    saved_query_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Which annotations go with the data, as the API's InputDataConfig has them.
+    """
+    split: NotRequired[pulumi.Input[Optional['SplitArgsDict']]]
+    """
+    One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+    """
+
+@pulumi.input_type
+class DatasetArgs:
+    def __init__(__self__, *,
+                 destination: pulumi.Input[_builtins.str],
+                 id: pulumi.Input[_builtins.str],
+                 annotation_schema_uri: pulumi.Input[Optional[_builtins.str]] = None,
+                 annotations_filter: pulumi.Input[Optional[_builtins.str]] = None,
+                 persist_ml_use_assignment: pulumi.Input[Optional[_builtins.bool]] = None,
+                 saved_query_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 split: pulumi.Input[Optional['SplitArgs']] = None):
+        """
+        ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+
+        :param pulumi.Input[_builtins.str] destination: Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+        :param pulumi.Input[_builtins.str] id: The dataset's numeric ID, or its resource name in the job's own project and region.
+        :param pulumi.Input[_builtins.str] annotation_schema_uri: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param pulumi.Input[_builtins.str] annotations_filter: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param pulumi.Input[_builtins.bool] persist_ml_use_assignment: Keep each item's split in the dataset (its `ml_use` label).
+        :param pulumi.Input[_builtins.str] saved_query_id: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param pulumi.Input['SplitArgs'] split: One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+        """
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "id", id)
+        if annotation_schema_uri is not None:
+            pulumi.set(__self__, "annotation_schema_uri", annotation_schema_uri)
+        if annotations_filter is not None:
+            pulumi.set(__self__, "annotations_filter", annotations_filter)
+        if persist_ml_use_assignment is not None:
+            pulumi.set(__self__, "persist_ml_use_assignment", persist_ml_use_assignment)
+        if saved_query_id is not None:
+            pulumi.set(__self__, "saved_query_id", saved_query_id)
+        if split is not None:
+            pulumi.set(__self__, "split", split)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> pulumi.Input[_builtins.str]:
+        """
+        Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+        """
+        return pulumi.get(self, "destination")
+
+    @destination.setter
+    def destination(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "destination", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The dataset's numeric ID, or its resource name in the job's own project and region.
+        """
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="annotationSchemaUri")
+    def annotation_schema_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "annotation_schema_uri")
+
+    @annotation_schema_uri.setter
+    def annotation_schema_uri(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "annotation_schema_uri", value)
+
+    @_builtins.property
+    @pulumi.getter(name="annotationsFilter")
+    def annotations_filter(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "annotations_filter")
+
+    @annotations_filter.setter
+    def annotations_filter(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "annotations_filter", value)
+
+    @_builtins.property
+    @pulumi.getter(name="persistMlUseAssignment")
+    def persist_ml_use_assignment(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Keep each item's split in the dataset (its `ml_use` label).
+        """
+        return pulumi.get(self, "persist_ml_use_assignment")
+
+    @persist_ml_use_assignment.setter
+    def persist_ml_use_assignment(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "persist_ml_use_assignment", value)
+
+    @_builtins.property
+    @pulumi.getter(name="savedQueryId")
+    def saved_query_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "saved_query_id")
+
+    @saved_query_id.setter
+    def saved_query_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "saved_query_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def split(self) -> pulumi.Input[Optional['SplitArgs']]:
+        """
+        One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+        """
+        return pulumi.get(self, "split")
+
+    @split.setter
+    def split(self, value: pulumi.Input[Optional['SplitArgs']]):
+        pulumi.set(self, "split", value)
+
+
 class DecayCurveStoppingArgsDict(TypedDict):
     """
     ``early_stopping.decay_curve``.
@@ -651,6 +813,151 @@ class EarlyStoppingArgs:
     @median.setter
     def median(self, value: pulumi.Input[Optional['MedianStoppingArgs']]):
         pulumi.set(self, "median", value)
+
+
+class FiltersArgsDict(TypedDict):
+    """
+    ``{training: <filter>, validation: <filter>, test: <filter>}``.
+    """
+    test: pulumi.Input[_builtins.str]
+    """
+    A data item filter, as Vertex AI's ListDataItems takes.
+    """
+    training: pulumi.Input[_builtins.str]
+    """
+    A data item filter, as Vertex AI's ListDataItems takes.
+    """
+    validation: pulumi.Input[_builtins.str]
+    """
+    A data item filter, as Vertex AI's ListDataItems takes.
+    """
+
+@pulumi.input_type
+class FiltersArgs:
+    def __init__(__self__, *,
+                 test: pulumi.Input[_builtins.str],
+                 training: pulumi.Input[_builtins.str],
+                 validation: pulumi.Input[_builtins.str]):
+        """
+        ``{training: <filter>, validation: <filter>, test: <filter>}``.
+
+        :param pulumi.Input[_builtins.str] test: A data item filter, as Vertex AI's ListDataItems takes.
+        :param pulumi.Input[_builtins.str] training: A data item filter, as Vertex AI's ListDataItems takes.
+        :param pulumi.Input[_builtins.str] validation: A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        pulumi.set(__self__, "test", test)
+        pulumi.set(__self__, "training", training)
+        pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> pulumi.Input[_builtins.str]:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "test")
+
+    @test.setter
+    def test(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "test", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> pulumi.Input[_builtins.str]:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "training")
+
+    @training.setter
+    def training(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "training", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> pulumi.Input[_builtins.str]:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "validation")
+
+    @validation.setter
+    def validation(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "validation", value)
+
+
+class FractionsArgsDict(TypedDict):
+    """
+    ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+    """
+    test: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    The share of the data for each set.
+    """
+    training: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    The share of the data for each set.
+    """
+    validation: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    The share of the data for each set.
+    """
+
+@pulumi.input_type
+class FractionsArgs:
+    def __init__(__self__, *,
+                 test: pulumi.Input[Optional[_builtins.float]] = None,
+                 training: pulumi.Input[Optional[_builtins.float]] = None,
+                 validation: pulumi.Input[Optional[_builtins.float]] = None):
+        """
+        ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+
+        :param pulumi.Input[_builtins.float] test: The share of the data for each set.
+        :param pulumi.Input[_builtins.float] training: The share of the data for each set.
+        :param pulumi.Input[_builtins.float] validation: The share of the data for each set.
+        """
+        if test is not None:
+            pulumi.set(__self__, "test", test)
+        if training is not None:
+            pulumi.set(__self__, "training", training)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "test")
+
+    @test.setter
+    def test(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "test", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "training")
+
+    @training.setter
+    def training(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "training", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "validation")
+
+    @validation.setter
+    def validation(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "validation", value)
 
 
 class FrameworkArgsDict(TypedDict):
@@ -938,6 +1245,10 @@ class JobArgsDict(TypedDict):
     """
     Container entry point (list); container jobs only.
     """
+    dataset: NotRequired[pulumi.Input[Optional['DatasetArgsDict']]]
+    """
+    The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+    """
     disk: NotRequired[pulumi.Input[Optional['DiskArgsDict']]]
     """
     `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -1120,6 +1431,7 @@ class JobArgs:
                  backend: pulumi.Input[Optional['Backend']] = None,
                  base_output_directory: pulumi.Input[Optional[_builtins.str]] = None,
                  command: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 dataset: pulumi.Input[Optional['DatasetArgs']] = None,
                  disk: pulumi.Input[Optional['DiskArgs']] = None,
                  display_name: pulumi.Input[Optional[_builtins.str]] = None,
                  enable_dashboard_access: pulumi.Input[Optional[_builtins.bool]] = None,
@@ -1172,6 +1484,7 @@ class JobArgs:
         :param pulumi.Input['Backend'] backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param pulumi.Input[_builtins.str] base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
+        :param pulumi.Input['DatasetArgs'] dataset: The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
         :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         :param pulumi.Input[_builtins.str] display_name: 1 to 128 characters; default the job name.
         :param pulumi.Input[_builtins.bool] enable_dashboard_access: Interactive shell, dashboard.
@@ -1228,6 +1541,8 @@ class JobArgs:
             pulumi.set(__self__, "base_output_directory", base_output_directory)
         if command is not None:
             pulumi.set(__self__, "command", command)
+        if dataset is not None:
+            pulumi.set(__self__, "dataset", dataset)
         if disk is not None:
             pulumi.set(__self__, "disk", disk)
         if display_name is not None:
@@ -1386,6 +1701,18 @@ class JobArgs:
     @command.setter
     def command(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "command", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def dataset(self) -> pulumi.Input[Optional['DatasetArgs']]:
+        """
+        The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+        """
+        return pulumi.get(self, "dataset")
+
+    @dataset.setter
+    def dataset(self, value: pulumi.Input[Optional['DatasetArgs']]):
+        pulumi.set(self, "dataset", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1902,6 +2229,99 @@ class JobArgs:
     @workers.setter
     def workers(self, value: pulumi.Input[Optional['PoolArgs']]):
         pulumi.set(self, "workers", value)
+
+
+class KeyedFractionsArgsDict(TypedDict):
+    """
+    ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+    """
+    key: pulumi.Input[_builtins.str]
+    """
+    The column (a time column, or a category column for `stratified`).
+    """
+    test: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    """
+    training: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    """
+    validation: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    """
+
+@pulumi.input_type
+class KeyedFractionsArgs:
+    def __init__(__self__, *,
+                 key: pulumi.Input[_builtins.str],
+                 test: pulumi.Input[Optional[_builtins.float]] = None,
+                 training: pulumi.Input[Optional[_builtins.float]] = None,
+                 validation: pulumi.Input[Optional[_builtins.float]] = None):
+        """
+        ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+
+        :param pulumi.Input[_builtins.str] key: The column (a time column, or a category column for `stratified`).
+        :param pulumi.Input[_builtins.float] test: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input[_builtins.float] training: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input[_builtins.float] validation: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        pulumi.set(__self__, "key", key)
+        if test is not None:
+            pulumi.set(__self__, "test", test)
+        if training is not None:
+            pulumi.set(__self__, "training", training)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> pulumi.Input[_builtins.str]:
+        """
+        The column (a time column, or a category column for `stratified`).
+        """
+        return pulumi.get(self, "key")
+
+    @key.setter
+    def key(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "key", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "test")
+
+    @test.setter
+    def test(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "test", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "training")
+
+    @training.setter
+    def training(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "training", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "validation")
+
+    @validation.setter
+    def validation(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "validation", value)
 
 
 class LustreMountArgsDict(TypedDict):
@@ -3666,6 +4086,120 @@ class ServingFrameworkArgs:
     @gpu.setter
     def gpu(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "gpu", value)
+
+
+class SplitArgsDict(TypedDict):
+    """
+    ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+    """
+    filter: NotRequired[pulumi.Input[Optional['FiltersArgsDict']]]
+    """
+    `{training, validation, test}`: the filter that selects each set's data items (all three).
+    """
+    fractions: NotRequired[pulumi.Input[Optional['FractionsArgsDict']]]
+    """
+    `{training, validation, test}`, each 0 to 1, summing to at most 1.
+    """
+    predefined: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The column that names each row's set (tabular datasets).
+    """
+    stratified: NotRequired[pulumi.Input[Optional['KeyedFractionsArgsDict']]]
+    """
+    `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    """
+    timestamp: NotRequired[pulumi.Input[Optional['KeyedFractionsArgsDict']]]
+    """
+    `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    """
+
+@pulumi.input_type
+class SplitArgs:
+    def __init__(__self__, *,
+                 filter: pulumi.Input[Optional['FiltersArgs']] = None,
+                 fractions: pulumi.Input[Optional['FractionsArgs']] = None,
+                 predefined: pulumi.Input[Optional[_builtins.str]] = None,
+                 stratified: pulumi.Input[Optional['KeyedFractionsArgs']] = None,
+                 timestamp: pulumi.Input[Optional['KeyedFractionsArgs']] = None):
+        """
+        ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+
+        :param pulumi.Input['FiltersArgs'] filter: `{training, validation, test}`: the filter that selects each set's data items (all three).
+        :param pulumi.Input['FractionsArgs'] fractions: `{training, validation, test}`, each 0 to 1, summing to at most 1.
+        :param pulumi.Input[_builtins.str] predefined: The column that names each row's set (tabular datasets).
+        :param pulumi.Input['KeyedFractionsArgs'] stratified: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input['KeyedFractionsArgs'] timestamp: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        if filter is not None:
+            pulumi.set(__self__, "filter", filter)
+        if fractions is not None:
+            pulumi.set(__self__, "fractions", fractions)
+        if predefined is not None:
+            pulumi.set(__self__, "predefined", predefined)
+        if stratified is not None:
+            pulumi.set(__self__, "stratified", stratified)
+        if timestamp is not None:
+            pulumi.set(__self__, "timestamp", timestamp)
+
+    @_builtins.property
+    @pulumi.getter
+    def filter(self) -> pulumi.Input[Optional['FiltersArgs']]:
+        """
+        `{training, validation, test}`: the filter that selects each set's data items (all three).
+        """
+        return pulumi.get(self, "filter")
+
+    @filter.setter
+    def filter(self, value: pulumi.Input[Optional['FiltersArgs']]):
+        pulumi.set(self, "filter", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def fractions(self) -> pulumi.Input[Optional['FractionsArgs']]:
+        """
+        `{training, validation, test}`, each 0 to 1, summing to at most 1.
+        """
+        return pulumi.get(self, "fractions")
+
+    @fractions.setter
+    def fractions(self, value: pulumi.Input[Optional['FractionsArgs']]):
+        pulumi.set(self, "fractions", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def predefined(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The column that names each row's set (tabular datasets).
+        """
+        return pulumi.get(self, "predefined")
+
+    @predefined.setter
+    def predefined(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "predefined", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def stratified(self) -> pulumi.Input[Optional['KeyedFractionsArgs']]:
+        """
+        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "stratified")
+
+    @stratified.setter
+    def stratified(self, value: pulumi.Input[Optional['KeyedFractionsArgs']]):
+        pulumi.set(self, "stratified", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def timestamp(self) -> pulumi.Input[Optional['KeyedFractionsArgs']]:
+        """
+        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "timestamp")
+
+    @timestamp.setter
+    def timestamp(self, value: pulumi.Input[Optional['KeyedFractionsArgs']]):
+        pulumi.set(self, "timestamp", value)
 
 
 class StudyArgsDict(TypedDict):

@@ -22,14 +22,18 @@ __all__ = [
     'ConditionalParameters',
     'ConvexStopping',
     'CostEstimate',
+    'Dataset',
     'DecayCurveStopping',
     'Disk',
     'DnsPeering',
     'EarlyStopping',
+    'Filters',
+    'Fractions',
     'Framework',
     'ImageRow',
     'Job',
     'JobFailure',
+    'KeyedFractions',
     'LustreMount',
     'MedianStopping',
     'Model',
@@ -45,6 +49,7 @@ __all__ = [
     'Scheduling',
     'Serving',
     'ServingFramework',
+    'Split',
     'Study',
     'StudyMetric',
     'StudyParameter',
@@ -499,6 +504,123 @@ class CostEstimate(dict):
 
 
 @pulumi.output_type
+class Dataset(dict):
+    """
+    ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "annotationSchemaUri":
+            suggest = "annotation_schema_uri"
+        elif key == "annotationsFilter":
+            suggest = "annotations_filter"
+        elif key == "persistMlUseAssignment":
+            suggest = "persist_ml_use_assignment"
+        elif key == "savedQueryId":
+            suggest = "saved_query_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Dataset. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Dataset.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Dataset.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 destination: _builtins.str,
+                 id: _builtins.str,
+                 annotation_schema_uri: Optional[_builtins.str] = None,
+                 annotations_filter: Optional[_builtins.str] = None,
+                 persist_ml_use_assignment: Optional[_builtins.bool] = None,
+                 saved_query_id: Optional[_builtins.str] = None,
+                 split: Optional['outputs.Split'] = None):
+        """
+        ``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
+
+        :param _builtins.str destination: Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+        :param _builtins.str id: The dataset's numeric ID, or its resource name in the job's own project and region.
+        :param _builtins.str annotation_schema_uri: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param _builtins.str annotations_filter: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param _builtins.bool persist_ml_use_assignment: Keep each item's split in the dataset (its `ml_use` label).
+        :param _builtins.str saved_query_id: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param 'Split' split: One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+        """
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "id", id)
+        if annotation_schema_uri is not None:
+            pulumi.set(__self__, "annotation_schema_uri", annotation_schema_uri)
+        if annotations_filter is not None:
+            pulumi.set(__self__, "annotations_filter", annotations_filter)
+        if persist_ml_use_assignment is not None:
+            pulumi.set(__self__, "persist_ml_use_assignment", persist_ml_use_assignment)
+        if saved_query_id is not None:
+            pulumi.set(__self__, "saved_query_id", saved_query_id)
+        if split is not None:
+            pulumi.set(__self__, "split", split)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> _builtins.str:
+        """
+        Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
+        """
+        return pulumi.get(self, "destination")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        """
+        The dataset's numeric ID, or its resource name in the job's own project and region.
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="annotationSchemaUri")
+    def annotation_schema_uri(self) -> Optional[_builtins.str]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "annotation_schema_uri")
+
+    @_builtins.property
+    @pulumi.getter(name="annotationsFilter")
+    def annotations_filter(self) -> Optional[_builtins.str]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "annotations_filter")
+
+    @_builtins.property
+    @pulumi.getter(name="persistMlUseAssignment")
+    def persist_ml_use_assignment(self) -> Optional[_builtins.bool]:
+        """
+        Keep each item's split in the dataset (its `ml_use` label).
+        """
+        return pulumi.get(self, "persist_ml_use_assignment")
+
+    @_builtins.property
+    @pulumi.getter(name="savedQueryId")
+    def saved_query_id(self) -> Optional[_builtins.str]:
+        """
+        Which annotations go with the data, as the API's InputDataConfig has them.
+        """
+        return pulumi.get(self, "saved_query_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def split(self) -> Optional['outputs.Split']:
+        """
+        One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
+        """
+        return pulumi.get(self, "split")
+
+
+@pulumi.output_type
 class DecayCurveStopping(dict):
     """
     ``early_stopping.decay_curve``.
@@ -719,6 +841,99 @@ class EarlyStopping(dict):
         Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         """
         return pulumi.get(self, "median")
+
+
+@pulumi.output_type
+class Filters(dict):
+    """
+    ``{training: <filter>, validation: <filter>, test: <filter>}``.
+    """
+    def __init__(__self__, *,
+                 test: _builtins.str,
+                 training: _builtins.str,
+                 validation: _builtins.str):
+        """
+        ``{training: <filter>, validation: <filter>, test: <filter>}``.
+
+        :param _builtins.str test: A data item filter, as Vertex AI's ListDataItems takes.
+        :param _builtins.str training: A data item filter, as Vertex AI's ListDataItems takes.
+        :param _builtins.str validation: A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        pulumi.set(__self__, "test", test)
+        pulumi.set(__self__, "training", training)
+        pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> _builtins.str:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "test")
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> _builtins.str:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "training")
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> _builtins.str:
+        """
+        A data item filter, as Vertex AI's ListDataItems takes.
+        """
+        return pulumi.get(self, "validation")
+
+
+@pulumi.output_type
+class Fractions(dict):
+    """
+    ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+    """
+    def __init__(__self__, *,
+                 test: Optional[_builtins.float] = None,
+                 training: Optional[_builtins.float] = None,
+                 validation: Optional[_builtins.float] = None):
+        """
+        ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
+
+        :param _builtins.float test: The share of the data for each set.
+        :param _builtins.float training: The share of the data for each set.
+        :param _builtins.float validation: The share of the data for each set.
+        """
+        if test is not None:
+            pulumi.set(__self__, "test", test)
+        if training is not None:
+            pulumi.set(__self__, "training", training)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> Optional[_builtins.float]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "test")
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> Optional[_builtins.float]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "training")
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> Optional[_builtins.float]:
+        """
+        The share of the data for each set.
+        """
+        return pulumi.get(self, "validation")
 
 
 @pulumi.output_type
@@ -974,6 +1189,7 @@ class Job(dict):
                  backend: Optional['Backend'] = None,
                  base_output_directory: Optional[_builtins.str] = None,
                  command: Optional[Sequence[_builtins.str]] = None,
+                 dataset: Optional['outputs.Dataset'] = None,
                  disk: Optional['outputs.Disk'] = None,
                  display_name: Optional[_builtins.str] = None,
                  enable_dashboard_access: Optional[_builtins.bool] = None,
@@ -1026,6 +1242,7 @@ class Job(dict):
         :param 'Backend' backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param _builtins.str base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
+        :param 'Dataset' dataset: The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
         :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         :param _builtins.str display_name: 1 to 128 characters; default the job name.
         :param _builtins.bool enable_dashboard_access: Interactive shell, dashboard.
@@ -1082,6 +1299,8 @@ class Job(dict):
             pulumi.set(__self__, "base_output_directory", base_output_directory)
         if command is not None:
             pulumi.set(__self__, "command", command)
+        if dataset is not None:
+            pulumi.set(__self__, "dataset", dataset)
         if disk is not None:
             pulumi.set(__self__, "disk", disk)
         if display_name is not None:
@@ -1216,6 +1435,14 @@ class Job(dict):
         Container entry point (list); container jobs only.
         """
         return pulumi.get(self, "command")
+
+    @_builtins.property
+    @pulumi.getter
+    def dataset(self) -> Optional['outputs.Dataset']:
+        """
+        The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+        """
+        return pulumi.get(self, "dataset")
 
     @_builtins.property
     @pulumi.getter
@@ -1644,6 +1871,65 @@ class JobFailure(dict):
         The replica whose exit failed the job (`workerpool0-0`), or empty.
         """
         return pulumi.get(self, "replica")
+
+
+@pulumi.output_type
+class KeyedFractions(dict):
+    """
+    ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+    """
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 test: Optional[_builtins.float] = None,
+                 training: Optional[_builtins.float] = None,
+                 validation: Optional[_builtins.float] = None):
+        """
+        ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
+
+        :param _builtins.str key: The column (a time column, or a category column for `stratified`).
+        :param _builtins.float test: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param _builtins.float training: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param _builtins.float validation: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        pulumi.set(__self__, "key", key)
+        if test is not None:
+            pulumi.set(__self__, "test", test)
+        if training is not None:
+            pulumi.set(__self__, "training", training)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        The column (a time column, or a category column for `stratified`).
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def test(self) -> Optional[_builtins.float]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "test")
+
+    @_builtins.property
+    @pulumi.getter
+    def training(self) -> Optional[_builtins.float]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "training")
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> Optional[_builtins.float]:
+        """
+        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "validation")
 
 
 @pulumi.output_type
@@ -2979,6 +3265,78 @@ class ServingFramework(dict):
         Whether to serve from the GPU build; default false.
         """
         return pulumi.get(self, "gpu")
+
+
+@pulumi.output_type
+class Split(dict):
+    """
+    ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+    """
+    def __init__(__self__, *,
+                 filter: Optional['outputs.Filters'] = None,
+                 fractions: Optional['outputs.Fractions'] = None,
+                 predefined: Optional[_builtins.str] = None,
+                 stratified: Optional['outputs.KeyedFractions'] = None,
+                 timestamp: Optional['outputs.KeyedFractions'] = None):
+        """
+        ``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``, ``stratified``.
+
+        :param 'Filters' filter: `{training, validation, test}`: the filter that selects each set's data items (all three).
+        :param 'Fractions' fractions: `{training, validation, test}`, each 0 to 1, summing to at most 1.
+        :param _builtins.str predefined: The column that names each row's set (tabular datasets).
+        :param 'KeyedFractions' stratified: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param 'KeyedFractions' timestamp: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        if filter is not None:
+            pulumi.set(__self__, "filter", filter)
+        if fractions is not None:
+            pulumi.set(__self__, "fractions", fractions)
+        if predefined is not None:
+            pulumi.set(__self__, "predefined", predefined)
+        if stratified is not None:
+            pulumi.set(__self__, "stratified", stratified)
+        if timestamp is not None:
+            pulumi.set(__self__, "timestamp", timestamp)
+
+    @_builtins.property
+    @pulumi.getter
+    def filter(self) -> Optional['outputs.Filters']:
+        """
+        `{training, validation, test}`: the filter that selects each set's data items (all three).
+        """
+        return pulumi.get(self, "filter")
+
+    @_builtins.property
+    @pulumi.getter
+    def fractions(self) -> Optional['outputs.Fractions']:
+        """
+        `{training, validation, test}`, each 0 to 1, summing to at most 1.
+        """
+        return pulumi.get(self, "fractions")
+
+    @_builtins.property
+    @pulumi.getter
+    def predefined(self) -> Optional[_builtins.str]:
+        """
+        The column that names each row's set (tabular datasets).
+        """
+        return pulumi.get(self, "predefined")
+
+    @_builtins.property
+    @pulumi.getter
+    def stratified(self) -> Optional['outputs.KeyedFractions']:
+        """
+        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "stratified")
+
+    @_builtins.property
+    @pulumi.getter
+    def timestamp(self) -> Optional['outputs.KeyedFractions']:
+        """
+        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        """
+        return pulumi.get(self, "timestamp")
 
 
 @pulumi.output_type

@@ -8,6 +8,7 @@ import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import io.github.vertex_training.vertextraining.enums.Backend;
 import io.github.vertex_training.vertextraining.inputs.AcceleratorArgs;
+import io.github.vertex_training.vertextraining.inputs.DatasetArgs;
 import io.github.vertex_training.vertextraining.inputs.DiskArgs;
 import io.github.vertex_training.vertextraining.inputs.FrameworkArgs;
 import io.github.vertex_training.vertextraining.inputs.LustreMountArgs;
@@ -129,6 +130,21 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
      */
     public Optional<Output<List<String>>> command() {
         return Optional.ofNullable(this.command);
+    }
+
+    /**
+     * The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     * 
+     */
+    @Import(name="dataset")
+    private @Nullable Output<DatasetArgs> dataset;
+
+    /**
+     * @return The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     * 
+     */
+    public Optional<Output<DatasetArgs>> dataset() {
+        return Optional.ofNullable(this.dataset);
     }
 
     /**
@@ -785,6 +801,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         this.backend = $.backend;
         this.baseOutputDirectory = $.baseOutputDirectory;
         this.command = $.command;
+        this.dataset = $.dataset;
         this.disk = $.disk;
         this.displayName = $.displayName;
         this.enableDashboardAccess = $.enableDashboardAccess;
@@ -992,6 +1009,27 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder command(String... command) {
             return command(List.of(command));
+        }
+
+        /**
+         * @param dataset The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder dataset(@Nullable Output<DatasetArgs> dataset) {
+            $.dataset = dataset;
+            return this;
+        }
+
+        /**
+         * @param dataset The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder dataset(DatasetArgs dataset) {
+            return dataset(Output.of(dataset));
         }
 
         /**

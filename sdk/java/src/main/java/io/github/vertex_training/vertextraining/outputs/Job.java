@@ -7,6 +7,7 @@ import com.pulumi.core.Either;
 import com.pulumi.core.annotations.CustomType;
 import io.github.vertex_training.vertextraining.enums.Backend;
 import io.github.vertex_training.vertextraining.outputs.Accelerator;
+import io.github.vertex_training.vertextraining.outputs.Dataset;
 import io.github.vertex_training.vertextraining.outputs.Disk;
 import io.github.vertex_training.vertextraining.outputs.Framework;
 import io.github.vertex_training.vertextraining.outputs.LustreMount;
@@ -63,6 +64,11 @@ public final class Job {
      * 
      */
     private @Nullable List<String> command;
+    /**
+     * @return The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     * 
+     */
+    private @Nullable Dataset dataset;
     /**
      * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
@@ -321,6 +327,13 @@ public final class Job {
      */
     public List<String> command() {
         return this.command == null ? List.of() : this.command;
+    }
+    /**
+     * @return The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
+     * 
+     */
+    public Optional<Dataset> dataset() {
+        return Optional.ofNullable(this.dataset);
     }
     /**
      * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -639,6 +652,7 @@ public final class Job {
         private @Nullable Backend backend;
         private @Nullable String baseOutputDirectory;
         private @Nullable List<String> command;
+        private @Nullable Dataset dataset;
         private @Nullable Disk disk;
         private @Nullable String displayName;
         private @Nullable Boolean enableDashboardAccess;
@@ -691,6 +705,7 @@ public final class Job {
     	      this.backend = defaults.backend;
     	      this.baseOutputDirectory = defaults.baseOutputDirectory;
     	      this.command = defaults.command;
+    	      this.dataset = defaults.dataset;
     	      this.disk = defaults.disk;
     	      this.displayName = defaults.displayName;
     	      this.enableDashboardAccess = defaults.enableDashboardAccess;
@@ -777,6 +792,12 @@ public final class Job {
         }
         public Builder command(String... command) {
             return command(List.of(command));
+        }
+        @CustomType.Setter
+        public Builder dataset(@Nullable Dataset dataset) {
+
+            this.dataset = dataset;
+            return this;
         }
         @CustomType.Setter
         public Builder disk(@Nullable Disk disk) {
@@ -1059,6 +1080,7 @@ public final class Job {
             _resultValue.backend = backend;
             _resultValue.baseOutputDirectory = baseOutputDirectory;
             _resultValue.command = command;
+            _resultValue.dataset = dataset;
             _resultValue.disk = disk;
             _resultValue.displayName = displayName;
             _resultValue.enableDashboardAccess = enableDashboardAccess;

@@ -1,0 +1,226 @@
+"""``dataset:``: the Vertex AI managed dataset a job reads (a job with it runs as a training
+pipeline, ``vertex_training.api.pipelines``, whose ``inputDataConfig`` it is).
+
+The keys as written (``DatasetConfig``), what the providers consume (``DatasetInput``,
+with its REST ``InputDataConfig``), and the rules Google's reference gives them
+(``google/cloud/aiplatform/v1/training_pipeline.proto``):
+
+- ``id``: the dataset's ID, or its resource name ``projects/P/locations/R/datasets/ID``
+  in the job's own project and region ("The Dataset must use the same ancestor Project
+  and Location as the TrainingPipeline").
+- ``split``: at most one of ``fractions``, ``filter``, ``predefined``, ``timestamp``,
+  ``stratified``. Fractions "must sum to up to 1"; none given is "roughly 80% ... 10%
+  ... 10%". A filter split needs all three filters; the last three need a ``key`` (a data
+  column) and are for tabular datasets.
+- ``destination``: where the pipeline exports the data for the trainer: ``gs://...``
+  (``gcs_destination``) or ``bq://project[.dataset]`` (``bigquery_destination``). The
+  trainer gets AIP_DATA_FORMAT and AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI,
+  AIP_TEST_DATA_URI.
+
+The local backend has no managed datasets: a local job with ``dataset:`` is refused at
+preview, naming the key and how to read the same data from files (docs/models.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from vertex_training.errors import Issue
+from vertex_training.stackconfig._issues import full_key, invalid
+from vertex_training.stackconfig._rules import NonEmptyText
+
+#: A dataset's resource name (dataset_service.proto's ``Dataset.name``).
+DATASET_NAME_RE: Final = re.compile(
+    r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/datasets/(?P<id>\d+)"
+)
+#: Where the pipeline exports the data: Cloud Storage or BigQuery.
+_DESTINATION_RE: Final = re.compile(r"(gs://[^/\s]+(/\S*)?|bq://[A-Za-z0-9_.:-]+)")
+_SPLITS: Final = ("fractions", "filter", "predefined", "timestamp", "stratified")
+
+Fraction = float
+
+
+class _ConfigModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FractionsConfig(_ConfigModel):
+    """``{training: 0.8, validation: 0.1, test: 0.1}``."""
+
+    training: Fraction | None = Field(None, ge=0, le=1)
+    validation: Fraction | None = Field(None, ge=0, le=1)
+    test: Fraction | None = Field(None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _up_to_one(self) -> FractionsConfig:
+        given = [f for f in (self.training, self.validation, self.test) if f is not None]
+        if sum(given) > 1 + 1e-9:
+            raise invalid(
+                f"the fractions sum to {sum(given):g}: they must sum to at most 1 (the rest, "
+                "if any, Vertex AI assigns); e.g. {training: 0.8, validation: 0.1, test: 0.1}"
+            )
+        return self
+
+    def request_body(self) -> dict[str, float]:
+        named = {
+            "trainingFraction": self.training,
+            "validationFraction": self.validation,
+            "testFraction": self.test,
+        }
+        return {key: value for key, value in named.items() if value is not None}
+
+
+class KeyedFractionsConfig(FractionsConfig):
+    """``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split."""
+
+    key: NonEmptyText
+
+    def request_body(self) -> dict[str, Any]:
+        return {**super().request_body(), "key": self.key}
+
+
+class FiltersConfig(_ConfigModel):
+    """``{training: <filter>, validation: <filter>, test: <filter>}``: all three."""
+
+    training: NonEmptyText
+    validation: NonEmptyText
+    test: NonEmptyText
+
+
+class SplitConfig(_ConfigModel):
+    """``split:``: how the dataset's items are assigned to training, validation and test."""
+
+    fractions: FractionsConfig | None = None
+    filter: FiltersConfig | None = None
+    predefined: NonEmptyText | None = None
+    timestamp: KeyedFractionsConfig | None = None
+    stratified: KeyedFractionsConfig | None = None
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> SplitConfig:
+        given = [name for name in _SPLITS if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise invalid(
+                f"give one split, not {' and '.join(given)}: fractions, filter, predefined, "
+                "timestamp or stratified"
+            )
+        return self
+
+    def request_body(self) -> dict[str, Any]:
+        """The split's REST field (none: Vertex AI's default fractions)."""
+        if self.fractions is not None:
+            return {"fractionSplit": self.fractions.request_body()}
+        if self.filter is not None:
+            f = self.filter
+            return {
+                "filterSplit": {
+                    "trainingFilter": f.training,
+                    "validationFilter": f.validation,
+                    "testFilter": f.test,
+                }
+            }
+        if self.predefined is not None:
+            return {"predefinedSplit": {"key": self.predefined}}
+        if self.timestamp is not None:
+            return {"timestampSplit": self.timestamp.request_body()}
+        if self.stratified is not None:
+            return {"stratifiedSplit": self.stratified.request_body()}
+        return {}
+
+
+class DatasetConfig(_ConfigModel):
+    """``dataset:`` of a job, as written."""
+
+    id: NonEmptyText
+    destination: NonEmptyText
+    split: SplitConfig | None = None
+    annotations_filter: NonEmptyText | None = None
+    annotation_schema_uri: NonEmptyText | None = None
+    saved_query_id: NonEmptyText | None = None
+    persist_ml_use_assignment: bool = False
+
+
+class DatasetInput(BaseModel):
+    """The dataset a job reads, resolved: its pipeline's ``inputDataConfig``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    body: dict[str, Any]
+
+    def request_body(self) -> dict[str, Any]:
+        """``{"inputDataConfig": ...}`` of a TrainingPipeline."""
+        return {"inputDataConfig": dict(self.body)}
+
+
+def resolve_dataset(
+    base: str, config: DatasetConfig, *, where: tuple[str | None, str, bool]
+) -> tuple[DatasetInput | None, list[Issue]]:
+    """``config`` resolved for the job ``base`` (its key) ``where`` it runs (its project,
+    region, and whether on this machine): the dataset's ID, its split and destination.
+    Returns the input, or None with the issues."""
+    project, region, local = where
+    key = full_key(base, ("dataset",))
+    if local:
+        return None, [
+            Issue(
+                key,
+                config.model_dump(exclude_defaults=True),
+                "the local backend has no Vertex AI managed datasets: on the local stack "
+                "leave dataset out and name the data's files in the job's args (e.g. args: "
+                "[--train, data/train.csv]), as the trainer reads AIP_TRAINING_DATA_URI on "
+                "Vertex AI; or run the job on Vertex AI",
+            )
+        ]
+    issues: list[Issue] = []
+    dataset_id = config.id
+    if match := DATASET_NAME_RE.fullmatch(config.id):
+        if (match["project"], match["location"]) != (project, region):
+            issues.append(
+                Issue(
+                    f"{key}.id",
+                    config.id,
+                    f"a training pipeline reads a dataset of its own project and region "
+                    f"({project}, {region}): name a dataset there, or move the job to the "
+                    "dataset's region",
+                )
+            )
+        dataset_id = match["id"]
+    elif not config.id.isdigit():
+        issues.append(
+            Issue(
+                f"{key}.id",
+                config.id,
+                "write the dataset's numeric ID (the last segment of projects/P/locations/R/"
+                "datasets/ID), or that resource name",
+            )
+        )
+    if not _DESTINATION_RE.fullmatch(config.destination):
+        issues.append(
+            Issue(
+                f"{key}.destination",
+                config.destination,
+                "write where the pipeline exports the data for the trainer: gs://<bucket>/"
+                "<folder> or bq://<project>[.<dataset>]",
+            )
+        )
+    if issues:
+        return None, issues
+    body: dict[str, Any] = {"datasetId": dataset_id}
+    if config.split is not None:
+        body.update(config.split.request_body())
+    if config.destination.startswith("gs://"):
+        body["gcsDestination"] = {"outputUriPrefix": config.destination}
+    else:
+        body["bigqueryDestination"] = {"outputUri": config.destination}
+    optional = {
+        "annotationsFilter": config.annotations_filter,
+        "annotationSchemaUri": config.annotation_schema_uri,
+        "savedQueryId": config.saved_query_id,
+    }
+    body.update({k: v for k, v in optional.items() if v})
+    if config.persist_ml_use_assignment:
+        body["persistMlUseAssignment"] = True
+    return DatasetInput(body=body), []
