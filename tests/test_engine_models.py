@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from tests.engine import Project, local_stack, tools_missing, vertex_stack
@@ -146,6 +147,18 @@ class TestVertexStack:
             project.up().check()
             creates = [c for c in fake.calls if c.method == "CreateTrainingPipeline"]
             assert len(creates) == 1 and len(fake.pipelines) == 1
+            assert versions(fake) == [("1", ("default", "prod"))]
+
+    def test_a_create_that_took_effect_then_failed_is_adopted(self, project: Project) -> None:
+        """UNKNOWN after the service made the pipeline: the label lookup adopts it, and one
+        pipeline registers one version."""
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as fake:
+            fake.fail_next("CreateTrainingPipeline", grpc.StatusCode.UNKNOWN, take_effect=True)
+            project.write_stack(vertex_stack(fake, train=vertex_job()))
+            project.up().check()
+            assert [c.method for c in fake.calls].count("CreateTrainingPipeline") == 1
+            [name] = fake.pipelines
+            assert project.outputs()["jobs"]["train"]["resource_name"] == name
             assert versions(fake) == [("1", ("default", "prod"))]
 
     def test_a_tuning_job_registers_its_best_trials_model(self, project: Project) -> None:
