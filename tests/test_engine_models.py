@@ -21,6 +21,7 @@ import pytest
 from tests.engine import Project, local_stack, tools_missing, vertex_stack
 from tests.test_engine_sdks import missing as sdk_missing
 from tests.test_engine_sdks import typescript_program
+from vertex_training.backends.vertex import VertexBackend
 from vertex_training.testing.fake_vertex import FakeVertex
 
 pytestmark = [
@@ -130,6 +131,18 @@ class TestVertexStack:
             assert fake.pipelines == {}
             assert versions(fake) == [("1", ()), ("2", ("default", "prod"))]
             assert "gcloud ai models delete-version churn@<version>" in destroyed.output
+
+    def test_refresh_drops_a_pipeline_deleted_outside_pulumi(self, project: Project) -> None:
+        """A pipeline deleted outside Pulumi leaves the stack at `pulumi refresh`; its
+        model stays."""
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as fake:
+            project.write_stack(vertex_stack(fake, train=vertex_job()))
+            project.up().check()
+            name = project.jobs_in_state()["train"]["id"]
+            VertexBackend("test-project", "us-central1", api_endpoint=fake.address).delete(name)
+            project.run("refresh", "--yes").check()
+            assert "train" not in project.jobs_in_state()
+            assert versions(fake) == [("1", ("default", "prod"))]
 
     def test_engine_killed_during_the_create_leaves_one_pipeline(self, project: Project) -> None:
         """A rerun after the engine was killed mid-create adopts the pipeline it had made."""
