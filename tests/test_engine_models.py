@@ -132,6 +132,26 @@ class TestVertexStack:
             assert versions(fake) == [("1", ()), ("2", ("default", "prod"))]
             assert "gcloud ai models delete-version churn@<version>" in destroyed.output
 
+    def test_a_stocked_out_pipeline_is_retried_in_the_fallback_region(
+        self, project: Project
+    ) -> None:
+        """`retry` resubmits a pipeline whose job found no capacity, in the next region,
+        where it registers the model (a model lives in one region)."""
+        retry = {"when": ["capacity"], "attempts": 2, "regions": ["europe-west4"]}
+        with FakeVertex(queued_s=0.2, pending_s=0.2, run_s=0.5) as fake:
+            fake.stockout("us-central1")
+            project.write_stack(vertex_stack(fake, train=vertex_job(retry=retry)))
+            project.up().check()
+            job = project.outputs()["jobs"]["train"]
+            assert [(a["region"], a["class"]) for a in job["attempts"]] == [
+                ("us-central1", "capacity"),
+                ("europe-west4", ""),
+            ]
+            assert "/locations/europe-west4/trainingPipelines/" in job["resource_name"]
+            held = fake.models["projects/test-project/locations/europe-west4/models/churn"]
+            assert [m.version_id for m in held] == ["1"]
+            assert versions(fake) == []  # nothing registered where the job found no machine
+
     def test_refresh_drops_a_pipeline_deleted_outside_pulumi(self, project: Project) -> None:
         """A pipeline deleted outside Pulumi leaves the stack at `pulumi refresh`; its
         model stays."""
