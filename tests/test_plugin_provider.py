@@ -126,6 +126,24 @@ class TestCheck:
         assert failure.reason.startswith("job.scheduling.maxWaitDuration: ")
         assert "FLEX_START" in failure.reason
 
+    def test_a_typed_accelerator_with_a_count_of_0_is_refused_on_its_count(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """A plugin job's {type: T4, count: 0} is refused on job.accelerator.count."""
+        result = check(plugin, job(accelerator={"type": "NVIDIA_TESLA_T4", "count": 0}))
+        [failure] = result.failures
+        assert failure.property == "job.accelerator.count"
+        assert "write a count of at least 1" in failure.reason
+
+    def test_a_job_with_model_is_checked_on_its_model_keys(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """A plugin job's model mistakes are refused on their property paths."""
+        model = {"id": "9lives", "serving": {"image": "us-docker.pkg.dev/p/r/s:1"}}
+        result = check(plugin, job(baseOutputDirectory="gs://b/t", model=model))
+        [failure] = result.failures
+        assert failure.property == "job.model.id"
+
     def test_the_provider_defaults_are_recorded(self, plugin: VertexTrainingProvider) -> None:
         """A job that names no project, region or backend records the provider's."""
         inputs = plain_map(check(plugin, job()).inputs)

@@ -851,14 +851,13 @@ class TestInheritance:
         evaluators = job.worker_pools[3]
         assert evaluators is not None and evaluators.accelerator is None
 
-    @pytest.mark.parametrize("none", [{"count": 0}, {"type": "NVIDIA_TESLA_T4", "count": 0}])
-    def test_accelerator_count_zero_means_none(self, none: dict[str, Any]) -> None:
+    def test_accelerator_count_zero_means_none(self) -> None:
         """{count: 0} is null's meaning, in the form every SDK's types can write."""
         job = parse_job(
             "mnist",
             with_image(
                 accelerator={"type": "NVIDIA_TESLA_T4"},
-                evaluators={"machine": "e2-standard-8", "accelerator": none},
+                evaluators={"machine": "e2-standard-8", "accelerator": {"count": 0}},
             ),
             STACK,
         )
@@ -866,6 +865,17 @@ class TestInheritance:
         assert evaluators is not None and evaluators.accelerator is None
         pools = job.request_body()["jobSpec"]["workerPoolSpecs"]
         assert pools[3]["machineSpec"] == {"machineType": "e2-standard-8"}
+
+    def test_a_typed_accelerator_with_a_count_of_0_is_refused_on_its_count(self) -> None:
+        """{type: T4, count: 0} is refused naming accelerator.count, never read as none."""
+        with pytest.raises(SpecError) as refused:
+            parse_job(
+                "mnist", with_image(accelerator={"type": "NVIDIA_TESLA_T4", "count": 0}), STACK
+            )
+        [issue] = refused.value.issues
+        assert issue.key == "vertex-training:jobs.mnist.accelerator.count"
+        assert "write a count of at least 1" in issue.message
+        assert "accelerator: {count: 0} (null in a stack file)" in issue.message
 
     def test_an_inherited_accelerator_the_machine_refuses_names_the_way_out(self) -> None:
         """The refusal tells how to write none: {count: 0}, which compiles in every SDK."""

@@ -324,12 +324,21 @@ def _labels_before(value: Any) -> Any:
 
 def _accelerator_before(value: Any) -> Any:
     """``accelerator: NVIDIA_TESLA_T4`` is a common slip: say what the mapping looks like.
-    ``accelerator: {count: 0}`` (its type given or not) means none, as ``null`` does: the
-    form every language's types can write (a typed SDK has no null for it)."""
+    ``accelerator: {count: 0}`` means none, as ``null`` does: the form every language's
+    types can write (a typed SDK has no null for it). With a type, a count of 0 is a
+    mistake (none, or the count left at 0?), refused on ``accelerator.count``: it never
+    silently drops the accelerator the job names."""
     if isinstance(value, str):
         raise invalid(f"write the accelerator as a mapping: {{type: {value}, count: 1}}")
     if isinstance(value, Mapping) and value.get("count") == 0:
-        return None
+        if value.get("type") is None:
+            return None
+        message = (
+            f"{value['type']} with a count of 0 runs no accelerator: write a count of at "
+            "least 1 to attach it, or accelerator: {count: 0} (null in a stack file) to run "
+            "without one"
+        )
+        raise invalid(message, [(("count",), 0, message)])
     return value
 
 

@@ -2551,7 +2551,7 @@ func (o ImageRowArrayOutput) Index(i pulumi.IntInput) ImageRowOutput {
 
 // One job: the keys of an entry of “vertex-training:jobs“ (docs/config-shape.md). The primary pool's keys are the job's own (“_PoolKeys“: “image“, “machine“, “accelerator“, ...); “workers“, “parameter_servers“, “reduction_server“ and “evaluators“ add pools. “study“ makes it a hyperparameter tuning job (docs/tuning.md); “training_input“ is an AI Platform Training block, translated (docs/legacy.md).
 type Job struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator *Accelerator `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt *string `pulumi:"adopt"`
@@ -2666,7 +2666,7 @@ type JobInput interface {
 
 // One job: the keys of an entry of “vertex-training:jobs“ (docs/config-shape.md). The primary pool's keys are the job's own (“_PoolKeys“: “image“, “machine“, “accelerator“, ...); “workers“, “parameter_servers“, “reduction_server“ and “evaluators“ add pools. “study“ makes it a hyperparameter tuning job (docs/tuning.md); “training_input“ is an AI Platform Training block, translated (docs/legacy.md).
 type JobArgs struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt pulumi.StringPtrInput `pulumi:"adopt"`
@@ -2795,7 +2795,7 @@ func (o JobOutput) ToJobOutputWithContext(ctx context.Context) JobOutput {
 	return o
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o JobOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v Job) *Accelerator { return v.Accelerator }).(AcceleratorPtrOutput)
 }
@@ -4716,7 +4716,7 @@ func (o PlatformSettingsPtrOutput) Tensorboard() pulumi.StringPtrOutput {
 
 // “workers“, “parameter_servers“, “evaluators“: a worker pool.
 type Pool struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator *Accelerator `pulumi:"accelerator"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args []string `pulumi:"args"`
@@ -4759,7 +4759,7 @@ type PoolInput interface {
 
 // “workers“, “parameter_servers“, “evaluators“: a worker pool.
 type PoolArgs struct {
-	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
 	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
 	Args pulumi.StringArrayInput `pulumi:"args"`
@@ -4867,7 +4867,7 @@ func (o PoolOutput) ToPoolPtrOutputWithContext(ctx context.Context) PoolPtrOutpu
 	}).(PoolPtrOutput)
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o PoolOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v Pool) *Accelerator { return v.Accelerator }).(AcceleratorPtrOutput)
 }
@@ -4961,7 +4961,7 @@ func (o PoolPtrOutput) Elem() PoolOutput {
 	}).(PoolOutput)
 }
 
-// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 func (o PoolPtrOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v *Pool) *Accelerator {
 		if v == nil {

@@ -281,7 +281,7 @@ export interface ImageRowArgs {
  */
 export interface JobArgs {
     /**
-     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
     accelerator?: pulumi.Input<inputs.AcceleratorArgs | undefined>;
     /**
@@ -657,7 +657,7 @@ export interface PlatformSettingsArgs {
  */
 export interface PoolArgs {
     /**
-     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
      */
     accelerator?: pulumi.Input<inputs.AcceleratorArgs | undefined>;
     /**

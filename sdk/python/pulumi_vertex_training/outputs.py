@@ -1236,7 +1236,7 @@ class Job(dict):
         """
         One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md). The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``, ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and ``evaluators`` add pools. ``study`` makes it a hyperparameter tuning job (docs/tuning.md); ``training_input`` is an AI Platform Training block, translated (docs/legacy.md).
 
-        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param _builtins.str adopt: Provider-side: resource name of an existing job to take over.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param 'Backend' backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
@@ -1392,7 +1392,7 @@ class Job(dict):
     @pulumi.getter
     def accelerator(self) -> Optional['outputs.Accelerator']:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 
@@ -2544,7 +2544,7 @@ class Pool(dict):
         """
         ``workers``, ``parameter_servers``, ``evaluators``: a worker pool.
 
-        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
         :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
@@ -2592,7 +2592,7 @@ class Pool(dict):
     @pulumi.getter
     def accelerator(self) -> Optional['outputs.Accelerator']:
         """
-        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
+        `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         """
         return pulumi.get(self, "accelerator")
 

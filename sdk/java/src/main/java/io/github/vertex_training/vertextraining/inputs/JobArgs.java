@@ -43,14 +43,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     public static final JobArgs Empty = new JobArgs();
 
     /**
-     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     @Import(name="accelerator")
     private @Nullable Output<AcceleratorArgs> accelerator;
 
     /**
-     * @return `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+     * @return `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
      * 
      */
     public Optional<Output<AcceleratorArgs>> accelerator() {
@@ -866,7 +866,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param accelerator `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param accelerator `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
@@ -877,7 +877,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param accelerator `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none, for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
+         * @param accelerator `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool&#39;s (every SDK&#39;s types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google&#39;s locations page (the table was not re-read on 2026-11-23), not refused.
          * 
          * @return builder
          * 
