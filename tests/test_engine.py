@@ -88,6 +88,7 @@ def project(tmp_path: Path) -> Project:
 class TestLocalStack:
     """The `local` backend through `pulumi up`, preview, refresh and destroy."""
 
+    @pytest.mark.every_python
     def test_up_runs_the_trainer_to_success(self, project: Project) -> None:
         """`pulumi up` waits for the job, which succeeds and writes its model."""
         project.write_stack(local_stack(example=TRAINER_JOB))

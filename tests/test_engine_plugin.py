@@ -122,6 +122,7 @@ def program(tmp_path: Path) -> Iterator[YamlProgram]:
 
 
 class TestYamlProgram:
+    @pytest.mark.every_python
     def test_jobs_from_a_yaml_program_through_preview_up_replace_import_and_destroy(
         self, program: YamlProgram
     ) -> None:

@@ -72,6 +72,7 @@ PROGRAM = '''
 class TestDistribution:
     """What `python -m build` makes of provider/."""
 
+    @pytest.mark.every_python
     def test_the_wheel_holds_the_package_and_nothing_called_provider(self, dist: Path) -> None:
         """Only vertex_training/ and its metadata; typed; with the console script."""
         [wheel] = dist.glob(WHEEL)
@@ -183,6 +184,7 @@ class TestProgramOfOnesOwn:
         text = textwrap.dedent(PROGRAM).replace("{machine}", machine)
         (project.root / "__main__.py").write_text(text)
 
+    @pytest.mark.every_python
     def test_preview_up_and_destroy(self, venv: Path, tmp_path: Path) -> None:
         """Preview shows both jobs; up runs them (one here, one on the fake service) and
         waits for both; destroy deletes both and leaves the stack empty."""
