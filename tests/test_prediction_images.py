@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from vertex_training.catalog import prediction_images
+from vertex_training.catalog import prediction_images, registry
 from vertex_training.catalog.prediction_images import (
     PredictionChoice,
     PredictionRefusal,
@@ -209,3 +209,54 @@ class TestTable:
         assert row.name is None and row.end_of_availability == datetime.date(2025, 11, 28)
         with pytest.raises(ValueError, match="lists no image"):
             row.uri(US)
+
+
+def snapshot_of(*names: str, read: bool = True) -> registry.RegistrySnapshot:
+    """A snapshot of Google's registry holding these prediction images in `us` (and, with
+    ``read`` false, one made before prediction repositories were read)."""
+    at = datetime.datetime(2026, 11, 28, tzinfo=datetime.UTC)
+    repositories = [*registry.REPOSITORIES.values()]
+    if read:
+        repositories += registry.PREDICTION_REPOSITORIES.values()
+    images = tuple(
+        registry.RegistryImage(
+            name=name,
+            location="us",
+            digest="sha256:" + "0" * 64,
+            tags=("latest",),
+            uploaded=at,
+            repository=registry.PREDICTION,
+        )
+        for name in names
+    )
+    return registry.RegistrySnapshot(at, "a test", tuple(repositories), images)
+
+
+class TestTheRegistryDecides:
+    """With a snapshot of Google's registry, it decides which prediction images exist."""
+
+    def test_a_held_version_is_chosen(self) -> None:
+        """A version the table has and the registry holds: the table's image and dates."""
+        with registry.using(snapshot_of("sklearn-cpu.1-5", "sklearn-cpu.1-6")):
+            choice = choose("sklearn", "1.6")
+        assert choice.uri == "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-6:latest"
+
+    def test_a_version_the_registry_lacks_is_refused_naming_those_it_holds(self) -> None:
+        """Not held where the region pulls from: refused, naming the versions held."""
+        with registry.using(snapshot_of("sklearn-cpu.1-5", "sklearn-cpu.1-4")):
+            refusal = refuse("sklearn", "1.6")
+        assert refusal.versions == ("1.5", "1.4")
+        assert "write one of 1.5, 1.4" in refusal.message
+
+    def test_a_version_only_the_registry_holds_is_accepted_undated(self) -> None:
+        """Published after the table was read: accepted, warned that its dates are unknown."""
+        with registry.using(snapshot_of("sklearn-cpu.1-8")):
+            choice = choose("sklearn", "1.8")
+        assert choice.uri == "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-8:latest"
+        assert "its support dates are not known here" in choice.warnings[0]
+
+    def test_a_snapshot_that_read_no_prediction_images_leaves_the_table_alone(self) -> None:
+        """A snapshot made before prediction images were read says nothing of them."""
+        with registry.using(snapshot_of(read=False)):
+            assert choose("sklearn", "1.6").uri.endswith("sklearn-cpu.1-6:latest")
+            assert isinstance(refuse("sklearn", "1.8"), PredictionRefusal)

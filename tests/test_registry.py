@@ -70,14 +70,19 @@ class TestRefresh:
                 endpoint=fake.address, progress=lambda r, read, kept: pages.append((r, read, kept))
             )
             calls = list(fake.calls)
-        assert snapshot.repositories == tuple(registry.REPOSITORIES.values())
-        assert {r for r, _, _ in pages} == set(registry.REPOSITORIES.values())
-        assert len({p for p, _ in calls}) == 3 and any(token for _, token in calls)
+        both = {*registry.REPOSITORIES.values(), *registry.PREDICTION_REPOSITORIES.values()}
+        assert set(snapshot.repositories) == both
+        assert {r for r, _, _ in pages} == both
+        assert len({p for p, _ in calls}) == 6 and any(token for _, token in calls)
         image = snapshot.holds("pytorch-gpu.2-5.py310", "europe")
         assert image is not None
         assert "latest" in image.tags and image.versions == REBUILDS
         assert image.digest.startswith("sha256:")
         assert image.uri == "europe-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-5.py310:latest"
+        serving = snapshot.holds("sklearn-cpu.1-6", "asia", registry.PREDICTION)
+        assert serving is not None
+        assert serving.uri == "asia-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-6:latest"
+        assert snapshot.holds("tf2-cpu.2-15", "us") is None  # a prediction image only
         assert snapshot.source == fake.address
 
     def test_a_refused_identity_says_how_to_log_in(self) -> None:
@@ -99,7 +104,8 @@ class TestRefresh:
         path = tmp_path / "images.json"
         registry.save_snapshot(snapshot, path)
         loaded = registry.load_snapshot(path)
-        assert loaded.images == tuple(sorted(snapshot.images, key=lambda i: (i.name, i.location)))
+        order = sorted(snapshot.images, key=lambda i: (i.repository, i.name, i.location))
+        assert loaded.images == tuple(order)
         assert loaded.stale_warning(loaded.read_date + datetime.timedelta(days=30)) is None
         stale = loaded.stale_warning(loaded.read_date + datetime.timedelta(days=31))
         assert stale is not None and "make images" in stale
@@ -117,7 +123,8 @@ class TestRefresh:
         with FakeRegistry() as fake:
             result = run_cli("images", "refresh", "--endpoint", fake.address, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
-        assert "wrote" in result.stdout and "14 image names in 3 repositories" in result.stdout
+        assert "wrote" in result.stdout
+        assert "14 training and 8 prediction image names in 6 repositories" in result.stdout
         assert "images read" in result.stderr and "do not commit" in result.stderr
         written = registry.load_snapshot(tmp_path / "prices" / "images.json")
         assert written.holds("sklearn-cpu.1-7", "asia") is not None

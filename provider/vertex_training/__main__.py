@@ -210,7 +210,8 @@ def _cmd_images_refresh(args: argparse.Namespace) -> int:
         return EXIT_PRICES_FAILED
     registry.save_snapshot(snapshot, out)
     print(
-        f"wrote {out}: {len(snapshot.names()):,} image names in "
+        f"wrote {out}: {len(snapshot.names()):,} training and "
+        f"{len(snapshot.names(registry.PREDICTION)):,} prediction image names in "
         f"{len(snapshot.repositories)} repositories, read "
         f"{snapshot.read_at.isoformat(timespec='seconds')} from {snapshot.source}"
     )

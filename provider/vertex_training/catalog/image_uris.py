@@ -17,6 +17,8 @@ from vertex_training.api import image_refs
 
 #: Where every prebuilt training image lives, under each registry host.
 IMAGE_PATH: Final = "vertex-ai/training"
+#: Where every prebuilt prediction image lives (a model's serving image).
+PREDICTION_PATH: Final = "vertex-ai/prediction"
 #: Only ``:latest`` is served for prebuilt training images.
 IMAGE_TAG: Final = "latest"
 REGISTRY_HOSTS: Mapping[str, str] = MappingProxyType(
@@ -68,7 +70,7 @@ PREBUILT_TRAINING_PATHS: Mapping[str, str] = MappingProxyType(
 #: executor image.
 PREBUILT_PREDICTION_PATHS: Mapping[str, str] = MappingProxyType(
     {
-        **{host: "vertex-ai/prediction" for host in REGISTRY_HOSTS.values()},
+        **{host: PREDICTION_PATH for host in REGISTRY_HOSTS.values()},
         "gcr.io": "cloud-aiplatform/prediction",
     }
 )

@@ -48,17 +48,14 @@ warned about. ``today`` is injectable so that tests are stable.
 Registry host by region, and the path prediction images live under:
 ``catalog.image_uris`` (``registry_host``, ``PREBUILT_PREDICTION_PATHS``).
 
-Google's registry (``catalog.registry``, ``prices/images.json``) is not consulted: its
-snapshot holds only the ``training`` repositories. Recording ``vertex-ai/prediction``
-images too needs (1) the ``prediction`` repositories in ``registry.REPOSITORIES`` or a
-second list the refresh reads; (2) a repository on each ``RegistryImage`` (its key is
-``(name, location)`` and its ``uri`` assumes ``vertex-ai/training``, yet
-``sklearn-cpu.1-6`` and ``xgboost-cpu.2-1`` name both a training and a prediction image),
-kept in the snapshot's JSON (a new ``SNAPSHOT_FORMAT``, or a field that defaults to
-``training``); (3) the fake registry (``vertex_training.testing.fake_registry``) serving
-``prediction`` repositories, without which a refresh that reads them fails NOT_FOUND; and
-(4) ``_held.not_held``'s words, which say "training image". Until then the table decides
-which prediction images exist.
+With a snapshot of Google's registry that read its ``prediction`` repositories
+(``catalog.registry``, ``prices/images.json``, made by ``make images``), the registry
+decides which prediction images exist in the registry location of the job's region: a
+version the table has but the snapshot does not hold there is refused, naming the versions
+it holds; a version the snapshot holds that the table lacks (published after the table was
+read) is accepted, with a warning that its support dates are not known. The table keeps the
+dates. A snapshot made before prediction images were read says nothing of them: the table
+decides alone.
 """
 
 from __future__ import annotations
@@ -72,7 +69,12 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from vertex_training.api import image_refs
-from vertex_training.catalog.image_uris import PREBUILT_PREDICTION_PATHS, registry_host
+from vertex_training.catalog import registry
+from vertex_training.catalog.image_uris import (
+    PREBUILT_PREDICTION_PATHS,
+    registry_host,
+    registry_location,
+)
 from vertex_training.catalog.images import (
     CATALOGUE_MAX_AGE_MONTHS,
     FRAMEWORK_NAMES,
@@ -339,7 +341,84 @@ def prediction_image(
     framework: str, version: str, *, region: str, gpu: bool, today: datetime.date
 ) -> PredictionChoice | PredictionRefusal:
     """The prebuilt prediction image of ``framework`` ``version`` for CPU (or GPU, when
-    ``gpu``) serving in ``region``, or why there is none and which versions to write."""
+    ``gpu``) serving in ``region``, or why there is none and which versions to write: by
+    the table, then by the active snapshot of Google's registry where there is one
+    (``registry.active``)."""
+    found = _from_table(framework, version, region=region, gpu=gpu, today=today)
+    snapshot = registry.active()
+    if snapshot is None or not snapshot.read_repository(registry.PREDICTION):
+        return found
+    if framework not in PREDICTION_FRAMEWORKS or _VERSION_RE.fullmatch(version) is None:
+        return found
+    location = registry_location(region)
+    name = image_name(framework, version, gpu=gpu)
+    held = snapshot.holds(name, location, registry.PREDICTION)
+    if isinstance(found, PredictionChoice):
+        if held is not None:
+            return found
+        return _not_held(found.image.label, name, snapshot, location, framework, gpu=gpu)
+    if held is None or found.retired:
+        return found
+    image = PredictionImage(
+        framework=framework,
+        version=version,
+        kind=_kind(gpu),
+        name=name,
+        end_of_support=datetime.date.max,
+        end_of_availability=datetime.date.max,
+    )
+    warning = (
+        f"{image.label} ({name}) is not in this package's table of prediction images (read "
+        f"{CATALOGUE_DATE}), but {snapshot.describe()} holds it: its support dates are not "
+        "known here"
+    )
+    return PredictionChoice(uri=held.uri, image=image, warnings=[warning])
+
+
+def image_name(framework: str, version: str, *, gpu: bool) -> str:
+    """The name Google gives a framework version's prediction image:
+    ``<framework>-<cpu|gpu>.<MAJOR>-<MINOR>`` (TensorFlow 2's is ``tf2``)."""
+    prefix = "tf2" if framework == "tensorflow" else framework
+    return f"{prefix}-{_kind(gpu)}.{version.replace('.', '-')}"
+
+
+def _not_held(
+    label: str,
+    name: str,
+    snapshot: registry.RegistrySnapshot,
+    location: str,
+    framework: str,
+    *,
+    gpu: bool,
+) -> PredictionRefusal:
+    """The refusal of a version the table has but the registry does not hold where the
+    job's region pulls from, naming the versions it holds there."""
+    prefix = image_name(framework, "0.0", gpu=gpu).rsplit(".", 1)[0] + "."
+    versions = sorted(
+        (
+            i.name.removeprefix(prefix).replace("-", ".")
+            for i in snapshot.images
+            if i.repository == registry.PREDICTION
+            and i.location == location
+            and i.name.startswith(prefix)
+        ),
+        key=_version_key,
+        reverse=True,
+    )
+    held = f"write one of {', '.join(versions)}" if versions else "it holds none of this kind"
+    return PredictionRefusal(
+        "version",
+        f"{label}'s prediction image {name} is not in {snapshot.describe()} in {location}: "
+        f"{held} (or run `make images` again if Google has published it since)",
+        versions=tuple(versions),
+        gpu=gpu,
+    )
+
+
+def _from_table(
+    framework: str, version: str, *, region: str, gpu: bool, today: datetime.date
+) -> PredictionChoice | PredictionRefusal:
+    """``prediction_image`` by the table alone."""
     if framework not in PREDICTION_FRAMEWORKS:
         return _refuse_unknown(framework)
     kind = _kind(gpu)

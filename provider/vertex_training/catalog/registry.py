@@ -1,9 +1,12 @@
-"""Google's prebuilt training images as its registry lists them: a dated snapshot, read by
-``refresh`` and committed beside the price snapshot (``prices/images.json``).
+"""Google's prebuilt training and prediction images as its registry lists them: a dated
+snapshot, read by ``refresh`` and committed beside the price snapshot
+(``prices/images.json``).
 
 Google publishes its prebuilt training images in the public Artifact Registry repository
-``training`` of the project ``vertex-ai``, in the ``us``, ``europe`` and ``asia``
-multi-regions (``REPOSITORIES``). ``refresh`` lists each one's Docker images
+``training`` of the project ``vertex-ai``, and its prebuilt prediction images (a model's
+serving image, ``vertex_training.catalog.prediction_images``) in ``prediction``, in the
+``us``, ``europe`` and ``asia`` multi-regions (``REPOSITORIES``,
+``PREDICTION_REPOSITORIES``). ``refresh`` lists each one's Docker images
 (``ArtifactRegistry.ListDockerImages``, google/devtools/artifactregistry/v1/artifact.proto:
 one ``DockerImage`` per digest, with its ``uri``, ``tags`` and ``upload_time``; pages of
 ``page_size`` followed by ``next_page_token``) and keeps, for each image name in each
@@ -45,7 +48,12 @@ from vertex_training.catalog._google import (
     is_loopback,
     transient_retry,
 )
-from vertex_training.catalog.image_uris import IMAGE_PATH, IMAGE_TAG, REGISTRY_HOSTS
+from vertex_training.catalog.image_uris import (
+    IMAGE_PATH,
+    IMAGE_TAG,
+    PREDICTION_PATH,
+    REGISTRY_HOSTS,
+)
 from vertex_training.credentials import loopback_channel
 from vertex_training.errors import VertexTrainingError
 
@@ -59,11 +67,16 @@ SNAPSHOT_FORMAT: Final = 1
 STALE_AFTER_DAYS: Final = 30
 #: Google's own host for the API (the proto's ``default_host``).
 DEFAULT_ENDPOINT: Final = "artifactregistry.googleapis.com"
+#: The repository of each kind of prebuilt image, under ``vertex-ai``.
+TRAINING, PREDICTION = IMAGE_PATH.split("/")[1], PREDICTION_PATH.split("/")[1]
 #: The repositories of Google's prebuilt training images, by multi-region.
 REPOSITORIES: Mapping[str, str] = {
-    location: f"projects/{IMAGE_PATH.split('/')[0]}/locations/{location}/repositories/"
-    f"{IMAGE_PATH.split('/')[1]}"
+    location: f"projects/{IMAGE_PATH.split('/')[0]}/locations/{location}/repositories/{TRAINING}"
     for location in REGISTRY_HOSTS
+}
+#: The repositories of its prebuilt prediction images, by multi-region.
+PREDICTION_REPOSITORIES: Mapping[str, str] = {
+    location: path.removesuffix(TRAINING) + PREDICTION for location, path in REPOSITORIES.items()
 }
 PAGE_SIZE: Final = 1000
 PAGE_TIMEOUT_S: Final = 60.0
@@ -92,11 +105,14 @@ class RegistryImage:
     uploaded: datetime.datetime
     #: Digests the registry holds for the name (each rebuild adds one).
     versions: int = 1
+    #: ``training`` or ``prediction``: the repository the name is in.
+    repository: str = TRAINING
 
     @property
     def uri(self) -> str:
         """By the ``latest`` tag when it has it, else by digest."""
-        base = f"{REGISTRY_HOSTS[self.location]}/{IMAGE_PATH}/{self.name}"
+        path = IMAGE_PATH if self.repository == TRAINING else PREDICTION_PATH
+        base = f"{REGISTRY_HOSTS[self.location]}/{path}/{self.name}"
         return f"{base}:{IMAGE_TAG}" if IMAGE_TAG in self.tags else f"{base}@{self.digest}"
 
 
@@ -108,26 +124,34 @@ class RegistrySnapshot:
     source: str
     repositories: tuple[str, ...]
     images: tuple[RegistryImage, ...]
-    _by_key: dict[tuple[str, str], RegistryImage] = field(
+    _by_key: dict[tuple[str, str, str], RegistryImage] = field(
         default_factory=dict, compare=False, repr=False
     )
 
     def __post_init__(self) -> None:
-        self._by_key.update({(i.name, i.location): i for i in self.images})
+        self._by_key.update({(i.name, i.location, i.repository): i for i in self.images})
 
     @property
     def read_date(self) -> datetime.date:
         return self.read_at.astimezone(datetime.UTC).date()
 
-    def holds(self, name: str, location: str | None = None) -> RegistryImage | None:
-        """The image ``name`` in ``location`` (any location when None), or None."""
+    def holds(
+        self, name: str, location: str | None = None, repository: str = TRAINING
+    ) -> RegistryImage | None:
+        """The image ``name`` of ``repository`` in ``location`` (any location when None),
+        or None."""
         if location is not None:
-            return self._by_key.get((name, location))
-        return next((i for i in self.images if i.name == name), None)
+            return self._by_key.get((name, location, repository))
+        return next((i for i in self.images if (i.name, i.repository) == (name, repository)), None)
 
-    def names(self) -> list[str]:
-        """Every image name held anywhere, sorted."""
-        return sorted({i.name for i in self.images})
+    def names(self, repository: str = TRAINING) -> list[str]:
+        """Every image name ``repository`` holds anywhere, sorted."""
+        return sorted({i.name for i in self.images if i.repository == repository})
+
+    def read_repository(self, repository: str) -> bool:
+        """Whether the snapshot read ``repository`` (one made before prediction images
+        were read holds none of them, and says nothing of which exist)."""
+        return any(r.endswith(f"/repositories/{repository}") for r in self.repositories)
 
     def describe(self) -> str:
         """'Google's registry (read 2026-11-26 from artifactregistry.googleapis.com)'."""
@@ -265,8 +289,11 @@ def to_json(snapshot: RegistrySnapshot) -> dict[str, Any]:
                 "tags": sorted(i.tags),
                 "uploaded": i.uploaded.astimezone(datetime.UTC).isoformat(),
                 "versions": i.versions,
+                # Written for a prediction image only: a training image's entry reads as
+                # it did before prediction images were read.
+                **({"repository": i.repository} if i.repository != TRAINING else {}),
             }
-            for i in sorted(snapshot.images, key=lambda i: (i.name, i.location))
+            for i in sorted(snapshot.images, key=lambda i: (i.repository, i.name, i.location))
         ],
     }
 
@@ -296,6 +323,7 @@ def load_snapshot(path: Path) -> RegistrySnapshot:
                 tags=tuple(str(t) for t in entry["tags"]),
                 uploaded=datetime.datetime.fromisoformat(entry["uploaded"]),
                 versions=int(entry.get("versions", 1)),
+                repository=str(entry.get("repository", TRAINING)),
             )
             for entry in document["images"]
         )
@@ -365,14 +393,19 @@ def refresh(
     progress: Progress | None = None,
     now: Callable[[], datetime.datetime] | None = None,
 ) -> RegistrySnapshot:
-    """List the training images of each repository in ``locations`` into a snapshot."""
+    """List the training and prediction images of each location of ``locations`` into a
+    snapshot."""
     from google.api_core import exceptions
 
     clock = now or (lambda: datetime.datetime.now(datetime.UTC))
     registry = client if client is not None else make_client(endpoint)
     kept: list[RegistryImage] = []
-    for location in locations:
-        repository = REPOSITORIES[location]
+    read = [
+        (location, repositories[location])
+        for location in locations
+        for repositories in (REPOSITORIES, PREDICTION_REPOSITORIES)
+    ]
+    for location, repository in read:
         try:
             kept += _read_repository(registry, repository, location, progress)
         except exceptions.GoogleAPICallError as exc:
@@ -392,7 +425,7 @@ def refresh(
     return RegistrySnapshot(
         read_at=clock(),
         source=endpoint or DEFAULT_ENDPOINT,
-        repositories=tuple(REPOSITORIES[location] for location in locations),
+        repositories=tuple(repository for _, repository in read),
         images=tuple(kept),
     )
 
@@ -414,10 +447,13 @@ def _read_repository(
             by_name.setdefault(name, []).append((digest, image))
         if progress is not None:
             progress(repository, read, len(by_name))
-    return [_kept(name, location, found) for name, found in sorted(by_name.items())]
+    kind = repository.rsplit("/", 1)[-1]
+    return [_kept(name, location, found, kind) for name, found in sorted(by_name.items())]
 
 
-def _kept(name: str, location: str, found: Iterable[tuple[str, Any]]) -> RegistryImage:
+def _kept(
+    name: str, location: str, found: Iterable[tuple[str, Any]], repository: str
+) -> RegistryImage:
     """The digest tagged ``latest`` (else the newest upload) of one image name."""
     entries = list(found)
     tagged = [e for e in entries if IMAGE_TAG in e[1].tags]
@@ -429,4 +465,5 @@ def _kept(name: str, location: str, found: Iterable[tuple[str, Any]]) -> Registr
         tags=tuple(sorted(image.tags)),
         uploaded=image.upload_time.ToDatetime(datetime.UTC),
         versions=len(entries),
+        repository=repository,
     )

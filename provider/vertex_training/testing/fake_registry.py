@@ -1,6 +1,6 @@
 """A fake Artifact Registry (``google.devtools.artifactregistry.v1.ArtifactRegistry``), real
-gRPC on loopback, serving Docker images of the ``vertex-ai`` project's ``training``
-repositories.
+gRPC on loopback, serving Docker images of the ``vertex-ai`` project's ``training`` and
+``prediction`` repositories.
 
 The real ``google.cloud.artifactregistry_v1.ArtifactRegistryClient`` talks to it through a
 local channel to ``FakeRegistry.address`` (``vertex_training.catalog.registry
@@ -70,6 +70,19 @@ DEFAULT_IMAGES: tuple[str, ...] = (
     "xgboost-cpu.2-1.py310",
     "xgboost-gpu.2-1.py310",
 )
+#: The invented prediction images (a model's serving image) every location serves by
+#: default, in the ``prediction`` repository: Google's naming pattern, made-up versions
+#: beside a few the package's table has.
+DEFAULT_PREDICTION_IMAGES: tuple[str, ...] = (
+    "tf2-cpu.2-15",
+    "tf2-gpu.2-15",
+    "pytorch-cpu.2-4",
+    "pytorch-gpu.2-4",
+    "sklearn-cpu.1-5",
+    "sklearn-cpu.1-6",
+    "sklearn-cpu.1-7",
+    "xgboost-cpu.2-1",
+)
 #: Digests listed per image: each image was "rebuilt" this many times.
 REBUILDS = 2
 _EPOCH = datetime.datetime(2026, 10, 1, tzinfo=datetime.UTC)
@@ -79,10 +92,10 @@ def _digest(name: str, location: str, build: int) -> str:
     return "sha256:" + hashlib.sha256(f"{location}/{name}/{build}".encode()).hexdigest()
 
 
-def docker_images(location: str, names: Sequence[str]) -> list[Any]:
+def docker_images(location: str, names: Sequence[str], repository: str = "training") -> list[Any]:
     """The DockerImage messages of one repository: every build of every name, the newest
     build tagged ``latest`` and with its version tag."""
-    project, repository = "vertex-ai", "training"
+    project = "vertex-ai"
     images = []
     for index, name in enumerate(names):
         for build in range(REBUILDS):
@@ -106,22 +119,31 @@ class FakeRegistry(GrpcLoopbackServer):
     """A fake ArtifactRegistry on 127.0.0.1 serving ListDockerImages; a context manager.
 
     ``images`` maps a location to the image names its ``training`` repository holds
-    (default: ``DEFAULT_IMAGES`` in each of us, europe and asia).
+    (default: ``DEFAULT_IMAGES`` in each of us, europe and asia); ``prediction_images``
+    those of its ``prediction`` repository (default: ``DEFAULT_PREDICTION_IMAGES`` in each
+    location ``images`` names).
     """
 
     def __init__(
         self,
         *,
         images: dict[str, Sequence[str]] | None = None,
+        prediction_images: dict[str, Sequence[str]] | None = None,
         max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
         port: int = 0,
     ) -> None:
         chosen = images if images is not None else {loc: DEFAULT_IMAGES for loc in LOCATIONS}
+        serving = (
+            prediction_images
+            if prediction_images is not None
+            else {loc: DEFAULT_PREDICTION_IMAGES for loc in chosen}
+        )
         self._by_parent = {
-            f"projects/vertex-ai/locations/{location}/repositories/training": docker_images(
-                location, names
+            f"projects/vertex-ai/locations/{location}/repositories/{repository}": docker_images(
+                location, names, repository
             )
-            for location, names in chosen.items()
+            for repository, held in (("training", chosen), ("prediction", serving))
+            for location, names in held.items()
         }
         self._max_page_size = max_page_size
         super().__init__(port, workers=2)
