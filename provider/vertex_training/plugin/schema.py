@@ -397,8 +397,9 @@ def build(docs: Path, version: str) -> dict[str, Any]:
     types[MODEL_VERSION] = {
         "type": "object",
         "description": described.intros["Model versions"],
+        # No property is always set (a pipeline names its backing job before its model):
+        # no `required` (an empty one the engine drops when it reads the schema).
         "properties": props("Model versions", MODEL_VERSION_PROPERTIES),
-        "required": [],
     }
     types[JOB_FAILURE] = {
         "type": "object",
