@@ -248,7 +248,7 @@ class StudyArgs(TypedDict, total=False):
 
 
 class ServingFrameworkArgs(TypedDict, total=False):
-    """``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt
+    """``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt
     prediction image."""
 
     name: Required[Input[str]]

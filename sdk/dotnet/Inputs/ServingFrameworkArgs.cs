@@ -12,7 +12,7 @@ namespace VertexTraining.VertexTraining.Inputs
 {
 
     /// <summary>
-    /// ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    /// ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
     /// </summary>
     public sealed class ServingFrameworkArgs : global::Pulumi.ResourceArgs
     {

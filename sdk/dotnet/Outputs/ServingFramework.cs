@@ -12,7 +12,7 @@ namespace VertexTraining.VertexTraining.Outputs
 {
 
     /// <summary>
-    /// ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    /// ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
     /// </summary>
     [OutputType]
     public sealed class ServingFramework

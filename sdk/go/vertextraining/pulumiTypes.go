@@ -6798,7 +6798,7 @@ func (o ServingPtrOutput) PredictRoute() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+// “framework: {name: sklearn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
 type ServingFramework struct {
 	// Whether to serve from the GPU build; default false.
 	Gpu *bool `pulumi:"gpu"`
@@ -6819,7 +6819,7 @@ type ServingFrameworkInput interface {
 	ToServingFrameworkOutputWithContext(context.Context) ServingFrameworkOutput
 }
 
-// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+// “framework: {name: sklearn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
 type ServingFrameworkArgs struct {
 	// Whether to serve from the GPU build; default false.
 	Gpu pulumi.BoolPtrInput `pulumi:"gpu"`
@@ -6882,7 +6882,7 @@ func (i *servingFrameworkPtrType) ToServingFrameworkPtrOutputWithContext(ctx con
 	return pulumi.ToOutputWithContext(ctx, i).(ServingFrameworkPtrOutput)
 }
 
-// “framework: {name: scikit-learn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
+// “framework: {name: sklearn, version: "1.5", gpu: false}“: Google's prebuilt prediction image.
 type ServingFrameworkOutput struct{ *pulumi.OutputState }
 
 func (ServingFrameworkOutput) ElementType() reflect.Type {

@@ -897,7 +897,7 @@ export interface ServingArgs {
 }
 
 /**
- * ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+ * ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
  */
 export interface ServingFrameworkArgs {
     /**

@@ -973,7 +973,7 @@ export interface Serving {
 }
 
 /**
- * ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+ * ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
  */
 export interface ServingFramework {
     /**

@@ -4018,7 +4018,7 @@ class ServingArgs:
 
 class ServingFrameworkArgsDict(TypedDict):
     """
-    ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
     """
     name: pulumi.Input[_builtins.str]
     """
@@ -4040,7 +4040,7 @@ class ServingFrameworkArgs:
                  version: pulumi.Input[_builtins.str],
                  gpu: pulumi.Input[Optional[_builtins.bool]] = None):
         """
-        ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+        ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
 
         :param pulumi.Input[_builtins.str] name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
         :param pulumi.Input[_builtins.str] version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.

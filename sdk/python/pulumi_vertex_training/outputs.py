@@ -3224,14 +3224,14 @@ class Serving(dict):
 @pulumi.output_type
 class ServingFramework(dict):
     """
-    ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+    ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
     """
     def __init__(__self__, *,
                  name: _builtins.str,
                  version: _builtins.str,
                  gpu: Optional[_builtins.bool] = None):
         """
-        ``framework: {name: scikit-learn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
+        ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
 
         :param _builtins.str name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
         :param _builtins.str version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.

@@ -14,7 +14,7 @@ import javax.annotation.Nullable;
 
 
 /**
- * ``framework: {name: scikit-learn, version: &#34;1.5&#34;, gpu: false}``: Google&#39;s prebuilt prediction image.
+ * ``framework: {name: sklearn, version: &#34;1.5&#34;, gpu: false}``: Google&#39;s prebuilt prediction image.
  * 
  */
 public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArgs {
