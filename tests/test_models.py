@@ -118,6 +118,7 @@ class TestModelKeys:
                 "model.serving.framework.gpu",
             ),
             ({"serving": {"image": IMAGE}, "colour": "red"}, "model.colour"),
+            ({"serving": {"image": "https://us-docker.pkg.dev/a/b/c:1"}}, "model.serving.image"),
         ],
     )
     def test_each_mistake_is_refused_naming_its_key(

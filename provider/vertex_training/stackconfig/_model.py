@@ -25,6 +25,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from vertex_training.api import image_refs
 from vertex_training.api.labels import MAX_USER_LABELS
 from vertex_training.api.pipelines import DEFAULT_ALIAS
 from vertex_training.errors import Issue
@@ -267,6 +268,8 @@ def resolve_model(
             )
         )
     image = config.serving.image
+    if image is not None and isinstance(found := image_refs.parse(image), image_refs.NotAReference):
+        issues.append(image_refs.image_issue(f"{key}.serving.image", image, found))
     if config.serving.framework is not None:
         framework = config.serving.framework
         image, notes = serving_framework_image(base, framework, region, issues, today)
