@@ -10,21 +10,17 @@ from typing import Any
 import grpc
 import pytest
 
+from tests.test_vertex_backend import FAST_PACING, FAST_POLLING, FAST_RETRY, PROJECT, REGION
 from vertex_training.api import pipelines, states
 from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL, RESOURCE_LABEL, STACK_LABEL
 from vertex_training.backends.base import JobStatus
-from vertex_training.backends.pacing import PacingPolicy
-from vertex_training.backends.vertex import RetryPolicy, VertexBackend
+from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import BackendError, PermanentError, UncertainError
 from vertex_training.testing import FakeVertex
 
 pytestmark = pytest.mark.timeout(60)
 
-PROJECT, REGION = "test-project", "us-central1"
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
-FAST_RETRY = RetryPolicy(initial_s=0.01, max_s=0.05, multiplier=2.0, deadline_s=2.0)
-FAST_POLLING = RetryPolicy(initial_s=0.01, max_s=0.05, multiplier=1.5, deadline_s=5.0)
-FAST_PACING = PacingPolicy(window_s=1.0, min_rate_per_s=20.0, lift_after_s=2.0)
 WAIT_S = 10.0
 OUTPUT = "gs://bucket/run"
 IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-6:latest"
@@ -315,14 +311,15 @@ class TestPipelineUrls:
 
 
 class TestImport:
-    def test_a_pipeline_imports_as_its_job_with_its_model(self, fake: FakeVertex) -> None:
+    def test_a_pipeline_imports_as_its_job_with_its_model(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
         """`pulumi import` of a pipeline: its task's keys and the model it registered, with
         the model's ID so that the next run registers the model's next version."""
         from vertex_training.plugin import schema
         from vertex_training.plugin.importing import imported_inputs
         from vertex_training.resources.state import ProviderSettings
 
-        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
         upload = model(modelId="churn")
         upload["modelToUpload"]["versionAliases"] = [pipelines.DEFAULT_ALIAS, "prod"]
         done = trained(backend, pipelines.pipeline_body(job(), upload))
@@ -340,9 +337,10 @@ class TestImport:
 
 
 class TestDatasets:
-    def test_a_pipeline_reads_a_dataset_of_its_location(self, fake: FakeVertex) -> None:
+    def test_a_pipeline_reads_a_dataset_of_its_location(
+        self, fake: FakeVertex, backend: VertexBackend
+    ) -> None:
         """The dataset reaches the service; a dataset that does not exist is refused."""
-        backend = VertexBackend("test-project", "us-central1", api_endpoint=fake.address)
         data = {
             "inputDataConfig": {"datasetId": "7", "gcsDestination": {"outputUriPrefix": OUTPUT}}
         }

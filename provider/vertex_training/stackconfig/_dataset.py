@@ -40,8 +40,6 @@ DATASET_NAME_RE: Final = re.compile(
 _DESTINATION_RE: Final = re.compile(r"(gs://[^/\s]+(/\S*)?|bq://[A-Za-z0-9_.:-]+)")
 _SPLITS: Final = ("fractions", "filter", "predefined", "timestamp", "stratified")
 
-Fraction = float
-
 
 class _ConfigModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -50,9 +48,9 @@ class _ConfigModel(BaseModel):
 class FractionsConfig(_ConfigModel):
     """``{training: 0.8, validation: 0.1, test: 0.1}``."""
 
-    training: Fraction | None = Field(None, ge=0, le=1)
-    validation: Fraction | None = Field(None, ge=0, le=1)
-    test: Fraction | None = Field(None, ge=0, le=1)
+    training: float | None = Field(None, ge=0, le=1)
+    validation: float | None = Field(None, ge=0, le=1)
+    test: float | None = Field(None, ge=0, le=1)
 
     @model_validator(mode="after")
     def _up_to_one(self) -> FractionsConfig:

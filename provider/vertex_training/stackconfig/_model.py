@@ -47,8 +47,6 @@ ALIAS_RE: Final = re.compile(r"[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]")
 MODEL_NAME_RE: Final = re.compile(
     r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/models/(?P<model>[^/@]+)"
 )
-#: ModelContainerSpec.ports: "only the first port ... is used"; 8080 when none is given.
-DEFAULT_SERVING_PORT: Final = 8080
 #: Most labels a model's config may give: the rest are the owner labels it carries
 #: (``vertex_training.api.pipelines.MODEL_OWNER_LABELS``).
 MAX_MODEL_LABELS: Final = MAX_USER_LABELS
