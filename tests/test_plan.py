@@ -143,9 +143,10 @@ class TestPlan:
             ("wait", False),
         ]
         assert (
-            "  - submitted again because `labels.team` changed (Vertex AI cannot update a "
-            "submitted job: the running one is cancelled and deleted); `wait` alone would "
-            "only update it\n"
+            "  - the job runs again for a label change: only `labels.team` forces it, and "
+            "Vertex AI cannot relabel a submitted job, so the running one is cancelled and "
+            "deleted and the same training is submitted again, at its full cost; `wait` alone "
+            "would only update it\n"
         ) in to_markdown(plan)
 
     def test_an_invalid_job_carries_its_messages(self, repo: Path) -> None:

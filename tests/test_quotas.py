@@ -284,14 +284,35 @@ class TestPlanQuotaSection:
     ) -> None:
         """No credentials: the section says why, and what each job needs."""
         monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "none.json"))
+        monkeypatch.delenv("CI", raising=False)
         plan = plan_stack(
             repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1", quota_reader=cloud_quotas.reader()
         )
         text = to_markdown(plan)
         assert "quotas could not be checked: no Google credentials" in text
-        assert "run with Google credentials" in text
-        assert "`new` needs in us-central1: 24 custom_model_training_cpus" in text
+        assert "run with Google credentials (`gcloud auth application-default login`)" in text
+        assert "| us-central1 | `custom_model_training_cpus` | 32 | `gpu` 8, `new` 24 |" in text
         assert '"unchecked": "no Google credentials' in to_json(plan)
+
+    def test_in_ci_one_line_names_the_role_the_ci_identity_needs(
+        self, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """In CI: one line, the role to grant and the docs; no laptop sign-in advice."""
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "none.json"))
+        monkeypatch.setenv("CI", "true")
+        plan = plan_stack(
+            repo / "stacks" / "Pulumi.dev.yaml", "HEAD~1", quota_reader=cloud_quotas.reader()
+        )
+        text = to_markdown(plan)
+        [line] = [line for line in text.splitlines() if "could not be checked" in line]
+        assert line.endswith(
+            "give the CI identity `roles/cloudquotas.viewer` on the project (docs/review.md#quota)"
+        )
+        assert "gcloud" not in text.split("**Quota**")[1]
+        assert line == (
+            "- :warning: quotas could not be checked: no Google credentials; give the CI "
+            "identity `roles/cloudquotas.viewer` on the project (docs/review.md#quota)"
+        )
 
     def test_the_command_line_reads_the_fake(self, repo: Path, fake: FakeQuotas) -> None:
         """vertex-training plan --quotas-endpoint shows the section, read from the fake."""

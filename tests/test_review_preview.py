@@ -22,8 +22,10 @@ import pytest
 from tests.cli import run_cli
 from tests.prices import fake_snapshot
 from vertex_training.catalog.prices import save_snapshot
+from vertex_training.errors import SpecError
 from vertex_training.preview.review import review_preview
 from vertex_training.review.plan import DELETE, INVALID, REPLACE, SUBMIT, UNCHANGED, to_markdown
+from vertex_training.review.policies import parse_policies
 
 IMAGE = "us-docker.pkg.dev/acme-ml-dev/trainers/mnist:1"
 STACK = "dev"
@@ -373,3 +375,284 @@ class TestCommand:
         document["config"] = {"vertex-training:prices": str(prices)}
         plan, jobs = by_name(document)
         assert plan.prices is not None and jobs["new"].estimate.max_usd is not None
+
+
+# pulumi-gcp 10.5.0's Vertex AI resources, as its registry pages give their inputs
+# (www.pulumi.com/registry/packages/gcp/api-docs/vertex/aicustomjob/, aitrainingpipeline/,
+# aipersistentresource/). The pulumi-gcp provider itself cannot be installed here: these
+# steps are shaped as the engine records a bridged provider's inputs (``__defaults``
+# included), not taken from a real preview.
+GCP_JOB = "gcp:vertex/aiCustomJob:AiCustomJob"
+GCP_PIPELINE = "gcp:vertex/aiTrainingPipeline:AiTrainingPipeline"
+GCP_POOL = "gcp:vertex/aiPersistentResource:AiPersistentResource"
+
+
+def gcp_job(hours: int = 24, **spec: Any) -> dict[str, Any]:
+    """An AiCustomJob's inputs: one A100 worker for ``hours``."""
+    pool = {
+        "replicaCount": "1",
+        "machineSpec": {
+            "machineType": "a2-highgpu-1g",
+            "acceleratorType": "NVIDIA_TESLA_A100",
+            "acceleratorCount": 1,
+        },
+        "containerSpec": {"imageUri": IMAGE, "args": ["--epochs", "10"]},
+    }
+    job_spec = {"workerPoolSpecs": [pool], "scheduling": {"timeout": f"{hours * 3600}s"}, **spec}
+    return {
+        "__defaults": [],
+        "displayName": "bert-finetune",
+        "region": "us-central1",
+        "project": "acme-ml-dev",
+        "labels": {"team": "nlp"},
+        "jobSpec": job_spec,
+    }
+
+
+def gcp_pool(**scaling: Any) -> dict[str, Any]:
+    """An AiPersistentResource's inputs: two n1-standard-8 with a T4 each."""
+    pool: dict[str, Any] = {
+        "id": "gpu-pool",
+        "replicaCount": "2",
+        "machineSpec": {
+            "machineType": "n1-standard-8",
+            "acceleratorType": "NVIDIA_TESLA_T4",
+            "acceleratorCount": 1,
+        },
+        "diskSpec": {"bootDiskType": "pd-ssd", "bootDiskSizeGb": 100},
+    }
+    if scaling:
+        pool["autoscalingSpec"] = scaling
+    return {
+        "__defaults": [],
+        "name": "shared-pool",
+        "location": "us-central1",
+        "project": "acme-ml-dev",
+        "resourcePools": [pool],
+    }
+
+
+class TestOtherProviders:
+    """Vertex AI training that pulumi-gcp declares is priced, policed and counted."""
+
+    def test_a_custom_job_of_pulumi_gcp_is_priced_as_this_projects_would_be(
+        self, prices: Path
+    ) -> None:
+        """An AiCustomJob reads as the same job of this project: same pools, same cost."""
+        ours = plugin_job(
+            machine="a2-highgpu-1g",
+            accelerator={"type": "NVIDIA_TESLA_A100", "count": 1},
+            args=["--epochs", "10"],
+            scheduling={"timeout": "24h"},
+        )
+        plan, jobs = by_name(
+            preview(
+                step("create", GCP_JOB, "bert", None, gcp_job()),
+                step("create", PLUGIN, "ours", None, ours),
+            ),
+            prices,
+        )
+        bert, mine = jobs["bert"], jobs["ours"]
+        assert bert.change == SUBMIT and bert.declared_by == "pulumi-gcp `gcp.vertex.AiCustomJob`"
+        assert bert.estimate.hourly_usd == pytest.approx(mine.estimate.hourly_usd)
+        assert bert.estimate.max_usd == pytest.approx(mine.estimate.hourly_usd * 24)
+        assert plan.change_cost() == (pytest.approx(2 * bert.estimate.max_usd), [])
+        text = to_markdown(plan)
+        assert (
+            "| `bert` (pulumi-gcp `gcp.vertex.AiCustomJob`) | submit | "
+            "primary: 1 x a2-highgpu-1g + 1 x NVIDIA_TESLA_A100 |" in text
+        )
+        assert "this change submits no job" not in text
+
+    def test_a_change_whose_only_step_is_another_providers_job_submits_it(
+        self, prices: Path
+    ) -> None:
+        """Alone in a change, an AiCustomJob is the job it submits, held to the rules."""
+        document = preview(step("create", GCP_JOB, "bert", None, gcp_job()))
+        rules = {"max_cost_per_change": {"usd": 10}, "required_labels": {"labels": ["cost-center"]}}
+        plan, _ = by_name(document, prices, policies=parse_policies(rules))
+        text = to_markdown(plan)
+        assert (
+            "1 to submit, 0 to replace, 0 to delete; the jobs this change submits cost at most $"
+            in text
+        )
+        failed = {r.rule: r.message for r in plan.rules if not r.passed}
+        assert "bert" in failed["max_cost_per_change"]
+        assert "lacks the required label cost-center: add bert.labels" in failed["required_labels"]
+
+    def test_a_persistent_resource_is_priced_while_it_exists_and_counted_for_a_month(
+        self, prices: Path
+    ) -> None:
+        """No timeout bounds a persistent resource: its rate, and a month in the total."""
+        document = preview(
+            step("create", GCP_JOB, "bert", None, gcp_job()),
+            step("create", GCP_POOL, "pool", None, gcp_pool()),
+        )
+        rules = {"max_cost_per_change": {"usd": 100}}
+        plan, jobs = by_name(document, prices, policies=parse_policies(rules))
+        pool = jobs["pool"]
+        assert pool.kind == "persistent resource" and pool.pools == [
+            "gpu-pool: 2 x n1-standard-8 + 1 x NVIDIA_TESLA_T4"
+        ]
+        assert pool.estimate.until_deleted
+        assert pool.estimate.max_usd == pytest.approx(pool.estimate.hourly_usd * 730)
+        total, _ = plan.change_cost()
+        assert total == pytest.approx(jobs["bert"].estimate.max_usd + pool.estimate.max_usd)
+        text = to_markdown(plan)
+        assert "persistent resources: 1 to create" in text
+        assert "for as long as it exists, whether a job runs or not (no timeout bounds it)" in text
+        [cost_rule] = [r for r in plan.rules if r.rule == "max_cost_per_change"]
+        assert not cost_rule.passed and "pool" in cost_rule.message
+
+    def test_autoscaling_is_priced_at_the_most_machines(self, prices: Path) -> None:
+        """A scaling pool is priced at its most replicas, and the table says its range."""
+        fixed = by_name(preview(step("create", GCP_POOL, "p", None, gcp_pool())), prices)[1]["p"]
+        scaling = gcp_pool(minReplicaCount="1", maxReplicaCount="4")
+        scaled = by_name(preview(step("create", GCP_POOL, "p", None, scaling)), prices)[1]["p"]
+        assert scaled.estimate.hourly_usd == pytest.approx(fixed.estimate.hourly_usd * 2)
+        assert "gpu-pool: scales 1 to 4" in scaled.pools
+
+    def test_a_job_on_a_persistent_resource_is_not_charged_twice(self, prices: Path) -> None:
+        """Google bills the persistent resource, not the jobs that run on it."""
+        on_pool = plugin_job(persistent_resource_id="shared-pool")
+        theirs = gcp_job(persistentResourceId="shared-pool")
+        plan, jobs = by_name(
+            preview(
+                step("create", PLUGIN, "ours", None, on_pool),
+                step("create", GCP_JOB, "theirs", None, theirs),
+            ),
+            prices,
+        )
+        for name in ("ours", "theirs"):
+            assert jobs[name].estimate.max_usd == 0.0
+            assert jobs[name].estimate.on_persistent_resource == "shared-pool"
+        assert (
+            "runs on the persistent resource `shared-pool`: billed as that resource"
+            in to_markdown(plan)
+        )
+
+    def test_a_training_pipeline_reads_its_task_inputs_from_their_json(self, prices: Path) -> None:
+        """AiTrainingPipeline's trainingTaskInputs (a JSON text) are the job it runs."""
+        spec = gcp_job()["jobSpec"]
+        pipeline = {
+            "displayName": "bert-pipeline",
+            "region": "us-central1",
+            "project": "acme-ml-dev",
+            "trainingTaskDefinition": "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml",
+            "trainingTaskInputs": json.dumps(spec),
+        }
+        _, jobs = by_name(preview(step("create", GCP_PIPELINE, "pipe", None, pipeline)), prices)
+        custom = by_name(preview(step("create", GCP_JOB, "bert", None, gcp_job())), prices)[1][
+            "bert"
+        ]
+        assert jobs["pipe"].declared_by == "pulumi-gcp `gcp.vertex.AiTrainingPipeline`"
+        assert jobs["pipe"].estimate.max_usd == pytest.approx(custom.estimate.max_usd)
+
+    def test_what_the_review_cannot_read_is_listed_with_the_reason(self, prices: Path) -> None:
+        """A job the review cannot read is not reviewed, never dropped; its cost unknown."""
+        odd = gcp_job(futureField={"x": 1})
+        automl = {
+            "displayName": "tables",
+            "region": "us-central1",
+            "trainingTaskDefinition": "gs://google-cloud-aiplatform/schema/trainingjob/definition/automl_tables_1.0.0.yaml",
+            "trainingTaskInputs": "{}",
+        }
+        unknown = {**gcp_job(), "project": UNKNOWN}
+        plan, jobs = by_name(
+            preview(
+                step("create", GCP_JOB, "odd", None, odd),
+                step("create", GCP_PIPELINE, "automl", None, automl),
+                step("create", GCP_JOB, "later", None, unknown),
+            ),
+            prices,
+        )
+        assert "jobSpec.futureField" in jobs["odd"].not_reviewed
+        assert "neither the custom task nor the tuning task" in jobs["automl"].not_reviewed
+        assert jobs["later"].not_reviewed == "its project is not known before pulumi up"
+        assert plan.change_cost() == (None, ["automl", "later", "odd"])
+        text = to_markdown(plan)
+        assert (
+            "| `odd` (pulumi-gcp `gcp.vertex.AiCustomJob`) | submit |  | "
+            "not reviewed: its inputs hold" in text
+        )
+
+    def test_a_step_with_no_urn_is_named_not_a_traceback(self, prices: Path) -> None:
+        """A malformed step is refused naming the step and what to give instead."""
+        broken = {"op": "create", "newState": {"type": GCP_JOB, "inputs": gcp_job()}}
+        with pytest.raises(SpecError) as raised:
+            review_preview(preview(broken), prices_file=prices)
+        [issue] = raised.value.issues
+        assert issue.key == "review PREVIEW steps[1].newState.urn"
+        assert "names no Pulumi resource URN (got None)" in issue.message
+
+
+class TestWhatAChangeDoesToCost:
+    """A replaced job's cost before and after; a deleted one's; a label-only replace."""
+
+    def change(self) -> dict[str, Any]:
+        t4 = {"type": "NVIDIA_TESLA_T4", "count": 2}
+        a100 = {"type": "NVIDIA_TESLA_A100", "count": 8}
+        return preview(
+            step(
+                "replace",
+                PLUGIN,
+                "train",
+                plugin_job(machine="n1-standard-8", accelerator=t4, scheduling={"timeout": "24h"}),
+                plugin_job(
+                    machine="a2-highgpu-8g", accelerator=a100, scheduling={"timeout": "24h"}
+                ),
+                replaceReasons=["job"],
+                detailedDiff=replaced("job.machine", "job.accelerator"),
+            ),
+            step("delete", PLUGIN, "old", plugin_job(), None),
+            step(
+                "replace",
+                PLUGIN,
+                "eval",
+                plugin_job(labels={"owner": "ana"}),
+                plugin_job(labels={"owner": "bo"}),
+                replaceReasons=["job"],
+                detailedDiff=replaced("job.labels.owner"),
+            ),
+        )
+
+    def test_a_replaced_job_shows_its_rate_before_and_after(self, prices: Path) -> None:
+        """Old and new hourly rate and most, and the factor, side by side."""
+        plan, jobs = by_name(self.change(), prices)
+        train = jobs["train"]
+        was, now = train.before.hourly_usd, train.estimate.hourly_usd
+        assert now > was
+        text = to_markdown(plan)
+        assert f"was ${was:,.2f}/h, at most ${train.before.max_usd:,.2f}; now ${now:,.2f}/h" in text
+        assert f"(x{now / was:.3g} the rate)" in text
+
+    def test_a_deleted_job_says_it_is_cancelled_and_what_it_stops_costing(
+        self, prices: Path
+    ) -> None:
+        """A deleted job: cancelled if it runs, then deleted, and the rate it stops."""
+        plan, jobs = by_name(self.change(), prices)
+        rate = jobs["old"].before.hourly_usd
+        assert (
+            f"cancelled if it still runs, then deleted: stops up to ${rate:,.2f}/h"
+            in to_markdown(plan)
+        )
+
+    def test_the_summary_gives_the_changes_total_before_and_after(self, prices: Path) -> None:
+        """Before: what the replaced and deleted jobs cost; after: what starts."""
+        plan, jobs = by_name(self.change(), prices)
+        (was, _), (now, _) = plan.rates()
+        assert was == pytest.approx(
+            sum(jobs[n].before.hourly_usd for n in ("train", "old", "eval"))
+        )
+        assert now == pytest.approx(sum(jobs[n].estimate.hourly_usd for n in ("train", "eval")))
+        assert f"Before: ${was:,.2f}/h" in to_markdown(plan)
+
+    def test_a_label_only_replace_says_the_job_runs_again_for_a_label_change(
+        self, prices: Path
+    ) -> None:
+        """Only a label forces it: the table and the details say so in those words."""
+        plan, jobs = by_name(self.change(), prices)
+        assert jobs["eval"].label_only and not jobs["train"].label_only
+        text = to_markdown(plan)
+        assert "| `eval` | replace (labels only) |" in text
+        assert "the job runs again for a label change: only `job.labels.owner` forces it" in text

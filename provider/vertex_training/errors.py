@@ -100,7 +100,12 @@ class PricesError(VertexTrainingError):
 
 
 class QuotasError(VertexTrainingError):
-    """The project's quotas could not be read; the message says why and what to do."""
+    """The project's quotas could not be read; the message says why and what to do,
+    ``reason`` why alone (for a line whose fix is given apart)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class BackendError(VertexTrainingError):

@@ -76,7 +76,11 @@ def make_client(endpoint: str | None = None) -> CloudQuotasClient:
     try:
         credentials = catalog_credentials(endpoint)
     except CredentialsError as exc:
-        raise QuotasError(str(exc)) from exc
+        # The message's fix is a laptop's; the reason alone names what was wrong.
+        head = str(exc).split(":", 1)[0]
+        found = "no Google credentials" if head.startswith("no Google credentials") else None
+        reason = found or f"no usable Google credentials ({head})"
+        raise QuotasError(str(exc), reason) from exc
     if endpoint and is_loopback(endpoint):
         from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import (
             CloudQuotasGrpcTransport,

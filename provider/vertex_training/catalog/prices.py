@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vertex_training.catalog._google import is_loopback
 from vertex_training.errors import PricesError
 
 #: The snapshot's format: bumped when its fields change meaning (2: machine shapes).
@@ -130,6 +131,16 @@ class Snapshot:
     shapes_read_at: datetime.datetime | None = None
     #: The MachineTypes API's endpoint (``compute.googleapis.com`` or a test's fake).
     shapes_source: str = ""
+
+    @property
+    def from_fake(self) -> bool:
+        """Whether the prices were read from a fake on this machine (invented)."""
+        return is_loopback(self.source)
+
+    @property
+    def shapes_from_fake(self) -> bool:
+        """Whether the machine shapes were read from a fake on this machine."""
+        return bool(self.shapes_source) and is_loopback(self.shapes_source)
 
     def shape_of(self, machine: str) -> MachineShape | None:
         """The shape read for ``machine``, or None when the snapshot has none."""

@@ -11,6 +11,11 @@ them. Both are parsed as the providers' ``check`` parses them
 yet kept unknown: a job whose settings are unknown (its platform still to be created) is
 read as unknown, not as wrong.
 
+Vertex AI training that pulumi-gcp declares (``gcp.vertex.AiCustomJob``,
+``AiTrainingPipeline``, ``AiPersistentResource``) is read by
+``vertex_training.preview.pulumi_gcp`` into the same ``ResourceJob``, marked with the
+provider that declares it.
+
 The grants and buckets are pulumi-gcp's: every IAM member, binding and policy, and every
 ``gcp:storage/bucket:Bucket``.
 """
@@ -26,6 +31,7 @@ from vertex_training.errors import Issue
 from vertex_training.keys import job_key
 from vertex_training.plugin import schema
 from vertex_training.plugin.inputs import job_input, owner_of
+from vertex_training.preview import pulumi_gcp
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT, from_program, read_job
 from vertex_training.resources.state import is_unknown, migrate_job, migrate_recorded
 from vertex_training.review import policies
@@ -41,7 +47,7 @@ DYNAMIC_JOB_TYPES = (
     "pulumi-python:dynamic/vertex:TrainingJob",
     "pulumi-python:dynamic/vertex:HyperparameterTuningJob",
 )
-JOB_TYPES = (*PLUGIN_JOB_TYPES, *DYNAMIC_JOB_TYPES)
+JOB_TYPES = (*PLUGIN_JOB_TYPES, *DYNAMIC_JOB_TYPES, *pulumi_gcp.TYPES)
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 #: How a value the preview cannot know yet is shown (the email of an account still to be
 #: created); the engine's own sentinel (``UNKNOWN_TEXT``) reads the same.
@@ -84,6 +90,12 @@ class ResourceJob:
     #: (``job``: the plugin's property, or ``TrainingJob(name, job)``'s argument), a stack
     #: file's job by its stack config key (``vertex-training:jobs.<name>``).
     key: str = policies.PROGRAM_JOB_KEY
+    #: Who declares it when another provider does (``pulumi-gcp `gcp.vertex.AiCustomJob```).
+    declared_by: str = ""
+    #: Why the review cannot judge another provider's job or resource ("" when it can).
+    not_reviewed: str = ""
+    #: A persistent resource pulumi-gcp declares (its ``job`` stays None).
+    persistent: pulumi_gcp.PersistentResource | None = None
 
     @property
     def plugin(self) -> bool:
@@ -104,6 +116,8 @@ def job_of(resource: Resource) -> ResourceJob | None:
             found.unknown = "its job input is not known before pulumi up"
             return found
         written = _written(_shown(given))
+    elif resource.type in pulumi_gcp.TYPES:
+        return _pulumi_gcp(resource)
     else:
         return None
     found = ResourceJob(str(given.get("name") or resource.name), resource.urn, resource.type)
@@ -112,6 +126,21 @@ def job_of(resource: Resource) -> ResourceJob | None:
     if not found.plugin and not (isinstance(settings, Mapping) and from_program(settings)):
         found.key = job_key(found.name)
     _parse(found, given)
+    return found
+
+
+def _pulumi_gcp(resource: Resource) -> ResourceJob:
+    """A job or persistent resource pulumi-gcp declares, its keys written as its inputs."""
+    props = _sentinels(resource.props)
+    found = ResourceJob(resource.name, resource.urn, resource.type, key=resource.name)
+    found.written = _shown(pulumi_gcp.shown_inputs(props))
+    if resource.type == pulumi_gcp.PERSISTENT_RESOURCE:
+        found.persistent = pulumi_gcp.persistent_resource_of(resource.name, props)
+        found.declared_by = found.persistent.declared_by
+        found.not_reviewed = found.persistent.not_reviewed
+        return found
+    read = pulumi_gcp.job_of(resource.type, resource.name, props)
+    found.job, found.declared_by, found.not_reviewed = read.job, read.declared_by, read.not_reviewed
     return found
 
 

@@ -40,6 +40,7 @@ from vertex_training.preview.resources import (
 from vertex_training.review.plan import (
     DELETE,
     INVALID,
+    PERSISTENT,
     REPLACE,
     SUBMIT,
     SUBMITTING,
@@ -49,11 +50,13 @@ from vertex_training.review.plan import (
     KeyChange,
     Plan,
     key_changes,
+    pool_text,
 )
 from vertex_training.urns import Urn
 
 if TYPE_CHECKING:
     from vertex_training.catalog.cloud_quotas import Reader
+    from vertex_training.preview.pulumi_gcp import PersistentResource
     from vertex_training.review.policies import PoliciesConfig
 
 #: The engine's step operations -> what they do to a job. A replacement shows as one
@@ -217,12 +220,20 @@ def review_preview(
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
         changed = [p.name for p in plans if p.change in SUBMITTING]
         grants = [grant for resource in resources for grant in grants_of(resource)]
+        # What else the change starts that costs: a persistent resource (a month of it),
+        # another provider's job the review cannot read (its cost unknown).
+        others = {
+            p.name: p.estimate
+            for p in plans
+            if p.change in SUBMITTING and p.job is None and p.change != INVALID
+        }
         results = rules.evaluate(
             policies,
             judged,
             None,
             estimates,
             changed,
+            others=others,
             grants=grants,
             buckets=buckets_of(resources, grants),
             keys={job.name: job.key for job in _shown_jobs(seen)},
@@ -272,11 +283,13 @@ def _jobs_and_resources(
     keeps or makes, for the platform rules."""
     seen: dict[str, _Seen] = {}
     resources: list[Resource] = []
-    for step in steps:
+    for index, step in enumerate(steps):
         if not isinstance(step, Mapping):
             continue
         op = str(step.get("op"))
-        old, new = _resource(step.get("oldState")), _resource(step.get("newState"))
+        urn = step.get("urn")
+        old = _resource(step.get("oldState"), urn, index, "oldState")
+        new = _resource(step.get("newState"), urn, index, "newState")
         if new is not None and op not in ("delete", "delete-replaced"):
             resources.append(new)
         change = OPERATIONS.get(op)
@@ -319,13 +332,20 @@ def waited_models(steps: list[Any]) -> dict[str, Any]:
     return found
 
 
-def _resource(state: Any) -> Resource | None:
+def _resource(state: Any, step_urn: Any, index: int, where: str) -> Resource | None:
+    """The resource a step's state shows, by its URN (else the step's); a state that
+    names neither is refused, naming the step."""
     if not isinstance(state, Mapping) or not state.get("type"):
         return None
+    urn = state.get("urn") or step_urn
+    if not isinstance(urn, str) or Urn.parse(urn) is None:
+        message = (
+            f"names no Pulumi resource URN (got {urn!r}) for its {state['type']} resource: "
+            f"{_HOW}, unedited"
+        )
+        raise SpecError([Issue(f"{PREVIEW_ARGUMENT} steps[{index}].{where}.urn", urn, message)])
     inputs = state.get("inputs")
-    return Resource(
-        str(state["type"]), str(state.get("urn")), inputs if isinstance(inputs, Mapping) else {}
-    )
+    return Resource(str(state["type"]), urn, inputs if isinstance(inputs, Mapping) else {})
 
 
 def _diagnostics(
@@ -365,6 +385,9 @@ def _plan(
     shown = seen.new if seen.change != DELETE and seen.new is not None else seen.old
     assert shown is not None
     plan = JobPlan(shown.name, seen.change, warnings=list(warnings.get(urn, [])))
+    plan.declared_by, plan.not_reviewed = shown.declared_by, shown.not_reviewed
+    if shown.persistent is not None:
+        return _persistent_plan(plan, seen, shown.persistent, snapshot)
     # What the job registered last: its resource's output once it names a version (a job
     # records its pipeline's backing job alone until it is read again), else what its
     # waiter saw.
@@ -381,6 +404,27 @@ def _plan(
         plan.keys = _changed_keys(seen)
     if shown.job is not None and seen.change != DELETE:  # a deleted job costs nothing more
         plan.estimate = cost.estimate(shown.job, snapshot)
+    old = seen.old.job if seen.old is not None else None
+    if old is not None and seen.change in (REPLACE, DELETE):  # what it costs before the change
+        plan.before = cost.estimate(old, snapshot)
+    return plan
+
+
+def _persistent_plan(
+    plan: JobPlan, seen: _Seen, resource: PersistentResource, snapshot: Any
+) -> JobPlan:
+    """A persistent resource's plan: its pools, and its rate while it exists (before the
+    change too, for one replaced or deleted)."""
+    from vertex_training.review import cost
+
+    plan.kind = PERSISTENT
+    plan.pools = [pool_text(pool) for pool in resource.pools]
+    plan.pools += [f"{pool}: scales {least} to {most}" for pool, least, most in resource.scaling]
+    if resource.pools and resource.region and seen.change != DELETE:
+        plan.estimate = cost.persistent_estimate(resource.pools, resource.region, snapshot)
+    old = seen.old.persistent if seen.old is not None else None
+    if old is not None and old.pools and old.region and seen.change in (REPLACE, DELETE):
+        plan.before = cost.persistent_estimate(old.pools, old.region, snapshot)
     return plan
 
 
@@ -399,7 +443,8 @@ def _changed_keys(seen: _Seen) -> list[KeyChange]:
         replacing = seen.replace_reasons
     marked = []
     for change in changes:
-        forces = any(_under(change.key, path, seen.new.plugin) for path in replacing)
+        named = seen.new.plugin or bool(seen.new.declared_by)  # paths are the inputs' own
+        forces = any(_under(change.key, path, named) for path in replacing)
         marked.append(KeyChange(change.key, change.before, change.after, forces))
     return marked
 

@@ -29,6 +29,13 @@
   the SKU it needs and how to refresh; so does a machine type whose shape the snapshot
   lacks, naming it; no snapshot at all says how to make one. Never zero. A local-backend
   job costs nothing on Google Cloud.
+- A job on a persistent resource (``persistent_resource_id``) is not billed on its own:
+  Google bills the persistent resource's machines from its creation to its deletion,
+  whether a job runs or not, and does not bill the jobs that run on it apart from it
+  (cloud.google.com/vertex-ai/docs/training/persistent-resource-overview, "Billing
+  details", read 2026-11-29). ``persistent_estimate`` prices the resource: its
+  pools' rate (each at the most replicas it may scale to), for as long as it exists; no
+  timeout bounds it, so its "most" is a month of it (``HOURS_PER_MONTH``), said so.
 
 Each estimate carries its ``Line``s, one per SKU and pool (quantity x unit price, SKU ID),
 so a reviewer can check the sum. Storage, network and image builds are not counted
@@ -44,7 +51,12 @@ from typing import Any
 
 from vertex_training.api.bodies import SPECIFIC_RESERVATION as SPECIFIC
 from vertex_training.catalog import billing, prices
-from vertex_training.catalog.billing import DEFAULT_STRATEGY, UNIT_HOURS, PriceIndex
+from vertex_training.catalog.billing import (
+    DEFAULT_STRATEGY,
+    HOURS_PER_MONTH,
+    UNIT_HOURS,
+    PriceIndex,
+)
 from vertex_training.catalog.prices import REFRESH_HINT, SNAPSHOT_PATH, Snapshot
 from vertex_training.errors import PricesError
 from vertex_training.stackconfig import JobSpec, WorkerPool
@@ -113,6 +125,10 @@ class Estimate:
     priced_as: str = ""
     #: The pools (roles) that run on a specific reservation, priced by its rule.
     reserved: tuple[str, ...] = ()
+    #: The persistent resource the job runs on, which is billed instead of it ("": none).
+    on_persistent_resource: str = ""
+    #: A persistent resource's estimate: billed while it exists, ``hours`` is a month.
+    until_deleted: bool = False
 
     @property
     def lines(self) -> tuple[Line, ...]:
@@ -241,6 +257,20 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
         return Estimate(
             0.0, hours, timeout_is_default, trials, 0.0, strategy, free, (), True, parallel, read
         )
+    if job.persistent_resource_id:
+        return Estimate(
+            0.0,
+            hours,
+            timeout_is_default,
+            trials,
+            0.0,
+            strategy,
+            (),
+            (),
+            parallel_trials=parallel,
+            prices_read=read,
+            on_persistent_resource=job.persistent_resource_id,
+        )
     index = PriceIndex(prices) if prices is not None else None
     usage_hours = hours * trials
     retry = job.retry.attempts if job.retry is not None else []
@@ -268,6 +298,28 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
         attempts=attempts,
         priced_as=f"{where[dearest][0]} {where[dearest][1]}" if where else "",
         reserved=tuple(p.role for p in pools_in_use if _on_reservation(p)),
+    )
+
+
+def persistent_estimate(pools: list[WorkerPool], region: str, prices: Snapshot | None) -> Estimate:
+    """What a persistent resource with ``pools`` in ``region`` costs an hour for as long
+    as it exists, and for a month of it (its ``max_usd``: no timeout bounds it)."""
+    index = PriceIndex(prices) if prices is not None else None
+    read = prices.read_date.isoformat() if prices is not None else None
+    priced, hourly, unknown = _priced(
+        pools, region, DEFAULT_STRATEGY, index, float(HOURS_PER_MONTH)
+    )
+    return Estimate(
+        hourly_usd=hourly,
+        hours=float(HOURS_PER_MONTH),
+        timeout_is_default=False,
+        trials=1,
+        max_usd=None if hourly is None else hourly * HOURS_PER_MONTH,
+        strategy=DEFAULT_STRATEGY,
+        pools=priced,
+        unknown=unknown,
+        prices_read=read,
+        until_deleted=True,
     )
 
 
@@ -314,6 +366,19 @@ def describe(estimate: Estimate) -> str:
     """One line for a reviewer: ``$3.21/h; at most $231.12 (72h timeout)``."""
     if estimate.local:
         return "runs locally: no Google Cloud cost"
+    if estimate.on_persistent_resource:
+        return (
+            f"runs on the persistent resource `{estimate.on_persistent_resource}`: billed as "
+            "that resource, not on its own"
+        )
+    if estimate.until_deleted:
+        if estimate.hourly_usd is None or estimate.max_usd is None:
+            return f"unknown: {'; '.join(estimate.unknown)}"
+        return (
+            f"{_usd(estimate.hourly_usd)}/h for as long as it exists, whether a job runs "
+            f"or not (no timeout bounds it): {_usd(estimate.max_usd)} a month "
+            f"({HOURS_PER_MONTH}h)"
+        )
     if estimate.timeout_is_default:
         timeout = f"{estimate.hours / HOURS_PER_DAY:g}d default timeout"
     else:
@@ -361,6 +426,8 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
         "attempts": estimate.attempts,
         "priced_as": estimate.priced_as,
         "reserved_pools": list(estimate.reserved),
+        "on_persistent_resource": estimate.on_persistent_resource or None,
+        "until_deleted": estimate.until_deleted,
         "unknown": list(estimate.unknown),
         "breakdown": [
             {

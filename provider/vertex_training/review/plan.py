@@ -26,6 +26,7 @@ import json
 import subprocess
 import tarfile
 import tempfile
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from vertex_training.review.cost import Estimate
     from vertex_training.review.policies import PoliciesConfig, RuleResult
     from vertex_training.review.quota_check import QuotaCheck
-    from vertex_training.stackconfig import JobSpec, ModelUpload, StackSettings
+    from vertex_training.stackconfig import JobSpec, ModelUpload, StackSettings, WorkerPool
     from vertex_training.stackconfig.platform import Platform
 
 SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
@@ -56,7 +57,15 @@ SUBMIT, REPLACE, UPDATE, DELETE, UNCHANGED, INVALID = (
 )
 #: The changes that submit a job, and so may cost money.
 SUBMITTING = (SUBMIT, REPLACE)
+#: The changes after which what ran before no longer runs.
+ENDING = (REPLACE, DELETE)
 UNSET = "(unset)"
+#: Rates closer than this (as a fraction) are not given a factor.
+SAME_RATE = 0.005
+#: What a plan entry is: a job, or a persistent resource (machines billed while it exists).
+JOB, PERSISTENT = "job", "persistent resource"
+#: The keys whose change alone resubmits a job without changing how it trains.
+_LABEL_KEYS = ("labels", "display_name", "displayName")
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,23 @@ class JobPlan:
     #: The model version the job registered last (its resource's or its waiter's ``model``
     #: output, in either naming), where the review read a state; {} otherwise.
     last_model: dict[str, Any] = field(default_factory=dict)
+    #: What it cost before the change, for one replaced or deleted (None otherwise).
+    before: Estimate | None = None
+    #: Who declares it when another provider does ("" for this project's resources).
+    declared_by: str = ""
+    #: Why the review cannot judge it ("" when it can): another provider's resource.
+    not_reviewed: str = ""
+    kind: str = JOB
+    #: Its pools as shown when it is no job of this project (a persistent resource's).
+    pools: list[str] = field(default_factory=list)
+
+    @property
+    def label_only(self) -> bool:
+        """Whether only its labels or display name force its replacement."""
+        forcing = [k.key for k in self.keys if k.replaces]
+        # A plugin's keys are under its ``job`` property.
+        heads = [k.removeprefix("job.").split(".", 1)[0] for k in forcing]
+        return bool(heads) and all(head in _LABEL_KEYS for head in heads)
 
 
 @dataclass
@@ -134,6 +160,14 @@ class Plan:
     def mandatory_failures(self) -> list[RuleResult]:
         return [r for r in self.rules if not r.passed and r.enforcement == "mandatory"]
 
+    def rates(self) -> tuple[tuple[float | None, float | None], tuple[float | None, float | None]]:
+        """The hourly rate and the most of what the change ends (replaced and deleted,
+        as they were) and of what it starts (submitted and replaced): (before, after),
+        each (rate, most), None where one is unknown."""
+        ended = [j.before for j in self.jobs if j.change in ENDING]
+        started = [j.estimate for j in self.jobs if j.change in SUBMITTING]
+        return _sums(ended), _sums(started)
+
     def change_cost(self) -> tuple[float | None, list[str]]:
         """The most the jobs this change submits can cost, or None with the reasons."""
         total, unknown = 0.0, []
@@ -145,6 +179,16 @@ class Plan:
             else:
                 total += job.estimate.max_usd
         return (None if unknown else total), unknown
+
+
+def _sums(estimates: list[Estimate | None]) -> tuple[float | None, float | None]:
+    """The summed hourly rate and most of ``estimates`` (None where any is unknown)."""
+    if any(e is None or e.hourly_usd is None for e in estimates):
+        return None, None
+    rate = sum(e.hourly_usd or 0.0 for e in estimates if e is not None)
+    if any(e is None or e.max_usd is None for e in estimates):
+        return rate, None
+    return rate, sum(e.max_usd or 0.0 for e in estimates if e is not None)
 
 
 # ---------------------------------------------------------------------- reading stacks
@@ -240,8 +284,9 @@ def plan_stack(
             plans.append(JobPlan(name, INVALID, issues=head.issues[name]))
             continue
         new, old = head.jobs.get(name), old_jobs.get(name)
+        was = cost.estimate(old, snapshot) if old is not None else None
         if new is None:
-            plans.append(JobPlan(name, DELETE, job=old))
+            plans.append(JobPlan(name, DELETE, job=old, before=was))
             continue
         keys = key_changes(old_raw.get(name), head.raw[name]) if old is not None else []
         if old is None:
@@ -255,7 +300,15 @@ def plan_stack(
         else:
             change = UPDATE if keys else UNCHANGED
         plans.append(
-            JobPlan(name, change, keys, new, cost.estimate(new, snapshot), warnings=new.warnings)
+            JobPlan(
+                name,
+                change,
+                keys,
+                new,
+                cost.estimate(new, snapshot),
+                warnings=new.warnings,
+                before=was if change == REPLACE else None,
+            )
         )
     rules: list[RuleResult] = []
     if head.policies is not None and not head.stack_issues:
@@ -306,54 +359,40 @@ def _shown(value: Any) -> str:
 
 def pools_of(job: JobSpec) -> list[str]:
     """Each pool as ``role: replicas x machine [+ count x accelerator]``."""
-    shown = []
-    for pool in job.worker_pools:
-        if pool is None:
-            continue
-        text = f"{pool.role}: {pool.replicas} x {pool.machine}"
-        if pool.accelerator is not None:
-            text += f" + {pool.accelerator.count} x {pool.accelerator.type}"
-        if pool.tpu_topology:
-            text += f" ({pool.tpu_topology})"
-        shown.append(text)
-    return shown
+    return [pool_text(pool) for pool in job.worker_pools if pool is not None]
+
+
+def pool_text(pool: WorkerPool) -> str:
+    """``role: replicas x machine [+ count x accelerator] [(topology)]``."""
+    text = f"{pool.role}: {pool.replicas} x {pool.machine}"
+    if pool.accelerator is not None:
+        text += f" + {pool.accelerator.count} x {pool.accelerator.type}"
+    if pool.tpu_topology:
+        text += f" ({pool.tpu_topology})"
+    return text
+
+
+def _pools(job: JobPlan) -> list[str]:
+    return pools_of(job.job) if job.job is not None else job.pools
 
 
 def to_markdown(plan: Plan) -> str:
     """The plan as a pull-request comment: a table first, then each change's details."""
-    from vertex_training.review.cost import describe
-
     against = plan.against or f"against `{plan.base}`"
     lines = [f"### `{plan.stack}`: what this change does ({against})", ""]
     if plan.prices is not None:
-        lines += [
-            f"Costs from the Cloud Billing Catalog at `{plan.prices.source}`: prices read "
-            f"{plan.prices.read_date.isoformat()}, list prices in USD.",
-            "",
-        ]
+        lines += [_prices_header(plan.prices), ""]
     if plan.prices_note:
         lines += [f"- :warning: {plan.prices_note}", ""]
-    counts = {c: sum(j.change == c for j in plan.jobs) for c in (SUBMIT, REPLACE, DELETE)}
-    total, unknown = plan.change_cost()
-    cost_text = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
-    submits = counts[SUBMIT] + counts[REPLACE]
-    lines.append(
-        f"{counts[SUBMIT]} to submit, {counts[REPLACE]} to replace, {counts[DELETE]} to "
-        + (
-            f"delete; the jobs this change submits cost {cost_text}."
-            if submits
-            else "delete; this change submits no job."
-        )
-    )
-    lines.append("")
+    lines += [_summary(plan), ""]
     for issue in plan.stack_issues:
         lines.append(f"- :x: {issue}")
     if plan.jobs:
-        lines += ["| job | change | pools | estimated cost |", "| --- | --- | --- | --- |"]
+        lines += ["| resource | change | pools | estimated cost |", "| --- | --- | --- | --- |"]
         for job in plan.jobs:
-            pools = "<br>".join(pools_of(job.job)) if job.job is not None else ""
-            estimate = describe(job.estimate) if job.estimate is not None else job.unknown
-            lines.append(f"| `{job.name}` | {job.change} | {pools} | {estimate} |")
+            named = f"`{job.name}`" + (f" ({job.declared_by})" if job.declared_by else "")
+            pools = "<br>".join(_pools(job))
+            lines.append(f"| {named} | {_change_text(job)} | {pools} | {_cost_cell(job)} |")
         lines.append("")
     lines += _breakdown(plan)
     for job in plan.jobs:
@@ -366,10 +405,109 @@ def to_markdown(plan: Plan) -> str:
             about = f" `{rule.job}`" if rule.job else ""
             lines.append(f"- {mark} {rule.rule} ({rule.enforcement}){about}: {rule.message}")
         passed = sorted({r.rule for r in plan.rules if r.passed} - {r.rule for r in failed})
-        if passed:
+        if passed and plan.jobs:  # with no job, no job keeps a rule
             lines.append(f"- :white_check_mark: every job keeps {', '.join(passed)}")
     lines += _quota_lines(plan)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _prices_header(prices: Snapshot) -> str:
+    """Where the prices and machine shapes come from; a fake's said to be one."""
+    read = prices.read_date.isoformat()
+    if prices.from_fake:
+        text = (
+            f"Costs from a fake Cloud Billing Catalog on this machine (`{prices.source}`): "
+            f"invented prices read {read}, not Google's."
+        )
+    else:
+        text = (
+            f"Costs from the Cloud Billing Catalog at `{prices.source}`: prices read "
+            f"{read}, list prices in USD."
+        )
+    if prices.shapes_from_fake:
+        text += (
+            f" Machine shapes (vCPUs, memory) from a fake Compute Engine on this machine "
+            f"(`{prices.shapes_source}`), not read from Google."
+        )
+    return text
+
+
+def _summary(plan: Plan) -> str:
+    """The change in one sentence: what it submits, creates and deletes, and its cost
+    before and after."""
+    jobs = [j for j in plan.jobs if j.kind == JOB]
+    counts = {c: sum(j.change == c for j in jobs) for c in (SUBMIT, REPLACE, DELETE)}
+    text = f"{counts[SUBMIT]} to submit, {counts[REPLACE]} to replace, {counts[DELETE]} to delete"
+    resources = [j for j in plan.jobs if j.kind == PERSISTENT and j.change != UNCHANGED]
+    if resources:
+        counted = Counter(_change_text(j) for j in resources)
+        text += "; persistent resources: " + ", ".join(f"{n} to {c}" for c, n in counted.items())
+    total, unknown = plan.change_cost()
+    if not any(j.change in SUBMITTING for j in plan.jobs):
+        text += "; this change submits no job."
+    else:
+        cost = f"at most ${total:,.2f}" if total is not None else f"unknown ({', '.join(unknown)})"
+        if resources:
+            text += (
+                f"; the jobs it submits and the persistent resources it creates cost {cost} "
+                "(a persistent resource counted for a month)."
+            )
+        else:
+            text += f"; the jobs this change submits cost {cost}."
+    (was_rate, was_most), (now_rate, now_most) = plan.rates()
+    changes = {j.change for j in plan.jobs}
+    if changes & set(ENDING) and changes & set(SUBMITTING):
+        text += f" Before: {_rate(was_rate, was_most)}; after: {_rate(now_rate, now_most)}."
+    return text
+
+
+def _rate(rate: float | None, most: float | None) -> str:
+    if rate is None:
+        return "unknown"
+    return f"${rate:,.2f}/h" + ("" if most is None else f", at most ${most:,.2f}")
+
+
+def _change_text(job: JobPlan) -> str:
+    if job.kind == PERSISTENT and job.change == SUBMIT:
+        return "create"
+    if job.change == REPLACE and job.label_only:
+        return "replace (labels only)"
+    return job.change
+
+
+def _cost_cell(job: JobPlan) -> str:
+    """A job's cost cell: its estimate; a replaced one's before and after; what a deleted
+    one stops costing; why one is not reviewed."""
+    from vertex_training.review.cost import describe
+
+    if job.not_reviewed:
+        return f"not reviewed: {job.not_reviewed}"
+    now = describe(job.estimate) if job.estimate is not None else job.unknown
+    before = job.before
+    if job.change == DELETE:
+        if job.kind == PERSISTENT:
+            stops = f"stops {_usd_rate(before)}" if before is not None else "stops its cost"
+            return f"deleted with its machines: {stops}"
+        stops = f": stops up to {_usd_rate(before)}" if _billed(before) else ""
+        return f"cancelled if it still runs, then deleted{stops}"
+    if job.change == REPLACE and _billed(before) and job.estimate is not None:
+        was = before.hourly_usd if before is not None else None
+        new = job.estimate.hourly_usd
+        factor = ""
+        if was and new is not None and abs(new / was - 1) >= SAME_RATE:
+            factor = f" (x{new / was:.3g} the rate)"
+        most = f", at most ${before.max_usd:,.2f}" if before and before.max_usd is not None else ""
+        return f"was {_usd_rate(before)}{most}; now {now}{factor}"
+    return now
+
+
+def _billed(estimate: Estimate | None) -> bool:
+    return estimate is not None and estimate.hourly_usd is not None and not estimate.local
+
+
+def _usd_rate(estimate: Estimate | None) -> str:
+    rate = estimate.hourly_usd if estimate is not None else None
+    return "unknown" if rate is None else f"${rate:,.2f}/h"
 
 
 def _details(job: JobPlan) -> list[str]:
@@ -378,7 +516,9 @@ def _details(job: JobPlan) -> list[str]:
     if job.keys:
         changed = "; ".join(_key_change(k) for k in job.keys)
         lines.append(f"- `{job.name}` ({job.change}): {changed}")
-        if job.change == REPLACE and any(k.replaces for k in job.keys):
+        if job.change == REPLACE and job.label_only:
+            lines.append(f"  - {_label_only(job)}")
+        elif job.change == REPLACE and any(k.replaces for k in job.keys):
             lines.append(f"  - {_why_replaced(job)}")
     if job.job is not None and job.job.model is not None and job.change in (SUBMIT, REPLACE):
         lines.append(f"- `{job.name}` {registers_text(job.job.model, job.last_model)}")
@@ -437,6 +577,18 @@ def _why_replaced(job: JobPlan) -> str:
     return text
 
 
+def _label_only(job: JobPlan) -> str:
+    """A replace only labels or a display name force: said so, since it runs the job again."""
+    forcing = ", ".join(f"`{k.key}`" for k in job.keys if k.replaces)
+    others = [f"`{k.key}`" for k in job.keys if not k.replaces]
+    text = (
+        f"the job runs again for a label change: only {forcing} forces it, and Vertex AI "
+        "cannot relabel a submitted job, so the running one is cancelled and deleted and "
+        "the same training is submitted again, at its full cost"
+    )
+    return text + (f"; {', '.join(others)} alone would only update it" if others else "")
+
+
 def _quota_lines(plan: Plan) -> list[str]:
     """The quota section (``vertex_training.review.quota_check``)."""
     from vertex_training.review import quota_check
@@ -477,7 +629,11 @@ def to_json(plan: Plan) -> str:
                 "name": job.name,
                 "change": job.change,
                 "keys": [asdict(k) for k in job.keys],
-                "pools": pools_of(job.job) if job.job is not None else [],
+                "pools": _pools(job),
+                "kind": job.kind,
+                "declared_by": job.declared_by or None,
+                "not_reviewed": job.not_reviewed or None,
+                "before": _estimate(job.before),
                 "estimate": _estimate(job.estimate),
                 "issues": [_issue(i) for i in job.issues],
                 "warnings": list(job.warnings),

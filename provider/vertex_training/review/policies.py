@@ -449,6 +449,7 @@ def evaluate(
     grants: Sequence[Grant] | None = None,
     buckets: Sequence[BucketAccess] | None = None,
     keys: Mapping[str, str] | None = None,
+    others: Mapping[str, Estimate | None] | None = None,
 ) -> list[RuleResult]:
     """Every enabled rule's results: per job for job rules, one or more for stack rules.
 
@@ -460,7 +461,9 @@ def evaluate(
     settings in the fixes, by job name, as its program wrote them: ``PROGRAM_JOB_KEY``
     (``job``, then ``job.labels``) for a job given as a resource's arguments or
     properties; a job it leaves out is a stack config job
-    (``vertex-training:jobs.<name>.labels``).
+    (``vertex-training:jobs.<name>.labels``). ``others``: what else the change starts that
+    costs, by name, which ``max_cost_per_change`` counts too: a persistent resource (its
+    estimate), another provider's job the review cannot read (None: unknown).
     """
     if grants is None:
         grants = platform_grants(platform, jobs)
@@ -471,7 +474,7 @@ def evaluate(
     for name, rule in config.enabled().items():
         if name == "max_cost_per_change":
             assert isinstance(rule, MaxCost)
-            results.append(_change_cost(rule, jobs, estimates, changed))
+            results.append(_change_cost(rule, jobs, estimates, changed, others or {}))
         elif name == "no_primitive_roles":
             results.extend(_primitive_roles(rule, grants))
         elif name == "no_public_buckets":
@@ -626,9 +629,12 @@ def _change_cost(
     jobs: Mapping[str, JobSpec],
     estimates: Mapping[str, Estimate],
     changed: Collection[str] | None,
+    others: Mapping[str, Estimate | None],
 ) -> RuleResult:
     names = sorted(jobs if changed is None else (n for n in changed if n in jobs))
     names = [n for n in names if jobs[n].backend != "local"]
+    estimates = {**estimates, **{n: e for n, e in others.items() if e is not None}}
+    names = sorted({*names, *others})
     unknown = [n for n in names if (e := estimates.get(n)) is None or e.max_usd is None]
 
     def result(passed: bool, message: str) -> RuleResult:

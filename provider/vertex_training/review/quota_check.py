@@ -9,13 +9,17 @@ than the limit on its own is named: Vertex AI keeps it queued, or refuses it, un
 quota is raised. Jobs that fit alone but not together are said to queue one after another.
 
 Cloud Quotas gives limits, not usage: jobs already running use part of each limit, and
-the section says so. Without credentials, network or package, the section says "quotas
-could not be checked: <why>; run with Google credentials"; it never passes silently, and
-never fails the plan (the exit status stays the rules' and the config's).
+the section says so. Without credentials, network or package, the section says in one
+line "quotas could not be checked: <why>" and the fix: in CI (``CI`` set, as CI services
+set it) the role the CI identity needs, elsewhere how to sign in, then what the jobs need,
+totalled per region and quota. It never passes silently, and never fails the plan (the
+exit status stays the rules' and the config's). A job on a persistent resource needs no
+quota of its own: it runs on the machines the resource holds.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +34,11 @@ if TYPE_CHECKING:
 
 SUBMITTING = ("submit", "replace")
 NOT_ASKED = "no quota reader was given (vertex-training plan reads them)"
+#: The role that reads a project's quotas (``cloudquotas.quotas.get``).
+QUOTA_ROLE = "roles/cloudquotas.viewer"
+QUOTA_DOCS = "docs/review.md#quota"
+#: The variable CI services set (GitHub Actions, GitLab CI, and others: ``CI=true``).
+CI_VARIABLE = "CI"
 LIMIT_NOT_USAGE = (
     "limits, not what is free: Cloud Quotas reports no usage, and jobs already running "
     "hold part of each"
@@ -56,6 +65,12 @@ class QuotaCheck:
     comparisons: list[Comparison] = field(default_factory=list)
     #: Why quotas could not be checked; None when they were (or nothing needed checking).
     unchecked: str | None = None
+    #: Why, without the fix the reader's message gives (a CI line names the role instead).
+    reason: str | None = None
+    #: Whether the check ran in CI (advice for a CI identity, not a laptop).
+    ci: bool = field(
+        default_factory=lambda: os.environ.get(CI_VARIABLE, "") not in ("", "0", "false")
+    )
 
     @property
     def exceeded(self) -> list[Comparison]:
@@ -80,6 +95,8 @@ def check_quotas(
         job = plan.job
         if plan.change not in SUBMITTING or job is None or job.backend != "vertex":
             continue
+        if job.persistent_resource_id:  # it runs on the machines that resource holds
+            continue
         check.needs.append(quotas.job_needs(job, copies=_copies(job), shape_of=shape_of))
         if job.project:
             projects.add(job.project)
@@ -100,6 +117,7 @@ def check_quotas(
         limits = reader(check.project, metrics, regions)
     except QuotasError as exc:
         check.unchecked = str(exc)
+        check.reason = exc.reason
         return check
     check.source = limits.source
     check.comparisons = quotas.compare(check.needs, limits)
@@ -116,10 +134,16 @@ def markdown(check: QuotaCheck) -> list[str]:
         return []
     lines = ["", "**Quota**", ""]
     if check.unchecked is not None:
-        lines.append(
-            f"- :warning: quotas could not be checked: {check.unchecked}; run with Google "
-            "credentials (gcloud auth application-default login)"
-        )
+        why = check.unchecked
+        if check.ci:
+            why = check.reason or why
+            fix = f"give the CI identity `{QUOTA_ROLE}` on the project"
+        else:
+            fix = (
+                "run with Google credentials (`gcloud auth application-default login`) that "
+                f"hold `{QUOTA_ROLE}`"
+            )
+        lines.append(f"- :warning: quotas could not be checked: {why}; {fix} ({QUOTA_DOCS})")
         lines += _needs_only(check)
         return lines
     project = check.project or ""
@@ -163,11 +187,17 @@ def markdown(check: QuotaCheck) -> list[str]:
 
 
 def _needs_only(check: QuotaCheck) -> list[str]:
-    lines = []
+    """What the jobs need, totalled per region and quota, each job's part beside."""
+    totals: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for job in check.needs:
-        held = ", ".join(f"{_amount(n.amount)} {n.quota.name}" for n in job.needs)
-        lines.append(f"- `{job.job}` needs in {job.region}: {held or 'nothing counted'}")
-    return lines + _unknown(check)
+        for need in job.needs:
+            totals.setdefault((job.region, need.quota.name), []).append((job.job, need.amount))
+    lines = ["", "| region | quota | needed | jobs |", "| --- | --- | --- | --- |"]
+    for (region, quota), parts in sorted(totals.items()):
+        jobs = ", ".join(f"`{name}` {_amount(amount)}" for name, amount in parts)
+        total = _amount(sum(amount for _, amount in parts))
+        lines.append(f"| {region} | `{quota}` | {total} | {jobs} |")
+    return (lines if totals else []) + _unknown(check)
 
 
 def _unknown(check: QuotaCheck) -> list[str]:
