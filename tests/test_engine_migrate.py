@@ -216,11 +216,12 @@ def fake() -> Iterator[FakeVertex]:
 class TestFromPulumiGcp:
     """A job of pulumi-gcp's AiCustomJob, moved to the plugin's TrainingJob."""
 
-    def test_a_job_with_pulumi_gcps_label_is_taken_over_by_adopt(
+    def test_a_job_with_pulumi_gcps_label_is_imported(
         self, tmp_path: Path, fake: FakeVertex
     ) -> None:
-        """pulumi-gcp's default label keeps `pulumi import` out; `adopt:` takes the job
-        over (a protected entry needs `--force`), and nothing is submitted again."""
+        """pulumi-gcp's attribution label is read past: `pulumi import` writes the job's
+        own keys (a protected entry needs `--force` to leave the state), and nothing is
+        submitted again."""
         project, job_name = stack_of_pulumi_gcp(
             tmp_path, fake, {"team": "vision", **ATTRIBUTION}, protect=True
         )
@@ -229,13 +230,29 @@ class TestFromPulumiGcp:
         drop_gcp_entries(project, force=True)
 
         project.write_program(program(fake, {}))
-        imported = project.run(
-            "import", "vertex-training:index:TrainingJob", "train", job_name, "--yes"
-        )
-        assert imported.returncode != 0
-        assert "labels.goog-pulumi-provisioned" in imported.output, imported.output
-        assert [r["type"] for r in project.state_resources()] == ["pulumi:pulumi:Stack"]
+        code = project.root / "train.yaml"
+        project.run(
+            "import",
+            "vertex-training:index:TrainingJob",
+            "train",
+            job_name,
+            "--protect=false",
+            "--out",
+            str(code),
+            "--yes",
+        ).check()
+        written = yaml.safe_load(code.read_text())["resources"]
+        assert written["train"]["properties"]["job"]["labels"] == {"team": "vision"}, written
+        project.write_program(program(fake, written))
+        the_job_ran_on(fake, job_name, project)
 
+    def test_adopt_takes_the_job_over_where_an_import_is_not_wanted(
+        self, tmp_path: Path, fake: FakeVertex
+    ) -> None:
+        """`adopt:` on a declared job takes the running one over: a create that submits
+        nothing, then no change."""
+        project, job_name = stack_of_pulumi_gcp(tmp_path, fake, {"team": "vision", **ATTRIBUTION})
+        drop_gcp_entries(project)
         adopted = {**TRAINING_JOB, "adopt": job_name}
         train = {"type": "vertex-training:TrainingJob", "properties": {"job": adopted}}
         project.write_program(program(fake, {"train": train}))

@@ -512,6 +512,14 @@ class TestForms:
         assert "display_name" not in config_of_request(body, name=NAME)
         assert config_of_request(body, name="other")["display_name"] == NAME
 
+    def test_labels_other_tools_put_on_what_they_make_are_read_past(self) -> None:
+        """pulumi-gcp's and Terraform's attribution labels are no key of the job."""
+        body = request_of(JOBS["container"])
+        mine = dict(body.get("labels") or {})
+        body["labels"] = {**mine, "goog-pulumi-provisioned": "true"}
+        body["labels"]["goog-terraform-provisioned"] = "true"
+        assert config_of_request(body, name=NAME).get("labels", {}) == mine
+
     @pytest.mark.parametrize(
         ("seconds", "written"),
         [("90s", "1m30s"), ("3600s", "1h"), ("5400s", "1h30m"), ("86400s", "1d"), ("0s", "0s")],

@@ -6,7 +6,9 @@ returns it (camelCase, proto3 JSON: int64 fields as strings, durations as ``"720
 fields at their default left out) and returns the job's keys under
 ``vertex-training:jobs.<name>`` (docs/config-shape.md), such that parsing them again gives
 back the same request. Output-only fields (``name``, ``state``, times, ``error``,
-``webAccessUris``, ``trials``, ...) are read past; the provider's own labels are dropped.
+``webAccessUris``, ``trials``, ...) are read past; the provider's own labels are dropped,
+and so are the labels pulumi-gcp and Terraform put on what they create
+(``ATTRIBUTION_LABEL_KEYS``).
 
 Each key takes the form a user would write: a machine by its name, an accelerator as
 ``{type, count}``, durations as ``2h`` or ``1h30m``, a pool's keys only where they differ
@@ -35,7 +37,12 @@ from vertex_training.api.bodies import (
     TRIAL_JOB_SPEC_KEY,
     is_tuning_body,
 )
-from vertex_training.api.labels import RERUN_LABEL, RESERVED_LABEL_PREFIX, SUBMISSION_LABEL_KEYS
+from vertex_training.api.labels import (
+    ATTRIBUTION_LABEL_KEYS,
+    RERUN_LABEL,
+    RESERVED_LABEL_PREFIX,
+    SUBMISSION_LABEL_KEYS,
+)
 
 __all__ = [
     "API_DISK_SIZE_GB",
@@ -328,7 +335,7 @@ def _labels(value: Any) -> tuple[dict[str, str], str | int | None]:
     for key, text in sorted(value.items()):
         if not isinstance(text, str):
             raise UnmappedField(_at("labels", key), text, "is not text")
-        if key in _SUBMISSION_LABELS:
+        if key in _SUBMISSION_LABELS or key in ATTRIBUTION_LABEL_KEYS:
             continue
         if key == RERUN_LABEL:
             rerun = int(text) if text.isdigit() and str(int(text)) == text else text

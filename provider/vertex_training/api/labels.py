@@ -28,6 +28,11 @@ RESOURCE_LABEL = "pulumi_resource"
 RERUN_LABEL = "vertex_training_rerun"
 #: The labels every submission carries besides the user's (``resources.submission``).
 SUBMISSION_LABEL_KEYS = (IDENTITY_LABEL, PROJECT_LABEL, STACK_LABEL, RESOURCE_LABEL)
+#: Labels other infrastructure tools put on what they create: pulumi-gcp 8 and later
+#: (unless its ``addPulumiAttributionLabel`` is false) and the Terraform Google provider
+#: (``add_terraform_attribution_label``). An import of a job they submitted reads past
+#: them: they say which tool made the job, not how it runs.
+ATTRIBUTION_LABEL_KEYS = ("goog-pulumi-provisioned", "goog-terraform-provisioned")
 #: Label keys the provider sets on jobs; users may not set them.
 PROVIDER_LABEL_KEYS = (*SUBMISSION_LABEL_KEYS, RERUN_LABEL)
 #: How many labels a job's config may give: the rest of MAX_LABELS are the submission's.

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from vertex_training.api.labels import SUBMISSION_LABEL_KEYS
+from vertex_training.api.labels import ATTRIBUTION_LABEL_KEYS, SUBMISSION_LABEL_KEYS
 from vertex_training.api.pipelines import (
     is_pipeline_name,
     is_tuning_definition,
@@ -26,8 +26,9 @@ from vertex_training.resources.arguments import TrainingJobArgs
 from vertex_training.resources.job_arguments import PROGRAM
 from vertex_training.resources.state import ProviderSettings
 
-#: The labels the provider gives every job it submits (not the user's keys).
-PROVIDER_LABELS = SUBMISSION_LABEL_KEYS
+#: The labels the provider gives every job it submits, and those other tools give what
+#: they create (not the user's keys).
+PROVIDER_LABELS = (*SUBMISSION_LABEL_KEYS, *ATTRIBUTION_LABEL_KEYS)
 
 
 def imported_inputs(
