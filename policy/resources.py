@@ -129,6 +129,9 @@ class StackView:
     seen: set[str] = field(default_factory=set)
     #: The price snapshot, None when there is none.
     prices: Any = None
+    #: What else costs, by name, that is no job of this project's: a persistent resource
+    #: (its estimate), another provider's job the pack cannot read (None: unknown).
+    others: dict[str, Any] = field(default_factory=dict)
     _results: list[policies.RuleResult] | None = field(default=None, repr=False)
 
     def results(self) -> list[policies.RuleResult]:
@@ -151,6 +154,7 @@ class StackView:
             grants=self.grants,
             buckets=self.buckets,
             keys=self.keys,
+            others=self.others,
         )
 
 
@@ -290,8 +294,18 @@ def _add_job(result: StackView, resource: Resource) -> None:
     if name in result.seen:  # two resources with one job name: tell them apart
         name = f"{name} ({resource.urn.rsplit('::', 2)[-2]})"
     result.seen.add(name)
+    if found.persistent is not None and not found.not_reviewed:
+        # Machines billed while it exists: max_cost_per_change counts a month of them.
+        region, pools = found.persistent.region, found.persistent.pools
+        result.others[name] = (
+            cost.persistent_estimate(pools, region, result.prices) if region else None
+        )
+        return
     if found.job is None:
-        why = found.unknown or "; ".join(str(issue) for issue in found.issues)
+        why = found.not_reviewed or found.unknown or "; ".join(map(str, found.issues))
+        if found.declared_by:
+            result.others[name] = None  # its cost is unknown, not nothing
+            why = f"{why} (declared by {found.declared_by})"
         result.skipped.append((f"{name}: {why}", resource.urn))
         return
     result.jobs[name] = found.job

@@ -645,6 +645,46 @@ class TestPackResources:
             in failed["require_timeout", "filed"]
         )
 
+    def test_pulumi_gcps_jobs_and_persistent_resources_are_judged_too(self, tmp_path: Path) -> None:
+        """An AiCustomJob is held to the job rules by its own name; a persistent resource
+        counts in max_cost_per_change (a month of it); one the pack cannot read is named."""
+        pool = {"machineSpec": {"machineType": "n1-standard-8"}, "replicaCount": "2"}
+        seen = [
+            self.resource(
+                "gcp:vertex/aiCustomJob:AiCustomJob",
+                "bert",
+                displayName="bert",
+                region="us-central1",
+                project="test-project",
+                jobSpec={
+                    "workerPoolSpecs": [
+                        {**pool, "replicaCount": "1", "containerSpec": {"imageUri": IMAGE}}
+                    ]
+                },
+            ),
+            self.resource(
+                "gcp:vertex/aiPersistentResource:AiPersistentResource",
+                "pool",
+                location="us-central1",
+                resourcePools=[pool],
+            ),
+            self.resource(
+                "gcp:vertex/aiCustomJob:AiCustomJob", "odd", region="us-central1", jobSpec=3
+            ),
+        ]
+        configured = self.configured(
+            require_timeout="mandatory",
+            max_cost_per_change={"enforcementLevel": "mandatory", "usd": 1},
+        )
+        stack = resources.view(seen, self.project(tmp_path), configured)
+        failed = self.failed(stack)
+        assert "write bert.scheduling.timeout: 4h" in failed["require_timeout", "bert"]
+        assert "odd" in failed["max_cost_per_change", None]
+        assert set(stack.others) == {"pool", "odd"} and stack.others["odd"] is None
+        [(why, _urn)] = stack.skipped
+        assert why.startswith("odd: its inputs cannot be read: jobSpec is no object (got 3)")
+        assert why.endswith("(declared by pulumi-gcp `gcp.vertex.AiCustomJob`)")
+
     def test_the_stacks_key_kept_outside_its_stack_file(self, tmp_path: Path) -> None:
         """A key the engine configured the default provider with (a YAML program's
         Pulumi.yaml config:) is read when the stack file has none."""
