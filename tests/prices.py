@@ -1,5 +1,6 @@
 """Price snapshots for tests, from the fake catalog's SKUs (invented prices, never Google's)
-and the fake MachineTypes API's shapes (invented too).
+and the fake MachineTypes API's shapes (Google's published ones, with their sources in
+``vertex_training.testing.fake_compute``).
 
 ``fake_snapshot()`` turns ``vertex_training.testing.fake_catalog.default_skus()`` and
 ``vertex_training.testing.fake_compute``'s machines into a
@@ -7,7 +8,7 @@ and the fake MachineTypes API's shapes (invented too).
 without a server, for estimate tests that do not exercise the refresh itself
 (tests/test_fake_catalog.py and tests/test_fake_compute.py do that through the clients).
 ``fake_shape(machine)`` is the fake's shape of a machine, so a test computes its expected
-figure from the vCPUs and GiB the fake serves.
+figure from the vCPUs and GiB the fake serves, never from figures typed into the test.
 ``fake_sku(description)`` finds one of those SKUs by its whole description, so a test
 computes its expected figure from the SKU the fake serves.
 """
@@ -23,13 +24,13 @@ from vertex_training.testing.fake_catalog import FakeSku, default_skus
 #: When the test snapshot says it was read.
 READ_AT = datetime.datetime(2026, 11, 20, 9, 30, tzinfo=datetime.UTC)
 SOURCE = "127.0.0.1:0 (fake catalog, invented prices)"
-SHAPES_SOURCE = "127.0.0.1:0 (fake compute, invented shapes)"
+SHAPES_SOURCE = "127.0.0.1:0 (fake compute, published shapes)"
 #: The zone the test snapshot says each machine was read in.
 SHAPES_ZONE = "us-central1-a"
 
 
 def fake_shape(machine: str) -> prices.MachineShape:
-    """The fake MachineTypes API's (invented) shape of ``machine``, as the snapshot holds it."""
+    """The fake MachineTypes API's shape of ``machine``, as the snapshot holds it."""
     fake = fake_compute.shape_of(machine)
     return prices.MachineShape(
         machine=machine,
@@ -42,8 +43,10 @@ def fake_shape(machine: str) -> prices.MachineShape:
 
 
 def fake_shapes() -> tuple[prices.MachineShape, ...]:
-    """Every machine the catalogue prices per vCPU and GiB that the fake serves."""
-    return tuple(fake_shape(m) for m in shapes.wanted_machines() if m != fake_compute.LACKING)
+    """Every machine the catalogue prices per vCPU and GiB that the fake serves (all but
+    ``LACKING`` and ``UNPUBLISHED``)."""
+    served = set(fake_compute.MACHINE_NAMES) - {fake_compute.LACKING}
+    return tuple(fake_shape(m) for m in shapes.wanted_machines() if m in served)
 
 
 def to_sku(fake: FakeSku) -> prices.Sku:

@@ -2,8 +2,9 @@
 loopback), and a refresh (vertex_training.catalog.refresh) against it and the fake catalog: the
 shapes in the snapshot, pages, a transient 503, and estimates from those shapes.
 
-The fake's shapes are invented (vertex_training.testing.fake_compute.shape_of); every expected
-figure here is computed from that rule, never from Google's machine tables."""
+The fake's shapes are Google's published ones (vertex_training.testing.fake_compute.PUBLISHED,
+read through shape_of); every expected figure here is computed through shape_of, never typed
+into the test, but for the one row TestPublishedShapes checks against Google's page."""
 
 from __future__ import annotations
 
@@ -15,12 +16,19 @@ import pytest
 
 from tests.cli import run_cli
 from tests.prices import fake_sku
-from vertex_training.catalog import prices, refresh, shapes
+from vertex_training.catalog import machines, prices, refresh, shapes
 from vertex_training.errors import PricesError
 from vertex_training.review.cost import describe, estimate
 from vertex_training.stackconfig import StackSettings, parse_job
 from vertex_training.testing.fake_catalog import FakeCatalog
-from vertex_training.testing.fake_compute import LACKING, FakeCompute, shape_of
+from vertex_training.testing.fake_compute import (
+    LACKING,
+    MACHINE_NAMES,
+    PUBLISHED,
+    UNPUBLISHED,
+    FakeCompute,
+    shape_of,
+)
 
 EU = StackSettings(stack="prod", project="my-project", region="europe-west4")
 IMAGE = "us-docker.pkg.dev/my-project/trainers/mnist:1"
@@ -43,6 +51,46 @@ def compute() -> Iterator[FakeCompute]:
 
 def read(catalog: FakeCatalog, compute: FakeCompute, regions: list[str]) -> prices.Snapshot:
     return refresh.refresh(regions, endpoint=catalog.address, compute_endpoint=compute.address)
+
+
+def served_wanted() -> set[str]:
+    """The catalogue's machines the fake serves: all but LACKING and UNPUBLISHED."""
+    return set(shapes.wanted_machines()) - {LACKING, *UNPUBLISHED}
+
+
+class TestPublishedShapes:
+    """shape_of serves Google's published rows, each catalogued machine's GPUs included."""
+
+    def test_memory_is_the_pages_gb_in_mib(self) -> None:
+        """n1-standard-4: 4 vCPUs and 15 GB on Google's page, memoryMb 15360 (GB = GiB)."""
+        shape = shape_of("n1-standard-4")
+        assert (shape.guest_cpus, shape.memory_mb, shape.accelerators) == (4, 15360, ())
+
+    def test_every_catalogued_machine_is_published_or_named_unpublished(self) -> None:
+        """No catalogued machine lacks a row unless UNPUBLISHED names it (never served)."""
+        wanted = set(shapes.wanted_machines())
+        assert wanted - set(MACHINE_NAMES) == set(UNPUBLISHED)
+        assert not set(UNPUBLISHED) & set(MACHINE_NAMES)
+        with pytest.raises(KeyError):
+            shape_of(UNPUBLISHED[0])
+
+    def test_built_in_gpus_are_the_catalogues(self) -> None:
+        """Each machine that comes with GPUs serves the catalogue's GPU and count."""
+        built_in = {
+            name: m.built_in
+            for name, m in machines.MACHINE_TYPES.items()
+            if m.built_in and name in PUBLISHED
+        }
+        assert built_in
+        for name, (accelerator, count) in built_in.items():
+            expected = ((accelerator.lower().replace("_", "-"), count),)
+            assert shape_of(name).accelerators == expected, name
+
+    def test_cpu_only_machines_carry_no_accelerators(self) -> None:
+        """A machine without a built-in GPU serves no accelerators."""
+        plain = [n for n in MACHINE_NAMES if not PUBLISHED[n].accelerator]
+        assert "n1-standard-8" in plain
+        assert all(shape_of(n).accelerators == () for n in plain)
 
 
 class TestFakeCompute:
@@ -69,8 +117,8 @@ class TestFakeCompute:
         with pytest.raises(exceptions.BadRequest):
             list(client.aggregated_list(request={"project": "p", "filter": "guestCpus > 4"}))
 
-    def test_the_shape_rule_is_the_served_one(self, compute: FakeCompute) -> None:
-        """guestCpus and memoryMb come back as shape_of says (memoryMb in MiB)."""
+    def test_the_published_shape_is_the_served_one(self, compute: FakeCompute) -> None:
+        """guestCpus, memoryMb (MiB) and accelerators come back as shape_of says."""
         client = shapes.make_client(compute.address)
         pager = client.aggregated_list(
             request={"project": "p", "filter": 'name eq "a2-highgpu-2g"'}
@@ -79,7 +127,10 @@ class TestFakeCompute:
         assert served and {(m.guest_cpus, m.memory_mb) for m in served} == {
             (shape_of("a2-highgpu-2g").guest_cpus, shape_of("a2-highgpu-2g").memory_mb)
         }
-        assert served[0].accelerators[0].guest_accelerator_count == 2
+        (gpus,) = served[0].accelerators
+        assert (gpus.guest_accelerator_type, gpus.guest_accelerator_count) == (
+            shape_of("a2-highgpu-2g").accelerators[0]
+        )
 
 
 class TestRefreshShapes:
@@ -88,10 +139,10 @@ class TestRefreshShapes:
     def test_every_served_machine_is_in_the_snapshot(
         self, catalog: FakeCatalog, compute: FakeCompute
     ) -> None:
-        """Every wanted machine but the one the fake lacks, with its shape, zone and source."""
+        """Every wanted machine but those the fake lacks, with its shape, zone and source."""
         snapshot = read(catalog, compute, ["us-central1", "europe-west4"])
         read_names = {s.machine for s in snapshot.machine_shapes}
-        assert read_names == set(shapes.wanted_machines()) - {LACKING}
+        assert read_names == served_wanted()
         n1 = snapshot.shape_of("n1-standard-8")
         assert n1 is not None and n1.zone == "europe-west4-a"
         assert (n1.guest_cpus, n1.memory_mb) == (
@@ -112,7 +163,7 @@ class TestRefreshShapes:
         snapshot = read(catalog, compute, ["us-central1"])
         first_pages = [c for c in compute.calls if "pageToken" not in c.query]
         assert len(first_pages) == 3 and len(compute.calls) > 3
-        assert len(snapshot.machine_shapes) == len(shapes.wanted_machines()) - 1
+        assert len(snapshot.machine_shapes) == len(served_wanted())
 
     def test_a_machine_of_other_zones_only_is_left_out(
         self, catalog: FakeCatalog, compute: FakeCompute

@@ -5,11 +5,44 @@ transport, pointed here with ``client_options={"api_endpoint": "http://127.0.0.1
 and anonymous credentials (``vertex_training.catalog.shapes.make_client`` with a loopback
 endpoint). It is a stdlib ``http.server`` in a thread.
 
-**Every shape here is invented.** The names are real machine type names, but each one's
-vCPUs and memory come from the rule of ``shape_of`` (a per-family ratio chosen so that
-tests can compute expected figures, deliberately not Google's): a snapshot read from this
-fake must never be committed. Its ``shapes_source`` is the fake's loopback address,
-which says so.
+**The shapes are Google's published ones** (``PUBLISHED``): each machine's vCPUs
+(``guestCpus``), memory and, for an accelerator-optimized machine, the GPUs it comes with,
+as Google's machine-family pages of the Compute Engine documentation give them, read on
+2026-11-29 (``SHAPES_READ_ON``):
+
+- general-purpose (N1, E2, N2, N2D): ``GENERAL_PURPOSE_URL``
+  (https://cloud.google.com/compute/docs/general-purpose-machines);
+- compute-optimized (C2, C2D): ``COMPUTE_OPTIMIZED_URL``
+  (https://cloud.google.com/compute/docs/compute-optimized-machines);
+- memory-optimized (M1): ``MEMORY_OPTIMIZED_URL``
+  (https://cloud.google.com/compute/docs/memory-optimized-machines);
+- accelerator-optimized (A2, A3, A4, G2, G4): ``ACCELERATOR_OPTIMIZED_URL``
+  (https://cloud.google.com/compute/docs/accelerator-optimized-machines); the
+  ``guestAcceleratorType`` names as the "GPU machine types" page
+  (https://cloud.google.com/compute/docs/gpus) names them.
+
+How they were read: the search tool this project is kept with returns only the opening
+of each of those pages (where the series-wide figures agree with the rows below: N1 up to
+96 vCPUs, A3 High 208 vCPUs and 1,872 GB), not its per-machine tables. The rows were
+therefore copied from two public transcriptions of those tables, which agree wherever
+both were read (every A2 row, every A3 High and Mega row, c2-standard-4, -16 and -30):
+Cyclenerd/google-cloud-pricing-cost-calculator ``build/gcp.yml`` (commit dac3128,
+2026-08-20; vCPUs and GB, citing Google's pages) for all rows but two, and
+skypilot-org/skypilot-catalog ``catalogs/v8/gcp/vms.csv`` (vCPUs and GiB per zone) for
+``a3-ultragpu-8g`` (224 vCPUs, 2,952 GB) and ``a4-highgpu-8g`` (224 vCPUs, 3,968 GB),
+which the former lacks. (A copy of an older opening of the accelerator-optimized page
+gives the A3 series "up to 224 vCPUs, and 2,944 GB of memory"; 2,952 is kept, the
+per-machine figure.) ``a4x-highgpu-4g``, which the catalogue offers, is left out: no
+published figure for it could be read (``UNPUBLISHED``), so the fake serves it nowhere
+and an estimate for it is unknown, naming it.
+
+Google's pages give memory in GB, which are GiB: ``memoryMb`` is MiB, GB x 1024 rounded
+(n1-standard-4's 15 GB is 15360; n1-highcpu-2's 1.8 GB is 1843, as Compute Engine
+answered in a recorded ``machineTypes`` list). Only the shapes are Google's: the fake
+catalog's prices (``vertex_training.testing.fake_catalog``) and the fake quotas
+(``vertex_training.testing.fake_quotas``) stay invented, and a snapshot read from these
+fakes must never be committed: its ``shapes_source`` is the fake's loopback address, which
+says so.
 
 References (the compute v1 discovery document, as generated into google-cloud-compute
 1.57.0, ``google/cloud/compute_v1/types/compute.py`` and the REST transport's
@@ -37,10 +70,11 @@ References (the compute v1 discovery document, as generated into google-cloud-co
   "errors"}}``), which ``google.api_core.exceptions.from_http_response`` maps: 503 is
   ``ServiceUnavailable``, the transient error ``fail_next`` injects.
 
-What it serves by default: every machine of ``MACHINE_NAMES`` in every zone of
-``ZONES``, except ``a3-ultragpu-8g`` (us-central1-a only), ``LACKING`` (``a4-highgpu-8g``,
-served nowhere), decoys no estimate asks for (``e2-micro``, shared-core), and a deprecated
-``n1-highcpu-96``.
+What it serves by default: every machine of ``MACHINE_NAMES`` (the rows of ``PUBLISHED``)
+in every zone of ``ZONES``, except ``a3-ultragpu-8g`` (us-central1-a only), ``LACKING``
+(``a4-highgpu-8g``, served nowhere), shared-core decoys no estimate asks for
+(``e2-micro``, ``e2-small``), and ``n1-highcpu-96`` marked deprecated (the fake's own
+marking, to exercise ``deprecated``; not a figure of Google's pages).
 
 Command line (``make prices`` points a refresh at it)::
 
@@ -70,10 +104,13 @@ from vertex_training.testing._loopback import LOOPBACK_HOST, LoopbackServer, ser
 __all__ = [
     "LACKING",
     "MACHINE_NAMES",
+    "PUBLISHED",
+    "UNPUBLISHED",
     "ZONES",
     "Call",
     "FakeCompute",
     "FakeMachine",
+    "Published",
     "main",
     "shape_of",
 ]
@@ -102,51 +139,254 @@ ZONES: tuple[str, ...] = tuple(
     for letter in ("a", "b")
 )
 
-#: Invented GiB of memory per vCPU, by the machine's shape word (not Google's ratios).
-GIB_PER_VCPU: Mapping[str, float] = MappingProxyType(
-    {"standard": 3.5, "highmem": 7.5, "highcpu": 1.25, "megamem": 15.5, "ultramem": 24.25}
+# ------------------------------------------------------------- Google's published shapes
+
+#: The day the machine-family pages below were read.
+SHAPES_READ_ON = "2026-11-29"
+GENERAL_PURPOSE_URL = "https://cloud.google.com/compute/docs/general-purpose-machines"
+COMPUTE_OPTIMIZED_URL = "https://cloud.google.com/compute/docs/compute-optimized-machines"
+MEMORY_OPTIMIZED_URL = "https://cloud.google.com/compute/docs/memory-optimized-machines"
+ACCELERATOR_OPTIMIZED_URL = "https://cloud.google.com/compute/docs/accelerator-optimized-machines"
+#: Where the ``guestAcceleratorType`` names below are given.
+GPU_MACHINE_TYPES_URL = "https://cloud.google.com/compute/docs/gpus"
+
+
+class Published(NamedTuple):
+    """One predefined machine type as Google's page gives it."""
+
+    #: ``guestCpus``.
+    vcpus: int
+    #: Memory in GB as the page prints it (GiB: ``memoryMb`` = GB x 1024).
+    memory_gb: float
+    #: The GPU it comes with, as Compute Engine names accelerator types, and how many.
+    accelerator: str = ""
+    accelerator_count: int = 0
+
+    @property
+    def memory_mb(self) -> int:
+        return round(self.memory_gb * MIB_PER_GIB)
+
+
+_A100, _A100_80, _H100, _H100_MEGA = (
+    "nvidia-tesla-a100",
+    "nvidia-a100-80gb",
+    "nvidia-h100-80gb",
+    "nvidia-h100-mega-80gb",
 )
-#: Invented vCPUs and GiB per GPU of an accelerator-optimized machine (``<series>-<n>g``).
-VCPUS_PER_GPU = 11
-GIB_PER_GPU = 83.5
-#: The GPU each series' machines come with, as Compute Engine names accelerator types.
-SERIES_GPUS: Mapping[str, str] = MappingProxyType(
+_H200, _B200, _L4, _RTX_PRO_6000 = (
+    "nvidia-h200-141gb",
+    "nvidia-b200",
+    "nvidia-l4",
+    "nvidia-rtx-pro-6000",
+)
+_P = Published
+
+#: ``GENERAL_PURPOSE_URL``: the N1, E2, N2 and N2D predefined machine types.
+GENERAL_PURPOSE: Mapping[str, Published] = MappingProxyType(
     {
-        "a2-highgpu": "nvidia-tesla-a100",
-        "a2-megagpu": "nvidia-tesla-a100",
-        "a2-ultragpu": "nvidia-a100-80gb",
-        "a3-highgpu": "nvidia-h100-80gb",
-        "a3-megagpu": "nvidia-h100-mega-80gb",
-        "a3-ultragpu": "nvidia-h200-141gb",
-        "a4-highgpu": "nvidia-b200",
-        "a4x-highgpu": "nvidia-gb200",
+        # N1 standard (3.75 GB per vCPU), high-memory (6.5), high-CPU (0.9).
+        "n1-standard-1": _P(1, 3.75),
+        "n1-standard-2": _P(2, 7.5),
+        "n1-standard-4": _P(4, 15),
+        "n1-standard-8": _P(8, 30),
+        "n1-standard-16": _P(16, 60),
+        "n1-standard-32": _P(32, 120),
+        "n1-standard-64": _P(64, 240),
+        "n1-standard-96": _P(96, 360),
+        "n1-highmem-2": _P(2, 13),
+        "n1-highmem-4": _P(4, 26),
+        "n1-highmem-8": _P(8, 52),
+        "n1-highmem-16": _P(16, 104),
+        "n1-highmem-32": _P(32, 208),
+        "n1-highmem-64": _P(64, 416),
+        "n1-highmem-96": _P(96, 624),
+        "n1-highcpu-2": _P(2, 1.8),
+        "n1-highcpu-4": _P(4, 3.6),
+        "n1-highcpu-8": _P(8, 7.2),
+        "n1-highcpu-16": _P(16, 14.4),
+        "n1-highcpu-32": _P(32, 28.8),
+        "n1-highcpu-64": _P(64, 57.6),
+        "n1-highcpu-96": _P(96, 86.4),
+        # E2 standard (4 GB per vCPU), high-memory (8), high-CPU (1).
+        "e2-standard-2": _P(2, 8),
+        "e2-standard-4": _P(4, 16),
+        "e2-standard-8": _P(8, 32),
+        "e2-standard-16": _P(16, 64),
+        "e2-standard-32": _P(32, 128),
+        "e2-highmem-2": _P(2, 16),
+        "e2-highmem-4": _P(4, 32),
+        "e2-highmem-8": _P(8, 64),
+        "e2-highmem-16": _P(16, 128),
+        "e2-highcpu-2": _P(2, 2),
+        "e2-highcpu-4": _P(4, 4),
+        "e2-highcpu-8": _P(8, 8),
+        "e2-highcpu-16": _P(16, 16),
+        "e2-highcpu-32": _P(32, 32),
+        # N2 standard (4 GB per vCPU), high-memory (8; n2-highmem-128 864), high-CPU (1).
+        "n2-standard-2": _P(2, 8),
+        "n2-standard-4": _P(4, 16),
+        "n2-standard-8": _P(8, 32),
+        "n2-standard-16": _P(16, 64),
+        "n2-standard-32": _P(32, 128),
+        "n2-standard-48": _P(48, 192),
+        "n2-standard-64": _P(64, 256),
+        "n2-standard-80": _P(80, 320),
+        "n2-standard-96": _P(96, 384),
+        "n2-standard-128": _P(128, 512),
+        "n2-highmem-2": _P(2, 16),
+        "n2-highmem-4": _P(4, 32),
+        "n2-highmem-8": _P(8, 64),
+        "n2-highmem-16": _P(16, 128),
+        "n2-highmem-32": _P(32, 256),
+        "n2-highmem-48": _P(48, 384),
+        "n2-highmem-64": _P(64, 512),
+        "n2-highmem-80": _P(80, 640),
+        "n2-highmem-96": _P(96, 768),
+        "n2-highmem-128": _P(128, 864),
+        "n2-highcpu-2": _P(2, 2),
+        "n2-highcpu-4": _P(4, 4),
+        "n2-highcpu-8": _P(8, 8),
+        "n2-highcpu-16": _P(16, 16),
+        "n2-highcpu-32": _P(32, 32),
+        "n2-highcpu-48": _P(48, 48),
+        "n2-highcpu-64": _P(64, 64),
+        "n2-highcpu-80": _P(80, 80),
+        "n2-highcpu-96": _P(96, 96),
+        # N2D standard (4 GB per vCPU), high-memory (8), high-CPU (1).
+        "n2d-standard-2": _P(2, 8),
+        "n2d-standard-4": _P(4, 16),
+        "n2d-standard-8": _P(8, 32),
+        "n2d-standard-16": _P(16, 64),
+        "n2d-standard-32": _P(32, 128),
+        "n2d-standard-48": _P(48, 192),
+        "n2d-standard-64": _P(64, 256),
+        "n2d-standard-80": _P(80, 320),
+        "n2d-standard-96": _P(96, 384),
+        "n2d-standard-128": _P(128, 512),
+        "n2d-standard-224": _P(224, 896),
+        "n2d-highmem-2": _P(2, 16),
+        "n2d-highmem-4": _P(4, 32),
+        "n2d-highmem-8": _P(8, 64),
+        "n2d-highmem-16": _P(16, 128),
+        "n2d-highmem-32": _P(32, 256),
+        "n2d-highmem-48": _P(48, 384),
+        "n2d-highmem-64": _P(64, 512),
+        "n2d-highmem-80": _P(80, 640),
+        "n2d-highmem-96": _P(96, 768),
+        "n2d-highcpu-2": _P(2, 2),
+        "n2d-highcpu-4": _P(4, 4),
+        "n2d-highcpu-8": _P(8, 8),
+        "n2d-highcpu-16": _P(16, 16),
+        "n2d-highcpu-32": _P(32, 32),
+        "n2d-highcpu-48": _P(48, 48),
+        "n2d-highcpu-64": _P(64, 64),
+        "n2d-highcpu-80": _P(80, 80),
+        "n2d-highcpu-96": _P(96, 96),
+        "n2d-highcpu-128": _P(128, 128),
+        "n2d-highcpu-224": _P(224, 224),
     }
 )
-_CPU_SIZES = (2, 4, 8, 12, 16, 24, 30, 32, 48, 56, 60, 64, 80, 96, 112, 128, 224)
-_CPU_FAMILIES = ("e2", "n1", "n2", "n2d", "c2", "c2d")
-_GPU_COUNTS = (1, 2, 4, 8, 16)
 
-#: Every predefined machine type name the fake knows (served or not).
-MACHINE_NAMES: tuple[str, ...] = (
-    *(
-        f"{family}-{shape}-{size}"
-        for family in _CPU_FAMILIES
-        for shape in ("standard", "highmem", "highcpu")
-        for size in _CPU_SIZES
-    ),
-    *(f"g2-standard-{size}" for size in (4, 8, 12, 16, 24, 32, 48, 96)),
-    *(f"g4-standard-{size}" for size in (48, 96, 192, 384)),
-    *(f"m1-ultramem-{size}" for size in (40, 80, 160)),
-    "m1-megamem-96",
-    *(f"{series}-{count}g" for series in SERIES_GPUS for count in _GPU_COUNTS),
+#: ``COMPUTE_OPTIMIZED_URL``: the C2 and C2D predefined machine types.
+COMPUTE_OPTIMIZED: Mapping[str, Published] = MappingProxyType(
+    {
+        # C2 standard (4 GB per vCPU).
+        "c2-standard-4": _P(4, 16),
+        "c2-standard-8": _P(8, 32),
+        "c2-standard-16": _P(16, 64),
+        "c2-standard-30": _P(30, 120),
+        "c2-standard-60": _P(60, 240),
+        # C2D standard (4 GB per vCPU), high-memory (8), high-CPU (2).
+        "c2d-standard-2": _P(2, 8),
+        "c2d-standard-4": _P(4, 16),
+        "c2d-standard-8": _P(8, 32),
+        "c2d-standard-16": _P(16, 64),
+        "c2d-standard-32": _P(32, 128),
+        "c2d-standard-56": _P(56, 224),
+        "c2d-standard-112": _P(112, 448),
+        "c2d-highmem-2": _P(2, 16),
+        "c2d-highmem-4": _P(4, 32),
+        "c2d-highmem-8": _P(8, 64),
+        "c2d-highmem-16": _P(16, 128),
+        "c2d-highmem-32": _P(32, 256),
+        "c2d-highmem-56": _P(56, 448),
+        "c2d-highmem-112": _P(112, 896),
+        "c2d-highcpu-2": _P(2, 4),
+        "c2d-highcpu-4": _P(4, 8),
+        "c2d-highcpu-8": _P(8, 16),
+        "c2d-highcpu-16": _P(16, 32),
+        "c2d-highcpu-32": _P(32, 64),
+        "c2d-highcpu-56": _P(56, 112),
+        "c2d-highcpu-112": _P(112, 224),
+    }
 )
-#: A machine the catalogue offers that the fake serves in no zone.
+
+#: ``MEMORY_OPTIMIZED_URL``: the M1 predefined machine types.
+MEMORY_OPTIMIZED: Mapping[str, Published] = MappingProxyType(
+    {
+        "m1-ultramem-40": _P(40, 961),
+        "m1-ultramem-80": _P(80, 1922),
+        "m1-ultramem-160": _P(160, 3844),
+        "m1-megamem-96": _P(96, 1433.6),
+    }
+)
+
+#: ``ACCELERATOR_OPTIMIZED_URL``: the A2, A3, A4, G2 and G4 machine types with the GPUs each
+#: comes with (names from ``GPU_MACHINE_TYPES_URL``).
+ACCELERATOR_OPTIMIZED: Mapping[str, Published] = MappingProxyType(
+    {
+        # A2 Standard (A100 40GB) and A2 Ultra (A100 80GB).
+        "a2-highgpu-1g": _P(12, 85, _A100, 1),
+        "a2-highgpu-2g": _P(24, 170, _A100, 2),
+        "a2-highgpu-4g": _P(48, 340, _A100, 4),
+        "a2-highgpu-8g": _P(96, 680, _A100, 8),
+        "a2-megagpu-16g": _P(96, 1360, _A100, 16),
+        "a2-ultragpu-1g": _P(12, 170, _A100_80, 1),
+        "a2-ultragpu-2g": _P(24, 340, _A100_80, 2),
+        "a2-ultragpu-4g": _P(48, 680, _A100_80, 4),
+        "a2-ultragpu-8g": _P(96, 1360, _A100_80, 8),
+        # A3 High and A3 Mega (H100 80GB), A3 Ultra (H200), A4 (B200).
+        "a3-highgpu-1g": _P(26, 234, _H100, 1),
+        "a3-highgpu-2g": _P(52, 468, _H100, 2),
+        "a3-highgpu-4g": _P(104, 936, _H100, 4),
+        "a3-highgpu-8g": _P(208, 1872, _H100, 8),
+        "a3-megagpu-8g": _P(208, 1872, _H100_MEGA, 8),
+        "a3-ultragpu-8g": _P(224, 2952, _H200, 8),
+        "a4-highgpu-8g": _P(224, 3968, _B200, 8),
+        # G2 (L4) and G4 (RTX PRO 6000).
+        "g2-standard-4": _P(4, 16, _L4, 1),
+        "g2-standard-8": _P(8, 32, _L4, 1),
+        "g2-standard-12": _P(12, 48, _L4, 1),
+        "g2-standard-16": _P(16, 64, _L4, 1),
+        "g2-standard-24": _P(24, 96, _L4, 2),
+        "g2-standard-32": _P(32, 128, _L4, 1),
+        "g2-standard-48": _P(48, 192, _L4, 4),
+        "g2-standard-96": _P(96, 384, _L4, 8),
+        "g4-standard-48": _P(48, 180, _RTX_PRO_6000, 1),
+        "g4-standard-96": _P(96, 360, _RTX_PRO_6000, 2),
+        "g4-standard-192": _P(192, 720, _RTX_PRO_6000, 4),
+        "g4-standard-384": _P(384, 1440, _RTX_PRO_6000, 8),
+    }
+)
+
+#: Every machine type the fake knows, by name: the four families' tables.
+PUBLISHED: Mapping[str, Published] = MappingProxyType(
+    {**GENERAL_PURPOSE, **COMPUTE_OPTIMIZED, **MEMORY_OPTIMIZED, **ACCELERATOR_OPTIMIZED}
+)
+#: Catalogued machine types whose published shape could not be read: known, served nowhere.
+UNPUBLISHED: tuple[str, ...] = ("a4x-highgpu-4g",)
+
+#: Every predefined machine type name the fake knows (served or not), each with its
+#: published shape.
+MACHINE_NAMES: tuple[str, ...] = tuple(PUBLISHED)
+#: A machine the catalogue offers that the fake serves in no zone (its shape is known).
 LACKING = "a4-highgpu-8g"
 #: Machines served in these zones only (the others: every zone).
 ONLY_IN: Mapping[str, tuple[str, ...]] = MappingProxyType({"a3-ultragpu-8g": ("us-central1-a",)})
-#: Shared-core decoys: (name, guestCpus, memoryMb), never asked for by a refresh.
+#: Shared-core decoys: (name, guestCpus, memoryMb), never asked for by a refresh
+#: (e2-micro: 2 vCPUs sharing a core, 1 GB; e2-small: 2 GB).
 SHARED_CORE: tuple[tuple[str, int, int], ...] = (("e2-micro", 2, 1024), ("e2-small", 2, 2048))
-#: A deprecated machine: name -> ``deprecated.state``.
+#: A machine the fake marks deprecated: name -> ``deprecated.state`` (the fake's choice).
 DEPRECATED: Mapping[str, str] = MappingProxyType({"n1-highcpu-96": "DEPRECATED"})
 
 
@@ -172,7 +412,7 @@ class FakeMachine:
             "id": str(zlib.crc32(self.name.encode())),
             "creationTimestamp": "1969-12-31T16:00:00.000-08:00",
             "name": self.name,
-            "description": f"{self.guest_cpus} vCPUs, {self.memory_gib:g} GB RAM (invented)",
+            "description": f"{self.guest_cpus} vCPUs, {self.memory_gib:g} GB RAM",
             "guestCpus": self.guest_cpus,
             "memoryMb": self.memory_mb,
             "maximumPersistentDisks": 128,
@@ -196,24 +436,15 @@ class FakeMachine:
 
 
 def shape_of(name: str) -> FakeMachine:
-    """The invented shape of ``name``: ``<family>-<shape>-<vCPUs>`` has that many vCPUs and
-    ``GIB_PER_VCPU[shape]`` GiB each; ``<series>-<n>g`` has ``n`` GPUs, ``VCPUS_PER_GPU``
-    vCPUs and ``GIB_PER_GPU`` GiB per GPU."""
-    if match := re.fullmatch(r"(?P<series>[a-z0-9]+-[a-z]+gpu)-(?P<count>\d+)g", name):
-        count = int(match["count"])
-        return FakeMachine(
-            name,
-            VCPUS_PER_GPU * count,
-            round(GIB_PER_GPU * count * MIB_PER_GIB),
-            ((SERIES_GPUS[match["series"]], count),),
-            deprecated=DEPRECATED.get(name, ""),
-        )
-    _family, shape, size = name.rsplit("-", 2)
-    vcpus = int(size)
+    """``name`` as the fake serves it: its published vCPUs, memory (MiB) and GPUs
+    (``PUBLISHED``). ``KeyError`` for a machine the fake does not know."""
+    published = PUBLISHED[name]
+    gpus = ((published.accelerator, published.accelerator_count),) if published.accelerator else ()
     return FakeMachine(
         name,
-        vcpus,
-        round(vcpus * GIB_PER_VCPU[shape] * MIB_PER_GIB),
+        published.vcpus,
+        published.memory_mb,
+        gpus,
         deprecated=DEPRECATED.get(name, ""),
     )
 
@@ -480,8 +711,8 @@ class FakeCompute(LoopbackServer):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve a fake MachineTypes API (invented shapes) until SIGTERM or SIGINT; print the
-    address."""
+    """Serve a fake MachineTypes API (Google's published shapes) until SIGTERM or SIGINT;
+    print the address."""
     parser = argparse.ArgumentParser(
         prog="python -m vertex_training.testing.fake_compute", description=main.__doc__
     )
