@@ -30,7 +30,7 @@ def fake() -> Iterator[FakeCatalog]:
 
 @pytest.fixture(scope="module")
 def compute() -> Iterator[FakeCompute]:
-    """The fake MachineTypes API a refresh reads shapes from (invented shapes)."""
+    """The fake MachineTypes API a refresh reads shapes from (Google's published ones)."""
     with FakeCompute() as machine_types:
         yield machine_types
 

@@ -208,7 +208,7 @@ class TestRefreshShapes:
         )
         assert result.returncode == 0, result.stderr
         assert "machine types read" in result.stderr
-        assert "invented machine shapes" in result.stderr
+        assert "machine shapes, not read from Google" in result.stderr
         assert prices.load_snapshot(out).machine_shapes
 
 

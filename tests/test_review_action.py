@@ -677,9 +677,10 @@ class TestActionOnARecordedPreview:
         for line in (
             "### `dev`: what this change does (`pulumi preview` against the stack's state)",
             "1 to submit, 1 to replace, 1 to delete; the jobs this change submits cost at most $",
-            "| `train` | replace | primary: 1 x n1-standard-4 + 2 x NVIDIA_TESLA_T4 | $1.20/h;",
+            "| `train` | replace | primary: 1 x n1-standard-4 + 2 x NVIDIA_TESLA_T4 | was $0.20/h",
             "| `new` | submit | primary: 1 x e2-standard-4 | $0.20/h;",
-            "| `old` | delete | primary: 1 x e2-standard-4 |  |",
+            "| `old` | delete | primary: 1 x e2-standard-4 | cancelled if it still runs, then "
+            "deleted: stops up to $0.20/h |",
             "`job.machine` e2-standard-4 -> n1-standard-4 (forces replacement)",
             "- :x: required_labels (mandatory) `new`: lacks the required label cost-center: "
             "add job.labels: {cost-center: ...}",

@@ -178,7 +178,7 @@ def _cmd_prices_refresh(args: argparse.Namespace) -> int:
     )
     fakes = (
         (args.endpoint, "catalog's invented prices"),
-        (args.compute_endpoint, "compute's invented machine shapes"),
+        (args.compute_endpoint, "compute's machine shapes, not read from Google"),
     )
     for endpoint, what in fakes:
         if endpoint and refresh.is_loopback(endpoint):
