@@ -192,7 +192,8 @@ def the_change_is_reviewed(
 
     text = review(project).stdout
     assert (
-        "Costs from the Cloud Billing Catalog at `127.0.0.1:0 (fake catalog, invented prices)`"
+        "Costs from a fake Cloud Billing Catalog on this machine "
+        "(`127.0.0.1:0 (fake catalog, invented prices)`): invented prices read 2026-11-20"
         in text
     )
     assert (
