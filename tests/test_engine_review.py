@@ -193,8 +193,7 @@ def the_change_is_reviewed(
     text = review(project).stdout
     assert (
         "Costs from a fake Cloud Billing Catalog on this machine "
-        "(`127.0.0.1:0 (fake catalog, invented prices)`): invented prices read 2026-11-20"
-        in text
+        "(`127.0.0.1:0 (fake catalog, invented prices)`): invented prices read 2026-11-20" in text
     )
     assert (
         "1 to submit, 1 to replace, 1 to delete; the jobs this change submits cost at most "

@@ -3,14 +3,20 @@ loopback gRPC (``vertex_training.backends.vertex_pipelines``)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 
-from tests.test_vertex_backend import FAST_PACING, FAST_POLLING, FAST_RETRY, PROJECT, REGION
+from tests.test_vertex_backend import (
+    FAST_PACING,
+    FAST_POLLING,
+    FAST_RETRY,
+    PROJECT,
+    REGION,
+    wait_until,
+)
 from vertex_training.api import pipelines, states
 from vertex_training.api.labels import IDENTITY_LABEL, PROJECT_LABEL, RESOURCE_LABEL, STACK_LABEL
 from vertex_training.backends.base import JobStatus
@@ -90,18 +96,6 @@ def backend(fake: FakeVertex) -> VertexBackend:
         polling=FAST_POLLING,
         pacing=FAST_PACING,
     )
-
-
-def wait_until(backend: VertexBackend, name: str, done: Callable[[JobStatus], bool]) -> JobStatus:
-    """Poll ``get`` until ``done(status)``; fail after WAIT_S."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        status = backend.get(name)
-        assert status is not None, f"{name} vanished"
-        if done(status):
-            return status
-        assert time.monotonic() < deadline, f"{name} stuck in {status.state}"
-        time.sleep(0.01)
 
 
 def ended(backend: VertexBackend, name: str) -> JobStatus:

@@ -72,11 +72,9 @@ _STACK: Final = "(pulumi-gcp)"
 
 @dataclass
 class ForeignJob:
-    """A Vertex AI job pulumi-gcp declares, read as this project's keys (``config``)."""
+    """A Vertex AI job pulumi-gcp declares, read as this project's job."""
 
     type: str
-    #: The job's keys as this project writes them; {} when it cannot be read.
-    config: dict[str, Any] = field(default_factory=dict)
     job: JobSpec | None = None
     #: Why it cannot be reviewed ("" when it can).
     not_reviewed: str = ""
@@ -90,8 +88,6 @@ class ForeignJob:
 class PersistentResource:
     """A pool of reserved machines pulumi-gcp declares, billed while it exists."""
 
-    resource_id: str
-    project: str | None
     region: str | None
     #: Each pool at the most machines it may hold.
     pools: list[WorkerPool] = field(default_factory=list)
@@ -147,8 +143,7 @@ def job_of(type_: str, name: str, props: Mapping[str, Any]) -> ForeignJob:
         found.not_reviewed = f"its {unknown} is not known before pulumi up"
         return found
     try:
-        body = _job_body(type_, props)
-        found.config = config_of_request(body, name=name)
+        config = config_of_request(_job_body(type_, props), name=name)
     except UnmappedField as exc:
         found.not_reviewed = f"its inputs hold what the review cannot read: {exc}"
         return found
@@ -161,7 +156,7 @@ def job_of(type_: str, name: str, props: Mapping[str, Any]) -> ForeignJob:
         "region": props.get("region"),
         "backend": "vertex",
     }
-    read = read_job(name, found.config, settings)
+    read = read_job(name, config, settings)
     if read.job is None:
         why = "; ".join(str(issue) for issue in read.issues) or read.unknown
         found.not_reviewed = f"read as this project's keys it is refused: {why}"
@@ -189,12 +184,11 @@ def _job_body(type_: str, props: Mapping[str, Any]) -> dict[str, Any]:
     return task_body({**body, DEFINITION_KEY: definition, INPUTS_KEY: dict(inputs)})
 
 
-def persistent_resource_of(name: str, props: Mapping[str, Any]) -> PersistentResource:
-    """The machines a pulumi-gcp ``AiPersistentResource`` named ``name`` holds."""
+def persistent_resource_of(props: Mapping[str, Any]) -> PersistentResource:
+    """The machines a pulumi-gcp ``AiPersistentResource`` holds."""
     props = _plain(props)
-    found = PersistentResource(
-        str(props.get("name") or name), _text(props.get("project")), _text(props.get("location"))
-    )
+    location = props.get("location")
+    found = PersistentResource(None if location is None else str(location))
     unknown = _unknown_at({k: props.get(k) for k in ("location", "resourcePools")})
     if unknown is not None:
         found.not_reviewed = f"its {unknown} is not known before pulumi up"
@@ -243,7 +237,3 @@ def _pool(index: int, pool: Any, found: PersistentResource) -> WorkerPool:
         reservation=None,
         disk=Disk(**{k: v for k, v in sized.items() if v}),
     )
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

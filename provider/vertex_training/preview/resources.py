@@ -135,7 +135,7 @@ def _pulumi_gcp(resource: Resource) -> ResourceJob:
     found = ResourceJob(resource.name, resource.urn, resource.type, key=resource.name)
     found.written = _shown(pulumi_gcp.shown_inputs(props))
     if resource.type == pulumi_gcp.PERSISTENT_RESOURCE:
-        found.persistent = pulumi_gcp.persistent_resource_of(resource.name, props)
+        found.persistent = pulumi_gcp.persistent_resource_of(props)
         found.declared_by = found.persistent.declared_by
         found.not_reviewed = found.persistent.not_reviewed
         return found

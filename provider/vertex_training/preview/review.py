@@ -220,13 +220,9 @@ def review_preview(
         estimates = {p.name: p.estimate for p in plans if p.estimate is not None}
         changed = [p.name for p in plans if p.change in SUBMITTING]
         grants = [grant for resource in resources for grant in grants_of(resource)]
-        # What else the change starts that costs: a persistent resource (a month of it),
-        # another provider's job the review cannot read (its cost unknown).
-        others = {
-            p.name: p.estimate
-            for p in plans
-            if p.change in SUBMITTING and p.job is None and p.change != INVALID
-        }
+        # What else the change starts that costs, with no job to judge: a persistent
+        # resource (a month of it), a job whose cost is unknown (not read, or not known yet).
+        others = {p.name: p.estimate for p in plans if p.change in SUBMITTING and p.job is None}
         results = rules.evaluate(
             policies,
             judged,
@@ -441,9 +437,9 @@ def _changed_keys(seen: _Seen) -> list[KeyChange]:
     ]
     if not replacing and not seen.detailed and seen.change == REPLACE:
         replacing = seen.replace_reasons
+    named = seen.new.plugin or bool(seen.new.declared_by)  # paths are the inputs' own
     marked = []
     for change in changes:
-        named = seen.new.plugin or bool(seen.new.declared_by)  # paths are the inputs' own
         forces = any(_under(change.key, path, named) for path in replacing)
         marked.append(KeyChange(change.key, change.before, change.after, forces))
     return marked
