@@ -120,6 +120,14 @@ def no_credential_variables(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads whether the machine that runs it is a CI runner (``CI``, which the
+    quota section reads to speak to a pull request): the suite reads the same in CI and
+    on a laptop. A test that wants a runner sets it, as GitHub's runner does."""
+    monkeypatch.delenv("CI", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def endpoints_unknown() -> Iterator[None]:
     """Each test starts with no endpoint known reached or unreachable. The memory is the
     process's, and a worker runs many tests: a fake's ephemeral port that an earlier test

@@ -497,6 +497,7 @@ class Runner:
             **{name: fill(value) for name, value in step("review")["env"].items()},
             **{k: v for k, v in no_proxy().items() if k in ("HOME", "LANG", "NO_PROXY")},
             "PATH": f"{self.stubs()}:{os.environ['PATH']}",
+            "CI": "true",
             "RUNNER_TEMP": str(self.temp),
             "GITHUB_ACTION_PATH": str(ACTION),
             "GITHUB_EVENT_NAME": self.event,
@@ -668,6 +669,7 @@ class TestActionOnARecordedPreview:
         review = subprocess.run(
             [sys.executable, "-m", "vertex_training", "review", str(RECORDED_CHANGE), *options],
             cwd=runner.program,
+            env={**os.environ, "CI": "true"},  # as GitHub's runner gives every step
             capture_output=True,
             text=True,
             check=False,
