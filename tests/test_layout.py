@@ -86,6 +86,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "vertex_training._moved",
+        "vertex_training.backend_kinds",
         "vertex_training.errors",
         "vertex_training.keys",
         "vertex_training._exports",

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vertex_training.backend_kinds import kind_of
 from vertex_training.errors import Issue
 from vertex_training.keys import JOBS_KEY, PLATFORM_KEY
 
@@ -186,7 +187,7 @@ def plan_packages(
                     continue
                 package = found
                 plan.packages[path] = package
-            if job_backend == "vertex":
+            if kind_of(job_backend).cloud:
                 if bucket is None:
                     plan.issues.append(Issue(key, path, no_bucket))
                     continue

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from vertex_training.api.bodies import SPECIFIC_RESERVATION as SPECIFIC
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import billing, prices
 from vertex_training.catalog.billing import (
     DEFAULT_STRATEGY,
@@ -241,7 +242,7 @@ def estimate(job: JobSpec, prices: Snapshot | None) -> Estimate:
     parallel = min(job.study.parallel_trials or 1, trials) if tuning else 1
     pools_in_use = [pool for pool in job.worker_pools if pool is not None]
     read = prices.read_date.isoformat() if prices is not None else None
-    if job.backend == "local":
+    if not kind_of(job.backend).billed:
         free = tuple(
             PoolCost(
                 role=pool.role,

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vertex_training.api.labels import label_key_ok
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import JOBS_KEY, POLICIES_KEY, job_key
@@ -525,8 +526,8 @@ def _required_labels(
 def _allowed_regions(
     rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
-    if job.backend == "local":
-        return True, "runs on the local backend: the region rule does not apply"
+    if not kind_of(job.backend).cloud:
+        return True, f"{kind_of(job.backend).runs_on}: the region rule does not apply"
     if job.region in rule.regions:
         return True, f"runs in {job.region}, an allowed region"
     return False, (
@@ -570,8 +571,8 @@ def _max_accelerators(
 def _max_cost(
     rule: Any, key: _JobKey, job: JobSpec, estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
-    if job.backend == "local":
-        return True, "runs on the local backend: it costs nothing on Google Cloud"
+    if not kind_of(job.backend).billed:
+        return True, f"{kind_of(job.backend).runs_on}: it costs nothing on Google Cloud"
     estimate = estimates.get(key.name)
     if estimate is None or estimate.max_usd is None:
         return (
@@ -592,8 +593,8 @@ def _max_cost(
 def _spot_only(
     _rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
 ) -> tuple[bool, str]:
-    if job.backend == "local":
-        return True, "runs on the local backend: the SPOT rule does not apply"
+    if not kind_of(job.backend).cloud:
+        return True, f"{kind_of(job.backend).runs_on}: the SPOT rule does not apply"
     if job.scheduling.strategy == "SPOT":
         return True, "runs on SPOT capacity"
     strategy = job.scheduling.strategy or "STANDARD (the default)"
@@ -632,7 +633,7 @@ def _change_cost(
     others: Mapping[str, Estimate | None],
 ) -> RuleResult:
     names = sorted(jobs if changed is None else (n for n in changed if n in jobs))
-    names = [n for n in names if jobs[n].backend != "local"]
+    names = [n for n in names if kind_of(jobs[n].backend).billed]
     estimates = {**estimates, **{n: e for n, e in others.items() if e is not None}}
     names = sorted({*names, *others})
     unknown = [n for n in names if (e := estimates.get(n)) is None or e.max_usd is None]

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import quotas
 from vertex_training.errors import QuotasError
 
@@ -93,7 +94,7 @@ def check_quotas(
     projects: set[str] = set()
     for plan in plans:
         job = plan.job
-        if plan.change not in SUBMITTING or job is None or job.backend != "vertex":
+        if plan.change not in SUBMITTING or job is None or not kind_of(job.backend).cloud:
             continue
         if job.persistent_resource_id:  # it runs on the machines that resource holds
             continue

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
+from vertex_training.backend_kinds import BACKENDS, DEFAULT_BACKEND, LOCAL
+from vertex_training.backend_kinds import BackendName as Backend
 from vertex_training.keys import (
     API_ENDPOINT_KEY,
     BACKEND_KEY,
@@ -20,23 +22,24 @@ from vertex_training.keys import (
 
 __all__ = [
     "API_ENDPOINT_KEY",
+    "BACKENDS",
     "BACKEND_KEY",
     "CONFIG_NAMESPACE",
+    "DEFAULT_BACKEND",
     "GCP_PROJECT_KEY",
     "GCP_REGION_KEY",
     "JOBS_KEY",
     "PLATFORM_KEY",
     "POLICIES_KEY",
     "STACK_CONFIG_KEYS",
+    "Backend",
 ]
 
 #: The job key that makes a job a hyperparameter tuning job (vertex_training.stackconfig.study).
 STUDY_KEY = "study"
 
-Backend = Literal["vertex", "local"]
 WaitUntil = Literal["submitted", "running", "succeeded"]
 Strategy = Literal["STANDARD", "SPOT", "FLEX_START"]
-BACKENDS: tuple[Backend, ...] = ("vertex", "local")
 #: What a job's ``wait`` may ask for: the first (its default) is no wait at all; the
 #: others are waited for (by a JobWaiter: ``vertex_training.resources.waiter``).
 NOT_WAITED: WaitUntil = "submitted"
@@ -63,7 +66,7 @@ MAX_PACKAGE_URIS = 100
 MAX_JOB_NAME_CHARS = 63
 #: Region (and project) recorded for local-backend jobs whose stack names none.
 LOCAL_DEFAULT_REGION = "us-central1"
-LOCAL_DEFAULT_PROJECT = "local"
+LOCAL_DEFAULT_PROJECT = LOCAL.default_project
 GCS_PREFIX = "gs://"
 
 #: Worker pool roles by position in ``workerPoolSpecs``.

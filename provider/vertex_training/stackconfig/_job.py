@@ -15,6 +15,7 @@ from pydantic import (
 
 from vertex_training.catalog import machines
 from vertex_training.stackconfig._constants import (
+    DEFAULT_BACKEND,
     DEFAULT_WAIT_TIMEOUT_S,
     LOCAL_DEFAULT_PROJECT,
     SECRET_PLACEHOLDER,
@@ -40,7 +41,7 @@ class StackSettings(_SpecModel):
     stack: str
     project: str | None = None
     region: str | None = None
-    backend: Backend = "vertex"
+    backend: Backend = DEFAULT_BACKEND
     api_endpoint: str | None = None
     # Defaults from the stack's platform (vertex_training.stackconfig.platform), for vertex jobs
     # only:
@@ -311,7 +312,7 @@ class JobSpec(_SpecModel):
     display_name: str
     project: str | None = None
     region: str
-    backend: Backend = "vertex"
+    backend: Backend = DEFAULT_BACKEND
     #: By position: 0 primary, 1 workers, 2 parameter servers or reduction server,
     #: 3 evaluators; ``None`` keeps a free position before a later pool.
     worker_pools: list[WorkerPool | None]

@@ -24,6 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import registry
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import (
@@ -145,7 +146,7 @@ def calls_vertex_api(job: JobSpec, platform: Platform) -> bool:
     """A vertex job running as the platform's account that writes to a TensorBoard or to
     Experiments."""
     return (
-        job.backend == "vertex"
+        kind_of(job.backend).cloud
         and job.service_account == platform.service_account
         and bool(job.tensorboard or job.experiment or job.experiment_run)
     )

@@ -17,6 +17,7 @@ from pydantic import (
     ValidationError,
 )
 
+from vertex_training.backend_kinds import DEFAULT_BACKEND, KINDS, LOCAL
 from vertex_training.catalog import images
 from vertex_training.errors import Issue, SpecError
 from vertex_training.keys import (
@@ -200,11 +201,11 @@ def stack_settings(
                     f"{one_of([f'{CONFIG_NAMESPACE}:{k}' for k in STACK_CONFIG_KEYS])}",
                 )
             )
-    written = config.get(BACKEND_KEY) or "vertex"
-    backend = next((known for known in BACKENDS if known == written), None)
+    written = config.get(BACKEND_KEY) or DEFAULT_BACKEND
+    backend = KINDS[written].name if written in KINDS else None
     if backend is None:
         issues.append(backend_issue(written))
-        backend = "local"  # keep checking the jobs without the vertex-only rules
+        backend = LOCAL.name  # keep checking the jobs without the Google Cloud-only rules
     project = _stack_text(config, GCP_PROJECT_KEY, "my-project", issues)
     region = _stack_text(config, GCP_REGION_KEY, "us-central1", issues)
     api_endpoint = _stack_text(config, API_ENDPOINT_KEY, "127.0.0.1:50051", issues)

@@ -23,6 +23,7 @@ from pydantic import (
 
 from vertex_training.api import image_refs
 from vertex_training.api.labels import RERUN_LABEL
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import images, machines
 from vertex_training.errors import Issue, MissingSetting
 from vertex_training.stackconfig import platform as stack_platform
@@ -106,7 +107,8 @@ class _JobResolver(RetryRules, JobSettingsRules):
         #: What does not stop the job: shown by render and preview.
         self.warnings: list[Issue] = []
         self.backend = config.backend or stack.backend
-        self.vertex = self.backend == "vertex"
+        #: In a Google Cloud project and region: the Vertex-only keys and the offer apply.
+        self.vertex = kind_of(self.backend).cloud
         self.region = self._resolve_region()
         #: The pools that mount NFS exports (their key paths), for the network rule.
         self.nfs_paths: list[tuple[str | int, ...]] = []

@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
@@ -261,7 +262,7 @@ def resolve_platform(
         )
     enabled = config.enabled
     if enabled is None:
-        enabled = backend == "vertex" and bool(project) and not api_endpoint
+        enabled = kind_of(backend).cloud and bool(project) and not api_endpoint
     if enabled:
         return _created(config, stack=stack, project=project, region=region)
     return _existing(config, stack=stack)
