@@ -20,8 +20,8 @@ from typing import Any, Literal, Required, TypedDict
 
 from pulumi import Input
 
-#: Where a job runs: Vertex AI, or this machine.
-BackendName = Literal["vertex", "local"]
+from vertex_training.backend_kinds import BackendName  # where a job runs
+
 #: Which state ``pulumi up`` waits for.
 WaitUntilName = Literal["submitted", "running", "succeeded"]
 StrategyName = Literal["STANDARD", "SPOT", "FLEX_START"]
