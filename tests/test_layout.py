@@ -238,6 +238,56 @@ def documented_modules(text: str) -> list[str]:
     return found
 
 
+#: The backends' names (``vertex_training.backend_kinds.BACKENDS``), which only the backends
+#: themselves and their descriptors compare.
+BACKEND_NAMES = frozenset({"vertex", "local"})
+#: Where a backend's name may be compared: the backends, and the descriptors' own module.
+BACKEND_HOMES = ("vertex_training.backends", "vertex_training.backend_kinds")
+
+
+def backend_comparisons(source: str) -> list[int]:
+    """The lines of ``source`` that compare a value with a backend's name: ``==``, ``!=``,
+    ``in``, ``not in`` with the name as a literal on either side or in a literal tuple,
+    list or set."""
+
+    def names_a_backend(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in BACKEND_NAMES
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(names_a_backend(item) for item in node.elts)
+        return False
+
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Compare)
+        and any(names_a_backend(side) for side in [node.left, *node.comparators])
+    ]
+
+
+class TestBackendsAsData:
+    """What differs between backends is a descriptor's field: no code outside the
+    backends compares a job's backend with a name (docs/layout.md, backend_kinds.py)."""
+
+    def test_no_backend_name_is_compared_outside_the_backends(self) -> None:
+        found = {
+            name: lines
+            for name, path in MODULES.items()
+            if not name.startswith(BACKEND_HOMES)
+            and (lines := backend_comparisons(path.read_text(encoding="utf-8")))
+        }
+        assert found == {}, "ask vertex_training.backend_kinds.kind_of(name) instead"
+
+    def test_the_comparison_finder_can_fail(self) -> None:
+        text = (
+            'if job.backend == "local":\n    pass\n'
+            'x = kind in ("vertex", "other")\n'
+            'y = job.backend != other\n'
+            'z = f(module="vertex")\n'
+        )
+        assert backend_comparisons(text) == [1, 3]
+
+
 class TestLayoutDoc:
     """docs/layout.md shows the tree as it is."""
 

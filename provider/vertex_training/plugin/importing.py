@@ -20,6 +20,7 @@ from vertex_training.api.pipelines import (
     model_config_of,
     task_body,
 )
+from vertex_training.backend_kinds import VERTEX
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.plugin import schema, shapes
 from vertex_training.resources.arguments import TrainingJobArgs
@@ -79,7 +80,7 @@ def imported_inputs(
         "job": shapes.to_arguments(config, TrainingJobArgs),
         "project": project,
         "region": region,
-        "backend": "vertex",
+        "backend": VERTEX.name,
     }
 
 

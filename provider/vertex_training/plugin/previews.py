@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pulumi.provider.experimental.property_value import PropertyValue
 
+from vertex_training.backend_kinds import kind_of
 from vertex_training.errors import SpecError
 from vertex_training.plugin.values import plain_map, property_value
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT, read_job
@@ -91,7 +92,7 @@ class PriceSnapshot:
         saying why. A local job needs no prices, and reads none."""
         from vertex_training.review import cost
 
-        snapshot, why = self.read() if spec.backend != "local" else (None, "")
+        snapshot, why = self.read() if kind_of(spec.backend).billed else (None, "")
         estimate = cost.estimate(spec, snapshot)
         # Without a snapshot the estimate advises the repository's `make prices`; a
         # program's author is told where the plugin looked, and how to make or name one.

@@ -70,6 +70,7 @@ from pulumi.provider.experimental.provider import (
     UpdateResponse,
 )
 
+from vertex_training.backend_kinds import DEFAULT_BACKEND
 from vertex_training.credentials import GoogleAuth
 from vertex_training.errors import BackendError
 from vertex_training.keys import LOCAL_ACCELERATOR_MODES
@@ -161,7 +162,7 @@ class Defaults:
             if not filled.get(name) and not platform.get(name) and default:
                 filled[name] = default
         if not filled.get("backend"):
-            filled["backend"] = self.backend or "vertex"
+            filled["backend"] = self.backend or DEFAULT_BACKEND
         return filled
 
 

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 from vertex_training.api.bodies import JOB_SPEC_KEY
 from vertex_training.api.job_config import UnmappedField, config_of_request
 from vertex_training.api.pipelines import DEFINITION_KEY, INPUTS_KEY, task_body
+from vertex_training.backend_kinds import VERTEX
 from vertex_training.resources.job_arguments import read_job
 from vertex_training.resources.state import is_unknown
 
@@ -154,7 +155,7 @@ def job_of(type_: str, name: str, props: Mapping[str, Any]) -> ForeignJob:
         "stack": _STACK,
         "project": props.get("project"),
         "region": props.get("region"),
-        "backend": "vertex",
+        "backend": VERTEX.name,
     }
     read = read_job(name, config, settings)
     if read.job is None:

@@ -32,6 +32,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from vertex_training.api.labels import label_value
+from vertex_training.backend_kinds import VERTEX
 from vertex_training.errors import rekeyed
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
 from vertex_training.packaging import TrainerPackage
@@ -281,7 +282,7 @@ def platform_of(
         stack=pulumi.get_stack(),
         project=project,
         region=region,
-        backend="vertex",
+        backend=VERTEX.name,
     )
     if issues or found is None:
         lines = [str(rekeyed(issue, PLATFORM_ARGUMENTS)) for issue in issues]

@@ -39,6 +39,7 @@ from typing import Any
 
 from vertex_training.api import states
 from vertex_training.api.times import epoch_s
+from vertex_training.backend_kinds import kind_of
 from vertex_training.backends.base import (
     TRIAL_ACTIVE,
     TRIAL_INFEASIBLE,
@@ -357,7 +358,7 @@ def kept_text(model: RegisteredModel, versions: list[RegisteredModel]) -> str:
         "never deletes a registered model); to delete one, "
     )
     place = location_of(model.name)
-    if place["backend"] == "local":
+    if not kind_of(place["backend"]).cloud:
         folder = Path(model.artifact_uri).parent
         return text + f"remove its folder ({folder.parent}/<version>)"
     return text + (

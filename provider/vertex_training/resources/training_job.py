@@ -60,6 +60,7 @@ from vertex_training.api.bodies import (
     runs_differently,
 )
 from vertex_training.api.pipelines import is_pipeline_name
+from vertex_training.backend_kinds import DEFAULT_BACKEND, kind_of
 from vertex_training.backends.base import location_of
 from vertex_training.errors import BackendError, KeyIssue, SpecError
 from vertex_training.keys import job_key
@@ -462,7 +463,7 @@ def _failure(name: str, issue: Issue) -> CheckFailure:
 
 def _preflight(job: JobSpec, settings: ProviderSettings) -> list[Issue]:
     """Problems a backend can see before submission (no cloud call)."""
-    if job.backend != "local":
+    if not kind_of(job.backend).preflight:
         return []
     from vertex_training.backends.local import preflight
 
@@ -541,7 +542,7 @@ class TrainingJob(pulumi.dynamic.Resource, module="vertex", name="TrainingJob"):
         }
         settings = dict(stack) if stack is not None else program_settings(platform, given)
         if stack is None:
-            config, uploads = with_packages(name, config, backend or "vertex", platform)
+            config, uploads = with_packages(name, config, backend or DEFAULT_BACKEND, platform)
             waits = [*(platform.dependencies if platform else []), *uploads]
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=waits))
         #: The job's name, keys and stack settings as given (``wait_for_jobs`` reads them).

@@ -17,6 +17,7 @@ from vertex_training.api import states
 from vertex_training.api.failures import Failure, classify
 from vertex_training.api.scheduling import PoolShape, waiting_reason
 from vertex_training.api.times import epoch_s
+from vertex_training.backend_kinds import kind_of
 from vertex_training.errors import BackendError
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def not_running_reason(
     location = entry["location"]
     if status.state == states.QUEUED:
         created = epoch_s(status.create_time)
-        if location.get("backend") != "vertex" or created is None:
+        if not kind_of(location.get("backend")).cloud or created is None:
             return ""
         quotas, page = quota_texts(status.pools, status.strategy, location.get("project") or "")
         return waiting_reason(
