@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vertex_training.backend_kinds import LOCAL, VERTEX
 from vertex_training.backends.base import Backend, JobStatus
 
 __all__ = ["Backend", "JobStatus", "connect", "job_places"]
@@ -24,7 +25,7 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
     local backend).
     """
     kind = location["backend"]
-    if kind == "vertex":
+    if kind == VERTEX.name:
         from vertex_training.backends.vertex import VertexBackend
 
         return VertexBackend(
@@ -33,7 +34,7 @@ def connect(location: Mapping[str, Any], connection: Mapping[str, Any]) -> Backe
             api_endpoint=connection.get("api_endpoint") or None,
             auth=connection.get("auth"),
         )
-    if kind == "local":
+    if kind == LOCAL.name:
         from vertex_training.backends.local import LocalBackend
 
         return LocalBackend(connection["local_root"], base_dir=connection["base_dir"])
@@ -52,7 +53,7 @@ def job_places(name: str, local_root: str, named_output: str) -> dict[str, str]:
         backend = location_of(name)["backend"]
     except ValueError:  # no job's name (a test's mocked ID): nothing to derive
         return {"console_url": "", "logs_url": "", "output_directory": named_output}
-    if backend == "local":
+    if backend == LOCAL.name:
         from pathlib import Path
 
         from vertex_training.backends.local import console_url_at, logs_url_at, output_directory_at

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vertex_training.api.scheduling import PoolShape
+from vertex_training.backend_kinds import LOCAL, VERTEX
 
 #: Trial states, named as in google.cloud.aiplatform.v1.Trial.State.
 TRIAL_ACTIVE = "ACTIVE"
@@ -81,7 +82,7 @@ def job_id_of(resource_name: str) -> str:
 
 
 #: The first segment of every local job's resource name (``local/customJobs/ID``).
-LOCAL_NAME_ROOT = "local"
+LOCAL_NAME_ROOT = LOCAL.name_root
 
 
 def location_of(resource_name: str) -> dict[str, str | None]:
@@ -89,10 +90,10 @@ def location_of(resource_name: str) -> dict[str, str | None]:
     read from the name alone: ``projects/P/locations/R/...`` on Vertex AI,
     ``local/...`` on this machine. ValueError for a name of neither form."""
     parts = resource_name.split("/")
-    if parts[0] == LOCAL_NAME_ROOT:
-        return {"backend": "local", "project": None, "region": None}
-    if len(parts) >= 4 and parts[0] == "projects" and parts[2] == "locations":
-        return {"backend": "vertex", "project": parts[1], "region": parts[3]}
+    if parts[0] == LOCAL.name_root:
+        return {"backend": LOCAL.name, "project": None, "region": None}
+    if len(parts) >= 4 and parts[0] == VERTEX.name_root and parts[2] == "locations":
+        return {"backend": VERTEX.name, "project": parts[1], "region": parts[3]}
     raise ValueError(f"{resource_name!r} names no Vertex AI or local job")
 
 
