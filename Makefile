@@ -19,11 +19,24 @@ BASE ?= origin/main
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(INSTALLED): requirements.txt provider/pyproject.toml
+# uv (tools/uv/requirements.txt) in its own virtualenv under .tools: it makes the
+# virtualenvs below and installs their pins, the same pins pip would, in seconds where pip
+# takes a minute; each virtualenv gets pip too (--seed), for what installs into it later.
+# UV_NATIVE_TLS: uv trusts the system's certificates, as pip does.
+UV_HOME := .tools/uv
+UV := $(UV_HOME)/bin/uv
+export UV_NATIVE_TLS := 1
+$(UV): tools/uv/requirements.txt
+	$(PYTHON) -m venv --clear $(UV_HOME)
+	$(UV_HOME)/bin/python -m pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+uv: $(UV)  ## uv, which makes the virtualenvs (built once, in .tools).
+
+$(INSTALLED): requirements.txt provider/pyproject.toml $(UV)
 	@$(PYTHON) scripts/check-python.py
-	$(PYTHON) -m venv --clear $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(UV) venv --quiet --clear --seed --python $(PYTHON) $(VENV)
+	VIRTUAL_ENV=$(VENV) $(UV) pip install --quiet -r requirements.txt
 	touch $@
 
 venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
@@ -87,11 +100,10 @@ outdated: venv  ## List the pins of requirements.txt that have newer releases, a
 
 policy-venv: policy/.venv/.installed  ## Create policy/.venv, the policy pack's own virtualenv.
 
-policy/.venv/.installed: policy/requirements.txt
+policy/.venv/.installed: policy/requirements.txt $(UV)
 	@$(PYTHON) scripts/check-python.py
-	$(PYTHON) -m venv --clear policy/.venv
-	policy/.venv/bin/python -m pip install --quiet --upgrade pip
-	policy/.venv/bin/python -m pip install --quiet -r policy/requirements.txt
+	$(UV) venv --quiet --clear --seed --python $(PYTHON) policy/.venv
+	VIRTUAL_ENV=policy/.venv $(UV) pip install --quiet -r policy/requirements.txt
 	touch $@
 
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
@@ -139,4 +151,4 @@ plugin: venv $(BUNDLER)  ## Build this machine's plugin archive (the plugin bund
 bench-plugin: venv $(BUNDLER)  ## The plugin archive's size, its first and per-command start, beside the launcher's.
 	$(PY) scripts/bench_plugin_start.py
 
-.PHONY: help venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices plugin bench-plugin
+.PHONY: help uv venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices plugin bench-plugin
