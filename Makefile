@@ -152,3 +152,13 @@ bench-plugin: venv $(BUNDLER)  ## The plugin archive's size, its first and per-c
 	$(PY) scripts/bench_plugin_start.py
 
 .PHONY: help uv venv tools all-tools up preview render destroy test lint schema sdks outdated policy-venv plan bench bench-scale prices images bench-prices plugin bench-plugin
+
+DOCS_VENV ?= .venv-docs
+.PHONY: docs
+docs: $(DOCS_VENV)/.installed  ## Build the docs site into site/ with mkdocs --strict: a broken link or anchor, or a page left out of mkdocs.yml's nav, fails.
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir site
+
+$(DOCS_VENV)/.installed: docs/requirements.txt
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install --quiet -r docs/requirements.txt
+	touch $@
