@@ -1,5 +1,6 @@
-"""The plugin's schema: one source with the job's typed keys and the docs, and the
-naming between the schema's properties and the stack config's keys."""
+"""The plugin's schema and docs/config-shape.md's key tables: written from the job's
+models (their keys and descriptions) and typed keys, and the naming between the schema's
+properties and the stack config's keys."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 
 from tests.release import RELEASE
 from vertex_training.errors import Issue
-from vertex_training.plugin import schema, shapes
+from vertex_training.plugin import job_keys, schema, shapes
 from vertex_training.plugin.job_shapes import property_failure
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
+from vertex_training.stackconfig import _config
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -39,7 +41,8 @@ def walk_properties(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]
 
 class TestSchemaFile:
     def test_the_written_schema_is_what_the_keys_and_docs_give(self) -> None:
-        """schema.json is stale when the typed keys or the docs changed: run `make schema`."""
+        """schema.json is stale when the typed keys, the models or docs/plugin.md changed:
+        run `make schema`."""
         assert schema.SCHEMA_FILE.read_text() == schema.render(DOCS, RELEASE), (
             "provider/vertex_training/plugin/schema.json is stale: run `make schema`"
         )
@@ -57,7 +60,7 @@ class TestSchemaFile:
         assert loaded["resources"]["vertex-training:index:TrainingPlatform"]["isComponent"]
 
     def test_every_property_is_described(self) -> None:
-        """Each property of every type and resource has a description from the docs."""
+        """Each property of every type and resource has a description."""
         missing = [path for path, spec in walk_properties(written()) if not spec.get("description")]
         assert missing == []
 
@@ -76,29 +79,75 @@ class TestOneSource:
         job = written()["types"]["vertex-training:index:Job"]["properties"]
         assert set(job) == {shapes.camel(key) for key in shapes.fields(TrainingJobArgs)}
 
-    def test_every_job_key_has_a_row_in_the_docs_and_every_row_a_key(self) -> None:
-        """docs/config-shape.md's job keys table and TrainingJobArgs name the same keys."""
-        rows = schema.Descriptions(DOCS).job_keys
-        documented = {key.split(".")[0] for key in rows}
-        assert documented == set(shapes.fields(TrainingJobArgs))
+    def test_every_typed_dictionary_has_its_model(self) -> None:
+        """Each typed dictionary the schema reaches is a model's, key for key."""
+        types: dict[str, dict[str, Any]] = {}
+        for typed in job_keys.MODELS:
+            shapes.schema_type(typed, types, job_keys.describe)
+        reached = {token for token, spec in types.items() if spec.get("properties")}
+        assert reached == {shapes.type_token(typed) for typed in job_keys.MODELS}
+        for typed, model in job_keys.MODELS.items():
+            assert set(shapes.fields(typed)) <= set(model.model_fields), typed
 
-    def test_a_key_without_a_row_fails_the_schema(self, tmp_path: Path) -> None:
-        """A job key the docs do not describe stops `make schema`, naming it."""
-        text = (DOCS / "config-shape.md").read_text()
-        (tmp_path / "config-shape.md").write_text(
-            "\n".join(line for line in text.splitlines() if not line.startswith("| `kms_key`"))
-        )
-        (tmp_path / "plugin.md").write_text((DOCS / "plugin.md").read_text())
-        with pytest.raises(KeyError, match="kms_key"):
-            schema.build(tmp_path, "0.0.0")
+    def test_every_key_of_the_models_is_described(self) -> None:
+        """Every key of a job's, a study's and the platform's models has a description."""
+        for model, _ in job_keys.TABLES.values():
+            assert all(text for _, text in job_keys.rows(model))
 
-    def test_descriptions_come_from_the_rows(self) -> None:
-        """A nested key's description is its row (scheduling.timeout), a pool's the job's."""
+    def test_a_key_without_a_description_fails_the_schema(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A job key its model does not describe stops `make schema`, naming it."""
+        field = _config.JobConfig.model_fields["kms_key"]
+        monkeypatch.setattr(field, "description", None)
+        with pytest.raises(KeyError, match=r"JobConfig\.kms_key has no description"):
+            schema.build(DOCS, "0.0.0")
+
+    def test_descriptions_come_from_the_models(self) -> None:
+        """A key's description is its model field's, a pool's keys the primary pool's."""
         types = written()["types"]
         timeout = types["vertex-training:index:Scheduling"]["properties"]["timeout"]
-        assert timeout["description"].startswith("A duration: `90s`")
+        assert timeout["description"] == job_keys.sentence(
+            _config.SchedulingConfig.model_fields["timeout"].description or ""
+        )
         machine = types["vertex-training:index:Pool"]["properties"]["machine"]
         assert machine["description"].startswith("Machine type")
+
+    def test_no_description_promises_what_the_plugin_refuses(self) -> None:
+        """packagePath says that the plugin refuses it (it builds no packages)."""
+        types = written()["types"]
+        path = types["vertex-training:index:PythonPackage"]["properties"]["packagePath"]
+        assert "refuses it at preview" in path["description"]
+
+
+class TestKeyTables:
+    """docs/config-shape.md's key tables are written from the models."""
+
+    def test_the_tables_are_what_the_models_give(self) -> None:
+        """The tables are stale when a model's keys or descriptions changed: run
+        `make schema`."""
+        text = (DOCS / "config-shape.md").read_text()
+        assert job_keys.render_tables(text) == text, (
+            "docs/config-shape.md's key tables are stale: run `make schema`"
+        )
+
+    def test_a_row_per_key_nested_keys_by_path(self) -> None:
+        """A nested key's row is its path; a list's items and a map's values say so."""
+        keys = {key for key, _ in job_keys.rows(_config.JobConfig)}
+        assert {"scheduling.timeout", "nfs_mounts[].server", "model.serving.port"} <= keys
+        assert set(_config.JobConfig.model_fields) <= keys
+        assert not any(key.startswith("workers.") for key in keys)
+
+    def test_a_table_without_its_markers_is_named(self) -> None:
+        """A page that lost a table's markers is refused, naming the table."""
+        with pytest.raises(KeyError, match="job keys"):
+            job_keys.render_tables("no tables here")
+
+    def test_a_pipe_in_a_description_is_escaped(self) -> None:
+        """A description's `|` does not end the Markdown cell."""
+        table = job_keys.table(_config.JobConfig, "key")
+        [row] = [line for line in table.splitlines() if line.startswith("| `disk` |")]
+        assert "pd-ssd \\| pd-standard" in row
 
 
 class TestNaming:

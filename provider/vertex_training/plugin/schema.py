@@ -1,13 +1,14 @@
-"""The plugin's Pulumi package schema, written from the job's typed keys and the docs.
+"""The plugin's Pulumi package schema, written from the job's keys and the docs.
 
 The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobArgs``
-holds, read by ``shapes``), the descriptions from the docs: each job key's row of
-docs/config-shape.md ("Job keys", "Platform keys"), each resource property's row of
-docs/plugin.md. ``make schema`` writes ``schema.json`` beside this module (the installed
-plugin serves that file, stamped with its installed version: the docs are not
-installed); ``tests/test_plugin_schema.py`` fails when the file, the typed keys and the
-docs disagree. The file carries the release's version (provider/pyproject.toml's), which
-``make sdks`` stamps into every SDK, and the names each language's SDK is published under.
+holds, read by ``shapes``); a job key's or platform key's description from the pydantic
+model that defines the key (``Field(description=...)``, read by ``job_keys``); each
+resource property's from its row of docs/plugin.md. ``make schema`` writes ``schema.json``
+beside this module (the installed plugin serves that file, stamped with its installed
+version: the docs are not installed) and docs/config-shape.md's key tables;
+``tests/test_plugin_schema.py`` fails when either is stale. The file carries the
+release's version (provider/pyproject.toml's), which ``make sdks`` stamps into every SDK,
+and the names each language's SDK is published under.
 
     python -m vertex_training.plugin.schema DOCS_DIR OUT.json VERSION
 """
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vertex_training.plugin import shapes
+from vertex_training.plugin import job_keys, shapes
 from vertex_training.resources import arguments
 
 #: Where the written schema is, in the installed package.
@@ -80,43 +81,6 @@ def languages(version: str) -> dict[str, dict[str, Any]]:
     return {**LANGUAGES, "python": python}
 
 
-#: What a key of a typed dictionary is called in docs/config-shape.md: its prefix there.
-DOC_PREFIXES: dict[type, str] = {
-    arguments.PythonPackageArgs: "python_package",
-    arguments.SchedulingArgs: "scheduling",
-    arguments.WaitArgs: "wait",
-    arguments.RetryArgs: "retry",
-    arguments.AcceleratorArgs: "accelerator",
-    arguments.DiskArgs: "disk",
-    arguments.ReservationAffinityArgs: "reservation_affinity",
-    arguments.NfsMountArgs: "nfs_mounts",
-    arguments.LustreMountArgs: "lustre_mounts",
-    arguments.PscInterfaceArgs: "psc_interface_config",
-    arguments.DnsPeeringArgs: "psc_interface_config",
-    arguments.FrameworkArgs: "framework",
-    arguments.ReductionServerArgs: "reduction_server",
-    arguments.PoolArgs: "workers",
-    arguments.ModelArgs: "model",
-    arguments.ServingArgs: "model.serving",
-    arguments.ServingFrameworkArgs: "model.serving.framework",
-    arguments.DatasetArgs: "dataset",
-    arguments.SplitArgs: "dataset.split",
-    arguments.FractionsArgs: "dataset.split.fractions",
-    arguments.KeyedFractionsArgs: "dataset.split.timestamp",
-    arguments.FiltersArgs: "dataset.split.filter",
-}
-#: What a key of a study's typed dictionary is called in docs/config-shape.md's table of
-#: `study` keys ("Hyperparameter tuning jobs"): its prefix there.
-STUDY_PREFIXES: dict[type, str] = {
-    arguments.StudyArgs: "",
-    arguments.StudyMetricArgs: "metrics",
-    arguments.StudyParameterArgs: "parameters.<id>",
-    arguments.ConditionalParametersArgs: "parameters.<id>.conditional",
-    arguments.EarlyStoppingArgs: "early_stopping",
-    arguments.DecayCurveStoppingArgs: "early_stopping",
-    arguments.MedianStoppingArgs: "early_stopping",
-    arguments.ConvexStoppingArgs: "early_stopping",
-}
 #: Settings a job takes beside its keys, in the schema's naming: the stack settings of
 #: ``StackSettings`` that a program's job is given (``TrainingJob(project=..., ...)``).
 JOB_SETTINGS = (
@@ -243,14 +207,6 @@ SECRET_SETTINGS = ("accessToken", "credentials")
 PLATFORM_SETTING_NAMES = tuple(name for name in JOB_SETTINGS if name != "backend")
 #: A value of any shape.
 ANY = shapes.ANY
-#: What a platform key of a typed dictionary is called in docs/config-shape.md.
-PLATFORM_PREFIXES: dict[type, str] = {
-    arguments.BucketArgs: "bucket",
-    arguments.RepositoryArgs: "repository",
-    arguments.ServiceAccountArgs: "service_account",
-    arguments.TensorboardArgs: "tensorboard",
-}
-
 _ROW = re.compile(r"^\|\s*(`[^|]*?`(?:\s*,\s*`[^|]*?`)*)\s*\|\s*(.*?)\s*\|\s*$")
 _HEADING = re.compile(r"^(#{2,3})\s+(.*?)\s*$")
 
@@ -270,58 +226,20 @@ def doc_tables(text: str) -> dict[str, dict[str, str]]:
 
 
 class Descriptions:
-    """Each property's description, from the docs' tables."""
+    """Each resource property's description, from docs/plugin.md's tables."""
 
     def __init__(self, docs: Path) -> None:
-        shape = doc_tables((docs / "config-shape.md").read_text())
-        self.job_keys = shape["Job keys"]
-        self.study_keys = shape["Hyperparameter tuning jobs"]
-        self.platform_keys = shape["Platform keys"]
         plugin_text = (docs / "plugin.md").read_text()
         self.plugin = doc_tables(plugin_text)
         self.intros = _intros(plugin_text)
-
-    def job_key(self, typed: type, name: str) -> str:
-        """A job key's row: under its dictionary's prefix (``scheduling.timeout``), else
-        the key itself (a pool's ``machine`` is the job's), else its parent's row; a
-        study's keys from the table of `study` keys."""
-        if typed in STUDY_PREFIXES:
-            return _keyed(self.study_keys, STUDY_PREFIXES[typed], typed, name)
-        return _keyed(self.job_keys, DOC_PREFIXES.get(typed, ""), typed, name)
-
-    def platform_key(self, typed: type, name: str) -> str:
-        """A platform key's row (``bucket.name``), as ``job_key``."""
-        return _keyed(self.platform_keys, PLATFORM_PREFIXES.get(typed, ""), typed, name)
-
-    def image_row(self, typed: type, name: str) -> str:
-        """An image row's field, from docs/plugin.md."""
-        return self.resource("Image rows", shapes.camel(name)) if name else _doc(typed)
 
     def resource(self, section: str, prop: str) -> str:
         """A resource property's row of docs/plugin.md (TrainingJob's, for a tuning job
         property it shares)."""
         for table in (section, "TrainingJob"):
             if prop in self.plugin.get(table, {}):
-                return _sentence(self.plugin[table][prop])
+                return job_keys.sentence(self.plugin[table][prop].replace("\\|", "|"))
         raise KeyError(f"docs/plugin.md has no row for {section}.{prop}")
-
-
-def _keyed(rows: Mapping[str, str], prefix: str, typed: type, name: str) -> str:
-    if not name:
-        return _doc(typed)
-    for key in (f"{prefix}.{name}" if prefix else name, name):
-        if key in rows:
-            return _sentence(rows[key])
-    if prefix in rows:
-        return f"Of `{prefix}`: {_sentence(rows[prefix])}"
-    kind = shapes.fields(typed)[name][0]
-    if shapes.is_typed_dict(kind):
-        return _doc(kind)
-    raise KeyError(f"the docs have no row for the key {prefix}.{name}".replace(" .", " "))
-
-
-def _doc(typed: type) -> str:
-    return " ".join((typed.__doc__ or "").split())
 
 
 def _intros(text: str) -> dict[str, str]:
@@ -334,18 +252,13 @@ def _intros(text: str) -> dict[str, str]:
     return intros
 
 
-def _sentence(meaning: str) -> str:
-    text = meaning.replace("\\|", "|").strip()
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
-
-
 def build(docs: Path, version: str) -> dict[str, Any]:
     """The whole schema, stamped with ``version``."""
     described = Descriptions(docs)
     types: dict[str, dict[str, Any]] = {}
-    job_type = shapes.schema_type(arguments.TrainingJobArgs, types, described.job_key)
-    image_row = shapes.schema_type(arguments.ImageRowArgs, types, described.image_row)
-    platform_args = shapes.schema_type(arguments.PlatformArgs, types, described.platform_key)
+    job_type = shapes.schema_type(arguments.TrainingJobArgs, types, job_keys.describe)
+    image_row = shapes.schema_type(arguments.ImageRowArgs, types, job_keys.describe)
+    platform_args = shapes.schema_type(arguments.PlatformArgs, types, job_keys.describe)
 
     def props(section: str, specs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         return {

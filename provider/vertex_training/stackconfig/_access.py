@@ -16,7 +16,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from vertex_training.api.bodies import SPECIFIC_RESERVATION
 from vertex_training.catalog import machines
@@ -62,9 +69,27 @@ class ReservationAffinityConfig(_AccessModel):
     .reservation_affinity). ``key`` defaults to ``compute.googleapis.com/reservation-name``
     for a specific reservation, the only key Google documents."""
 
-    type: Annotated[AffinityType, BeforeValidator(_choice(AFFINITY_TYPES))]
-    key: NonEmptyText | None = None
-    values: list[NonEmptyText] | None = None
+    type: Annotated[AffinityType, BeforeValidator(_choice(AFFINITY_TYPES))] = Field(
+        description=(
+            "`SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two "
+            "take no `key` and no `values`)"
+        )
+    )
+    key: NonEmptyText | None = Field(
+        None,
+        description=(
+            "with `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the "
+            "default, the only one allowed)"
+        ),
+    )
+    values: list[NonEmptyText] | None = Field(
+        None,
+        description=(
+            "with `SPECIFIC_RESERVATION`: the reservation's full name, "
+            "`projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path "
+            "works too; a bare name is warned about)"
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -167,9 +192,17 @@ class NfsMountConfig(_AccessModel):
     the pool (WorkerPoolSpec.nfs_mounts; NfsMount: server is the server's IP address, path
     starts with ``/``)."""
 
-    server: Annotated[str, AfterValidator(_ip_address)]
-    path: Annotated[str, AfterValidator(_export_path)]
-    mount_point: Annotated[str, AfterValidator(_mount_point)]
+    server: Annotated[str, AfterValidator(_ip_address)] = Field(
+        description="the NFS server's IP address"
+    )
+    path: Annotated[str, AfterValidator(_export_path)] = Field(
+        description="the exported path, starting with `/`"
+    )
+    mount_point: Annotated[str, AfterValidator(_mount_point)] = Field(
+        description=(
+            "one directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`"
+        )
+    )
 
 
 class LustreMountConfig(_AccessModel):
@@ -177,10 +210,16 @@ class LustreMountConfig(_AccessModel):
     Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>`` (WorkerPoolSpec
     .lustre_mounts; LustreMount: every field required)."""
 
-    instance_ip: Annotated[str, AfterValidator(_ip_address)]
-    volume_handle: NonEmptyText
-    filesystem: NonEmptyText
-    mount_point: Annotated[str, AfterValidator(_mount_point)]
+    instance_ip: Annotated[str, AfterValidator(_ip_address)] = Field(
+        description="the Managed Lustre instance's IP address"
+    )
+    volume_handle: NonEmptyText = Field(description="the instance's volume handle")
+    filesystem: NonEmptyText = Field(description="the instance's file system name")
+    mount_point: Annotated[str, AfterValidator(_mount_point)] = Field(
+        description=(
+            "one directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`"
+        )
+    )
 
 
 def _dns_domain(value: str) -> str:
@@ -193,9 +232,11 @@ class DnsPeeringConfig(_AccessModel):
     """One entry of ``psc_interface_config.dns_peering_configs`` (DnsPeeringConfig: every
     field required; the domain ends with a dot)."""
 
-    domain: Annotated[NonEmptyText, AfterValidator(_dns_domain)]
-    target_project: NonEmptyText
-    target_network: NonEmptyText
+    domain: Annotated[NonEmptyText, AfterValidator(_dns_domain)] = Field(
+        description="the DNS zone's suffix, ending with a dot"
+    )
+    target_project: NonEmptyText = Field(description="the project of the network that resolves it")
+    target_network: NonEmptyText = Field(description="the network that resolves it")
 
 
 NetworkAttachmentName = Annotated[
@@ -216,8 +257,19 @@ class PscInterfaceConfig(_AccessModel):
     VPC network through a Private Service Connect interface (CustomJobSpec
     .psc_interface_config; PscInterfaceConfig)."""
 
-    network_attachment: NetworkAttachmentName
-    dns_peering_configs: list[DnsPeeringConfig] | None = None
+    network_attachment: NetworkAttachmentName = Field(
+        description=(
+            "the network attachment's name, or its full name "
+            "`projects/P/regions/R/networkAttachments/N` in the job's region"
+        )
+    )
+    dns_peering_configs: list[DnsPeeringConfig] | None = Field(
+        None,
+        description=(
+            "DNS zones resolved through peered networks, each `{domain (ending with a dot),"
+            " target_project, target_network}`"
+        ),
+    )
 
 
 ModelName = Annotated[

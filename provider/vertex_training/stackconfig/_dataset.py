@@ -48,9 +48,15 @@ class _ConfigModel(BaseModel):
 class FractionsConfig(_ConfigModel):
     """``{training: 0.8, validation: 0.1, test: 0.1}``."""
 
-    training: float | None = Field(None, ge=0, le=1)
-    validation: float | None = Field(None, ge=0, le=1)
-    test: float | None = Field(None, ge=0, le=1)
+    training: float | None = Field(
+        None, ge=0, le=1, description="the share of the data for training, 0 to 1"
+    )
+    validation: float | None = Field(
+        None, ge=0, le=1, description="the share of the data for validation, 0 to 1"
+    )
+    test: float | None = Field(
+        None, ge=0, le=1, description="the share of the data for the test, 0 to 1"
+    )
 
     @model_validator(mode="after")
     def _up_to_one(self) -> FractionsConfig:
@@ -74,7 +80,9 @@ class FractionsConfig(_ConfigModel):
 class KeyedFractionsConfig(FractionsConfig):
     """``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split."""
 
-    key: NonEmptyText
+    key: NonEmptyText = Field(
+        description="the column (a time column, or a category column for `stratified`)"
+    )
 
     def request_body(self) -> dict[str, Any]:
         return {**super().request_body(), "key": self.key}
@@ -83,19 +91,46 @@ class KeyedFractionsConfig(FractionsConfig):
 class FiltersConfig(_ConfigModel):
     """``{training: <filter>, validation: <filter>, test: <filter>}``: all three."""
 
-    training: NonEmptyText
-    validation: NonEmptyText
-    test: NonEmptyText
+    training: NonEmptyText = Field(
+        description="the data item filter of the training set, as Vertex AI's ListDataItems takes"
+    )
+    validation: NonEmptyText = Field(
+        description="the data item filter of the validation set, as Vertex AI's ListDataItems takes"
+    )
+    test: NonEmptyText = Field(
+        description="the data item filter of the test set, as Vertex AI's ListDataItems takes"
+    )
 
 
 class SplitConfig(_ConfigModel):
     """``split:``: how the dataset's items are assigned to training, validation and test."""
 
-    fractions: FractionsConfig | None = None
-    filter: FiltersConfig | None = None
-    predefined: NonEmptyText | None = None
-    timestamp: KeyedFractionsConfig | None = None
-    stratified: KeyedFractionsConfig | None = None
+    fractions: FractionsConfig | None = Field(
+        None, description="`{training, validation, test}`, each 0 to 1, summing to at most 1"
+    )
+    filter: FiltersConfig | None = Field(
+        None,
+        description=(
+            "`{training, validation, test}`: the filter that selects each set's data items "
+            "(all three)"
+        ),
+    )
+    predefined: NonEmptyText | None = Field(
+        None, description="the column that names each row's set (tabular datasets)"
+    )
+    timestamp: KeyedFractionsConfig | None = Field(
+        None,
+        description=(
+            "`{key, training, validation, test}`: fractions by a time column (tabular datasets)"
+        ),
+    )
+    stratified: KeyedFractionsConfig | None = Field(
+        None,
+        description=(
+            "`{key, training, validation, test}`: fractions keeping a category column's "
+            "distribution (tabular datasets)"
+        ),
+    )
 
     @model_validator(mode="after")
     def _at_most_one(self) -> SplitConfig:
@@ -132,13 +167,44 @@ class SplitConfig(_ConfigModel):
 class DatasetConfig(_ConfigModel):
     """``dataset:`` of a job, as written."""
 
-    id: NonEmptyText
-    destination: NonEmptyText
-    split: SplitConfig | None = None
-    annotations_filter: NonEmptyText | None = None
-    annotation_schema_uri: NonEmptyText | None = None
-    saved_query_id: NonEmptyText | None = None
-    persist_ml_use_assignment: bool = False
+    id: NonEmptyText = Field(
+        description=(
+            "the dataset's numeric ID, or its resource name in the job's own project and region"
+        )
+    )
+    destination: NonEmptyText = Field(
+        description=(
+            "where the data is exported for the trainer: `gs://<bucket>/<folder>` or "
+            "`bq://<project>[.<dataset>]`"
+        )
+    )
+    split: SplitConfig | None = Field(
+        None,
+        description=(
+            "one of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: "
+            "about 80/10/10"
+        ),
+    )
+    annotations_filter: NonEmptyText | None = Field(
+        None,
+        description=(
+            "which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`"
+        ),
+    )
+    annotation_schema_uri: NonEmptyText | None = Field(
+        None,
+        description="the annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`",
+    )
+    saved_query_id: NonEmptyText | None = Field(
+        None,
+        description=(
+            "a saved query that selects the annotations, as the API's InputDataConfig's "
+            "`savedQueryId`"
+        ),
+    )
+    persist_ml_use_assignment: bool = Field(
+        False, description="keep each item's split in the dataset (its `ml_use` label)"
+    )
 
 
 class DatasetInput(BaseModel):

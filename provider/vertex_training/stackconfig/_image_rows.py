@@ -84,15 +84,25 @@ class ImageRow(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    framework: Annotated[str, BeforeValidator(_choice(tuple(images.FRAMEWORK_NAMES)))]
-    version: Version
-    python: Version
-    kinds: list[Literal["cpu", "gpu", "tpu"]] = Field(min_length=1)
-    name: Annotated[str, AfterValidator(_name)]
-    end_of_support: Day
-    end_of_availability: Day
-    source: Annotated[str, AfterValidator(_page)]
-    read_on: Day
+    framework: Annotated[str, BeforeValidator(_choice(tuple(images.FRAMEWORK_NAMES)))] = Field(
+        description="`tensorflow`, `pytorch`, `sklearn` or `xgboost`"
+    )
+    version: Version = Field(description="the framework's `MAJOR.MINOR`, as text")
+    python: Version = Field(description="the image's Python, as text (`3.10`)")
+    kinds: list[Literal["cpu", "gpu", "tpu"]] = Field(
+        min_length=1, description="what the image runs on: `cpu`, `gpu`, `tpu`"
+    )
+    name: Annotated[str, AfterValidator(_name)] = Field(
+        description="the image's name on Google's page, without host or tag"
+    )
+    end_of_support: Day = Field(description="the day Google ends the image's support, `YYYY-MM-DD`")
+    end_of_availability: Day = Field(
+        description="the day Google stops offering the image, `YYYY-MM-DD`"
+    )
+    source: Annotated[str, AfterValidator(_page)] = Field(
+        description="the page the row was read from"
+    )
+    read_on: Day = Field(description="the day the page was read, `YYYY-MM-DD`")
 
 
 def parse_image_rows(raw: Any) -> tuple[list[dict[str, Any]], list[Issue]]:

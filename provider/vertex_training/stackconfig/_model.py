@@ -92,22 +92,38 @@ class ServingFrameworkConfig(_ConfigModel):
     prebuilt prediction image of that framework version, its GPU build with ``gpu: true``
     (the machine that serves it is chosen at deployment, not here)."""
 
-    name: NonEmptyText
-    version: NonEmptyText
-    gpu: bool = False
+    name: NonEmptyText = Field(
+        description=(
+            "the framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`"
+        )
+    )
+    version: NonEmptyText = Field(description="the framework's version, as text")
+    gpu: bool = Field(False, description="whether to serve from the GPU build; default false")
 
 
 class ServingConfig(_ConfigModel):
     """``model.serving``: the container Vertex AI serves the model's predictions from."""
 
-    image: NonEmptyText | None = None
-    framework: ServingFrameworkConfig | None = None
-    command: TextList | None = None
-    args: TextList | None = None
-    env: dict[str, str] | None = None
-    port: int | None = Field(None, ge=1, le=65535)
-    predict_route: NonEmptyText | None = None
-    health_route: NonEmptyText | None = None
+    image: NonEmptyText | None = Field(None, description="the serving image's URI")
+    framework: ServingFrameworkConfig | None = Field(
+        None,
+        description=(
+            "`{name, version, gpu}`: Google's prebuilt prediction image of that framework "
+            "version (its GPU build with `gpu: true`)"
+        ),
+    )
+    command: TextList | None = Field(None, description="the serving container's entrypoint (list)")
+    args: TextList | None = Field(None, description="the serving container's arguments (list)")
+    env: dict[str, str] | None = Field(
+        None, description="the serving container's environment (map)"
+    )
+    port: int | None = Field(
+        None, ge=1, le=65535, description="the port the server listens on; default 8080"
+    )
+    predict_route: NonEmptyText | None = Field(
+        None, description="the HTTP path of prediction requests"
+    )
+    health_route: NonEmptyText | None = Field(None, description="the HTTP path of health checks")
 
     @model_validator(mode="after")
     def _one_image(self) -> ServingConfig:
@@ -123,14 +139,44 @@ class ServingConfig(_ConfigModel):
 class ModelConfig(_ConfigModel):
     """``model:`` of a job, as written."""
 
-    display_name: DisplayName | None = None
-    id: ModelId | None = None
-    parent: NonEmptyText | None = None
-    description: str | None = None
-    version_description: str | None = None
-    labels: ModelLabels | None = None
-    aliases: list[Alias] | None = None
-    serving: ServingConfig
+    display_name: DisplayName | None = Field(
+        None,
+        description="the model's display name, 1 to 128 characters; default the job's display name",
+    )
+    id: ModelId | None = Field(
+        None,
+        description=(
+            "a new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not "
+            "starting with a digit or `-`; a model of that ID that exists gets the next "
+            "version; default Vertex AI picks one, and retrains find it by the job's labels"
+        ),
+    )
+    parent: NonEmptyText | None = Field(
+        None,
+        description=(
+            "an existing model the versions are added to: its ID, or its resource name in "
+            "the job's own project and region; instead of `id`"
+        ),
+    )
+    description: str | None = Field(None, description="the model's description")
+    version_description: str | None = Field(None, description="each version's description")
+    labels: ModelLabels | None = Field(
+        None,
+        description=(
+            "the model's labels, as a job's labels; the model also carries the job's "
+            "`pulumi_project`, `pulumi_stack` and `pulumi_resource` labels"
+        ),
+    )
+    aliases: list[Alias] | None = Field(
+        None,
+        description=(
+            "version aliases that move to each new version "
+            "(`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest"
+        ),
+    )
+    serving: ServingConfig = Field(
+        description="the container Vertex AI serves predictions from: `image`, or `framework`"
+    )
 
 
 class _SpecModel(BaseModel):

@@ -133,50 +133,119 @@ class _ConfigModel(BaseModel):
 class BucketConfig(_ConfigModel):
     """``bucket:``."""
 
-    name: str | None = None
-    force_destroy: bool = False
-    staging_expiry_days: int = Field(DEFAULT_STAGING_EXPIRY_DAYS, ge=1)
-    noncurrent_expiry_days: int = Field(DEFAULT_NONCURRENT_EXPIRY_DAYS, ge=1)
+    name: str | None = Field(
+        None,
+        description=(
+            "the bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 "
+            "lowercase letters, digits, `-`, `_`)"
+        ),
+    )
+    force_destroy: bool = Field(
+        False, description="let `pulumi destroy` delete the bucket with its objects; default false"
+    )
+    staging_expiry_days: int = Field(
+        DEFAULT_STAGING_EXPIRY_DAYS,
+        ge=1,
+        description=(
+            "objects under `gs://<bucket>/staging/` are deleted after this many days; default 14"
+        ),
+    )
+    noncurrent_expiry_days: int = Field(
+        DEFAULT_NONCURRENT_EXPIRY_DAYS,
+        ge=1,
+        description=(
+            "overwritten or deleted object versions are deleted after this many days; default 30"
+        ),
+    )
 
 
 class RepositoryConfig(_ConfigModel):
     """``repository:``."""
 
-    id: str = DEFAULT_REPOSITORY_ID
+    id: str = Field(
+        DEFAULT_REPOSITORY_ID,
+        description=(
+            "the Docker repository's ID, in `<region>-docker.pkg.dev/<project>/<id>`; "
+            "default `training`"
+        ),
+    )
 
 
 class ServiceAccountConfig(_ConfigModel):
     """``service_account:``."""
 
-    account_id: str = DEFAULT_ACCOUNT_ID
+    account_id: str = Field(
+        DEFAULT_ACCOUNT_ID,
+        description="the jobs' account ID (6 to 30 characters); default `vertex-training`",
+    )
 
 
 class TensorboardConfig(_ConfigModel):
     """``tensorboard:``."""
 
-    enabled: bool = False
+    enabled: bool = Field(
+        False,
+        description="create a Vertex AI TensorBoard for `tensorboard: true` jobs; default false",
+    )
 
 
 class ExistingConfig(_ConfigModel):
     """``existing:``: resources managed elsewhere, used when ``enabled`` is false."""
 
-    bucket: str | None = None
-    service_account: str | None = None
-    repository_url: str | None = None
-    tensorboard: str | None = None
+    bucket: str | None = Field(None, description="the bucket's name")
+    service_account: str | None = Field(None, description="the account's email")
+    repository_url: str | None = Field(
+        None, description="the Docker repository, `<region>-docker.pkg.dev/<project>/<repo>`"
+    )
+    tensorboard: str | None = Field(None, description="the TensorBoard's resource name")
 
 
 class PlatformConfig(_ConfigModel):
     """``vertex-training:platform``, as written."""
 
-    enabled: bool | None = None
-    protect: bool = False
-    deployer: str | list[str] | None = None
-    bucket: BucketConfig = BucketConfig()
-    repository: RepositoryConfig = RepositoryConfig()
-    service_account: ServiceAccountConfig = ServiceAccountConfig()
-    tensorboard: TensorboardConfig = TensorboardConfig()
-    existing: ExistingConfig | None = None
+    enabled: bool | None = Field(
+        None,
+        description=(
+            "create the platform; default true on the `vertex` backend once `gcp:project` "
+            "is set, false on `local` and when `vertex-training:apiEndpoint` is set (a fake"
+            " service)"
+        ),
+    )
+    protect: bool = Field(
+        False,
+        description=(
+            "protect every platform resource (`pulumi destroy` refuses to delete them); "
+            "default false. Packages and jobs are never protected: they are replaced when "
+            "code or spec change"
+        ),
+    )
+    deployer: str | list[str] | None = Field(
+        None,
+        description=(
+            "IAM member, or list of members, that may act as the jobs' account (`user:...`,"
+            " `serviceAccount:...`, `group:...`); default: whoever runs `pulumi up`"
+        ),
+    )
+    bucket: BucketConfig = Field(
+        BucketConfig(),
+        description=(
+            "the staging bucket: `{name, force_destroy, staging_expiry_days, "
+            "noncurrent_expiry_days}`"
+        ),
+    )
+    repository: RepositoryConfig = Field(
+        RepositoryConfig(), description="the Artifact Registry Docker repository: `{id}`"
+    )
+    service_account: ServiceAccountConfig = Field(
+        ServiceAccountConfig(), description="the jobs' service account: `{account_id}`"
+    )
+    tensorboard: TensorboardConfig = Field(
+        TensorboardConfig(), description="a Vertex AI TensorBoard for the jobs: `{enabled}`"
+    )
+    existing: ExistingConfig | None = Field(
+        None,
+        description="with `enabled: false` only: resources managed elsewhere that jobs default to",
+    )
 
 
 # ------------------------------------------------------------------ the resolved platform

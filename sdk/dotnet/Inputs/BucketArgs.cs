@@ -23,7 +23,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<bool>? ForceDestroy { get; set; }
 
         /// <summary>
-        /// Default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
+        /// The bucket's name, default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
         /// </summary>
         [Input("name")]
         public Input<string>? Name { get; set; }

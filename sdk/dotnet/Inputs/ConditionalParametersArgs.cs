@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputMap<Inputs.StudyParameterArgs>? _parameters;
 
         /// <summary>
-        /// By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        /// The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
         /// </summary>
         public InputMap<Inputs.StudyParameterArgs> Parameters
         {
@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<Union<string, double>>? _when;
 
         /// <summary>
-        /// Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        /// The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
         /// </summary>
         public InputList<Union<string, double>> When
         {

@@ -17,13 +17,13 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class DatasetArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
         /// </summary>
         [Input("annotationSchemaUri")]
         public Input<string>? AnnotationSchemaUri { get; set; }
 
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         /// </summary>
         [Input("annotationsFilter")]
         public Input<string>? AnnotationsFilter { get; set; }
@@ -47,7 +47,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<bool>? PersistMlUseAssignment { get; set; }
 
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         /// </summary>
         [Input("savedQueryId")]
         public Input<string>? SavedQueryId { get; set; }

@@ -17,13 +17,13 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class DiskArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The disk's size in GB, 100 to 64000; default 100.
         /// </summary>
         [Input("sizeGb")]
         public Input<int>? SizeGb { get; set; }
 
         /// <summary>
-        /// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         /// </summary>
         [Input("type")]
         public Input<string>? Type { get; set; }

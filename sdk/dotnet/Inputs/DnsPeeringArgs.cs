@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class DnsPeeringArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The DNS zone's suffix, ending with a dot.
         /// </summary>
         [Input("domain", required: true)]
         public Input<string> Domain { get; set; } = null!;
 
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The network that resolves it.
         /// </summary>
         [Input("targetNetwork", required: true)]
         public Input<string> TargetNetwork { get; set; } = null!;
 
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The project of the network that resolves it.
         /// </summary>
         [Input("targetProject", required: true)]
         public Input<string> TargetProject { get; set; } = null!;

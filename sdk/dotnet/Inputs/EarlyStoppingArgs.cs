@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class EarlyStoppingArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         /// </summary>
         [Input("convex")]
         public Input<Inputs.ConvexStoppingArgs>? Convex { get; set; }
 
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
         /// </summary>
         [Input("decayCurve")]
         public Input<Inputs.DecayCurveStoppingArgs>? DecayCurve { get; set; }
 
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Stop a trial below the median of the others: `{use_elapsed_duration}`.
         /// </summary>
         [Input("median")]
         public Input<Inputs.MedianStoppingArgs>? Median { get; set; }

@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class FiltersArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the test set, as Vertex AI's ListDataItems takes.
         /// </summary>
         [Input("test", required: true)]
         public Input<string> Test { get; set; } = null!;
 
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the training set, as Vertex AI's ListDataItems takes.
         /// </summary>
         [Input("training", required: true)]
         public Input<string> Training { get; set; } = null!;
 
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         /// </summary>
         [Input("validation", required: true)]
         public Input<string> Validation { get; set; } = null!;

@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class FractionsArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for the test, 0 to 1.
         /// </summary>
         [Input("test")]
         public Input<double>? Test { get; set; }
 
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for training, 0 to 1.
         /// </summary>
         [Input("training")]
         public Input<double>? Training { get; set; }
 
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for validation, 0 to 1.
         /// </summary>
         [Input("validation")]
         public Input<double>? Validation { get; set; }

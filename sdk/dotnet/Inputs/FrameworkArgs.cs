@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class FrameworkArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         /// </summary>
         [Input("name", required: true)]
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         /// </summary>
         [Input("python")]
         public Input<string>? Python { get; set; }
 
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The framework's version, as text (YAML reads `2.10` as `2.1`).
         /// </summary>
         [Input("version", required: true)]
         public Input<string> Version { get; set; } = null!;

@@ -17,13 +17,13 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class ImageRowArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// The days Google gives, `YYYY-MM-DD`.
+        /// The day Google stops offering the image, `YYYY-MM-DD`.
         /// </summary>
         [Input("endOfAvailability", required: true)]
         public Input<string> EndOfAvailability { get; set; } = null!;
 
         /// <summary>
-        /// The days Google gives, `YYYY-MM-DD`.
+        /// The day Google ends the image's support, `YYYY-MM-DD`.
         /// </summary>
         [Input("endOfSupport", required: true)]
         public Input<string> EndOfSupport { get; set; } = null!;

@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _args;
 
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Arguments (list).
         /// </summary>
         public InputList<string> Args
         {
@@ -71,7 +71,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.DatasetArgs>? Dataset { get; set; }
 
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         [Input("disk")]
         public Input<Inputs.DiskArgs>? Disk { get; set; }
@@ -83,13 +83,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string>? DisplayName { get; set; }
 
         /// <summary>
-        /// Interactive shell, dashboard.
+        /// The dashboard of each replica.
         /// </summary>
         [Input("enableDashboardAccess")]
         public Input<bool>? EnableDashboardAccess { get; set; }
 
         /// <summary>
-        /// Interactive shell, dashboard.
+        /// An interactive shell on each replica (the job's `webAccessUris`).
         /// </summary>
         [Input("enableWebAccess")]
         public Input<bool>? EnableWebAccess { get; set; }
@@ -98,7 +98,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputMap<string>? _env;
 
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Environment (map, at most 100; a value may be a [secret](#secrets)).
         /// </summary>
         public InputMap<string> Env
         {
@@ -113,19 +113,19 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.PoolArgs>? Evaluators { get; set; }
 
         /// <summary>
-        /// As in the CustomJob API.
+        /// The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
         /// </summary>
         [Input("experiment")]
         public Input<string>? Experiment { get; set; }
 
         /// <summary>
-        /// As in the CustomJob API.
+        /// The experiment run the job is logged as, as in the CustomJob API.
         /// </summary>
         [Input("experimentRun")]
         public Input<string>? ExperimentRun { get; set; }
 
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         /// </summary>
         [Input("framework")]
         public Input<Inputs.FrameworkArgs>? Framework { get; set; }
@@ -137,13 +137,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string>? GpuPartitionSize { get; set; }
 
         /// <summary>
-        /// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        /// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         /// </summary>
         [Input("image")]
         public Input<string>? Image { get; set; }
 
         /// <summary>
-        /// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        /// A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         /// </summary>
         [Input("jobId")]
         public Input<string>? JobId { get; set; }
@@ -158,7 +158,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputMap<string>? _labels;
 
         /// <summary>
-        /// At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        /// At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         /// </summary>
         public InputMap<string> Labels
         {
@@ -203,7 +203,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        /// The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         /// </summary>
         [Input("network")]
         public Input<string>? Network { get; set; }
@@ -227,7 +227,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.PoolArgs>? ParameterServers { get; set; }
 
         /// <summary>
-        /// As in the CustomJob API.
+        /// The persistent resource the job runs on, as in the CustomJob API.
         /// </summary>
         [Input("persistentResourceId")]
         public Input<string>? PersistentResourceId { get; set; }
@@ -245,19 +245,19 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.PscInterfaceArgs>? PscInterfaceConfig { get; set; }
 
         /// <summary>
-        /// ``python_package``: a Python package run on a prebuilt executor image.
+        /// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         /// </summary>
         [Input("pythonPackage")]
         public Input<Inputs.PythonPackageArgs>? PythonPackage { get; set; }
 
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// With `runtime_version`: the image's Python, as text (`"3.7"`).
         /// </summary>
         [Input("pythonVersion")]
         public Input<string>? PythonVersion { get; set; }
 
         /// <summary>
-        /// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        /// Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         /// </summary>
         [Input("reductionServer")]
         public Input<Inputs.ReductionServerArgs>? ReductionServer { get; set; }
@@ -290,7 +290,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _reservedIpRanges;
 
         /// <summary>
-        /// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        /// The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         /// </summary>
         public InputList<string> ReservedIpRanges
         {
@@ -317,13 +317,13 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
         /// </summary>
         [Input("runtimeVersion")]
         public Input<string>? RuntimeVersion { get; set; }
 
         /// <summary>
-        /// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        /// When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         /// </summary>
         [Input("scheduling")]
         public Input<Inputs.SchedulingArgs>? Scheduling { get; set; }
@@ -353,7 +353,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string>? TpuTopology { get; set; }
 
         /// <summary>
-        /// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        /// The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         /// </summary>
         [Input("trainingInput")]
         public Input<object>? TrainingInput { get; set; }

@@ -23,19 +23,19 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string> Key { get; set; } = null!;
 
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for the test, 0 to 1.
         /// </summary>
         [Input("test")]
         public Input<double>? Test { get; set; }
 
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for training, 0 to 1.
         /// </summary>
         [Input("training")]
         public Input<double>? Training { get; set; }
 
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for validation, 0 to 1.
         /// </summary>
         [Input("validation")]
         public Input<double>? Validation { get; set; }

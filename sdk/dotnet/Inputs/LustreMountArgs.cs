@@ -17,25 +17,25 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class LustreMountArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The instance's file system name.
         /// </summary>
         [Input("filesystem", required: true)]
         public Input<string> Filesystem { get; set; } = null!;
 
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The Managed Lustre instance's IP address.
         /// </summary>
         [Input("instanceIp", required: true)]
         public Input<string> InstanceIp { get; set; } = null!;
 
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
         /// </summary>
         [Input("mountPoint", required: true)]
         public Input<string> MountPoint { get; set; } = null!;
 
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The instance's volume handle.
         /// </summary>
         [Input("volumeHandle", required: true)]
         public Input<string> VolumeHandle { get; set; } = null!;

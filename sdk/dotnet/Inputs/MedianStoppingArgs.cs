@@ -17,7 +17,7 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class MedianStoppingArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Compare trials at the same elapsed time rather than the same step; default false.
         /// </summary>
         [Input("useElapsedDuration")]
         public Input<bool>? UseElapsedDuration { get; set; }

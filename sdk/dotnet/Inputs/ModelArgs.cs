@@ -29,7 +29,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// The model's description, and each version's.
+        /// The model's description.
         /// </summary>
         [Input("description")]
         public Input<string>? Description { get; set; }
@@ -71,7 +71,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.ServingArgs> Serving { get; set; } = null!;
 
         /// <summary>
-        /// The model's description, and each version's.
+        /// Each version's description.
         /// </summary>
         [Input("versionDescription")]
         public Input<string>? VersionDescription { get; set; }

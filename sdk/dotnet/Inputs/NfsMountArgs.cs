@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class NfsMountArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
         /// </summary>
         [Input("mountPoint", required: true)]
         public Input<string> MountPoint { get; set; } = null!;
 
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// The exported path, starting with `/`.
         /// </summary>
         [Input("path", required: true)]
         public Input<string> Path { get; set; } = null!;
 
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// The NFS server's IP address.
         /// </summary>
         [Input("server", required: true)]
         public Input<string> Server { get; set; } = null!;

@@ -17,7 +17,7 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class PlatformArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// ``platform.bucket``: the staging bucket's name and lifecycle.
+        /// The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
         /// </summary>
         [Input("bucket")]
         public Input<Inputs.BucketArgs>? Bucket { get; set; }
@@ -35,19 +35,19 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<bool>? Protect { get; set; }
 
         /// <summary>
-        /// ``platform.repository``: the Artifact Registry Docker repository.
+        /// The Artifact Registry Docker repository: `{id}`.
         /// </summary>
         [Input("repository")]
         public Input<Inputs.RepositoryArgs>? Repository { get; set; }
 
         /// <summary>
-        /// ``platform.service_account``: the jobs' service account.
+        /// The jobs' service account: `{account_id}`.
         /// </summary>
         [Input("serviceAccount")]
         public Input<Inputs.ServiceAccountArgs>? ServiceAccount { get; set; }
 
         /// <summary>
-        /// ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+        /// A Vertex AI TensorBoard for the jobs: `{enabled}`.
         /// </summary>
         [Input("tensorboard")]
         public Input<Inputs.TensorboardArgs>? Tensorboard { get; set; }

@@ -26,7 +26,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _args;
 
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Arguments (list).
         /// </summary>
         public InputList<string> Args
         {
@@ -47,7 +47,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         [Input("disk")]
         public Input<Inputs.DiskArgs>? Disk { get; set; }
@@ -56,7 +56,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputMap<string>? _env;
 
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Environment (map, at most 100; a value may be a [secret](#secrets)).
         /// </summary>
         public InputMap<string> Env
         {
@@ -71,7 +71,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string>? GpuPartitionSize { get; set; }
 
         /// <summary>
-        /// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        /// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         /// </summary>
         [Input("image")]
         public Input<string>? Image { get; set; }
@@ -107,13 +107,13 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+        /// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         /// </summary>
         [Input("pythonPackage")]
         public Input<Inputs.PythonPackageArgs>? PythonPackage { get; set; }
 
         /// <summary>
-        /// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        /// How many machines the pool runs; default 1.
         /// </summary>
         [Input("replicas")]
         public Input<int>? Replicas { get; set; }

@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<Inputs.DnsPeeringArgs>? _dnsPeeringConfigs;
 
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         /// </summary>
         public InputList<Inputs.DnsPeeringArgs> DnsPeeringConfigs
         {
@@ -29,7 +29,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
         /// </summary>
         [Input("networkAttachment", required: true)]
         public Input<string> NetworkAttachment { get; set; } = null!;

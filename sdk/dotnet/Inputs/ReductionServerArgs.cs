@@ -17,19 +17,19 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class ReductionServerArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk, as a pool's `disk`.
         /// </summary>
         [Input("disk")]
         public Input<Inputs.DiskArgs>? Disk { get; set; }
 
         /// <summary>
-        /// Machine type, default `n1-standard-4`.
+        /// Machine type, default `n1-highcpu-16`.
         /// </summary>
         [Input("machine")]
         public Input<string>? Machine { get; set; }
 
         /// <summary>
-        /// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        /// How many reduction servers run; default 1.
         /// </summary>
         [Input("replicas")]
         public Input<int>? Replicas { get; set; }

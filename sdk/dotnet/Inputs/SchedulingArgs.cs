@@ -17,7 +17,7 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class SchedulingArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Booleans.
+        /// Fail the job at the first worker failure instead of retrying; default false.
         /// </summary>
         [Input("disableRetries")]
         public Input<bool>? DisableRetries { get; set; }
@@ -29,7 +29,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public InputUnion<string, int>? MaxWaitDuration { get; set; }
 
         /// <summary>
-        /// Booleans.
+        /// Restart the whole job when a worker restarts; default false.
         /// </summary>
         [Input("restartJobOnWorkerRestart")]
         public Input<bool>? RestartJobOnWorkerRestart { get; set; }

@@ -20,7 +20,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _args;
 
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's arguments (list).
         /// </summary>
         public InputList<string> Args
         {
@@ -32,7 +32,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputList<string>? _command;
 
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's entrypoint (list).
         /// </summary>
         public InputList<string> Command
         {
@@ -44,7 +44,7 @@ namespace VertexTraining.VertexTraining.Inputs
         private InputMap<string>? _env;
 
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's environment (map).
         /// </summary>
         public InputMap<string> Env
         {
@@ -59,7 +59,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.ServingFrameworkArgs>? Framework { get; set; }
 
         /// <summary>
-        /// The HTTP paths of prediction and health checks.
+        /// The HTTP path of health checks.
         /// </summary>
         [Input("healthRoute")]
         public Input<string>? HealthRoute { get; set; }
@@ -77,7 +77,7 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<int>? Port { get; set; }
 
         /// <summary>
-        /// The HTTP paths of prediction and health checks.
+        /// The HTTP path of prediction requests.
         /// </summary>
         [Input("predictRoute")]
         public Input<string>? PredictRoute { get; set; }

@@ -23,13 +23,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<bool>? Gpu { get; set; }
 
         /// <summary>
-        /// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        /// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
         /// </summary>
         [Input("name", required: true)]
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        /// The framework's version, as text.
         /// </summary>
         [Input("version", required: true)]
         public Input<string> Version { get; set; } = null!;

@@ -35,13 +35,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<string>? Predefined { get; set; }
 
         /// <summary>
-        /// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
         /// </summary>
         [Input("stratified")]
         public Input<Inputs.KeyedFractionsArgs>? Stratified { get; set; }
 
         /// <summary>
-        /// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         /// </summary>
         [Input("timestamp")]
         public Input<Inputs.KeyedFractionsArgs>? Timestamp { get; set; }

@@ -29,13 +29,13 @@ namespace VertexTraining.VertexTraining.Inputs
         public Input<Inputs.EarlyStoppingArgs>? EarlyStopping { get; set; }
 
         /// <summary>
-        /// Default 0: Vertex decides how many failed trials fail the job.
+        /// How many failed trials fail the job; default 0: Vertex decides.
         /// </summary>
         [Input("maxFailedTrials")]
         public Input<int>? MaxFailedTrials { get; set; }
 
         /// <summary>
-        /// Required, at least 1.
+        /// How many trials run in all: at least 1 (required).
         /// </summary>
         [Input("maxTrials", required: true)]
         public Input<int> MaxTrials { get; set; } = null!;
@@ -59,7 +59,7 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// Default 1; at most `max_trials`.
+        /// How many trials run at once: default 1, at most `max_trials`.
         /// </summary>
         [Input("parallelTrials")]
         public Input<int>? ParallelTrials { get; set; }

@@ -17,13 +17,13 @@ namespace VertexTraining.VertexTraining.Inputs
     public sealed class StudyMetricArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        /// `MAXIMIZE` or `MINIMIZE`.
         /// </summary>
         [Input("goal", required: true)]
         public Input<VertexTraining.VertexTraining.Goal> Goal { get; set; } = null!;
 
         /// <summary>
-        /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        /// The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         /// </summary>
         [Input("id", required: true)]
         public Input<string> Id { get; set; } = null!;

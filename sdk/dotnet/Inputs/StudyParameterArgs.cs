@@ -29,13 +29,13 @@ namespace VertexTraining.VertexTraining.Inputs
         }
 
         /// <summary>
-        /// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        /// The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
         /// </summary>
         [Input("max")]
         public Input<double>? Max { get; set; }
 
         /// <summary>
-        /// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        /// The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         /// </summary>
         [Input("min")]
         public Input<double>? Min { get; set; }

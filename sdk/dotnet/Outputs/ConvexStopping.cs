@@ -18,27 +18,27 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class ConvexStopping
     {
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
         /// </summary>
         public readonly string? LearningRateParameterName;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
         /// </summary>
         public readonly int? MaxStepCount;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// The measurements a trial reports before it is considered for stopping.
         /// </summary>
         public readonly int? MinMeasurementCount;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// A trial is considered for stopping only once it reports a measurement past this step.
         /// </summary>
         public readonly int? MinStepCount;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Update the final measurement of every stopped trial, not only of those stopped now.
         /// </summary>
         public readonly bool? UpdateAllStoppedTrials;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Apply the rule by elapsed time rather than steps; default false.
         /// </summary>
         public readonly bool? UseElapsedDuration;
 

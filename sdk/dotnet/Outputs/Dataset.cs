@@ -18,11 +18,11 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Dataset
     {
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
         /// </summary>
         public readonly string? AnnotationSchemaUri;
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         /// </summary>
         public readonly string? AnnotationsFilter;
         /// <summary>
@@ -38,7 +38,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly bool? PersistMlUseAssignment;
         /// <summary>
-        /// Which annotations go with the data, as the API's InputDataConfig has them.
+        /// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         /// </summary>
         public readonly string? SavedQueryId;
         /// <summary>

@@ -18,7 +18,7 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class DecayCurveStopping
     {
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Draw each trial's decay curve by elapsed time, not steps; default false.
         /// </summary>
         public readonly bool? UseElapsedDuration;
 

@@ -18,11 +18,11 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Disk
     {
         /// <summary>
-        /// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The disk's size in GB, 100 to 64000; default 100.
         /// </summary>
         public readonly int? SizeGb;
         /// <summary>
-        /// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         /// </summary>
         public readonly string? Type;
 

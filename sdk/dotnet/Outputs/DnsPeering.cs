@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class DnsPeering
     {
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The DNS zone's suffix, ending with a dot.
         /// </summary>
         public readonly string Domain;
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The network that resolves it.
         /// </summary>
         public readonly string TargetNetwork;
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The project of the network that resolves it.
         /// </summary>
         public readonly string TargetProject;
 

@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class EarlyStopping
     {
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         /// </summary>
         public readonly Outputs.ConvexStopping? Convex;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
         /// </summary>
         public readonly Outputs.DecayCurveStopping? DecayCurve;
         /// <summary>
-        /// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        /// Stop a trial below the median of the others: `{use_elapsed_duration}`.
         /// </summary>
         public readonly Outputs.MedianStopping? Median;
 

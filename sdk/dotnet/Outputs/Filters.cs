@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Filters
     {
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the test set, as Vertex AI's ListDataItems takes.
         /// </summary>
         public readonly string Test;
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the training set, as Vertex AI's ListDataItems takes.
         /// </summary>
         public readonly string Training;
         /// <summary>
-        /// A data item filter, as Vertex AI's ListDataItems takes.
+        /// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         /// </summary>
         public readonly string Validation;
 

@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Fractions
     {
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for the test, 0 to 1.
         /// </summary>
         public readonly double? Test;
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for training, 0 to 1.
         /// </summary>
         public readonly double? Training;
         /// <summary>
-        /// The share of the data for each set.
+        /// The share of the data for validation, 0 to 1.
         /// </summary>
         public readonly double? Validation;
 

@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Framework
     {
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         /// </summary>
         public readonly string Name;
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         /// </summary>
         public readonly string? Python;
         /// <summary>
-        /// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// The framework's version, as text (YAML reads `2.10` as `2.1`).
         /// </summary>
         public readonly string Version;
 

@@ -18,11 +18,11 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class ImageRow
     {
         /// <summary>
-        /// The days Google gives, `YYYY-MM-DD`.
+        /// The day Google stops offering the image, `YYYY-MM-DD`.
         /// </summary>
         public readonly string EndOfAvailability;
         /// <summary>
-        /// The days Google gives, `YYYY-MM-DD`.
+        /// The day Google ends the image's support, `YYYY-MM-DD`.
         /// </summary>
         public readonly string EndOfSupport;
         /// <summary>

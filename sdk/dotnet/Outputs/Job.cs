@@ -26,7 +26,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? Adopt;
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Arguments (list).
         /// </summary>
         public readonly ImmutableArray<string> Args;
         /// <summary>
@@ -46,7 +46,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Dataset? Dataset;
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         public readonly Outputs.Disk? Disk;
         /// <summary>
@@ -54,15 +54,15 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? DisplayName;
         /// <summary>
-        /// Interactive shell, dashboard.
+        /// The dashboard of each replica.
         /// </summary>
         public readonly bool? EnableDashboardAccess;
         /// <summary>
-        /// Interactive shell, dashboard.
+        /// An interactive shell on each replica (the job's `webAccessUris`).
         /// </summary>
         public readonly bool? EnableWebAccess;
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Environment (map, at most 100; a value may be a [secret](#secrets)).
         /// </summary>
         public readonly ImmutableDictionary<string, string>? Env;
         /// <summary>
@@ -70,15 +70,15 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Pool? Evaluators;
         /// <summary>
-        /// As in the CustomJob API.
+        /// The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
         /// </summary>
         public readonly string? Experiment;
         /// <summary>
-        /// As in the CustomJob API.
+        /// The experiment run the job is logged as, as in the CustomJob API.
         /// </summary>
         public readonly string? ExperimentRun;
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         /// </summary>
         public readonly Outputs.Framework? Framework;
         /// <summary>
@@ -86,11 +86,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? GpuPartitionSize;
         /// <summary>
-        /// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        /// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         /// </summary>
         public readonly string? Image;
         /// <summary>
-        /// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        /// A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         /// </summary>
         public readonly string? JobId;
         /// <summary>
@@ -98,7 +98,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? KmsKey;
         /// <summary>
-        /// At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        /// At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         /// </summary>
         public readonly ImmutableDictionary<string, string>? Labels;
         /// <summary>
@@ -118,7 +118,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> Models;
         /// <summary>
-        /// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        /// The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         /// </summary>
         public readonly string? Network;
         /// <summary>
@@ -130,7 +130,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Pool? ParameterServers;
         /// <summary>
-        /// As in the CustomJob API.
+        /// The persistent resource the job runs on, as in the CustomJob API.
         /// </summary>
         public readonly string? PersistentResourceId;
         /// <summary>
@@ -142,15 +142,15 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.PscInterface? PscInterfaceConfig;
         /// <summary>
-        /// ``python_package``: a Python package run on a prebuilt executor image.
+        /// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         /// </summary>
         public readonly Outputs.PythonPackage? PythonPackage;
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// With `runtime_version`: the image's Python, as text (`"3.7"`).
         /// </summary>
         public readonly string? PythonVersion;
         /// <summary>
-        /// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        /// Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         /// </summary>
         public readonly Outputs.ReductionServer? ReductionServer;
         /// <summary>
@@ -170,7 +170,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Union<string, Outputs.ReservationAffinity>? ReservationAffinity;
         /// <summary>
-        /// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        /// The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         /// </summary>
         public readonly ImmutableArray<string> ReservedIpRanges;
         /// <summary>
@@ -182,11 +182,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> RunAfter;
         /// <summary>
-        /// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        /// Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
         /// </summary>
         public readonly string? RuntimeVersion;
         /// <summary>
-        /// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        /// When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         /// </summary>
         public readonly Outputs.Scheduling? Scheduling;
         /// <summary>
@@ -206,7 +206,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? TpuTopology;
         /// <summary>
-        /// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        /// The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         /// </summary>
         public readonly object? TrainingInput;
         /// <summary>

@@ -22,15 +22,15 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string Key;
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for the test, 0 to 1.
         /// </summary>
         public readonly double? Test;
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for training, 0 to 1.
         /// </summary>
         public readonly double? Training;
         /// <summary>
-        /// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// The share of the data for validation, 0 to 1.
         /// </summary>
         public readonly double? Validation;
 

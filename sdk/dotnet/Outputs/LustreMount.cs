@@ -18,19 +18,19 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class LustreMount
     {
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The instance's file system name.
         /// </summary>
         public readonly string Filesystem;
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The Managed Lustre instance's IP address.
         /// </summary>
         public readonly string InstanceIp;
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
         /// </summary>
         public readonly string MountPoint;
         /// <summary>
-        /// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+        /// The instance's volume handle.
         /// </summary>
         public readonly string VolumeHandle;
 

@@ -22,7 +22,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> Aliases;
         /// <summary>
-        /// The model's description, and each version's.
+        /// The model's description.
         /// </summary>
         public readonly string? Description;
         /// <summary>
@@ -46,7 +46,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Serving Serving;
         /// <summary>
-        /// The model's description, and each version's.
+        /// Each version's description.
         /// </summary>
         public readonly string? VersionDescription;
 

@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class NfsMount
     {
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
         /// </summary>
         public readonly string MountPoint;
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// The exported path, starting with `/`.
         /// </summary>
         public readonly string Path;
         /// <summary>
-        /// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        /// The NFS server's IP address.
         /// </summary>
         public readonly string Server;
 

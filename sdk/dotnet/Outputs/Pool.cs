@@ -22,7 +22,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.Accelerator? Accelerator;
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Arguments (list).
         /// </summary>
         public readonly ImmutableArray<string> Args;
         /// <summary>
@@ -30,11 +30,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<string> Command;
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         /// </summary>
         public readonly Outputs.Disk? Disk;
         /// <summary>
-        /// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        /// Environment (map, at most 100; a value may be a [secret](#secrets)).
         /// </summary>
         public readonly ImmutableDictionary<string, string>? Env;
         /// <summary>
@@ -42,7 +42,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? GpuPartitionSize;
         /// <summary>
-        /// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        /// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         /// </summary>
         public readonly string? Image;
         /// <summary>
@@ -58,11 +58,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<Outputs.NfsMount> NfsMounts;
         /// <summary>
-        /// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+        /// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         /// </summary>
         public readonly Outputs.PythonPackage? PythonPackage;
         /// <summary>
-        /// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        /// How many machines the pool runs; default 1.
         /// </summary>
         public readonly int? Replicas;
         /// <summary>

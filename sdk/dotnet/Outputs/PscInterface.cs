@@ -18,11 +18,11 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class PscInterface
     {
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         /// </summary>
         public readonly ImmutableArray<Outputs.DnsPeering> DnsPeeringConfigs;
         /// <summary>
-        /// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        /// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
         /// </summary>
         public readonly string NetworkAttachment;
 

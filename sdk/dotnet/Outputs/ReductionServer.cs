@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class ReductionServer
     {
         /// <summary>
-        /// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        /// The boot disk, as a pool's `disk`.
         /// </summary>
         public readonly Outputs.Disk? Disk;
         /// <summary>
-        /// Machine type, default `n1-standard-4`.
+        /// Machine type, default `n1-highcpu-16`.
         /// </summary>
         public readonly string? Machine;
         /// <summary>
-        /// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        /// How many reduction servers run; default 1.
         /// </summary>
         public readonly int? Replicas;
 

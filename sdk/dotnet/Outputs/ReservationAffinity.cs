@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class ReservationAffinity
     {
         /// <summary>
-        /// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        /// With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
         /// </summary>
         public readonly string? Key;
         /// <summary>
-        /// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        /// `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
         /// </summary>
         public readonly VertexTraining.VertexTraining.ReservationAffinityType Type;
         /// <summary>
-        /// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        /// With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
         /// </summary>
         public readonly ImmutableArray<string> Values;
 

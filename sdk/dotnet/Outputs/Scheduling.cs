@@ -18,7 +18,7 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Scheduling
     {
         /// <summary>
-        /// Booleans.
+        /// Fail the job at the first worker failure instead of retrying; default false.
         /// </summary>
         public readonly bool? DisableRetries;
         /// <summary>
@@ -26,7 +26,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Union<string, int>? MaxWaitDuration;
         /// <summary>
-        /// Booleans.
+        /// Restart the whole job when a worker restarts; default false.
         /// </summary>
         public readonly bool? RestartJobOnWorkerRestart;
         /// <summary>

@@ -18,15 +18,15 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class Serving
     {
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's arguments (list).
         /// </summary>
         public readonly ImmutableArray<string> Args;
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's entrypoint (list).
         /// </summary>
         public readonly ImmutableArray<string> Command;
         /// <summary>
-        /// The serving container's entrypoint, arguments and environment.
+        /// The serving container's environment (map).
         /// </summary>
         public readonly ImmutableDictionary<string, string>? Env;
         /// <summary>
@@ -34,7 +34,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.ServingFramework? Framework;
         /// <summary>
-        /// The HTTP paths of prediction and health checks.
+        /// The HTTP path of health checks.
         /// </summary>
         public readonly string? HealthRoute;
         /// <summary>
@@ -46,7 +46,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly int? Port;
         /// <summary>
-        /// The HTTP paths of prediction and health checks.
+        /// The HTTP path of prediction requests.
         /// </summary>
         public readonly string? PredictRoute;
 

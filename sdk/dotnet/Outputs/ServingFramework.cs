@@ -22,11 +22,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly bool? Gpu;
         /// <summary>
-        /// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        /// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
         /// </summary>
         public readonly string Name;
         /// <summary>
-        /// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        /// The framework's version, as text.
         /// </summary>
         public readonly string Version;
 

@@ -30,11 +30,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly string? Predefined;
         /// <summary>
-        /// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
         /// </summary>
         public readonly Outputs.KeyedFractions? Stratified;
         /// <summary>
-        /// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        /// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         /// </summary>
         public readonly Outputs.KeyedFractions? Timestamp;
 

@@ -26,11 +26,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly Outputs.EarlyStopping? EarlyStopping;
         /// <summary>
-        /// Default 0: Vertex decides how many failed trials fail the job.
+        /// How many failed trials fail the job; default 0: Vertex decides.
         /// </summary>
         public readonly int? MaxFailedTrials;
         /// <summary>
-        /// Required, at least 1.
+        /// How many trials run in all: at least 1 (required).
         /// </summary>
         public readonly int MaxTrials;
         /// <summary>
@@ -42,7 +42,7 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<Outputs.StudyMetric> Metrics;
         /// <summary>
-        /// Default 1; at most `max_trials`.
+        /// How many trials run at once: default 1, at most `max_trials`.
         /// </summary>
         public readonly int? ParallelTrials;
         /// <summary>

@@ -18,11 +18,11 @@ namespace VertexTraining.VertexTraining.Outputs
     public sealed class StudyMetric
     {
         /// <summary>
-        /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        /// `MAXIMIZE` or `MINIMIZE`.
         /// </summary>
         public readonly VertexTraining.VertexTraining.Goal Goal;
         /// <summary>
-        /// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        /// The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         /// </summary>
         public readonly string Id;
 

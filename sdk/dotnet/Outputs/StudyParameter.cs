@@ -22,11 +22,11 @@ namespace VertexTraining.VertexTraining.Outputs
         /// </summary>
         public readonly ImmutableArray<Outputs.ConditionalParameters> Conditional;
         /// <summary>
-        /// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        /// The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
         /// </summary>
         public readonly double? Max;
         /// <summary>
-        /// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        /// The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         /// </summary>
         public readonly double? Min;
         /// <summary>

@@ -278,7 +278,7 @@ func (o AttemptArrayOutput) Index(i pulumi.IntInput) AttemptOutput {
 type Bucket struct {
 	// Let `pulumi destroy` delete the bucket with its objects; default false.
 	ForceDestroy *bool `pulumi:"forceDestroy"`
-	// Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+	// The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
 	Name *string `pulumi:"name"`
 	// Overwritten or deleted object versions are deleted after this many days; default 30.
 	NoncurrentExpiryDays *int `pulumi:"noncurrentExpiryDays"`
@@ -301,7 +301,7 @@ type BucketInput interface {
 type BucketArgs struct {
 	// Let `pulumi destroy` delete the bucket with its objects; default false.
 	ForceDestroy pulumi.BoolPtrInput `pulumi:"forceDestroy"`
-	// Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+	// The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
 	Name pulumi.StringPtrInput `pulumi:"name"`
 	// Overwritten or deleted object versions are deleted after this many days; default 30.
 	NoncurrentExpiryDays pulumi.IntPtrInput `pulumi:"noncurrentExpiryDays"`
@@ -392,7 +392,7 @@ func (o BucketOutput) ForceDestroy() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Bucket) *bool { return v.ForceDestroy }).(pulumi.BoolPtrOutput)
 }
 
-// Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+// The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
 func (o BucketOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Bucket) *string { return v.Name }).(pulumi.StringPtrOutput)
 }
@@ -441,7 +441,7 @@ func (o BucketPtrOutput) ForceDestroy() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+// The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
 func (o BucketPtrOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Bucket) *string {
 		if v == nil {
@@ -473,9 +473,9 @@ func (o BucketPtrOutput) StagingExpiryDays() pulumi.IntPtrOutput {
 
 // “{when: [adam], parameters: {beta1: {...}}}“: parameters tuned only when their parent takes one of the “when“ values.
 type ConditionalParameters struct {
-	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	// The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
 	Parameters map[string]StudyParameter `pulumi:"parameters"`
-	// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	// The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
 	When []interface{} `pulumi:"when"`
 }
 
@@ -492,9 +492,9 @@ type ConditionalParametersInput interface {
 
 // “{when: [adam], parameters: {beta1: {...}}}“: parameters tuned only when their parent takes one of the “when“ values.
 type ConditionalParametersArgs struct {
-	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+	// The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
 	Parameters StudyParameterMapInput `pulumi:"parameters"`
-	// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+	// The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
 	When pulumi.ArrayInput `pulumi:"when"`
 }
 
@@ -550,12 +550,12 @@ func (o ConditionalParametersOutput) ToConditionalParametersOutputWithContext(ct
 	return o
 }
 
-// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+// The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
 func (o ConditionalParametersOutput) Parameters() StudyParameterMapOutput {
 	return o.ApplyT(func(v ConditionalParameters) map[string]StudyParameter { return v.Parameters }).(StudyParameterMapOutput)
 }
 
-// Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+// The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
 func (o ConditionalParametersOutput) When() pulumi.ArrayOutput {
 	return o.ApplyT(func(v ConditionalParameters) []interface{} { return v.When }).(pulumi.ArrayOutput)
 }
@@ -582,17 +582,17 @@ func (o ConditionalParametersArrayOutput) Index(i pulumi.IntInput) ConditionalPa
 
 // “early_stopping.convex“.
 type ConvexStopping struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
 	LearningRateParameterName *string `pulumi:"learningRateParameterName"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
 	MaxStepCount *int `pulumi:"maxStepCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The measurements a trial reports before it is considered for stopping.
 	MinMeasurementCount *int `pulumi:"minMeasurementCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// A trial is considered for stopping only once it reports a measurement past this step.
 	MinStepCount *int `pulumi:"minStepCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Update the final measurement of every stopped trial, not only of those stopped now.
 	UpdateAllStoppedTrials *bool `pulumi:"updateAllStoppedTrials"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Apply the rule by elapsed time rather than steps; default false.
 	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
 }
 
@@ -609,17 +609,17 @@ type ConvexStoppingInput interface {
 
 // “early_stopping.convex“.
 type ConvexStoppingArgs struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
 	LearningRateParameterName pulumi.StringPtrInput `pulumi:"learningRateParameterName"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
 	MaxStepCount pulumi.IntPtrInput `pulumi:"maxStepCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// The measurements a trial reports before it is considered for stopping.
 	MinMeasurementCount pulumi.IntPtrInput `pulumi:"minMeasurementCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// A trial is considered for stopping only once it reports a measurement past this step.
 	MinStepCount pulumi.IntPtrInput `pulumi:"minStepCount"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Update the final measurement of every stopped trial, not only of those stopped now.
 	UpdateAllStoppedTrials pulumi.BoolPtrInput `pulumi:"updateAllStoppedTrials"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Apply the rule by elapsed time rather than steps; default false.
 	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
 }
 
@@ -701,32 +701,32 @@ func (o ConvexStoppingOutput) ToConvexStoppingPtrOutputWithContext(ctx context.C
 	}).(ConvexStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
 func (o ConvexStoppingOutput) LearningRateParameterName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *string { return v.LearningRateParameterName }).(pulumi.StringPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
 func (o ConvexStoppingOutput) MaxStepCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *int { return v.MaxStepCount }).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The measurements a trial reports before it is considered for stopping.
 func (o ConvexStoppingOutput) MinMeasurementCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *int { return v.MinMeasurementCount }).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// A trial is considered for stopping only once it reports a measurement past this step.
 func (o ConvexStoppingOutput) MinStepCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *int { return v.MinStepCount }).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Update the final measurement of every stopped trial, not only of those stopped now.
 func (o ConvexStoppingOutput) UpdateAllStoppedTrials() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *bool { return v.UpdateAllStoppedTrials }).(pulumi.BoolPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Apply the rule by elapsed time rather than steps; default false.
 func (o ConvexStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ConvexStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
 }
@@ -755,7 +755,7 @@ func (o ConvexStoppingPtrOutput) Elem() ConvexStoppingOutput {
 	}).(ConvexStoppingOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
 func (o ConvexStoppingPtrOutput) LearningRateParameterName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *string {
 		if v == nil {
@@ -765,7 +765,7 @@ func (o ConvexStoppingPtrOutput) LearningRateParameterName() pulumi.StringPtrOut
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
 func (o ConvexStoppingPtrOutput) MaxStepCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *int {
 		if v == nil {
@@ -775,7 +775,7 @@ func (o ConvexStoppingPtrOutput) MaxStepCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// The measurements a trial reports before it is considered for stopping.
 func (o ConvexStoppingPtrOutput) MinMeasurementCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *int {
 		if v == nil {
@@ -785,7 +785,7 @@ func (o ConvexStoppingPtrOutput) MinMeasurementCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// A trial is considered for stopping only once it reports a measurement past this step.
 func (o ConvexStoppingPtrOutput) MinStepCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *int {
 		if v == nil {
@@ -795,7 +795,7 @@ func (o ConvexStoppingPtrOutput) MinStepCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Update the final measurement of every stopped trial, not only of those stopped now.
 func (o ConvexStoppingPtrOutput) UpdateAllStoppedTrials() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *bool {
 		if v == nil {
@@ -805,7 +805,7 @@ func (o ConvexStoppingPtrOutput) UpdateAllStoppedTrials() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Apply the rule by elapsed time rather than steps; default false.
 func (o ConvexStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ConvexStopping) *bool {
 		if v == nil {
@@ -996,9 +996,9 @@ func (o CostEstimatePtrOutput) Unknown() pulumi.StringArrayOutput {
 
 // “dataset:“: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
 type Dataset struct {
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
 	AnnotationSchemaUri *string `pulumi:"annotationSchemaUri"`
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
 	AnnotationsFilter *string `pulumi:"annotationsFilter"`
 	// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
 	Destination string `pulumi:"destination"`
@@ -1006,7 +1006,7 @@ type Dataset struct {
 	Id string `pulumi:"id"`
 	// Keep each item's split in the dataset (its `ml_use` label).
 	PersistMlUseAssignment *bool `pulumi:"persistMlUseAssignment"`
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
 	SavedQueryId *string `pulumi:"savedQueryId"`
 	// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
 	Split *Split `pulumi:"split"`
@@ -1025,9 +1025,9 @@ type DatasetInput interface {
 
 // “dataset:“: the Vertex AI managed dataset the job reads (it runs as a training pipeline; docs/models.md).
 type DatasetArgs struct {
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
 	AnnotationSchemaUri pulumi.StringPtrInput `pulumi:"annotationSchemaUri"`
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
 	AnnotationsFilter pulumi.StringPtrInput `pulumi:"annotationsFilter"`
 	// Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
 	Destination pulumi.StringInput `pulumi:"destination"`
@@ -1035,7 +1035,7 @@ type DatasetArgs struct {
 	Id pulumi.StringInput `pulumi:"id"`
 	// Keep each item's split in the dataset (its `ml_use` label).
 	PersistMlUseAssignment pulumi.BoolPtrInput `pulumi:"persistMlUseAssignment"`
-	// Which annotations go with the data, as the API's InputDataConfig has them.
+	// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
 	SavedQueryId pulumi.StringPtrInput `pulumi:"savedQueryId"`
 	// One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
 	Split SplitPtrInput `pulumi:"split"`
@@ -1119,12 +1119,12 @@ func (o DatasetOutput) ToDatasetPtrOutputWithContext(ctx context.Context) Datase
 	}).(DatasetPtrOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
 func (o DatasetOutput) AnnotationSchemaUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Dataset) *string { return v.AnnotationSchemaUri }).(pulumi.StringPtrOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
 func (o DatasetOutput) AnnotationsFilter() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Dataset) *string { return v.AnnotationsFilter }).(pulumi.StringPtrOutput)
 }
@@ -1144,7 +1144,7 @@ func (o DatasetOutput) PersistMlUseAssignment() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Dataset) *bool { return v.PersistMlUseAssignment }).(pulumi.BoolPtrOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
 func (o DatasetOutput) SavedQueryId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Dataset) *string { return v.SavedQueryId }).(pulumi.StringPtrOutput)
 }
@@ -1178,7 +1178,7 @@ func (o DatasetPtrOutput) Elem() DatasetOutput {
 	}).(DatasetOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
 func (o DatasetPtrOutput) AnnotationSchemaUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Dataset) *string {
 		if v == nil {
@@ -1188,7 +1188,7 @@ func (o DatasetPtrOutput) AnnotationSchemaUri() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
 func (o DatasetPtrOutput) AnnotationsFilter() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Dataset) *string {
 		if v == nil {
@@ -1228,7 +1228,7 @@ func (o DatasetPtrOutput) PersistMlUseAssignment() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Which annotations go with the data, as the API's InputDataConfig has them.
+// A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
 func (o DatasetPtrOutput) SavedQueryId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Dataset) *string {
 		if v == nil {
@@ -1250,7 +1250,7 @@ func (o DatasetPtrOutput) Split() SplitPtrOutput {
 
 // “early_stopping.decay_curve“.
 type DecayCurveStopping struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Draw each trial's decay curve by elapsed time, not steps; default false.
 	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
 }
 
@@ -1267,7 +1267,7 @@ type DecayCurveStoppingInput interface {
 
 // “early_stopping.decay_curve“.
 type DecayCurveStoppingArgs struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Draw each trial's decay curve by elapsed time, not steps; default false.
 	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
 }
 
@@ -1349,7 +1349,7 @@ func (o DecayCurveStoppingOutput) ToDecayCurveStoppingPtrOutputWithContext(ctx c
 	}).(DecayCurveStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Draw each trial's decay curve by elapsed time, not steps; default false.
 func (o DecayCurveStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v DecayCurveStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
 }
@@ -1378,7 +1378,7 @@ func (o DecayCurveStoppingPtrOutput) Elem() DecayCurveStoppingOutput {
 	}).(DecayCurveStoppingOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Draw each trial's decay curve by elapsed time, not steps; default false.
 func (o DecayCurveStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *DecayCurveStopping) *bool {
 		if v == nil {
@@ -1390,9 +1390,9 @@ func (o DecayCurveStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 
 // “disk: {type: pd-ssd, size_gb: 100}“; the type defaults by machine.
 type Disk struct {
-	// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The disk's size in GB, 100 to 64000; default 100.
 	SizeGb *int `pulumi:"sizeGb"`
-	// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
 	Type *string `pulumi:"type"`
 }
 
@@ -1409,9 +1409,9 @@ type DiskInput interface {
 
 // “disk: {type: pd-ssd, size_gb: 100}“; the type defaults by machine.
 type DiskArgs struct {
-	// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The disk's size in GB, 100 to 64000; default 100.
 	SizeGb pulumi.IntPtrInput `pulumi:"sizeGb"`
-	// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
 	Type pulumi.StringPtrInput `pulumi:"type"`
 }
 
@@ -1493,12 +1493,12 @@ func (o DiskOutput) ToDiskPtrOutputWithContext(ctx context.Context) DiskPtrOutpu
 	}).(DiskPtrOutput)
 }
 
-// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The disk's size in GB, 100 to 64000; default 100.
 func (o DiskOutput) SizeGb() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Disk) *int { return v.SizeGb }).(pulumi.IntPtrOutput)
 }
 
-// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
 func (o DiskOutput) Type() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Disk) *string { return v.Type }).(pulumi.StringPtrOutput)
 }
@@ -1527,7 +1527,7 @@ func (o DiskPtrOutput) Elem() DiskOutput {
 	}).(DiskOutput)
 }
 
-// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The disk's size in GB, 100 to 64000; default 100.
 func (o DiskPtrOutput) SizeGb() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Disk) *int {
 		if v == nil {
@@ -1537,7 +1537,7 @@ func (o DiskPtrOutput) SizeGb() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
 func (o DiskPtrOutput) Type() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Disk) *string {
 		if v == nil {
@@ -1549,11 +1549,11 @@ func (o DiskPtrOutput) Type() pulumi.StringPtrOutput {
 
 // A DNS zone (its suffix ends with a dot) resolved through a peered network.
 type DnsPeering struct {
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The DNS zone's suffix, ending with a dot.
 	Domain string `pulumi:"domain"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The network that resolves it.
 	TargetNetwork string `pulumi:"targetNetwork"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The project of the network that resolves it.
 	TargetProject string `pulumi:"targetProject"`
 }
 
@@ -1570,11 +1570,11 @@ type DnsPeeringInput interface {
 
 // A DNS zone (its suffix ends with a dot) resolved through a peered network.
 type DnsPeeringArgs struct {
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The DNS zone's suffix, ending with a dot.
 	Domain pulumi.StringInput `pulumi:"domain"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The network that resolves it.
 	TargetNetwork pulumi.StringInput `pulumi:"targetNetwork"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The project of the network that resolves it.
 	TargetProject pulumi.StringInput `pulumi:"targetProject"`
 }
 
@@ -1630,17 +1630,17 @@ func (o DnsPeeringOutput) ToDnsPeeringOutputWithContext(ctx context.Context) Dns
 	return o
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// The DNS zone's suffix, ending with a dot.
 func (o DnsPeeringOutput) Domain() pulumi.StringOutput {
 	return o.ApplyT(func(v DnsPeering) string { return v.Domain }).(pulumi.StringOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// The network that resolves it.
 func (o DnsPeeringOutput) TargetNetwork() pulumi.StringOutput {
 	return o.ApplyT(func(v DnsPeering) string { return v.TargetNetwork }).(pulumi.StringOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// The project of the network that resolves it.
 func (o DnsPeeringOutput) TargetProject() pulumi.StringOutput {
 	return o.ApplyT(func(v DnsPeering) string { return v.TargetProject }).(pulumi.StringOutput)
 }
@@ -1667,11 +1667,11 @@ func (o DnsPeeringArrayOutput) Index(i pulumi.IntInput) DnsPeeringOutput {
 
 // “early_stopping“: at most one rule that stops unpromising trials early.
 type EarlyStopping struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	Convex *ConvexStopping `pulumi:"convex"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
 	DecayCurve *DecayCurveStopping `pulumi:"decayCurve"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Stop a trial below the median of the others: `{use_elapsed_duration}`.
 	Median *MedianStopping `pulumi:"median"`
 }
 
@@ -1688,11 +1688,11 @@ type EarlyStoppingInput interface {
 
 // “early_stopping“: at most one rule that stops unpromising trials early.
 type EarlyStoppingArgs struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	Convex ConvexStoppingPtrInput `pulumi:"convex"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
 	DecayCurve DecayCurveStoppingPtrInput `pulumi:"decayCurve"`
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Stop a trial below the median of the others: `{use_elapsed_duration}`.
 	Median MedianStoppingPtrInput `pulumi:"median"`
 }
 
@@ -1774,17 +1774,17 @@ func (o EarlyStoppingOutput) ToEarlyStoppingPtrOutputWithContext(ctx context.Con
 	}).(EarlyStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 func (o EarlyStoppingOutput) Convex() ConvexStoppingPtrOutput {
 	return o.ApplyT(func(v EarlyStopping) *ConvexStopping { return v.Convex }).(ConvexStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
 func (o EarlyStoppingOutput) DecayCurve() DecayCurveStoppingPtrOutput {
 	return o.ApplyT(func(v EarlyStopping) *DecayCurveStopping { return v.DecayCurve }).(DecayCurveStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Stop a trial below the median of the others: `{use_elapsed_duration}`.
 func (o EarlyStoppingOutput) Median() MedianStoppingPtrOutput {
 	return o.ApplyT(func(v EarlyStopping) *MedianStopping { return v.Median }).(MedianStoppingPtrOutput)
 }
@@ -1813,7 +1813,7 @@ func (o EarlyStoppingPtrOutput) Elem() EarlyStoppingOutput {
 	}).(EarlyStoppingOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 func (o EarlyStoppingPtrOutput) Convex() ConvexStoppingPtrOutput {
 	return o.ApplyT(func(v *EarlyStopping) *ConvexStopping {
 		if v == nil {
@@ -1823,7 +1823,7 @@ func (o EarlyStoppingPtrOutput) Convex() ConvexStoppingPtrOutput {
 	}).(ConvexStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
 func (o EarlyStoppingPtrOutput) DecayCurve() DecayCurveStoppingPtrOutput {
 	return o.ApplyT(func(v *EarlyStopping) *DecayCurveStopping {
 		if v == nil {
@@ -1833,7 +1833,7 @@ func (o EarlyStoppingPtrOutput) DecayCurve() DecayCurveStoppingPtrOutput {
 	}).(DecayCurveStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Stop a trial below the median of the others: `{use_elapsed_duration}`.
 func (o EarlyStoppingPtrOutput) Median() MedianStoppingPtrOutput {
 	return o.ApplyT(func(v *EarlyStopping) *MedianStopping {
 		if v == nil {
@@ -1845,11 +1845,11 @@ func (o EarlyStoppingPtrOutput) Median() MedianStoppingPtrOutput {
 
 // “{training: <filter>, validation: <filter>, test: <filter>}“.
 type Filters struct {
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the test set, as Vertex AI's ListDataItems takes.
 	Test string `pulumi:"test"`
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the training set, as Vertex AI's ListDataItems takes.
 	Training string `pulumi:"training"`
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
 	Validation string `pulumi:"validation"`
 }
 
@@ -1866,11 +1866,11 @@ type FiltersInput interface {
 
 // “{training: <filter>, validation: <filter>, test: <filter>}“.
 type FiltersArgs struct {
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the test set, as Vertex AI's ListDataItems takes.
 	Test pulumi.StringInput `pulumi:"test"`
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the training set, as Vertex AI's ListDataItems takes.
 	Training pulumi.StringInput `pulumi:"training"`
-	// A data item filter, as Vertex AI's ListDataItems takes.
+	// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
 	Validation pulumi.StringInput `pulumi:"validation"`
 }
 
@@ -1952,17 +1952,17 @@ func (o FiltersOutput) ToFiltersPtrOutputWithContext(ctx context.Context) Filter
 	}).(FiltersPtrOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the test set, as Vertex AI's ListDataItems takes.
 func (o FiltersOutput) Test() pulumi.StringOutput {
 	return o.ApplyT(func(v Filters) string { return v.Test }).(pulumi.StringOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the training set, as Vertex AI's ListDataItems takes.
 func (o FiltersOutput) Training() pulumi.StringOutput {
 	return o.ApplyT(func(v Filters) string { return v.Training }).(pulumi.StringOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
 func (o FiltersOutput) Validation() pulumi.StringOutput {
 	return o.ApplyT(func(v Filters) string { return v.Validation }).(pulumi.StringOutput)
 }
@@ -1991,7 +1991,7 @@ func (o FiltersPtrOutput) Elem() FiltersOutput {
 	}).(FiltersOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the test set, as Vertex AI's ListDataItems takes.
 func (o FiltersPtrOutput) Test() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Filters) *string {
 		if v == nil {
@@ -2001,7 +2001,7 @@ func (o FiltersPtrOutput) Test() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the training set, as Vertex AI's ListDataItems takes.
 func (o FiltersPtrOutput) Training() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Filters) *string {
 		if v == nil {
@@ -2011,7 +2011,7 @@ func (o FiltersPtrOutput) Training() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// A data item filter, as Vertex AI's ListDataItems takes.
+// The data item filter of the validation set, as Vertex AI's ListDataItems takes.
 func (o FiltersPtrOutput) Validation() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Filters) *string {
 		if v == nil {
@@ -2023,11 +2023,11 @@ func (o FiltersPtrOutput) Validation() pulumi.StringPtrOutput {
 
 // “{training: 0.8, validation: 0.1, test: 0.1}“: they sum to at most 1.
 type Fractions struct {
-	// The share of the data for each set.
+	// The share of the data for the test, 0 to 1.
 	Test *float64 `pulumi:"test"`
-	// The share of the data for each set.
+	// The share of the data for training, 0 to 1.
 	Training *float64 `pulumi:"training"`
-	// The share of the data for each set.
+	// The share of the data for validation, 0 to 1.
 	Validation *float64 `pulumi:"validation"`
 }
 
@@ -2044,11 +2044,11 @@ type FractionsInput interface {
 
 // “{training: 0.8, validation: 0.1, test: 0.1}“: they sum to at most 1.
 type FractionsArgs struct {
-	// The share of the data for each set.
+	// The share of the data for the test, 0 to 1.
 	Test pulumi.Float64PtrInput `pulumi:"test"`
-	// The share of the data for each set.
+	// The share of the data for training, 0 to 1.
 	Training pulumi.Float64PtrInput `pulumi:"training"`
-	// The share of the data for each set.
+	// The share of the data for validation, 0 to 1.
 	Validation pulumi.Float64PtrInput `pulumi:"validation"`
 }
 
@@ -2130,17 +2130,17 @@ func (o FractionsOutput) ToFractionsPtrOutputWithContext(ctx context.Context) Fr
 	}).(FractionsPtrOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for the test, 0 to 1.
 func (o FractionsOutput) Test() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v Fractions) *float64 { return v.Test }).(pulumi.Float64PtrOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for training, 0 to 1.
 func (o FractionsOutput) Training() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v Fractions) *float64 { return v.Training }).(pulumi.Float64PtrOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for validation, 0 to 1.
 func (o FractionsOutput) Validation() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v Fractions) *float64 { return v.Validation }).(pulumi.Float64PtrOutput)
 }
@@ -2169,7 +2169,7 @@ func (o FractionsPtrOutput) Elem() FractionsOutput {
 	}).(FractionsOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for the test, 0 to 1.
 func (o FractionsPtrOutput) Test() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *Fractions) *float64 {
 		if v == nil {
@@ -2179,7 +2179,7 @@ func (o FractionsPtrOutput) Test() pulumi.Float64PtrOutput {
 	}).(pulumi.Float64PtrOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for training, 0 to 1.
 func (o FractionsPtrOutput) Training() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *Fractions) *float64 {
 		if v == nil {
@@ -2189,7 +2189,7 @@ func (o FractionsPtrOutput) Training() pulumi.Float64PtrOutput {
 	}).(pulumi.Float64PtrOutput)
 }
 
-// The share of the data for each set.
+// The share of the data for validation, 0 to 1.
 func (o FractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *Fractions) *float64 {
 		if v == nil {
@@ -2201,11 +2201,11 @@ func (o FractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
 
 // “framework: {name: pytorch, version: "2.4", python: "3.10"}“: a prebuilt image.
 type Framework struct {
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Name string `pulumi:"name"`
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
 	Python *string `pulumi:"python"`
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The framework's version, as text (YAML reads `2.10` as `2.1`).
 	Version string `pulumi:"version"`
 }
 
@@ -2222,11 +2222,11 @@ type FrameworkInput interface {
 
 // “framework: {name: pytorch, version: "2.4", python: "3.10"}“: a prebuilt image.
 type FrameworkArgs struct {
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Name pulumi.StringInput `pulumi:"name"`
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
 	Python pulumi.StringPtrInput `pulumi:"python"`
-	// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// The framework's version, as text (YAML reads `2.10` as `2.1`).
 	Version pulumi.StringInput `pulumi:"version"`
 }
 
@@ -2308,17 +2308,17 @@ func (o FrameworkOutput) ToFrameworkPtrOutputWithContext(ctx context.Context) Fr
 	}).(FrameworkPtrOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 func (o FrameworkOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v Framework) string { return v.Name }).(pulumi.StringOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
 func (o FrameworkOutput) Python() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Framework) *string { return v.Python }).(pulumi.StringPtrOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The framework's version, as text (YAML reads `2.10` as `2.1`).
 func (o FrameworkOutput) Version() pulumi.StringOutput {
 	return o.ApplyT(func(v Framework) string { return v.Version }).(pulumi.StringOutput)
 }
@@ -2347,7 +2347,7 @@ func (o FrameworkPtrOutput) Elem() FrameworkOutput {
 	}).(FrameworkOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 func (o FrameworkPtrOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Framework) *string {
 		if v == nil {
@@ -2357,7 +2357,7 @@ func (o FrameworkPtrOutput) Name() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
 func (o FrameworkPtrOutput) Python() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Framework) *string {
 		if v == nil {
@@ -2367,7 +2367,7 @@ func (o FrameworkPtrOutput) Python() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// The framework's version, as text (YAML reads `2.10` as `2.1`).
 func (o FrameworkPtrOutput) Version() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Framework) *string {
 		if v == nil {
@@ -2379,9 +2379,9 @@ func (o FrameworkPtrOutput) Version() pulumi.StringPtrOutput {
 
 // A row added to the catalogue of prebuilt images (“vertex-training:images“, as docs/images.md shows), read from Google's page on “read_on“.
 type ImageRow struct {
-	// The days Google gives, `YYYY-MM-DD`.
+	// The day Google stops offering the image, `YYYY-MM-DD`.
 	EndOfAvailability string `pulumi:"endOfAvailability"`
-	// The days Google gives, `YYYY-MM-DD`.
+	// The day Google ends the image's support, `YYYY-MM-DD`.
 	EndOfSupport string `pulumi:"endOfSupport"`
 	// `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Framework string `pulumi:"framework"`
@@ -2412,9 +2412,9 @@ type ImageRowInput interface {
 
 // A row added to the catalogue of prebuilt images (“vertex-training:images“, as docs/images.md shows), read from Google's page on “read_on“.
 type ImageRowArgs struct {
-	// The days Google gives, `YYYY-MM-DD`.
+	// The day Google stops offering the image, `YYYY-MM-DD`.
 	EndOfAvailability pulumi.StringInput `pulumi:"endOfAvailability"`
-	// The days Google gives, `YYYY-MM-DD`.
+	// The day Google ends the image's support, `YYYY-MM-DD`.
 	EndOfSupport pulumi.StringInput `pulumi:"endOfSupport"`
 	// `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
 	Framework pulumi.StringInput `pulumi:"framework"`
@@ -2484,12 +2484,12 @@ func (o ImageRowOutput) ToImageRowOutputWithContext(ctx context.Context) ImageRo
 	return o
 }
 
-// The days Google gives, `YYYY-MM-DD`.
+// The day Google stops offering the image, `YYYY-MM-DD`.
 func (o ImageRowOutput) EndOfAvailability() pulumi.StringOutput {
 	return o.ApplyT(func(v ImageRow) string { return v.EndOfAvailability }).(pulumi.StringOutput)
 }
 
-// The days Google gives, `YYYY-MM-DD`.
+// The day Google ends the image's support, `YYYY-MM-DD`.
 func (o ImageRowOutput) EndOfSupport() pulumi.StringOutput {
 	return o.ApplyT(func(v ImageRow) string { return v.EndOfSupport }).(pulumi.StringOutput)
 }
@@ -2555,7 +2555,7 @@ type Job struct {
 	Accelerator *Accelerator `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt *string `pulumi:"adopt"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Arguments (list).
 	Args []string `pulumi:"args"`
 	// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
 	Backend *Backend `pulumi:"backend"`
@@ -2565,33 +2565,33 @@ type Job struct {
 	Command []string `pulumi:"command"`
 	// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
 	Dataset *Dataset `pulumi:"dataset"`
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk *Disk `pulumi:"disk"`
 	// 1 to 128 characters; default the job name.
 	DisplayName *string `pulumi:"displayName"`
-	// Interactive shell, dashboard.
+	// The dashboard of each replica.
 	EnableDashboardAccess *bool `pulumi:"enableDashboardAccess"`
-	// Interactive shell, dashboard.
+	// An interactive shell on each replica (the job's `webAccessUris`).
 	EnableWebAccess *bool `pulumi:"enableWebAccess"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Environment (map, at most 100; a value may be a [secret](#secrets)).
 	Env map[string]string `pulumi:"env"`
 	// Pool 3, as `workers`.
 	Evaluators *Pool `pulumi:"evaluators"`
-	// As in the CustomJob API.
+	// The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
 	Experiment *string `pulumi:"experiment"`
-	// As in the CustomJob API.
+	// The experiment run the job is logged as, as in the CustomJob API.
 	ExperimentRun *string `pulumi:"experimentRun"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
 	Framework *Framework `pulumi:"framework"`
 	// Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
 	GpuPartitionSize *string `pulumi:"gpuPartitionSize"`
-	// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+	// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 	Image *string `pulumi:"image"`
-	// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+	// A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
 	JobId *string `pulumi:"jobId"`
 	// CMEK key for the job.
 	KmsKey *string `pulumi:"kmsKey"`
-	// At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+	// At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
 	Labels map[string]string `pulumi:"labels"`
 	// `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
 	LustreMounts []LustreMount `pulumi:"lustreMounts"`
@@ -2601,23 +2601,23 @@ type Job struct {
 	Model *Model `pulumi:"model"`
 	// Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
 	Models []string `pulumi:"models"`
-	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+	// The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
 	Network *string `pulumi:"network"`
 	// `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
 	NfsMounts []NfsMount `pulumi:"nfsMounts"`
 	// Pool 2, as `workers`.
 	ParameterServers *Pool `pulumi:"parameterServers"`
-	// As in the CustomJob API.
+	// The persistent resource the job runs on, as in the CustomJob API.
 	PersistentResourceId *string `pulumi:"persistentResourceId"`
 	// Where protected artifacts are stored, when not the job's region (a Vertex AI location).
 	ProtectedArtifactLocationId *string `pulumi:"protectedArtifactLocationId"`
 	// `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
 	PscInterfaceConfig *PscInterface `pulumi:"pscInterfaceConfig"`
-	// ``python_package``: a Python package run on a prebuilt executor image.
+	// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 	PythonPackage *PythonPackage `pulumi:"pythonPackage"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// With `runtime_version`: the image's Python, as text (`"3.7"`).
 	PythonVersion *string `pulumi:"pythonVersion"`
-	// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+	// Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
 	ReductionServer *ReductionServer `pulumi:"reductionServer"`
 	// The job's region, where it overrides the stack's `gcp:region`.
 	Region *string `pulumi:"region"`
@@ -2627,15 +2627,15 @@ type Job struct {
 	Rerun interface{} `pulumi:"rerun"`
 	// The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	ReservationAffinity interface{} `pulumi:"reservationAffinity"`
-	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+	// The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
 	ReservedIpRanges []string `pulumi:"reservedIpRanges"`
 	// Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
 	Retry *Retry `pulumi:"retry"`
 	// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
 	RunAfter []string `pulumi:"runAfter"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
 	RuntimeVersion *string `pulumi:"runtimeVersion"`
-	// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+	// When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
 	Scheduling *Scheduling `pulumi:"scheduling"`
 	// The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
 	ServiceAccount *string `pulumi:"serviceAccount"`
@@ -2645,7 +2645,7 @@ type Job struct {
 	Tensorboard interface{} `pulumi:"tensorboard"`
 	// TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
 	TpuTopology *string `pulumi:"tpuTopology"`
-	// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+	// The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
 	TrainingInput interface{} `pulumi:"trainingInput"`
 	// Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
 	Wait interface{} `pulumi:"wait"`
@@ -2670,7 +2670,7 @@ type JobArgs struct {
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
 	// Provider-side: resource name of an existing job to take over.
 	Adopt pulumi.StringPtrInput `pulumi:"adopt"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Arguments (list).
 	Args pulumi.StringArrayInput `pulumi:"args"`
 	// Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
 	Backend BackendPtrInput `pulumi:"backend"`
@@ -2680,33 +2680,33 @@ type JobArgs struct {
 	Command pulumi.StringArrayInput `pulumi:"command"`
 	// The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
 	Dataset DatasetPtrInput `pulumi:"dataset"`
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk DiskPtrInput `pulumi:"disk"`
 	// 1 to 128 characters; default the job name.
 	DisplayName pulumi.StringPtrInput `pulumi:"displayName"`
-	// Interactive shell, dashboard.
+	// The dashboard of each replica.
 	EnableDashboardAccess pulumi.BoolPtrInput `pulumi:"enableDashboardAccess"`
-	// Interactive shell, dashboard.
+	// An interactive shell on each replica (the job's `webAccessUris`).
 	EnableWebAccess pulumi.BoolPtrInput `pulumi:"enableWebAccess"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Environment (map, at most 100; a value may be a [secret](#secrets)).
 	Env pulumi.StringMapInput `pulumi:"env"`
 	// Pool 3, as `workers`.
 	Evaluators PoolPtrInput `pulumi:"evaluators"`
-	// As in the CustomJob API.
+	// The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
 	Experiment pulumi.StringPtrInput `pulumi:"experiment"`
-	// As in the CustomJob API.
+	// The experiment run the job is logged as, as in the CustomJob API.
 	ExperimentRun pulumi.StringPtrInput `pulumi:"experimentRun"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
 	Framework FrameworkPtrInput `pulumi:"framework"`
 	// Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
 	GpuPartitionSize pulumi.StringPtrInput `pulumi:"gpuPartitionSize"`
-	// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+	// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 	Image pulumi.StringPtrInput `pulumi:"image"`
-	// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+	// A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
 	JobId pulumi.StringPtrInput `pulumi:"jobId"`
 	// CMEK key for the job.
 	KmsKey pulumi.StringPtrInput `pulumi:"kmsKey"`
-	// At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+	// At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
 	Labels pulumi.StringMapInput `pulumi:"labels"`
 	// `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
 	LustreMounts LustreMountArrayInput `pulumi:"lustreMounts"`
@@ -2716,23 +2716,23 @@ type JobArgs struct {
 	Model ModelPtrInput `pulumi:"model"`
 	// Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
 	Models pulumi.StringArrayInput `pulumi:"models"`
-	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+	// The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
 	Network pulumi.StringPtrInput `pulumi:"network"`
 	// `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
 	NfsMounts NfsMountArrayInput `pulumi:"nfsMounts"`
 	// Pool 2, as `workers`.
 	ParameterServers PoolPtrInput `pulumi:"parameterServers"`
-	// As in the CustomJob API.
+	// The persistent resource the job runs on, as in the CustomJob API.
 	PersistentResourceId pulumi.StringPtrInput `pulumi:"persistentResourceId"`
 	// Where protected artifacts are stored, when not the job's region (a Vertex AI location).
 	ProtectedArtifactLocationId pulumi.StringPtrInput `pulumi:"protectedArtifactLocationId"`
 	// `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
 	PscInterfaceConfig PscInterfacePtrInput `pulumi:"pscInterfaceConfig"`
-	// ``python_package``: a Python package run on a prebuilt executor image.
+	// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 	PythonPackage PythonPackagePtrInput `pulumi:"pythonPackage"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// With `runtime_version`: the image's Python, as text (`"3.7"`).
 	PythonVersion pulumi.StringPtrInput `pulumi:"pythonVersion"`
-	// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+	// Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
 	ReductionServer ReductionServerPtrInput `pulumi:"reductionServer"`
 	// The job's region, where it overrides the stack's `gcp:region`.
 	Region pulumi.StringPtrInput `pulumi:"region"`
@@ -2742,15 +2742,15 @@ type JobArgs struct {
 	Rerun pulumi.Input `pulumi:"rerun"`
 	// The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	ReservationAffinity pulumi.Input `pulumi:"reservationAffinity"`
-	// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+	// The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
 	ReservedIpRanges pulumi.StringArrayInput `pulumi:"reservedIpRanges"`
 	// Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
 	Retry RetryPtrInput `pulumi:"retry"`
 	// Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
 	RunAfter pulumi.StringArrayInput `pulumi:"runAfter"`
-	// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+	// Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
 	RuntimeVersion pulumi.StringPtrInput `pulumi:"runtimeVersion"`
-	// ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+	// When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
 	Scheduling SchedulingPtrInput `pulumi:"scheduling"`
 	// The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
 	ServiceAccount pulumi.StringPtrInput `pulumi:"serviceAccount"`
@@ -2760,7 +2760,7 @@ type JobArgs struct {
 	Tensorboard pulumi.Input `pulumi:"tensorboard"`
 	// TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
 	TpuTopology pulumi.StringPtrInput `pulumi:"tpuTopology"`
-	// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+	// The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
 	TrainingInput pulumi.Input `pulumi:"trainingInput"`
 	// Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
 	Wait pulumi.Input `pulumi:"wait"`
@@ -2805,7 +2805,7 @@ func (o JobOutput) Adopt() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Adopt }).(pulumi.StringPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Arguments (list).
 func (o JobOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.Args }).(pulumi.StringArrayOutput)
 }
@@ -2830,7 +2830,7 @@ func (o JobOutput) Dataset() DatasetPtrOutput {
 	return o.ApplyT(func(v Job) *Dataset { return v.Dataset }).(DatasetPtrOutput)
 }
 
-// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 func (o JobOutput) Disk() DiskPtrOutput {
 	return o.ApplyT(func(v Job) *Disk { return v.Disk }).(DiskPtrOutput)
 }
@@ -2840,17 +2840,17 @@ func (o JobOutput) DisplayName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.DisplayName }).(pulumi.StringPtrOutput)
 }
 
-// Interactive shell, dashboard.
+// The dashboard of each replica.
 func (o JobOutput) EnableDashboardAccess() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Job) *bool { return v.EnableDashboardAccess }).(pulumi.BoolPtrOutput)
 }
 
-// Interactive shell, dashboard.
+// An interactive shell on each replica (the job's `webAccessUris`).
 func (o JobOutput) EnableWebAccess() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Job) *bool { return v.EnableWebAccess }).(pulumi.BoolPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Environment (map, at most 100; a value may be a [secret](#secrets)).
 func (o JobOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Job) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
@@ -2860,17 +2860,17 @@ func (o JobOutput) Evaluators() PoolPtrOutput {
 	return o.ApplyT(func(v Job) *Pool { return v.Evaluators }).(PoolPtrOutput)
 }
 
-// As in the CustomJob API.
+// The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
 func (o JobOutput) Experiment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Experiment }).(pulumi.StringPtrOutput)
 }
 
-// As in the CustomJob API.
+// The experiment run the job is logged as, as in the CustomJob API.
 func (o JobOutput) ExperimentRun() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.ExperimentRun }).(pulumi.StringPtrOutput)
 }
 
-// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
 func (o JobOutput) Framework() FrameworkPtrOutput {
 	return o.ApplyT(func(v Job) *Framework { return v.Framework }).(FrameworkPtrOutput)
 }
@@ -2880,12 +2880,12 @@ func (o JobOutput) GpuPartitionSize() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.GpuPartitionSize }).(pulumi.StringPtrOutput)
 }
 
-// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 func (o JobOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
 
-// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+// A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
 func (o JobOutput) JobId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.JobId }).(pulumi.StringPtrOutput)
 }
@@ -2895,7 +2895,7 @@ func (o JobOutput) KmsKey() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.KmsKey }).(pulumi.StringPtrOutput)
 }
 
-// At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+// At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
 func (o JobOutput) Labels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Job) map[string]string { return v.Labels }).(pulumi.StringMapOutput)
 }
@@ -2920,7 +2920,7 @@ func (o JobOutput) Models() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.Models }).(pulumi.StringArrayOutput)
 }
 
-// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+// The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
 func (o JobOutput) Network() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.Network }).(pulumi.StringPtrOutput)
 }
@@ -2935,7 +2935,7 @@ func (o JobOutput) ParameterServers() PoolPtrOutput {
 	return o.ApplyT(func(v Job) *Pool { return v.ParameterServers }).(PoolPtrOutput)
 }
 
-// As in the CustomJob API.
+// The persistent resource the job runs on, as in the CustomJob API.
 func (o JobOutput) PersistentResourceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.PersistentResourceId }).(pulumi.StringPtrOutput)
 }
@@ -2950,17 +2950,17 @@ func (o JobOutput) PscInterfaceConfig() PscInterfacePtrOutput {
 	return o.ApplyT(func(v Job) *PscInterface { return v.PscInterfaceConfig }).(PscInterfacePtrOutput)
 }
 
-// “python_package“: a Python package run on a prebuilt executor image.
+// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 func (o JobOutput) PythonPackage() PythonPackagePtrOutput {
 	return o.ApplyT(func(v Job) *PythonPackage { return v.PythonPackage }).(PythonPackagePtrOutput)
 }
 
-// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// With `runtime_version`: the image's Python, as text (`"3.7"`).
 func (o JobOutput) PythonVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.PythonVersion }).(pulumi.StringPtrOutput)
 }
 
-// Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+// Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
 func (o JobOutput) ReductionServer() ReductionServerPtrOutput {
 	return o.ApplyT(func(v Job) *ReductionServer { return v.ReductionServer }).(ReductionServerPtrOutput)
 }
@@ -2985,7 +2985,7 @@ func (o JobOutput) ReservationAffinity() pulumi.AnyOutput {
 	return o.ApplyT(func(v Job) interface{} { return v.ReservationAffinity }).(pulumi.AnyOutput)
 }
 
-// VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+// The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
 func (o JobOutput) ReservedIpRanges() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.ReservedIpRanges }).(pulumi.StringArrayOutput)
 }
@@ -3000,12 +3000,12 @@ func (o JobOutput) RunAfter() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Job) []string { return v.RunAfter }).(pulumi.StringArrayOutput)
 }
 
-// Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+// Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
 func (o JobOutput) RuntimeVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.RuntimeVersion }).(pulumi.StringPtrOutput)
 }
 
-// “scheduling“: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+// When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
 func (o JobOutput) Scheduling() SchedulingPtrOutput {
 	return o.ApplyT(func(v Job) *Scheduling { return v.Scheduling }).(SchedulingPtrOutput)
 }
@@ -3030,7 +3030,7 @@ func (o JobOutput) TpuTopology() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Job) *string { return v.TpuTopology }).(pulumi.StringPtrOutput)
 }
 
-// A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+// The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
 func (o JobOutput) TrainingInput() pulumi.AnyOutput {
 	return o.ApplyT(func(v Job) interface{} { return v.TrainingInput }).(pulumi.AnyOutput)
 }
@@ -3177,11 +3177,11 @@ func (o JobFailurePtrOutput) Replica() pulumi.StringPtrOutput {
 type KeyedFractions struct {
 	// The column (a time column, or a category column for `stratified`).
 	Key string `pulumi:"key"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for the test, 0 to 1.
 	Test *float64 `pulumi:"test"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for training, 0 to 1.
 	Training *float64 `pulumi:"training"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for validation, 0 to 1.
 	Validation *float64 `pulumi:"validation"`
 }
 
@@ -3200,11 +3200,11 @@ type KeyedFractionsInput interface {
 type KeyedFractionsArgs struct {
 	// The column (a time column, or a category column for `stratified`).
 	Key pulumi.StringInput `pulumi:"key"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for the test, 0 to 1.
 	Test pulumi.Float64PtrInput `pulumi:"test"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for training, 0 to 1.
 	Training pulumi.Float64PtrInput `pulumi:"training"`
-	// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// The share of the data for validation, 0 to 1.
 	Validation pulumi.Float64PtrInput `pulumi:"validation"`
 }
 
@@ -3291,17 +3291,17 @@ func (o KeyedFractionsOutput) Key() pulumi.StringOutput {
 	return o.ApplyT(func(v KeyedFractions) string { return v.Key }).(pulumi.StringOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for the test, 0 to 1.
 func (o KeyedFractionsOutput) Test() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Test }).(pulumi.Float64PtrOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for training, 0 to 1.
 func (o KeyedFractionsOutput) Training() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Training }).(pulumi.Float64PtrOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for validation, 0 to 1.
 func (o KeyedFractionsOutput) Validation() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v KeyedFractions) *float64 { return v.Validation }).(pulumi.Float64PtrOutput)
 }
@@ -3340,7 +3340,7 @@ func (o KeyedFractionsPtrOutput) Key() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for the test, 0 to 1.
 func (o KeyedFractionsPtrOutput) Test() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *KeyedFractions) *float64 {
 		if v == nil {
@@ -3350,7 +3350,7 @@ func (o KeyedFractionsPtrOutput) Test() pulumi.Float64PtrOutput {
 	}).(pulumi.Float64PtrOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for training, 0 to 1.
 func (o KeyedFractionsPtrOutput) Training() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *KeyedFractions) *float64 {
 		if v == nil {
@@ -3360,7 +3360,7 @@ func (o KeyedFractionsPtrOutput) Training() pulumi.Float64PtrOutput {
 	}).(pulumi.Float64PtrOutput)
 }
 
-// Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// The share of the data for validation, 0 to 1.
 func (o KeyedFractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *KeyedFractions) *float64 {
 		if v == nil {
@@ -3372,13 +3372,13 @@ func (o KeyedFractionsPtrOutput) Validation() pulumi.Float64PtrOutput {
 
 // A Managed Lustre instance mounted at “/mnt/lustre/<mount_point>“.
 type LustreMount struct {
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The instance's file system name.
 	Filesystem string `pulumi:"filesystem"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The Managed Lustre instance's IP address.
 	InstanceIp string `pulumi:"instanceIp"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
 	MountPoint string `pulumi:"mountPoint"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The instance's volume handle.
 	VolumeHandle string `pulumi:"volumeHandle"`
 }
 
@@ -3395,13 +3395,13 @@ type LustreMountInput interface {
 
 // A Managed Lustre instance mounted at “/mnt/lustre/<mount_point>“.
 type LustreMountArgs struct {
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The instance's file system name.
 	Filesystem pulumi.StringInput `pulumi:"filesystem"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The Managed Lustre instance's IP address.
 	InstanceIp pulumi.StringInput `pulumi:"instanceIp"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
 	MountPoint pulumi.StringInput `pulumi:"mountPoint"`
-	// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+	// The instance's volume handle.
 	VolumeHandle pulumi.StringInput `pulumi:"volumeHandle"`
 }
 
@@ -3457,22 +3457,22 @@ func (o LustreMountOutput) ToLustreMountOutputWithContext(ctx context.Context) L
 	return o
 }
 
-// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+// The instance's file system name.
 func (o LustreMountOutput) Filesystem() pulumi.StringOutput {
 	return o.ApplyT(func(v LustreMount) string { return v.Filesystem }).(pulumi.StringOutput)
 }
 
-// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+// The Managed Lustre instance's IP address.
 func (o LustreMountOutput) InstanceIp() pulumi.StringOutput {
 	return o.ApplyT(func(v LustreMount) string { return v.InstanceIp }).(pulumi.StringOutput)
 }
 
-// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+// One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
 func (o LustreMountOutput) MountPoint() pulumi.StringOutput {
 	return o.ApplyT(func(v LustreMount) string { return v.MountPoint }).(pulumi.StringOutput)
 }
 
-// Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+// The instance's volume handle.
 func (o LustreMountOutput) VolumeHandle() pulumi.StringOutput {
 	return o.ApplyT(func(v LustreMount) string { return v.VolumeHandle }).(pulumi.StringOutput)
 }
@@ -3499,7 +3499,7 @@ func (o LustreMountArrayOutput) Index(i pulumi.IntInput) LustreMountOutput {
 
 // “early_stopping.median“.
 type MedianStopping struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Compare trials at the same elapsed time rather than the same step; default false.
 	UseElapsedDuration *bool `pulumi:"useElapsedDuration"`
 }
 
@@ -3516,7 +3516,7 @@ type MedianStoppingInput interface {
 
 // “early_stopping.median“.
 type MedianStoppingArgs struct {
-	// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+	// Compare trials at the same elapsed time rather than the same step; default false.
 	UseElapsedDuration pulumi.BoolPtrInput `pulumi:"useElapsedDuration"`
 }
 
@@ -3598,7 +3598,7 @@ func (o MedianStoppingOutput) ToMedianStoppingPtrOutputWithContext(ctx context.C
 	}).(MedianStoppingPtrOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Compare trials at the same elapsed time rather than the same step; default false.
 func (o MedianStoppingOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v MedianStopping) *bool { return v.UseElapsedDuration }).(pulumi.BoolPtrOutput)
 }
@@ -3627,7 +3627,7 @@ func (o MedianStoppingPtrOutput) Elem() MedianStoppingOutput {
 	}).(MedianStoppingOutput)
 }
 
-// Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+// Compare trials at the same elapsed time rather than the same step; default false.
 func (o MedianStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *MedianStopping) *bool {
 		if v == nil {
@@ -3641,7 +3641,7 @@ func (o MedianStoppingPtrOutput) UseElapsedDuration() pulumi.BoolPtrOutput {
 type Model struct {
 	// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
 	Aliases []string `pulumi:"aliases"`
-	// The model's description, and each version's.
+	// The model's description.
 	Description *string `pulumi:"description"`
 	// The model's display name, 1 to 128 characters; default the job's display name.
 	DisplayName *string `pulumi:"displayName"`
@@ -3653,7 +3653,7 @@ type Model struct {
 	Parent *string `pulumi:"parent"`
 	// The container Vertex AI serves predictions from: `image`, or `framework`.
 	Serving Serving `pulumi:"serving"`
-	// The model's description, and each version's.
+	// Each version's description.
 	VersionDescription *string `pulumi:"versionDescription"`
 }
 
@@ -3672,7 +3672,7 @@ type ModelInput interface {
 type ModelArgs struct {
 	// Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
 	Aliases pulumi.StringArrayInput `pulumi:"aliases"`
-	// The model's description, and each version's.
+	// The model's description.
 	Description pulumi.StringPtrInput `pulumi:"description"`
 	// The model's display name, 1 to 128 characters; default the job's display name.
 	DisplayName pulumi.StringPtrInput `pulumi:"displayName"`
@@ -3684,7 +3684,7 @@ type ModelArgs struct {
 	Parent pulumi.StringPtrInput `pulumi:"parent"`
 	// The container Vertex AI serves predictions from: `image`, or `framework`.
 	Serving ServingInput `pulumi:"serving"`
-	// The model's description, and each version's.
+	// Each version's description.
 	VersionDescription pulumi.StringPtrInput `pulumi:"versionDescription"`
 }
 
@@ -3771,7 +3771,7 @@ func (o ModelOutput) Aliases() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Model) []string { return v.Aliases }).(pulumi.StringArrayOutput)
 }
 
-// The model's description, and each version's.
+// The model's description.
 func (o ModelOutput) Description() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Model) *string { return v.Description }).(pulumi.StringPtrOutput)
 }
@@ -3801,7 +3801,7 @@ func (o ModelOutput) Serving() ServingOutput {
 	return o.ApplyT(func(v Model) Serving { return v.Serving }).(ServingOutput)
 }
 
-// The model's description, and each version's.
+// Each version's description.
 func (o ModelOutput) VersionDescription() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Model) *string { return v.VersionDescription }).(pulumi.StringPtrOutput)
 }
@@ -3840,7 +3840,7 @@ func (o ModelPtrOutput) Aliases() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// The model's description, and each version's.
+// The model's description.
 func (o ModelPtrOutput) Description() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Model) *string {
 		if v == nil {
@@ -3900,7 +3900,7 @@ func (o ModelPtrOutput) Serving() ServingPtrOutput {
 	}).(ServingPtrOutput)
 }
 
-// The model's description, and each version's.
+// Each version's description.
 func (o ModelPtrOutput) VersionDescription() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Model) *string {
 		if v == nil {
@@ -4128,11 +4128,11 @@ func (o ModelVersionMapOutput) MapIndex(k pulumi.StringInput) ModelVersionOutput
 
 // An NFS export mounted at “/mnt/nfs/<mount_point>“.
 type NfsMount struct {
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
 	MountPoint string `pulumi:"mountPoint"`
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// The exported path, starting with `/`.
 	Path string `pulumi:"path"`
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// The NFS server's IP address.
 	Server string `pulumi:"server"`
 }
 
@@ -4149,11 +4149,11 @@ type NfsMountInput interface {
 
 // An NFS export mounted at “/mnt/nfs/<mount_point>“.
 type NfsMountArgs struct {
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
 	MountPoint pulumi.StringInput `pulumi:"mountPoint"`
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// The exported path, starting with `/`.
 	Path pulumi.StringInput `pulumi:"path"`
-	// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+	// The NFS server's IP address.
 	Server pulumi.StringInput `pulumi:"server"`
 }
 
@@ -4209,17 +4209,17 @@ func (o NfsMountOutput) ToNfsMountOutputWithContext(ctx context.Context) NfsMoun
 	return o
 }
 
-// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+// One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
 func (o NfsMountOutput) MountPoint() pulumi.StringOutput {
 	return o.ApplyT(func(v NfsMount) string { return v.MountPoint }).(pulumi.StringOutput)
 }
 
-// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+// The exported path, starting with `/`.
 func (o NfsMountOutput) Path() pulumi.StringOutput {
 	return o.ApplyT(func(v NfsMount) string { return v.Path }).(pulumi.StringOutput)
 }
 
-// Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+// The NFS server's IP address.
 func (o NfsMountOutput) Server() pulumi.StringOutput {
 	return o.ApplyT(func(v NfsMount) string { return v.Server }).(pulumi.StringOutput)
 }
@@ -4246,17 +4246,17 @@ func (o NfsMountArrayOutput) Index(i pulumi.IntInput) NfsMountOutput {
 
 // The platform's settings: the keys of “vertex-training:platform“ that shape what “TrainingPlatform“ creates (docs/platform.md). All optional: by default a bucket, a repository and an account named after the stack.
 type Platform struct {
-	// ``platform.bucket``: the staging bucket's name and lifecycle.
+	// The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
 	Bucket *Bucket `pulumi:"bucket"`
 	// IAM member, or list of members, that may act as the jobs' account (`user:...`, `serviceAccount:...`, `group:...`); default: whoever runs `pulumi up`.
 	Deployer interface{} `pulumi:"deployer"`
 	// Protect every platform resource (`pulumi destroy` refuses to delete them); default false. Packages and jobs are never protected: they are replaced when code or spec change.
 	Protect *bool `pulumi:"protect"`
-	// ``platform.repository``: the Artifact Registry Docker repository.
+	// The Artifact Registry Docker repository: `{id}`.
 	Repository *Repository `pulumi:"repository"`
-	// ``platform.service_account``: the jobs' service account.
+	// The jobs' service account: `{account_id}`.
 	ServiceAccount *ServiceAccount `pulumi:"serviceAccount"`
-	// ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+	// A Vertex AI TensorBoard for the jobs: `{enabled}`.
 	Tensorboard *Tensorboard `pulumi:"tensorboard"`
 }
 
@@ -4273,17 +4273,17 @@ type PlatformInput interface {
 
 // The platform's settings: the keys of “vertex-training:platform“ that shape what “TrainingPlatform“ creates (docs/platform.md). All optional: by default a bucket, a repository and an account named after the stack.
 type PlatformArgs struct {
-	// ``platform.bucket``: the staging bucket's name and lifecycle.
+	// The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
 	Bucket BucketPtrInput `pulumi:"bucket"`
 	// IAM member, or list of members, that may act as the jobs' account (`user:...`, `serviceAccount:...`, `group:...`); default: whoever runs `pulumi up`.
 	Deployer pulumi.Input `pulumi:"deployer"`
 	// Protect every platform resource (`pulumi destroy` refuses to delete them); default false. Packages and jobs are never protected: they are replaced when code or spec change.
 	Protect pulumi.BoolPtrInput `pulumi:"protect"`
-	// ``platform.repository``: the Artifact Registry Docker repository.
+	// The Artifact Registry Docker repository: `{id}`.
 	Repository RepositoryPtrInput `pulumi:"repository"`
-	// ``platform.service_account``: the jobs' service account.
+	// The jobs' service account: `{account_id}`.
 	ServiceAccount ServiceAccountPtrInput `pulumi:"serviceAccount"`
-	// ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+	// A Vertex AI TensorBoard for the jobs: `{enabled}`.
 	Tensorboard TensorboardPtrInput `pulumi:"tensorboard"`
 }
 
@@ -4365,7 +4365,7 @@ func (o PlatformOutput) ToPlatformPtrOutputWithContext(ctx context.Context) Plat
 	}).(PlatformPtrOutput)
 }
 
-// “platform.bucket“: the staging bucket's name and lifecycle.
+// The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
 func (o PlatformOutput) Bucket() BucketPtrOutput {
 	return o.ApplyT(func(v Platform) *Bucket { return v.Bucket }).(BucketPtrOutput)
 }
@@ -4380,17 +4380,17 @@ func (o PlatformOutput) Protect() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Platform) *bool { return v.Protect }).(pulumi.BoolPtrOutput)
 }
 
-// “platform.repository“: the Artifact Registry Docker repository.
+// The Artifact Registry Docker repository: `{id}`.
 func (o PlatformOutput) Repository() RepositoryPtrOutput {
 	return o.ApplyT(func(v Platform) *Repository { return v.Repository }).(RepositoryPtrOutput)
 }
 
-// “platform.service_account“: the jobs' service account.
+// The jobs' service account: `{account_id}`.
 func (o PlatformOutput) ServiceAccount() ServiceAccountPtrOutput {
 	return o.ApplyT(func(v Platform) *ServiceAccount { return v.ServiceAccount }).(ServiceAccountPtrOutput)
 }
 
-// “platform.tensorboard“: a Vertex AI TensorBoard for the jobs.
+// A Vertex AI TensorBoard for the jobs: `{enabled}`.
 func (o PlatformOutput) Tensorboard() TensorboardPtrOutput {
 	return o.ApplyT(func(v Platform) *Tensorboard { return v.Tensorboard }).(TensorboardPtrOutput)
 }
@@ -4419,7 +4419,7 @@ func (o PlatformPtrOutput) Elem() PlatformOutput {
 	}).(PlatformOutput)
 }
 
-// “platform.bucket“: the staging bucket's name and lifecycle.
+// The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
 func (o PlatformPtrOutput) Bucket() BucketPtrOutput {
 	return o.ApplyT(func(v *Platform) *Bucket {
 		if v == nil {
@@ -4449,7 +4449,7 @@ func (o PlatformPtrOutput) Protect() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// “platform.repository“: the Artifact Registry Docker repository.
+// The Artifact Registry Docker repository: `{id}`.
 func (o PlatformPtrOutput) Repository() RepositoryPtrOutput {
 	return o.ApplyT(func(v *Platform) *Repository {
 		if v == nil {
@@ -4459,7 +4459,7 @@ func (o PlatformPtrOutput) Repository() RepositoryPtrOutput {
 	}).(RepositoryPtrOutput)
 }
 
-// “platform.service_account“: the jobs' service account.
+// The jobs' service account: `{account_id}`.
 func (o PlatformPtrOutput) ServiceAccount() ServiceAccountPtrOutput {
 	return o.ApplyT(func(v *Platform) *ServiceAccount {
 		if v == nil {
@@ -4469,7 +4469,7 @@ func (o PlatformPtrOutput) ServiceAccount() ServiceAccountPtrOutput {
 	}).(ServiceAccountPtrOutput)
 }
 
-// “platform.tensorboard“: a Vertex AI TensorBoard for the jobs.
+// A Vertex AI TensorBoard for the jobs: `{enabled}`.
 func (o PlatformPtrOutput) Tensorboard() TensorboardPtrOutput {
 	return o.ApplyT(func(v *Platform) *Tensorboard {
 		if v == nil {
@@ -4718,17 +4718,17 @@ func (o PlatformSettingsPtrOutput) Tensorboard() pulumi.StringPtrOutput {
 type Pool struct {
 	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator *Accelerator `pulumi:"accelerator"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Arguments (list).
 	Args []string `pulumi:"args"`
 	// Container entry point (list); container jobs only.
 	Command []string `pulumi:"command"`
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk *Disk `pulumi:"disk"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Environment (map, at most 100; a value may be a [secret](#secrets)).
 	Env map[string]string `pulumi:"env"`
 	// Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
 	GpuPartitionSize *string `pulumi:"gpuPartitionSize"`
-	// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+	// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 	Image *string `pulumi:"image"`
 	// `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
 	LustreMounts []LustreMount `pulumi:"lustreMounts"`
@@ -4736,9 +4736,9 @@ type Pool struct {
 	Machine *string `pulumi:"machine"`
 	// `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
 	NfsMounts []NfsMount `pulumi:"nfsMounts"`
-	// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+	// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 	PythonPackage *PythonPackage `pulumi:"pythonPackage"`
-	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+	// How many machines the pool runs; default 1.
 	Replicas *int `pulumi:"replicas"`
 	// The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	ReservationAffinity interface{} `pulumi:"reservationAffinity"`
@@ -4761,17 +4761,17 @@ type PoolInput interface {
 type PoolArgs struct {
 	// `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
 	Accelerator AcceleratorPtrInput `pulumi:"accelerator"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Arguments (list).
 	Args pulumi.StringArrayInput `pulumi:"args"`
 	// Container entry point (list); container jobs only.
 	Command pulumi.StringArrayInput `pulumi:"command"`
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 	Disk DiskPtrInput `pulumi:"disk"`
-	// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+	// Environment (map, at most 100; a value may be a [secret](#secrets)).
 	Env pulumi.StringMapInput `pulumi:"env"`
 	// Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
 	GpuPartitionSize pulumi.StringPtrInput `pulumi:"gpuPartitionSize"`
-	// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+	// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
 	LustreMounts LustreMountArrayInput `pulumi:"lustreMounts"`
@@ -4779,9 +4779,9 @@ type PoolArgs struct {
 	Machine pulumi.StringPtrInput `pulumi:"machine"`
 	// `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
 	NfsMounts NfsMountArrayInput `pulumi:"nfsMounts"`
-	// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+	// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 	PythonPackage PythonPackagePtrInput `pulumi:"pythonPackage"`
-	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+	// How many machines the pool runs; default 1.
 	Replicas pulumi.IntPtrInput `pulumi:"replicas"`
 	// The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
 	ReservationAffinity pulumi.Input `pulumi:"reservationAffinity"`
@@ -4872,7 +4872,7 @@ func (o PoolOutput) Accelerator() AcceleratorPtrOutput {
 	return o.ApplyT(func(v Pool) *Accelerator { return v.Accelerator }).(AcceleratorPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Arguments (list).
 func (o PoolOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Pool) []string { return v.Args }).(pulumi.StringArrayOutput)
 }
@@ -4882,12 +4882,12 @@ func (o PoolOutput) Command() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Pool) []string { return v.Command }).(pulumi.StringArrayOutput)
 }
 
-// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 func (o PoolOutput) Disk() DiskPtrOutput {
 	return o.ApplyT(func(v Pool) *Disk { return v.Disk }).(DiskPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Environment (map, at most 100; a value may be a [secret](#secrets)).
 func (o PoolOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Pool) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
@@ -4897,7 +4897,7 @@ func (o PoolOutput) GpuPartitionSize() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.GpuPartitionSize }).(pulumi.StringPtrOutput)
 }
 
-// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 func (o PoolOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
@@ -4917,12 +4917,12 @@ func (o PoolOutput) NfsMounts() NfsMountArrayOutput {
 	return o.ApplyT(func(v Pool) []NfsMount { return v.NfsMounts }).(NfsMountArrayOutput)
 }
 
-// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 func (o PoolOutput) PythonPackage() PythonPackagePtrOutput {
 	return o.ApplyT(func(v Pool) *PythonPackage { return v.PythonPackage }).(PythonPackagePtrOutput)
 }
 
-// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+// How many machines the pool runs; default 1.
 func (o PoolOutput) Replicas() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Pool) *int { return v.Replicas }).(pulumi.IntPtrOutput)
 }
@@ -4971,7 +4971,7 @@ func (o PoolPtrOutput) Accelerator() AcceleratorPtrOutput {
 	}).(AcceleratorPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Arguments (list).
 func (o PoolPtrOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Pool) []string {
 		if v == nil {
@@ -4991,7 +4991,7 @@ func (o PoolPtrOutput) Command() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
 func (o PoolPtrOutput) Disk() DiskPtrOutput {
 	return o.ApplyT(func(v *Pool) *Disk {
 		if v == nil {
@@ -5001,7 +5001,7 @@ func (o PoolPtrOutput) Disk() DiskPtrOutput {
 	}).(DiskPtrOutput)
 }
 
-// Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+// Environment (map, at most 100; a value may be a [secret](#secrets)).
 func (o PoolPtrOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Pool) map[string]string {
 		if v == nil {
@@ -5021,7 +5021,7 @@ func (o PoolPtrOutput) GpuPartitionSize() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+// Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
 func (o PoolPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Pool) *string {
 		if v == nil {
@@ -5061,7 +5061,7 @@ func (o PoolPtrOutput) NfsMounts() NfsMountArrayOutput {
 	}).(NfsMountArrayOutput)
 }
 
-// Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+// A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
 func (o PoolPtrOutput) PythonPackage() PythonPackagePtrOutput {
 	return o.ApplyT(func(v *Pool) *PythonPackage {
 		if v == nil {
@@ -5071,7 +5071,7 @@ func (o PoolPtrOutput) PythonPackage() PythonPackagePtrOutput {
 	}).(PythonPackagePtrOutput)
 }
 
-// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+// How many machines the pool runs; default 1.
 func (o PoolPtrOutput) Replicas() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Pool) *int {
 		if v == nil {
@@ -5103,9 +5103,9 @@ func (o PoolPtrOutput) TpuTopology() pulumi.StringPtrOutput {
 
 // “psc_interface_config“: a VPC network reached through a network attachment.
 type PscInterface struct {
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
 	DnsPeeringConfigs []DnsPeering `pulumi:"dnsPeeringConfigs"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
 	NetworkAttachment string `pulumi:"networkAttachment"`
 }
 
@@ -5122,9 +5122,9 @@ type PscInterfaceInput interface {
 
 // “psc_interface_config“: a VPC network reached through a network attachment.
 type PscInterfaceArgs struct {
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
 	DnsPeeringConfigs DnsPeeringArrayInput `pulumi:"dnsPeeringConfigs"`
-	// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+	// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
 	NetworkAttachment pulumi.StringInput `pulumi:"networkAttachment"`
 }
 
@@ -5206,12 +5206,12 @@ func (o PscInterfaceOutput) ToPscInterfacePtrOutputWithContext(ctx context.Conte
 	}).(PscInterfacePtrOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
 func (o PscInterfaceOutput) DnsPeeringConfigs() DnsPeeringArrayOutput {
 	return o.ApplyT(func(v PscInterface) []DnsPeering { return v.DnsPeeringConfigs }).(DnsPeeringArrayOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
 func (o PscInterfaceOutput) NetworkAttachment() pulumi.StringOutput {
 	return o.ApplyT(func(v PscInterface) string { return v.NetworkAttachment }).(pulumi.StringOutput)
 }
@@ -5240,7 +5240,7 @@ func (o PscInterfacePtrOutput) Elem() PscInterfaceOutput {
 	}).(PscInterfaceOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
 func (o PscInterfacePtrOutput) DnsPeeringConfigs() DnsPeeringArrayOutput {
 	return o.ApplyT(func(v *PscInterface) []DnsPeering {
 		if v == nil {
@@ -5250,7 +5250,7 @@ func (o PscInterfacePtrOutput) DnsPeeringConfigs() DnsPeeringArrayOutput {
 	}).(DnsPeeringArrayOutput)
 }
 
-// Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+// The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
 func (o PscInterfacePtrOutput) NetworkAttachment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PscInterface) *string {
 		if v == nil {
@@ -5268,7 +5268,7 @@ type PythonPackage struct {
 	Framework *Framework `pulumi:"framework"`
 	// The module to run, e.g. `trainer.task`.
 	Module string `pulumi:"module"`
-	// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+	// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
 	PackagePath *string `pulumi:"packagePath"`
 	// `gs://` URIs of sdists/wheels (local directories or files on `local`), 1 to 100.
 	PackageUris []string `pulumi:"packageUris"`
@@ -5293,7 +5293,7 @@ type PythonPackageArgs struct {
 	Framework FrameworkPtrInput `pulumi:"framework"`
 	// The module to run, e.g. `trainer.task`.
 	Module pulumi.StringInput `pulumi:"module"`
-	// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+	// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
 	PackagePath pulumi.StringPtrInput `pulumi:"packagePath"`
 	// `gs://` URIs of sdists/wheels (local directories or files on `local`), 1 to 100.
 	PackageUris pulumi.StringArrayInput `pulumi:"packageUris"`
@@ -5392,7 +5392,7 @@ func (o PythonPackageOutput) Module() pulumi.StringOutput {
 	return o.ApplyT(func(v PythonPackage) string { return v.Module }).(pulumi.StringOutput)
 }
 
-// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
 func (o PythonPackageOutput) PackagePath() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PythonPackage) *string { return v.PackagePath }).(pulumi.StringPtrOutput)
 }
@@ -5456,7 +5456,7 @@ func (o PythonPackagePtrOutput) Module() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+// A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
 func (o PythonPackagePtrOutput) PackagePath() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PythonPackage) *string {
 		if v == nil {
@@ -5478,11 +5478,11 @@ func (o PythonPackagePtrOutput) PackageUris() pulumi.StringArrayOutput {
 
 // “reduction_server“: Google's reduction server image on its own pool.
 type ReductionServer struct {
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk, as a pool's `disk`.
 	Disk *Disk `pulumi:"disk"`
-	// Machine type, default `n1-standard-4`.
+	// Machine type, default `n1-highcpu-16`.
 	Machine *string `pulumi:"machine"`
-	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+	// How many reduction servers run; default 1.
 	Replicas *int `pulumi:"replicas"`
 }
 
@@ -5499,11 +5499,11 @@ type ReductionServerInput interface {
 
 // “reduction_server“: Google's reduction server image on its own pool.
 type ReductionServerArgs struct {
-	// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+	// The boot disk, as a pool's `disk`.
 	Disk DiskPtrInput `pulumi:"disk"`
-	// Machine type, default `n1-standard-4`.
+	// Machine type, default `n1-highcpu-16`.
 	Machine pulumi.StringPtrInput `pulumi:"machine"`
-	// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+	// How many reduction servers run; default 1.
 	Replicas pulumi.IntPtrInput `pulumi:"replicas"`
 }
 
@@ -5585,17 +5585,17 @@ func (o ReductionServerOutput) ToReductionServerPtrOutputWithContext(ctx context
 	}).(ReductionServerPtrOutput)
 }
 
-// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The boot disk, as a pool's `disk`.
 func (o ReductionServerOutput) Disk() DiskPtrOutput {
 	return o.ApplyT(func(v ReductionServer) *Disk { return v.Disk }).(DiskPtrOutput)
 }
 
-// Machine type, default `n1-standard-4`.
+// Machine type, default `n1-highcpu-16`.
 func (o ReductionServerOutput) Machine() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ReductionServer) *string { return v.Machine }).(pulumi.StringPtrOutput)
 }
 
-// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+// How many reduction servers run; default 1.
 func (o ReductionServerOutput) Replicas() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ReductionServer) *int { return v.Replicas }).(pulumi.IntPtrOutput)
 }
@@ -5624,7 +5624,7 @@ func (o ReductionServerPtrOutput) Elem() ReductionServerOutput {
 	}).(ReductionServerOutput)
 }
 
-// `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+// The boot disk, as a pool's `disk`.
 func (o ReductionServerPtrOutput) Disk() DiskPtrOutput {
 	return o.ApplyT(func(v *ReductionServer) *Disk {
 		if v == nil {
@@ -5634,7 +5634,7 @@ func (o ReductionServerPtrOutput) Disk() DiskPtrOutput {
 	}).(DiskPtrOutput)
 }
 
-// Machine type, default `n1-standard-4`.
+// Machine type, default `n1-highcpu-16`.
 func (o ReductionServerPtrOutput) Machine() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ReductionServer) *string {
 		if v == nil {
@@ -5644,7 +5644,7 @@ func (o ReductionServerPtrOutput) Machine() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+// How many reduction servers run; default 1.
 func (o ReductionServerPtrOutput) Replicas() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ReductionServer) *int {
 		if v == nil {
@@ -5796,11 +5796,11 @@ func (o RepositoryPtrOutput) Id() pulumi.StringPtrOutput {
 
 // “reservation_affinity“: the Compute Engine reservation a pool's machines come from; “values“ names a specific one (projects/P/zones/Z/reservations/NAME).
 type ReservationAffinity struct {
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
 	Key *string `pulumi:"key"`
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
 	Type ReservationAffinityType `pulumi:"type"`
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
 	Values []string `pulumi:"values"`
 }
 
@@ -5817,11 +5817,11 @@ type ReservationAffinityInput interface {
 
 // “reservation_affinity“: the Compute Engine reservation a pool's machines come from; “values“ names a specific one (projects/P/zones/Z/reservations/NAME).
 type ReservationAffinityArgs struct {
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
 	Key pulumi.StringPtrInput `pulumi:"key"`
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
 	Type ReservationAffinityTypeInput `pulumi:"type"`
-	// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+	// With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
 	Values pulumi.StringArrayInput `pulumi:"values"`
 }
 
@@ -5903,17 +5903,17 @@ func (o ReservationAffinityOutput) ToReservationAffinityPtrOutputWithContext(ctx
 	}).(ReservationAffinityPtrOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
 func (o ReservationAffinityOutput) Key() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ReservationAffinity) *string { return v.Key }).(pulumi.StringPtrOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
 func (o ReservationAffinityOutput) Type() ReservationAffinityTypeOutput {
 	return o.ApplyT(func(v ReservationAffinity) ReservationAffinityType { return v.Type }).(ReservationAffinityTypeOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
 func (o ReservationAffinityOutput) Values() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v ReservationAffinity) []string { return v.Values }).(pulumi.StringArrayOutput)
 }
@@ -5942,7 +5942,7 @@ func (o ReservationAffinityPtrOutput) Elem() ReservationAffinityOutput {
 	}).(ReservationAffinityOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
 func (o ReservationAffinityPtrOutput) Key() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ReservationAffinity) *string {
 		if v == nil {
@@ -5952,7 +5952,7 @@ func (o ReservationAffinityPtrOutput) Key() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
 func (o ReservationAffinityPtrOutput) Type() ReservationAffinityTypePtrOutput {
 	return o.ApplyT(func(v *ReservationAffinity) *ReservationAffinityType {
 		if v == nil {
@@ -5962,7 +5962,7 @@ func (o ReservationAffinityPtrOutput) Type() ReservationAffinityTypePtrOutput {
 	}).(ReservationAffinityTypePtrOutput)
 }
 
-// Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+// With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
 func (o ReservationAffinityPtrOutput) Values() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ReservationAffinity) []string {
 		if v == nil {
@@ -6171,11 +6171,11 @@ func (o RetryPtrOutput) When() pulumi.StringArrayOutput {
 
 // “scheduling“: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
 type Scheduling struct {
-	// Booleans.
+	// Fail the job at the first worker failure instead of retrying; default false.
 	DisableRetries *bool `pulumi:"disableRetries"`
 	// FLEX_START only; `0s` is no limit.
 	MaxWaitDuration interface{} `pulumi:"maxWaitDuration"`
-	// Booleans.
+	// Restart the whole job when a worker restarts; default false.
 	RestartJobOnWorkerRestart *bool `pulumi:"restartJobOnWorkerRestart"`
 	// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
 	Strategy *Strategy `pulumi:"strategy"`
@@ -6196,11 +6196,11 @@ type SchedulingInput interface {
 
 // “scheduling“: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
 type SchedulingArgs struct {
-	// Booleans.
+	// Fail the job at the first worker failure instead of retrying; default false.
 	DisableRetries pulumi.BoolPtrInput `pulumi:"disableRetries"`
 	// FLEX_START only; `0s` is no limit.
 	MaxWaitDuration pulumi.Input `pulumi:"maxWaitDuration"`
-	// Booleans.
+	// Restart the whole job when a worker restarts; default false.
 	RestartJobOnWorkerRestart pulumi.BoolPtrInput `pulumi:"restartJobOnWorkerRestart"`
 	// `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
 	Strategy StrategyPtrInput `pulumi:"strategy"`
@@ -6286,7 +6286,7 @@ func (o SchedulingOutput) ToSchedulingPtrOutputWithContext(ctx context.Context) 
 	}).(SchedulingPtrOutput)
 }
 
-// Booleans.
+// Fail the job at the first worker failure instead of retrying; default false.
 func (o SchedulingOutput) DisableRetries() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Scheduling) *bool { return v.DisableRetries }).(pulumi.BoolPtrOutput)
 }
@@ -6296,7 +6296,7 @@ func (o SchedulingOutput) MaxWaitDuration() pulumi.AnyOutput {
 	return o.ApplyT(func(v Scheduling) interface{} { return v.MaxWaitDuration }).(pulumi.AnyOutput)
 }
 
-// Booleans.
+// Restart the whole job when a worker restarts; default false.
 func (o SchedulingOutput) RestartJobOnWorkerRestart() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Scheduling) *bool { return v.RestartJobOnWorkerRestart }).(pulumi.BoolPtrOutput)
 }
@@ -6335,7 +6335,7 @@ func (o SchedulingPtrOutput) Elem() SchedulingOutput {
 	}).(SchedulingOutput)
 }
 
-// Booleans.
+// Fail the job at the first worker failure instead of retrying; default false.
 func (o SchedulingPtrOutput) DisableRetries() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Scheduling) *bool {
 		if v == nil {
@@ -6355,7 +6355,7 @@ func (o SchedulingPtrOutput) MaxWaitDuration() pulumi.AnyOutput {
 	}).(pulumi.AnyOutput)
 }
 
-// Booleans.
+// Restart the whole job when a worker restarts; default false.
 func (o SchedulingPtrOutput) RestartJobOnWorkerRestart() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Scheduling) *bool {
 		if v == nil {
@@ -6527,21 +6527,21 @@ func (o ServiceAccountPtrOutput) AccountId() pulumi.StringPtrOutput {
 
 // “serving:“: the container that serves the model's predictions, “image“ or “framework“.
 type Serving struct {
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's arguments (list).
 	Args []string `pulumi:"args"`
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's entrypoint (list).
 	Command []string `pulumi:"command"`
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's environment (map).
 	Env map[string]string `pulumi:"env"`
 	// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
 	Framework *ServingFramework `pulumi:"framework"`
-	// The HTTP paths of prediction and health checks.
+	// The HTTP path of health checks.
 	HealthRoute *string `pulumi:"healthRoute"`
 	// The serving image's URI.
 	Image *string `pulumi:"image"`
 	// The port the server listens on; default 8080.
 	Port *int `pulumi:"port"`
-	// The HTTP paths of prediction and health checks.
+	// The HTTP path of prediction requests.
 	PredictRoute *string `pulumi:"predictRoute"`
 }
 
@@ -6558,21 +6558,21 @@ type ServingInput interface {
 
 // “serving:“: the container that serves the model's predictions, “image“ or “framework“.
 type ServingArgs struct {
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's arguments (list).
 	Args pulumi.StringArrayInput `pulumi:"args"`
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's entrypoint (list).
 	Command pulumi.StringArrayInput `pulumi:"command"`
-	// The serving container's entrypoint, arguments and environment.
+	// The serving container's environment (map).
 	Env pulumi.StringMapInput `pulumi:"env"`
 	// `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
 	Framework ServingFrameworkPtrInput `pulumi:"framework"`
-	// The HTTP paths of prediction and health checks.
+	// The HTTP path of health checks.
 	HealthRoute pulumi.StringPtrInput `pulumi:"healthRoute"`
 	// The serving image's URI.
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// The port the server listens on; default 8080.
 	Port pulumi.IntPtrInput `pulumi:"port"`
-	// The HTTP paths of prediction and health checks.
+	// The HTTP path of prediction requests.
 	PredictRoute pulumi.StringPtrInput `pulumi:"predictRoute"`
 }
 
@@ -6654,17 +6654,17 @@ func (o ServingOutput) ToServingPtrOutputWithContext(ctx context.Context) Servin
 	}).(ServingPtrOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's arguments (list).
 func (o ServingOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Serving) []string { return v.Args }).(pulumi.StringArrayOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's entrypoint (list).
 func (o ServingOutput) Command() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Serving) []string { return v.Command }).(pulumi.StringArrayOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's environment (map).
 func (o ServingOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Serving) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
@@ -6674,7 +6674,7 @@ func (o ServingOutput) Framework() ServingFrameworkPtrOutput {
 	return o.ApplyT(func(v Serving) *ServingFramework { return v.Framework }).(ServingFrameworkPtrOutput)
 }
 
-// The HTTP paths of prediction and health checks.
+// The HTTP path of health checks.
 func (o ServingOutput) HealthRoute() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Serving) *string { return v.HealthRoute }).(pulumi.StringPtrOutput)
 }
@@ -6689,7 +6689,7 @@ func (o ServingOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Serving) *int { return v.Port }).(pulumi.IntPtrOutput)
 }
 
-// The HTTP paths of prediction and health checks.
+// The HTTP path of prediction requests.
 func (o ServingOutput) PredictRoute() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Serving) *string { return v.PredictRoute }).(pulumi.StringPtrOutput)
 }
@@ -6718,7 +6718,7 @@ func (o ServingPtrOutput) Elem() ServingOutput {
 	}).(ServingOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's arguments (list).
 func (o ServingPtrOutput) Args() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Serving) []string {
 		if v == nil {
@@ -6728,7 +6728,7 @@ func (o ServingPtrOutput) Args() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's entrypoint (list).
 func (o ServingPtrOutput) Command() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Serving) []string {
 		if v == nil {
@@ -6738,7 +6738,7 @@ func (o ServingPtrOutput) Command() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// The serving container's entrypoint, arguments and environment.
+// The serving container's environment (map).
 func (o ServingPtrOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Serving) map[string]string {
 		if v == nil {
@@ -6758,7 +6758,7 @@ func (o ServingPtrOutput) Framework() ServingFrameworkPtrOutput {
 	}).(ServingFrameworkPtrOutput)
 }
 
-// The HTTP paths of prediction and health checks.
+// The HTTP path of health checks.
 func (o ServingPtrOutput) HealthRoute() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Serving) *string {
 		if v == nil {
@@ -6788,7 +6788,7 @@ func (o ServingPtrOutput) Port() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// The HTTP paths of prediction and health checks.
+// The HTTP path of prediction requests.
 func (o ServingPtrOutput) PredictRoute() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Serving) *string {
 		if v == nil {
@@ -6802,9 +6802,9 @@ func (o ServingPtrOutput) PredictRoute() pulumi.StringPtrOutput {
 type ServingFramework struct {
 	// Whether to serve from the GPU build; default false.
 	Gpu *bool `pulumi:"gpu"`
-	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
 	Name string `pulumi:"name"`
-	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	// The framework's version, as text.
 	Version string `pulumi:"version"`
 }
 
@@ -6823,9 +6823,9 @@ type ServingFrameworkInput interface {
 type ServingFrameworkArgs struct {
 	// Whether to serve from the GPU build; default false.
 	Gpu pulumi.BoolPtrInput `pulumi:"gpu"`
-	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
 	Name pulumi.StringInput `pulumi:"name"`
-	// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+	// The framework's version, as text.
 	Version pulumi.StringInput `pulumi:"version"`
 }
 
@@ -6912,12 +6912,12 @@ func (o ServingFrameworkOutput) Gpu() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ServingFramework) *bool { return v.Gpu }).(pulumi.BoolPtrOutput)
 }
 
-// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
 func (o ServingFrameworkOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v ServingFramework) string { return v.Name }).(pulumi.StringOutput)
 }
 
-// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+// The framework's version, as text.
 func (o ServingFrameworkOutput) Version() pulumi.StringOutput {
 	return o.ApplyT(func(v ServingFramework) string { return v.Version }).(pulumi.StringOutput)
 }
@@ -6956,7 +6956,7 @@ func (o ServingFrameworkPtrOutput) Gpu() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+// The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
 func (o ServingFrameworkPtrOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingFramework) *string {
 		if v == nil {
@@ -6966,7 +6966,7 @@ func (o ServingFrameworkPtrOutput) Name() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+// The framework's version, as text.
 func (o ServingFrameworkPtrOutput) Version() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingFramework) *string {
 		if v == nil {
@@ -6984,9 +6984,9 @@ type Split struct {
 	Fractions *Fractions `pulumi:"fractions"`
 	// The column that names each row's set (tabular datasets).
 	Predefined *string `pulumi:"predefined"`
-	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
 	Stratified *KeyedFractions `pulumi:"stratified"`
-	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
 	Timestamp *KeyedFractions `pulumi:"timestamp"`
 }
 
@@ -7009,9 +7009,9 @@ type SplitArgs struct {
 	Fractions FractionsPtrInput `pulumi:"fractions"`
 	// The column that names each row's set (tabular datasets).
 	Predefined pulumi.StringPtrInput `pulumi:"predefined"`
-	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
 	Stratified KeyedFractionsPtrInput `pulumi:"stratified"`
-	// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+	// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
 	Timestamp KeyedFractionsPtrInput `pulumi:"timestamp"`
 }
 
@@ -7108,12 +7108,12 @@ func (o SplitOutput) Predefined() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Split) *string { return v.Predefined }).(pulumi.StringPtrOutput)
 }
 
-// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
 func (o SplitOutput) Stratified() KeyedFractionsPtrOutput {
 	return o.ApplyT(func(v Split) *KeyedFractions { return v.Stratified }).(KeyedFractionsPtrOutput)
 }
 
-// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
 func (o SplitOutput) Timestamp() KeyedFractionsPtrOutput {
 	return o.ApplyT(func(v Split) *KeyedFractions { return v.Timestamp }).(KeyedFractionsPtrOutput)
 }
@@ -7172,7 +7172,7 @@ func (o SplitPtrOutput) Predefined() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
 func (o SplitPtrOutput) Stratified() KeyedFractionsPtrOutput {
 	return o.ApplyT(func(v *Split) *KeyedFractions {
 		if v == nil {
@@ -7182,7 +7182,7 @@ func (o SplitPtrOutput) Stratified() KeyedFractionsPtrOutput {
 	}).(KeyedFractionsPtrOutput)
 }
 
-// `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+// `{key, training, validation, test}`: fractions by a time column (tabular datasets).
 func (o SplitPtrOutput) Timestamp() KeyedFractionsPtrOutput {
 	return o.ApplyT(func(v *Split) *KeyedFractions {
 		if v == nil {
@@ -7198,15 +7198,15 @@ type Study struct {
 	Algorithm *Algorithm `pulumi:"algorithm"`
 	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	EarlyStopping *EarlyStopping `pulumi:"earlyStopping"`
-	// Default 0: Vertex decides how many failed trials fail the job.
+	// How many failed trials fail the job; default 0: Vertex decides.
 	MaxFailedTrials *int `pulumi:"maxFailedTrials"`
-	// Required, at least 1.
+	// How many trials run in all: at least 1 (required).
 	MaxTrials int `pulumi:"maxTrials"`
 	// `best` or `last` (Vertex's default) reported value of each trial.
 	MeasurementSelection *MeasurementSelection `pulumi:"measurementSelection"`
 	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Metrics []StudyMetric `pulumi:"metrics"`
-	// Default 1; at most `max_trials`.
+	// How many trials run at once: default 1, at most `max_trials`.
 	ParallelTrials *int `pulumi:"parallelTrials"`
 	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
 	Parameters map[string]StudyParameter `pulumi:"parameters"`
@@ -7229,15 +7229,15 @@ type StudyArgs struct {
 	Algorithm AlgorithmPtrInput `pulumi:"algorithm"`
 	// At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
 	EarlyStopping EarlyStoppingPtrInput `pulumi:"earlyStopping"`
-	// Default 0: Vertex decides how many failed trials fail the job.
+	// How many failed trials fail the job; default 0: Vertex decides.
 	MaxFailedTrials pulumi.IntPtrInput `pulumi:"maxFailedTrials"`
-	// Required, at least 1.
+	// How many trials run in all: at least 1 (required).
 	MaxTrials pulumi.IntInput `pulumi:"maxTrials"`
 	// `best` or `last` (Vertex's default) reported value of each trial.
 	MeasurementSelection MeasurementSelectionPtrInput `pulumi:"measurementSelection"`
 	// One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
 	Metrics StudyMetricArrayInput `pulumi:"metrics"`
-	// Default 1; at most `max_trials`.
+	// How many trials run at once: default 1, at most `max_trials`.
 	ParallelTrials pulumi.IntPtrInput `pulumi:"parallelTrials"`
 	// By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
 	Parameters StudyParameterMapInput `pulumi:"parameters"`
@@ -7331,12 +7331,12 @@ func (o StudyOutput) EarlyStopping() EarlyStoppingPtrOutput {
 	return o.ApplyT(func(v Study) *EarlyStopping { return v.EarlyStopping }).(EarlyStoppingPtrOutput)
 }
 
-// Default 0: Vertex decides how many failed trials fail the job.
+// How many failed trials fail the job; default 0: Vertex decides.
 func (o StudyOutput) MaxFailedTrials() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Study) *int { return v.MaxFailedTrials }).(pulumi.IntPtrOutput)
 }
 
-// Required, at least 1.
+// How many trials run in all: at least 1 (required).
 func (o StudyOutput) MaxTrials() pulumi.IntOutput {
 	return o.ApplyT(func(v Study) int { return v.MaxTrials }).(pulumi.IntOutput)
 }
@@ -7351,7 +7351,7 @@ func (o StudyOutput) Metrics() StudyMetricArrayOutput {
 	return o.ApplyT(func(v Study) []StudyMetric { return v.Metrics }).(StudyMetricArrayOutput)
 }
 
-// Default 1; at most `max_trials`.
+// How many trials run at once: default 1, at most `max_trials`.
 func (o StudyOutput) ParallelTrials() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Study) *int { return v.ParallelTrials }).(pulumi.IntPtrOutput)
 }
@@ -7405,7 +7405,7 @@ func (o StudyPtrOutput) EarlyStopping() EarlyStoppingPtrOutput {
 	}).(EarlyStoppingPtrOutput)
 }
 
-// Default 0: Vertex decides how many failed trials fail the job.
+// How many failed trials fail the job; default 0: Vertex decides.
 func (o StudyPtrOutput) MaxFailedTrials() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Study) *int {
 		if v == nil {
@@ -7415,7 +7415,7 @@ func (o StudyPtrOutput) MaxFailedTrials() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Required, at least 1.
+// How many trials run in all: at least 1 (required).
 func (o StudyPtrOutput) MaxTrials() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Study) *int {
 		if v == nil {
@@ -7445,7 +7445,7 @@ func (o StudyPtrOutput) Metrics() StudyMetricArrayOutput {
 	}).(StudyMetricArrayOutput)
 }
 
-// Default 1; at most `max_trials`.
+// How many trials run at once: default 1, at most `max_trials`.
 func (o StudyPtrOutput) ParallelTrials() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Study) *int {
 		if v == nil {
@@ -7467,9 +7467,9 @@ func (o StudyPtrOutput) Parameters() StudyParameterMapOutput {
 
 // “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
 type StudyMetric struct {
-	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	// `MAXIMIZE` or `MINIMIZE`.
 	Goal Goal `pulumi:"goal"`
-	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	// The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
 	Id string `pulumi:"id"`
 }
 
@@ -7486,9 +7486,9 @@ type StudyMetricInput interface {
 
 // “{id: accuracy, goal: MAXIMIZE}“: a metric the trials report, and its goal.
 type StudyMetricArgs struct {
-	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	// `MAXIMIZE` or `MINIMIZE`.
 	Goal GoalInput `pulumi:"goal"`
-	// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+	// The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
 	Id pulumi.StringInput `pulumi:"id"`
 }
 
@@ -7544,12 +7544,12 @@ func (o StudyMetricOutput) ToStudyMetricOutputWithContext(ctx context.Context) S
 	return o
 }
 
-// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+// `MAXIMIZE` or `MINIMIZE`.
 func (o StudyMetricOutput) Goal() GoalOutput {
 	return o.ApplyT(func(v StudyMetric) Goal { return v.Goal }).(GoalOutput)
 }
 
-// Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+// The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
 func (o StudyMetricOutput) Id() pulumi.StringOutput {
 	return o.ApplyT(func(v StudyMetric) string { return v.Id }).(pulumi.StringOutput)
 }
@@ -7578,9 +7578,9 @@ func (o StudyMetricArrayOutput) Index(i pulumi.IntInput) StudyMetricOutput {
 type StudyParameter struct {
 	// A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
 	Conditional []ConditionalParameters `pulumi:"conditional"`
-	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	// The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
 	Max *float64 `pulumi:"max"`
-	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	// The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
 	Min *float64 `pulumi:"min"`
 	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
 	Scale *Scale `pulumi:"scale"`
@@ -7605,9 +7605,9 @@ type StudyParameterInput interface {
 type StudyParameterArgs struct {
 	// A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
 	Conditional ConditionalParametersArrayInput `pulumi:"conditional"`
-	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	// The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
 	Max pulumi.Float64PtrInput `pulumi:"max"`
-	// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+	// The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
 	Min pulumi.Float64PtrInput `pulumi:"min"`
 	// `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
 	Scale ScalePtrInput `pulumi:"scale"`
@@ -7674,12 +7674,12 @@ func (o StudyParameterOutput) Conditional() ConditionalParametersArrayOutput {
 	return o.ApplyT(func(v StudyParameter) []ConditionalParameters { return v.Conditional }).(ConditionalParametersArrayOutput)
 }
 
-// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+// The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
 func (o StudyParameterOutput) Max() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v StudyParameter) *float64 { return v.Max }).(pulumi.Float64PtrOutput)
 }
 
-// The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+// The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
 func (o StudyParameterOutput) Min() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v StudyParameter) *float64 { return v.Min }).(pulumi.Float64PtrOutput)
 }

@@ -29,7 +29,7 @@ export interface BucketArgs {
      */
     forceDestroy?: pulumi.Input<boolean | undefined>;
     /**
-     * Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+     * The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
      */
     name?: pulumi.Input<string | undefined>;
     /**
@@ -47,11 +47,11 @@ export interface BucketArgs {
  */
 export interface ConditionalParametersArgs {
     /**
-     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
      */
     parameters: pulumi.Input<{[key: string]: pulumi.Input<inputs.StudyParameterArgs>}>;
     /**
-     * Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
      */
     when: pulumi.Input<pulumi.Input<string | number>[]>;
 }
@@ -61,27 +61,27 @@ export interface ConditionalParametersArgs {
  */
 export interface ConvexStoppingArgs {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
      */
     learningRateParameterName?: pulumi.Input<string | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
      */
     maxStepCount?: pulumi.Input<number | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The measurements a trial reports before it is considered for stopping.
      */
     minMeasurementCount?: pulumi.Input<number | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * A trial is considered for stopping only once it reports a measurement past this step.
      */
     minStepCount?: pulumi.Input<number | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Update the final measurement of every stopped trial, not only of those stopped now.
      */
     updateAllStoppedTrials?: pulumi.Input<boolean | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Apply the rule by elapsed time rather than steps; default false.
      */
     useElapsedDuration?: pulumi.Input<boolean | undefined>;
 }
@@ -91,11 +91,11 @@ export interface ConvexStoppingArgs {
  */
 export interface DatasetArgs {
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
      */
     annotationSchemaUri?: pulumi.Input<string | undefined>;
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
      */
     annotationsFilter?: pulumi.Input<string | undefined>;
     /**
@@ -111,7 +111,7 @@ export interface DatasetArgs {
      */
     persistMlUseAssignment?: pulumi.Input<boolean | undefined>;
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
      */
     savedQueryId?: pulumi.Input<string | undefined>;
     /**
@@ -125,7 +125,7 @@ export interface DatasetArgs {
  */
 export interface DecayCurveStoppingArgs {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Draw each trial's decay curve by elapsed time, not steps; default false.
      */
     useElapsedDuration?: pulumi.Input<boolean | undefined>;
 }
@@ -135,11 +135,11 @@ export interface DecayCurveStoppingArgs {
  */
 export interface DiskArgs {
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The disk's size in GB, 100 to 64000; default 100.
      */
     sizeGb?: pulumi.Input<number | undefined>;
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      */
     type?: pulumi.Input<string | undefined>;
 }
@@ -149,15 +149,15 @@ export interface DiskArgs {
  */
 export interface DnsPeeringArgs {
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The DNS zone's suffix, ending with a dot.
      */
     domain: pulumi.Input<string>;
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network that resolves it.
      */
     targetNetwork: pulumi.Input<string>;
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The project of the network that resolves it.
      */
     targetProject: pulumi.Input<string>;
 }
@@ -167,15 +167,15 @@ export interface DnsPeeringArgs {
  */
 export interface EarlyStoppingArgs {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     convex?: pulumi.Input<inputs.ConvexStoppingArgs | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      */
     decayCurve?: pulumi.Input<inputs.DecayCurveStoppingArgs | undefined>;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial below the median of the others: `{use_elapsed_duration}`.
      */
     median?: pulumi.Input<inputs.MedianStoppingArgs | undefined>;
 }
@@ -185,15 +185,15 @@ export interface EarlyStoppingArgs {
  */
 export interface FiltersArgs {
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the test set, as Vertex AI's ListDataItems takes.
      */
     test: pulumi.Input<string>;
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the training set, as Vertex AI's ListDataItems takes.
      */
     training: pulumi.Input<string>;
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the validation set, as Vertex AI's ListDataItems takes.
      */
     validation: pulumi.Input<string>;
 }
@@ -203,15 +203,15 @@ export interface FiltersArgs {
  */
 export interface FractionsArgs {
     /**
-     * The share of the data for each set.
+     * The share of the data for the test, 0 to 1.
      */
     test?: pulumi.Input<number | undefined>;
     /**
-     * The share of the data for each set.
+     * The share of the data for training, 0 to 1.
      */
     training?: pulumi.Input<number | undefined>;
     /**
-     * The share of the data for each set.
+     * The share of the data for validation, 0 to 1.
      */
     validation?: pulumi.Input<number | undefined>;
 }
@@ -221,15 +221,15 @@ export interface FractionsArgs {
  */
 export interface FrameworkArgs {
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      */
     name: pulumi.Input<string>;
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
      */
     python?: pulumi.Input<string | undefined>;
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework's version, as text (YAML reads `2.10` as `2.1`).
      */
     version: pulumi.Input<string>;
 }
@@ -239,11 +239,11 @@ export interface FrameworkArgs {
  */
 export interface ImageRowArgs {
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google stops offering the image, `YYYY-MM-DD`.
      */
     endOfAvailability: pulumi.Input<string>;
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google ends the image's support, `YYYY-MM-DD`.
      */
     endOfSupport: pulumi.Input<string>;
     /**
@@ -289,7 +289,7 @@ export interface JobArgs {
      */
     adopt?: pulumi.Input<string | undefined>;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      */
     args?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
@@ -309,7 +309,7 @@ export interface JobArgs {
      */
     dataset?: pulumi.Input<inputs.DatasetArgs | undefined>;
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
     disk?: pulumi.Input<inputs.DiskArgs | undefined>;
     /**
@@ -317,15 +317,15 @@ export interface JobArgs {
      */
     displayName?: pulumi.Input<string | undefined>;
     /**
-     * Interactive shell, dashboard.
+     * The dashboard of each replica.
      */
     enableDashboardAccess?: pulumi.Input<boolean | undefined>;
     /**
-     * Interactive shell, dashboard.
+     * An interactive shell on each replica (the job's `webAccessUris`).
      */
     enableWebAccess?: pulumi.Input<boolean | undefined>;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
@@ -333,15 +333,15 @@ export interface JobArgs {
      */
     evaluators?: pulumi.Input<inputs.PoolArgs | undefined>;
     /**
-     * As in the CustomJob API.
+     * The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
      */
     experiment?: pulumi.Input<string | undefined>;
     /**
-     * As in the CustomJob API.
+     * The experiment run the job is logged as, as in the CustomJob API.
      */
     experimentRun?: pulumi.Input<string | undefined>;
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      */
     framework?: pulumi.Input<inputs.FrameworkArgs | undefined>;
     /**
@@ -349,11 +349,11 @@ export interface JobArgs {
      */
     gpuPartitionSize?: pulumi.Input<string | undefined>;
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      */
     image?: pulumi.Input<string | undefined>;
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      */
     jobId?: pulumi.Input<string | undefined>;
     /**
@@ -361,7 +361,7 @@ export interface JobArgs {
      */
     kmsKey?: pulumi.Input<string | undefined>;
     /**
-     * At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+     * At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
      */
     labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
@@ -381,7 +381,7 @@ export interface JobArgs {
      */
     models?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      */
     network?: pulumi.Input<string | undefined>;
     /**
@@ -393,7 +393,7 @@ export interface JobArgs {
      */
     parameterServers?: pulumi.Input<inputs.PoolArgs | undefined>;
     /**
-     * As in the CustomJob API.
+     * The persistent resource the job runs on, as in the CustomJob API.
      */
     persistentResourceId?: pulumi.Input<string | undefined>;
     /**
@@ -405,15 +405,15 @@ export interface JobArgs {
      */
     pscInterfaceConfig?: pulumi.Input<inputs.PscInterfaceArgs | undefined>;
     /**
-     * ``python_package``: a Python package run on a prebuilt executor image.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      */
     pythonPackage?: pulumi.Input<inputs.PythonPackageArgs | undefined>;
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * With `runtime_version`: the image's Python, as text (`"3.7"`).
      */
     pythonVersion?: pulumi.Input<string | undefined>;
     /**
-     * Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+     * Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
      */
     reductionServer?: pulumi.Input<inputs.ReductionServerArgs | undefined>;
     /**
@@ -433,7 +433,7 @@ export interface JobArgs {
      */
     reservationAffinity?: pulumi.Input<string | inputs.ReservationAffinityArgs | undefined>;
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      */
     reservedIpRanges?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
@@ -445,11 +445,11 @@ export interface JobArgs {
      */
     runAfter?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      */
     runtimeVersion?: pulumi.Input<string | undefined>;
     /**
-     * ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      */
     scheduling?: pulumi.Input<inputs.SchedulingArgs | undefined>;
     /**
@@ -469,7 +469,7 @@ export interface JobArgs {
      */
     tpuTopology?: pulumi.Input<string | undefined>;
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
      */
     trainingInput?: any | undefined;
     /**
@@ -491,15 +491,15 @@ export interface KeyedFractionsArgs {
      */
     key: pulumi.Input<string>;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for the test, 0 to 1.
      */
     test?: pulumi.Input<number | undefined>;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for training, 0 to 1.
      */
     training?: pulumi.Input<number | undefined>;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for validation, 0 to 1.
      */
     validation?: pulumi.Input<number | undefined>;
 }
@@ -509,19 +509,19 @@ export interface KeyedFractionsArgs {
  */
 export interface LustreMountArgs {
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The instance's file system name.
      */
     filesystem: pulumi.Input<string>;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The Managed Lustre instance's IP address.
      */
     instanceIp: pulumi.Input<string>;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
      */
     mountPoint: pulumi.Input<string>;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The instance's volume handle.
      */
     volumeHandle: pulumi.Input<string>;
 }
@@ -531,7 +531,7 @@ export interface LustreMountArgs {
  */
 export interface MedianStoppingArgs {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Compare trials at the same elapsed time rather than the same step; default false.
      */
     useElapsedDuration?: pulumi.Input<boolean | undefined>;
 }
@@ -545,7 +545,7 @@ export interface ModelArgs {
      */
     aliases?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * The model's description, and each version's.
+     * The model's description.
      */
     description?: pulumi.Input<string | undefined>;
     /**
@@ -569,7 +569,7 @@ export interface ModelArgs {
      */
     serving: pulumi.Input<inputs.ServingArgs>;
     /**
-     * The model's description, and each version's.
+     * Each version's description.
      */
     versionDescription?: pulumi.Input<string | undefined>;
 }
@@ -579,15 +579,15 @@ export interface ModelArgs {
  */
 export interface NfsMountArgs {
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
      */
     mountPoint: pulumi.Input<string>;
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The exported path, starting with `/`.
      */
     path: pulumi.Input<string>;
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The NFS server's IP address.
      */
     server: pulumi.Input<string>;
 }
@@ -597,7 +597,7 @@ export interface NfsMountArgs {
  */
 export interface PlatformArgs {
     /**
-     * ``platform.bucket``: the staging bucket's name and lifecycle.
+     * The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
      */
     bucket?: pulumi.Input<inputs.BucketArgs | undefined>;
     /**
@@ -609,15 +609,15 @@ export interface PlatformArgs {
      */
     protect?: pulumi.Input<boolean | undefined>;
     /**
-     * ``platform.repository``: the Artifact Registry Docker repository.
+     * The Artifact Registry Docker repository: `{id}`.
      */
     repository?: pulumi.Input<inputs.RepositoryArgs | undefined>;
     /**
-     * ``platform.service_account``: the jobs' service account.
+     * The jobs' service account: `{account_id}`.
      */
     serviceAccount?: pulumi.Input<inputs.ServiceAccountArgs | undefined>;
     /**
-     * ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+     * A Vertex AI TensorBoard for the jobs: `{enabled}`.
      */
     tensorboard?: pulumi.Input<inputs.TensorboardArgs | undefined>;
 }
@@ -661,7 +661,7 @@ export interface PoolArgs {
      */
     accelerator?: pulumi.Input<inputs.AcceleratorArgs | undefined>;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      */
     args?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
@@ -669,11 +669,11 @@ export interface PoolArgs {
      */
     command?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
     disk?: pulumi.Input<inputs.DiskArgs | undefined>;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
@@ -681,7 +681,7 @@ export interface PoolArgs {
      */
     gpuPartitionSize?: pulumi.Input<string | undefined>;
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      */
     image?: pulumi.Input<string | undefined>;
     /**
@@ -697,11 +697,11 @@ export interface PoolArgs {
      */
     nfsMounts?: pulumi.Input<pulumi.Input<inputs.NfsMountArgs>[] | undefined>;
     /**
-     * Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      */
     pythonPackage?: pulumi.Input<inputs.PythonPackageArgs | undefined>;
     /**
-     * Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+     * How many machines the pool runs; default 1.
      */
     replicas?: pulumi.Input<number | undefined>;
     /**
@@ -719,11 +719,11 @@ export interface PoolArgs {
  */
 export interface PscInterfaceArgs {
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      */
     dnsPeeringConfigs?: pulumi.Input<pulumi.Input<inputs.DnsPeeringArgs>[] | undefined>;
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
      */
     networkAttachment: pulumi.Input<string>;
 }
@@ -745,7 +745,7 @@ export interface PythonPackageArgs {
      */
     module: pulumi.Input<string>;
     /**
-     * A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+     * A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
      */
     packagePath?: pulumi.Input<string | undefined>;
     /**
@@ -759,15 +759,15 @@ export interface PythonPackageArgs {
  */
 export interface ReductionServerArgs {
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk, as a pool's `disk`.
      */
     disk?: pulumi.Input<inputs.DiskArgs | undefined>;
     /**
-     * Machine type, default `n1-standard-4`.
+     * Machine type, default `n1-highcpu-16`.
      */
     machine?: pulumi.Input<string | undefined>;
     /**
-     * Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+     * How many reduction servers run; default 1.
      */
     replicas?: pulumi.Input<number | undefined>;
 }
@@ -787,15 +787,15 @@ export interface RepositoryArgs {
  */
 export interface ReservationAffinityArgs {
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
      */
     key?: pulumi.Input<string | undefined>;
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
      */
     type: pulumi.Input<enums.ReservationAffinityType>;
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
      */
     values?: pulumi.Input<pulumi.Input<string>[] | undefined>;
 }
@@ -827,7 +827,7 @@ export interface RetryArgs {
  */
 export interface SchedulingArgs {
     /**
-     * Booleans.
+     * Fail the job at the first worker failure instead of retrying; default false.
      */
     disableRetries?: pulumi.Input<boolean | undefined>;
     /**
@@ -835,7 +835,7 @@ export interface SchedulingArgs {
      */
     maxWaitDuration?: pulumi.Input<string | number | undefined>;
     /**
-     * Booleans.
+     * Restart the whole job when a worker restarts; default false.
      */
     restartJobOnWorkerRestart?: pulumi.Input<boolean | undefined>;
     /**
@@ -863,15 +863,15 @@ export interface ServiceAccountArgs {
  */
 export interface ServingArgs {
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's arguments (list).
      */
     args?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's entrypoint (list).
      */
     command?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's environment (map).
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
@@ -879,7 +879,7 @@ export interface ServingArgs {
      */
     framework?: pulumi.Input<inputs.ServingFrameworkArgs | undefined>;
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of health checks.
      */
     healthRoute?: pulumi.Input<string | undefined>;
     /**
@@ -891,7 +891,7 @@ export interface ServingArgs {
      */
     port?: pulumi.Input<number | undefined>;
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of prediction requests.
      */
     predictRoute?: pulumi.Input<string | undefined>;
 }
@@ -905,11 +905,11 @@ export interface ServingFrameworkArgs {
      */
     gpu?: pulumi.Input<boolean | undefined>;
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      */
     name: pulumi.Input<string>;
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework's version, as text.
      */
     version: pulumi.Input<string>;
 }
@@ -931,11 +931,11 @@ export interface SplitArgs {
      */
     predefined?: pulumi.Input<string | undefined>;
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
      */
     stratified?: pulumi.Input<inputs.KeyedFractionsArgs | undefined>;
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      */
     timestamp?: pulumi.Input<inputs.KeyedFractionsArgs | undefined>;
 }
@@ -953,11 +953,11 @@ export interface StudyArgs {
      */
     earlyStopping?: pulumi.Input<inputs.EarlyStoppingArgs | undefined>;
     /**
-     * Default 0: Vertex decides how many failed trials fail the job.
+     * How many failed trials fail the job; default 0: Vertex decides.
      */
     maxFailedTrials?: pulumi.Input<number | undefined>;
     /**
-     * Required, at least 1.
+     * How many trials run in all: at least 1 (required).
      */
     maxTrials: pulumi.Input<number>;
     /**
@@ -969,7 +969,7 @@ export interface StudyArgs {
      */
     metrics: pulumi.Input<pulumi.Input<inputs.StudyMetricArgs>[]>;
     /**
-     * Default 1; at most `max_trials`.
+     * How many trials run at once: default 1, at most `max_trials`.
      */
     parallelTrials?: pulumi.Input<number | undefined>;
     /**
@@ -983,11 +983,11 @@ export interface StudyArgs {
  */
 export interface StudyMetricArgs {
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * `MAXIMIZE` or `MINIMIZE`.
      */
     goal: pulumi.Input<enums.Goal>;
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      */
     id: pulumi.Input<string>;
 }
@@ -1001,11 +1001,11 @@ export interface StudyParameterArgs {
      */
     conditional?: pulumi.Input<pulumi.Input<inputs.ConditionalParametersArgs>[] | undefined>;
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
      */
     max?: pulumi.Input<number | undefined>;
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
      */
     min?: pulumi.Input<number | undefined>;
     /**

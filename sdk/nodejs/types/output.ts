@@ -67,11 +67,11 @@ export interface Attempt {
  */
 export interface ConditionalParameters {
     /**
-     * By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
      */
     parameters: {[key: string]: outputs.StudyParameter};
     /**
-     * Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
      */
     when: (string | number)[];
 }
@@ -81,27 +81,27 @@ export interface ConditionalParameters {
  */
 export interface ConvexStopping {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
      */
     learningRateParameterName?: string;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
      */
     maxStepCount?: number;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The measurements a trial reports before it is considered for stopping.
      */
     minMeasurementCount?: number;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * A trial is considered for stopping only once it reports a measurement past this step.
      */
     minStepCount?: number;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Update the final measurement of every stopped trial, not only of those stopped now.
      */
     updateAllStoppedTrials?: boolean;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Apply the rule by elapsed time rather than steps; default false.
      */
     useElapsedDuration?: boolean;
 }
@@ -149,11 +149,11 @@ export interface CostEstimate {
  */
 export interface Dataset {
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
      */
     annotationSchemaUri?: string;
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
      */
     annotationsFilter?: string;
     /**
@@ -169,7 +169,7 @@ export interface Dataset {
      */
     persistMlUseAssignment?: boolean;
     /**
-     * Which annotations go with the data, as the API's InputDataConfig has them.
+     * A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
      */
     savedQueryId?: string;
     /**
@@ -183,7 +183,7 @@ export interface Dataset {
  */
 export interface DecayCurveStopping {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Draw each trial's decay curve by elapsed time, not steps; default false.
      */
     useElapsedDuration?: boolean;
 }
@@ -193,11 +193,11 @@ export interface DecayCurveStopping {
  */
 export interface Disk {
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The disk's size in GB, 100 to 64000; default 100.
      */
     sizeGb?: number;
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      */
     type?: string;
 }
@@ -207,15 +207,15 @@ export interface Disk {
  */
 export interface DnsPeering {
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The DNS zone's suffix, ending with a dot.
      */
     domain: string;
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network that resolves it.
      */
     targetNetwork: string;
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The project of the network that resolves it.
      */
     targetProject: string;
 }
@@ -225,15 +225,15 @@ export interface DnsPeering {
  */
 export interface EarlyStopping {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      */
     convex?: outputs.ConvexStopping;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      */
     decayCurve?: outputs.DecayCurveStopping;
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial below the median of the others: `{use_elapsed_duration}`.
      */
     median?: outputs.MedianStopping;
 }
@@ -243,15 +243,15 @@ export interface EarlyStopping {
  */
 export interface Filters {
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the test set, as Vertex AI's ListDataItems takes.
      */
     test: string;
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the training set, as Vertex AI's ListDataItems takes.
      */
     training: string;
     /**
-     * A data item filter, as Vertex AI's ListDataItems takes.
+     * The data item filter of the validation set, as Vertex AI's ListDataItems takes.
      */
     validation: string;
 }
@@ -261,15 +261,15 @@ export interface Filters {
  */
 export interface Fractions {
     /**
-     * The share of the data for each set.
+     * The share of the data for the test, 0 to 1.
      */
     test?: number;
     /**
-     * The share of the data for each set.
+     * The share of the data for training, 0 to 1.
      */
     training?: number;
     /**
-     * The share of the data for each set.
+     * The share of the data for validation, 0 to 1.
      */
     validation?: number;
 }
@@ -279,15 +279,15 @@ export interface Fractions {
  */
 export interface Framework {
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      */
     name: string;
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
      */
     python?: string;
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework's version, as text (YAML reads `2.10` as `2.1`).
      */
     version: string;
 }
@@ -297,11 +297,11 @@ export interface Framework {
  */
 export interface ImageRow {
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google stops offering the image, `YYYY-MM-DD`.
      */
     endOfAvailability: string;
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google ends the image's support, `YYYY-MM-DD`.
      */
     endOfSupport: string;
     /**
@@ -347,7 +347,7 @@ export interface Job {
      */
     adopt?: string;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      */
     args?: string[];
     /**
@@ -367,7 +367,7 @@ export interface Job {
      */
     dataset?: outputs.Dataset;
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
     disk?: outputs.Disk;
     /**
@@ -375,15 +375,15 @@ export interface Job {
      */
     displayName?: string;
     /**
-     * Interactive shell, dashboard.
+     * The dashboard of each replica.
      */
     enableDashboardAccess?: boolean;
     /**
-     * Interactive shell, dashboard.
+     * An interactive shell on each replica (the job's `webAccessUris`).
      */
     enableWebAccess?: boolean;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      */
     env?: {[key: string]: string};
     /**
@@ -391,15 +391,15 @@ export interface Job {
      */
     evaluators?: outputs.Pool;
     /**
-     * As in the CustomJob API.
+     * The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
      */
     experiment?: string;
     /**
-     * As in the CustomJob API.
+     * The experiment run the job is logged as, as in the CustomJob API.
      */
     experimentRun?: string;
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      */
     framework?: outputs.Framework;
     /**
@@ -407,11 +407,11 @@ export interface Job {
      */
     gpuPartitionSize?: string;
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      */
     image?: string;
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      */
     jobId?: string;
     /**
@@ -419,7 +419,7 @@ export interface Job {
      */
     kmsKey?: string;
     /**
-     * At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+     * At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
      */
     labels?: {[key: string]: string};
     /**
@@ -439,7 +439,7 @@ export interface Job {
      */
     models?: string[];
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      */
     network?: string;
     /**
@@ -451,7 +451,7 @@ export interface Job {
      */
     parameterServers?: outputs.Pool;
     /**
-     * As in the CustomJob API.
+     * The persistent resource the job runs on, as in the CustomJob API.
      */
     persistentResourceId?: string;
     /**
@@ -463,15 +463,15 @@ export interface Job {
      */
     pscInterfaceConfig?: outputs.PscInterface;
     /**
-     * ``python_package``: a Python package run on a prebuilt executor image.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      */
     pythonPackage?: outputs.PythonPackage;
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * With `runtime_version`: the image's Python, as text (`"3.7"`).
      */
     pythonVersion?: string;
     /**
-     * Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+     * Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
      */
     reductionServer?: outputs.ReductionServer;
     /**
@@ -491,7 +491,7 @@ export interface Job {
      */
     reservationAffinity?: string | outputs.ReservationAffinity;
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      */
     reservedIpRanges?: string[];
     /**
@@ -503,11 +503,11 @@ export interface Job {
      */
     runAfter?: string[];
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      */
     runtimeVersion?: string;
     /**
-     * ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      */
     scheduling?: outputs.Scheduling;
     /**
@@ -527,7 +527,7 @@ export interface Job {
      */
     tpuTopology?: string;
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
      */
     trainingInput?: any;
     /**
@@ -575,15 +575,15 @@ export interface KeyedFractions {
      */
     key: string;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for the test, 0 to 1.
      */
     test?: number;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for training, 0 to 1.
      */
     training?: number;
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * The share of the data for validation, 0 to 1.
      */
     validation?: number;
 }
@@ -593,19 +593,19 @@ export interface KeyedFractions {
  */
 export interface LustreMount {
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The instance's file system name.
      */
     filesystem: string;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The Managed Lustre instance's IP address.
      */
     instanceIp: string;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
      */
     mountPoint: string;
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+     * The instance's volume handle.
      */
     volumeHandle: string;
 }
@@ -615,7 +615,7 @@ export interface LustreMount {
  */
 export interface MedianStopping {
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Compare trials at the same elapsed time rather than the same step; default false.
      */
     useElapsedDuration?: boolean;
 }
@@ -629,7 +629,7 @@ export interface Model {
      */
     aliases?: string[];
     /**
-     * The model's description, and each version's.
+     * The model's description.
      */
     description?: string;
     /**
@@ -653,7 +653,7 @@ export interface Model {
      */
     serving: outputs.Serving;
     /**
-     * The model's description, and each version's.
+     * Each version's description.
      */
     versionDescription?: string;
 }
@@ -705,15 +705,15 @@ export interface ModelVersion {
  */
 export interface NfsMount {
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
      */
     mountPoint: string;
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The exported path, starting with `/`.
      */
     path: string;
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The NFS server's IP address.
      */
     server: string;
 }
@@ -757,7 +757,7 @@ export interface Pool {
      */
     accelerator?: outputs.Accelerator;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      */
     args?: string[];
     /**
@@ -765,11 +765,11 @@ export interface Pool {
      */
     command?: string[];
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      */
     disk?: outputs.Disk;
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      */
     env?: {[key: string]: string};
     /**
@@ -777,7 +777,7 @@ export interface Pool {
      */
     gpuPartitionSize?: string;
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      */
     image?: string;
     /**
@@ -793,11 +793,11 @@ export interface Pool {
      */
     nfsMounts?: outputs.NfsMount[];
     /**
-     * Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      */
     pythonPackage?: outputs.PythonPackage;
     /**
-     * Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+     * How many machines the pool runs; default 1.
      */
     replicas?: number;
     /**
@@ -815,11 +815,11 @@ export interface Pool {
  */
 export interface PscInterface {
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      */
     dnsPeeringConfigs?: outputs.DnsPeering[];
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
      */
     networkAttachment: string;
 }
@@ -841,7 +841,7 @@ export interface PythonPackage {
      */
     module: string;
     /**
-     * A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+     * A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
      */
     packagePath?: string;
     /**
@@ -855,15 +855,15 @@ export interface PythonPackage {
  */
 export interface ReductionServer {
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk, as a pool's `disk`.
      */
     disk?: outputs.Disk;
     /**
-     * Machine type, default `n1-standard-4`.
+     * Machine type, default `n1-highcpu-16`.
      */
     machine?: string;
     /**
-     * Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+     * How many reduction servers run; default 1.
      */
     replicas?: number;
 }
@@ -873,15 +873,15 @@ export interface ReductionServer {
  */
 export interface ReservationAffinity {
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
      */
     key?: string;
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
      */
     type: enums.ReservationAffinityType;
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
      */
     values?: string[];
 }
@@ -913,7 +913,7 @@ export interface Retry {
  */
 export interface Scheduling {
     /**
-     * Booleans.
+     * Fail the job at the first worker failure instead of retrying; default false.
      */
     disableRetries?: boolean;
     /**
@@ -921,7 +921,7 @@ export interface Scheduling {
      */
     maxWaitDuration?: string | number;
     /**
-     * Booleans.
+     * Restart the whole job when a worker restarts; default false.
      */
     restartJobOnWorkerRestart?: boolean;
     /**
@@ -939,15 +939,15 @@ export interface Scheduling {
  */
 export interface Serving {
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's arguments (list).
      */
     args?: string[];
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's entrypoint (list).
      */
     command?: string[];
     /**
-     * The serving container's entrypoint, arguments and environment.
+     * The serving container's environment (map).
      */
     env?: {[key: string]: string};
     /**
@@ -955,7 +955,7 @@ export interface Serving {
      */
     framework?: outputs.ServingFramework;
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of health checks.
      */
     healthRoute?: string;
     /**
@@ -967,7 +967,7 @@ export interface Serving {
      */
     port?: number;
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of prediction requests.
      */
     predictRoute?: string;
 }
@@ -981,11 +981,11 @@ export interface ServingFramework {
      */
     gpu?: boolean;
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      */
     name: string;
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework's version, as text.
      */
     version: string;
 }
@@ -1007,11 +1007,11 @@ export interface Split {
      */
     predefined?: string;
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
      */
     stratified?: outputs.KeyedFractions;
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      */
     timestamp?: outputs.KeyedFractions;
 }
@@ -1029,11 +1029,11 @@ export interface Study {
      */
     earlyStopping?: outputs.EarlyStopping;
     /**
-     * Default 0: Vertex decides how many failed trials fail the job.
+     * How many failed trials fail the job; default 0: Vertex decides.
      */
     maxFailedTrials?: number;
     /**
-     * Required, at least 1.
+     * How many trials run in all: at least 1 (required).
      */
     maxTrials: number;
     /**
@@ -1045,7 +1045,7 @@ export interface Study {
      */
     metrics: outputs.StudyMetric[];
     /**
-     * Default 1; at most `max_trials`.
+     * How many trials run at once: default 1, at most `max_trials`.
      */
     parallelTrials?: number;
     /**
@@ -1059,11 +1059,11 @@ export interface Study {
  */
 export interface StudyMetric {
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * `MAXIMIZE` or `MINIMIZE`.
      */
     goal: enums.Goal;
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      */
     id: string;
 }
@@ -1077,11 +1077,11 @@ export interface StudyParameter {
      */
     conditional?: outputs.ConditionalParameters[];
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
      */
     max?: number;
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
      */
     min?: number;
     /**

@@ -160,7 +160,7 @@ class BucketArgsDict(TypedDict):
     """
     name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+    The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
     """
     noncurrent_expiry_days: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -182,7 +182,7 @@ class BucketArgs:
         ``platform.bucket``: the staging bucket's name and lifecycle.
 
         :param pulumi.Input[_builtins.bool] force_destroy: Let `pulumi destroy` delete the bucket with its objects; default false.
-        :param pulumi.Input[_builtins.str] name: Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+        :param pulumi.Input[_builtins.str] name: The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
         :param pulumi.Input[_builtins.int] noncurrent_expiry_days: Overwritten or deleted object versions are deleted after this many days; default 30.
         :param pulumi.Input[_builtins.int] staging_expiry_days: Objects under `gs://<bucket>/staging/` are deleted after this many days; default 14.
         """
@@ -211,7 +211,7 @@ class BucketArgs:
     @pulumi.getter
     def name(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
+        The bucket's name, default `<project>-vertex-training-<stack>` (3 to 63 lowercase letters, digits, `-`, `_`).
         """
         return pulumi.get(self, "name")
 
@@ -250,11 +250,11 @@ class ConditionalParametersArgsDict(TypedDict):
     """
     parameters: pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgsDict']]]
     """
-    By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+    The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
     """
     when: pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]
     """
-    Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+    The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
     """
 
 @pulumi.input_type
@@ -265,8 +265,8 @@ class ConditionalParametersArgs:
         """
         ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
 
-        :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
-        :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] when: Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
+        :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] when: The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
         """
         pulumi.set(__self__, "parameters", parameters)
         pulumi.set(__self__, "when", when)
@@ -275,7 +275,7 @@ class ConditionalParametersArgs:
     @pulumi.getter
     def parameters(self) -> pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]]:
         """
-        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
         """
         return pulumi.get(self, "parameters")
 
@@ -287,7 +287,7 @@ class ConditionalParametersArgs:
     @pulumi.getter
     def when(self) -> pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]]:
         """
-        Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
         """
         return pulumi.get(self, "when")
 
@@ -302,27 +302,27 @@ class ConvexStoppingArgsDict(TypedDict):
     """
     learning_rate_parameter_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
     """
     max_step_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
     """
     min_measurement_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    The measurements a trial reports before it is considered for stopping.
     """
     min_step_count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    A trial is considered for stopping only once it reports a measurement past this step.
     """
     update_all_stopped_trials: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Update the final measurement of every stopped trial, not only of those stopped now.
     """
     use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Apply the rule by elapsed time rather than steps; default false.
     """
 
 @pulumi.input_type
@@ -337,12 +337,12 @@ class ConvexStoppingArgs:
         """
         ``early_stopping.convex``.
 
-        :param pulumi.Input[_builtins.str] learning_rate_parameter_name: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.int] max_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.int] min_measurement_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.int] min_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.bool] update_all_stopped_trials: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.str] learning_rate_parameter_name: The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
+        :param pulumi.Input[_builtins.int] max_step_count: The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
+        :param pulumi.Input[_builtins.int] min_measurement_count: The measurements a trial reports before it is considered for stopping.
+        :param pulumi.Input[_builtins.int] min_step_count: A trial is considered for stopping only once it reports a measurement past this step.
+        :param pulumi.Input[_builtins.bool] update_all_stopped_trials: Update the final measurement of every stopped trial, not only of those stopped now.
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Apply the rule by elapsed time rather than steps; default false.
         """
         if learning_rate_parameter_name is not None:
             pulumi.set(__self__, "learning_rate_parameter_name", learning_rate_parameter_name)
@@ -361,7 +361,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="learningRateParameterName")
     def learning_rate_parameter_name(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
         """
         return pulumi.get(self, "learning_rate_parameter_name")
 
@@ -373,7 +373,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="maxStepCount")
     def max_step_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
         """
         return pulumi.get(self, "max_step_count")
 
@@ -385,7 +385,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="minMeasurementCount")
     def min_measurement_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The measurements a trial reports before it is considered for stopping.
         """
         return pulumi.get(self, "min_measurement_count")
 
@@ -397,7 +397,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="minStepCount")
     def min_step_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        A trial is considered for stopping only once it reports a measurement past this step.
         """
         return pulumi.get(self, "min_step_count")
 
@@ -409,7 +409,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="updateAllStoppedTrials")
     def update_all_stopped_trials(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Update the final measurement of every stopped trial, not only of those stopped now.
         """
         return pulumi.get(self, "update_all_stopped_trials")
 
@@ -421,7 +421,7 @@ class ConvexStoppingArgs:
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Apply the rule by elapsed time rather than steps; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -444,11 +444,11 @@ class DatasetArgsDict(TypedDict):
     """
     annotation_schema_uri: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Which annotations go with the data, as the API's InputDataConfig has them.
+    The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
     """
     annotations_filter: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Which annotations go with the data, as the API's InputDataConfig has them.
+    Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
     """
     persist_ml_use_assignment: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
@@ -456,7 +456,7 @@ class DatasetArgsDict(TypedDict):
     """
     saved_query_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Which annotations go with the data, as the API's InputDataConfig has them.
+    A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
     """
     split: NotRequired[pulumi.Input[Optional['SplitArgsDict']]]
     """
@@ -478,10 +478,10 @@ class DatasetArgs:
 
         :param pulumi.Input[_builtins.str] destination: Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
         :param pulumi.Input[_builtins.str] id: The dataset's numeric ID, or its resource name in the job's own project and region.
-        :param pulumi.Input[_builtins.str] annotation_schema_uri: Which annotations go with the data, as the API's InputDataConfig has them.
-        :param pulumi.Input[_builtins.str] annotations_filter: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param pulumi.Input[_builtins.str] annotation_schema_uri: The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
+        :param pulumi.Input[_builtins.str] annotations_filter: Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         :param pulumi.Input[_builtins.bool] persist_ml_use_assignment: Keep each item's split in the dataset (its `ml_use` label).
-        :param pulumi.Input[_builtins.str] saved_query_id: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param pulumi.Input[_builtins.str] saved_query_id: A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         :param pulumi.Input['SplitArgs'] split: One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
         """
         pulumi.set(__self__, "destination", destination)
@@ -525,7 +525,7 @@ class DatasetArgs:
     @pulumi.getter(name="annotationSchemaUri")
     def annotation_schema_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
         """
         return pulumi.get(self, "annotation_schema_uri")
 
@@ -537,7 +537,7 @@ class DatasetArgs:
     @pulumi.getter(name="annotationsFilter")
     def annotations_filter(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         """
         return pulumi.get(self, "annotations_filter")
 
@@ -561,7 +561,7 @@ class DatasetArgs:
     @pulumi.getter(name="savedQueryId")
     def saved_query_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         """
         return pulumi.get(self, "saved_query_id")
 
@@ -588,7 +588,7 @@ class DecayCurveStoppingArgsDict(TypedDict):
     """
     use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Draw each trial's decay curve by elapsed time, not steps; default false.
     """
 
 @pulumi.input_type
@@ -598,7 +598,7 @@ class DecayCurveStoppingArgs:
         """
         ``early_stopping.decay_curve``.
 
-        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Draw each trial's decay curve by elapsed time, not steps; default false.
         """
         if use_elapsed_duration is not None:
             pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
@@ -607,7 +607,7 @@ class DecayCurveStoppingArgs:
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Draw each trial's decay curve by elapsed time, not steps; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -622,11 +622,11 @@ class DiskArgsDict(TypedDict):
     """
     size_gb: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+    The disk's size in GB, 100 to 64000; default 100.
     """
     type: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+    `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
     """
 
 @pulumi.input_type
@@ -637,8 +637,8 @@ class DiskArgs:
         """
         ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
 
-        :param pulumi.Input[_builtins.int] size_gb: Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param pulumi.Input[_builtins.str] type: Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param pulumi.Input[_builtins.int] size_gb: The disk's size in GB, 100 to 64000; default 100.
+        :param pulumi.Input[_builtins.str] type: `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         """
         if size_gb is not None:
             pulumi.set(__self__, "size_gb", size_gb)
@@ -649,7 +649,7 @@ class DiskArgs:
     @pulumi.getter(name="sizeGb")
     def size_gb(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The disk's size in GB, 100 to 64000; default 100.
         """
         return pulumi.get(self, "size_gb")
 
@@ -661,7 +661,7 @@ class DiskArgs:
     @pulumi.getter
     def type(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         """
         return pulumi.get(self, "type")
 
@@ -676,15 +676,15 @@ class DnsPeeringArgsDict(TypedDict):
     """
     domain: pulumi.Input[_builtins.str]
     """
-    Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+    The DNS zone's suffix, ending with a dot.
     """
     target_network: pulumi.Input[_builtins.str]
     """
-    Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+    The network that resolves it.
     """
     target_project: pulumi.Input[_builtins.str]
     """
-    Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+    The project of the network that resolves it.
     """
 
 @pulumi.input_type
@@ -696,9 +696,9 @@ class DnsPeeringArgs:
         """
         A DNS zone (its suffix ends with a dot) resolved through a peered network.
 
-        :param pulumi.Input[_builtins.str] domain: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param pulumi.Input[_builtins.str] target_network: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param pulumi.Input[_builtins.str] target_project: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        :param pulumi.Input[_builtins.str] domain: The DNS zone's suffix, ending with a dot.
+        :param pulumi.Input[_builtins.str] target_network: The network that resolves it.
+        :param pulumi.Input[_builtins.str] target_project: The project of the network that resolves it.
         """
         pulumi.set(__self__, "domain", domain)
         pulumi.set(__self__, "target_network", target_network)
@@ -708,7 +708,7 @@ class DnsPeeringArgs:
     @pulumi.getter
     def domain(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The DNS zone's suffix, ending with a dot.
         """
         return pulumi.get(self, "domain")
 
@@ -720,7 +720,7 @@ class DnsPeeringArgs:
     @pulumi.getter(name="targetNetwork")
     def target_network(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The network that resolves it.
         """
         return pulumi.get(self, "target_network")
 
@@ -732,7 +732,7 @@ class DnsPeeringArgs:
     @pulumi.getter(name="targetProject")
     def target_project(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The project of the network that resolves it.
         """
         return pulumi.get(self, "target_project")
 
@@ -747,15 +747,15 @@ class EarlyStoppingArgsDict(TypedDict):
     """
     convex: NotRequired[pulumi.Input[Optional['ConvexStoppingArgsDict']]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
     """
     decay_curve: NotRequired[pulumi.Input[Optional['DecayCurveStoppingArgsDict']]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
     """
     median: NotRequired[pulumi.Input[Optional['MedianStoppingArgsDict']]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Stop a trial below the median of the others: `{use_elapsed_duration}`.
     """
 
 @pulumi.input_type
@@ -767,9 +767,9 @@ class EarlyStoppingArgs:
         """
         ``early_stopping``: at most one rule that stops unpromising trials early.
 
-        :param pulumi.Input['ConvexStoppingArgs'] convex: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input['DecayCurveStoppingArgs'] decay_curve: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input['MedianStoppingArgs'] median: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input['ConvexStoppingArgs'] convex: Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input['DecayCurveStoppingArgs'] decay_curve: Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
+        :param pulumi.Input['MedianStoppingArgs'] median: Stop a trial below the median of the others: `{use_elapsed_duration}`.
         """
         if convex is not None:
             pulumi.set(__self__, "convex", convex)
@@ -782,7 +782,7 @@ class EarlyStoppingArgs:
     @pulumi.getter
     def convex(self) -> pulumi.Input[Optional['ConvexStoppingArgs']]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         """
         return pulumi.get(self, "convex")
 
@@ -794,7 +794,7 @@ class EarlyStoppingArgs:
     @pulumi.getter(name="decayCurve")
     def decay_curve(self) -> pulumi.Input[Optional['DecayCurveStoppingArgs']]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
         """
         return pulumi.get(self, "decay_curve")
 
@@ -806,7 +806,7 @@ class EarlyStoppingArgs:
     @pulumi.getter
     def median(self) -> pulumi.Input[Optional['MedianStoppingArgs']]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Stop a trial below the median of the others: `{use_elapsed_duration}`.
         """
         return pulumi.get(self, "median")
 
@@ -821,15 +821,15 @@ class FiltersArgsDict(TypedDict):
     """
     test: pulumi.Input[_builtins.str]
     """
-    A data item filter, as Vertex AI's ListDataItems takes.
+    The data item filter of the test set, as Vertex AI's ListDataItems takes.
     """
     training: pulumi.Input[_builtins.str]
     """
-    A data item filter, as Vertex AI's ListDataItems takes.
+    The data item filter of the training set, as Vertex AI's ListDataItems takes.
     """
     validation: pulumi.Input[_builtins.str]
     """
-    A data item filter, as Vertex AI's ListDataItems takes.
+    The data item filter of the validation set, as Vertex AI's ListDataItems takes.
     """
 
 @pulumi.input_type
@@ -841,9 +841,9 @@ class FiltersArgs:
         """
         ``{training: <filter>, validation: <filter>, test: <filter>}``.
 
-        :param pulumi.Input[_builtins.str] test: A data item filter, as Vertex AI's ListDataItems takes.
-        :param pulumi.Input[_builtins.str] training: A data item filter, as Vertex AI's ListDataItems takes.
-        :param pulumi.Input[_builtins.str] validation: A data item filter, as Vertex AI's ListDataItems takes.
+        :param pulumi.Input[_builtins.str] test: The data item filter of the test set, as Vertex AI's ListDataItems takes.
+        :param pulumi.Input[_builtins.str] training: The data item filter of the training set, as Vertex AI's ListDataItems takes.
+        :param pulumi.Input[_builtins.str] validation: The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         """
         pulumi.set(__self__, "test", test)
         pulumi.set(__self__, "training", training)
@@ -853,7 +853,7 @@ class FiltersArgs:
     @pulumi.getter
     def test(self) -> pulumi.Input[_builtins.str]:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the test set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "test")
 
@@ -865,7 +865,7 @@ class FiltersArgs:
     @pulumi.getter
     def training(self) -> pulumi.Input[_builtins.str]:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the training set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "training")
 
@@ -877,7 +877,7 @@ class FiltersArgs:
     @pulumi.getter
     def validation(self) -> pulumi.Input[_builtins.str]:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "validation")
 
@@ -892,15 +892,15 @@ class FractionsArgsDict(TypedDict):
     """
     test: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    The share of the data for each set.
+    The share of the data for the test, 0 to 1.
     """
     training: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    The share of the data for each set.
+    The share of the data for training, 0 to 1.
     """
     validation: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    The share of the data for each set.
+    The share of the data for validation, 0 to 1.
     """
 
 @pulumi.input_type
@@ -912,9 +912,9 @@ class FractionsArgs:
         """
         ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
 
-        :param pulumi.Input[_builtins.float] test: The share of the data for each set.
-        :param pulumi.Input[_builtins.float] training: The share of the data for each set.
-        :param pulumi.Input[_builtins.float] validation: The share of the data for each set.
+        :param pulumi.Input[_builtins.float] test: The share of the data for the test, 0 to 1.
+        :param pulumi.Input[_builtins.float] training: The share of the data for training, 0 to 1.
+        :param pulumi.Input[_builtins.float] validation: The share of the data for validation, 0 to 1.
         """
         if test is not None:
             pulumi.set(__self__, "test", test)
@@ -927,7 +927,7 @@ class FractionsArgs:
     @pulumi.getter
     def test(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        The share of the data for each set.
+        The share of the data for the test, 0 to 1.
         """
         return pulumi.get(self, "test")
 
@@ -939,7 +939,7 @@ class FractionsArgs:
     @pulumi.getter
     def training(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        The share of the data for each set.
+        The share of the data for training, 0 to 1.
         """
         return pulumi.get(self, "training")
 
@@ -951,7 +951,7 @@ class FractionsArgs:
     @pulumi.getter
     def validation(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        The share of the data for each set.
+        The share of the data for validation, 0 to 1.
         """
         return pulumi.get(self, "validation")
 
@@ -966,15 +966,15 @@ class FrameworkArgsDict(TypedDict):
     """
     name: pulumi.Input[_builtins.str]
     """
-    Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
     """
     version: pulumi.Input[_builtins.str]
     """
-    Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    The framework's version, as text (YAML reads `2.10` as `2.1`).
     """
     python: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
     """
 
 @pulumi.input_type
@@ -986,9 +986,9 @@ class FrameworkArgs:
         """
         ``framework: {name: pytorch, version: "2.4", python: "3.10"}``: a prebuilt image.
 
-        :param pulumi.Input[_builtins.str] name: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param pulumi.Input[_builtins.str] version: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param pulumi.Input[_builtins.str] python: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        :param pulumi.Input[_builtins.str] name: The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
+        :param pulumi.Input[_builtins.str] version: The framework's version, as text (YAML reads `2.10` as `2.1`).
+        :param pulumi.Input[_builtins.str] python: The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "version", version)
@@ -999,7 +999,7 @@ class FrameworkArgs:
     @pulumi.getter
     def name(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         """
         return pulumi.get(self, "name")
 
@@ -1011,7 +1011,7 @@ class FrameworkArgs:
     @pulumi.getter
     def version(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The framework's version, as text (YAML reads `2.10` as `2.1`).
         """
         return pulumi.get(self, "version")
 
@@ -1023,7 +1023,7 @@ class FrameworkArgs:
     @pulumi.getter
     def python(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         """
         return pulumi.get(self, "python")
 
@@ -1038,11 +1038,11 @@ class ImageRowArgsDict(TypedDict):
     """
     end_of_availability: pulumi.Input[_builtins.str]
     """
-    The days Google gives, `YYYY-MM-DD`.
+    The day Google stops offering the image, `YYYY-MM-DD`.
     """
     end_of_support: pulumi.Input[_builtins.str]
     """
-    The days Google gives, `YYYY-MM-DD`.
+    The day Google ends the image's support, `YYYY-MM-DD`.
     """
     framework: pulumi.Input[_builtins.str]
     """
@@ -1088,8 +1088,8 @@ class ImageRowArgs:
         """
         A row added to the catalogue of prebuilt images (``vertex-training:images``, as docs/images.md shows), read from Google's page on ``read_on``.
 
-        :param pulumi.Input[_builtins.str] end_of_availability: The days Google gives, `YYYY-MM-DD`.
-        :param pulumi.Input[_builtins.str] end_of_support: The days Google gives, `YYYY-MM-DD`.
+        :param pulumi.Input[_builtins.str] end_of_availability: The day Google stops offering the image, `YYYY-MM-DD`.
+        :param pulumi.Input[_builtins.str] end_of_support: The day Google ends the image's support, `YYYY-MM-DD`.
         :param pulumi.Input[_builtins.str] framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         :param pulumi.Input[Sequence[pulumi.Input['ImageKind']]] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
         :param pulumi.Input[_builtins.str] name: The image's name on Google's page, without host or tag.
@@ -1112,7 +1112,7 @@ class ImageRowArgs:
     @pulumi.getter(name="endOfAvailability")
     def end_of_availability(self) -> pulumi.Input[_builtins.str]:
         """
-        The days Google gives, `YYYY-MM-DD`.
+        The day Google stops offering the image, `YYYY-MM-DD`.
         """
         return pulumi.get(self, "end_of_availability")
 
@@ -1124,7 +1124,7 @@ class ImageRowArgs:
     @pulumi.getter(name="endOfSupport")
     def end_of_support(self) -> pulumi.Input[_builtins.str]:
         """
-        The days Google gives, `YYYY-MM-DD`.
+        The day Google ends the image's support, `YYYY-MM-DD`.
         """
         return pulumi.get(self, "end_of_support")
 
@@ -1231,7 +1231,7 @@ class JobArgsDict(TypedDict):
     """
     args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+    Arguments (list).
     """
     backend: NotRequired[pulumi.Input[Optional['Backend']]]
     """
@@ -1251,7 +1251,7 @@ class JobArgsDict(TypedDict):
     """
     disk: NotRequired[pulumi.Input[Optional['DiskArgsDict']]]
     """
-    `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+    The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
     """
     display_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1259,15 +1259,15 @@ class JobArgsDict(TypedDict):
     """
     enable_dashboard_access: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Interactive shell, dashboard.
+    The dashboard of each replica.
     """
     enable_web_access: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Interactive shell, dashboard.
+    An interactive shell on each replica (the job's `webAccessUris`).
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+    Environment (map, at most 100; a value may be a [secret](#secrets)).
     """
     evaluators: NotRequired[pulumi.Input[Optional['PoolArgsDict']]]
     """
@@ -1275,15 +1275,15 @@ class JobArgsDict(TypedDict):
     """
     experiment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    As in the CustomJob API.
+    The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
     """
     experiment_run: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    As in the CustomJob API.
+    The experiment run the job is logged as, as in the CustomJob API.
     """
     framework: NotRequired[pulumi.Input[Optional['FrameworkArgsDict']]]
     """
-    Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
     """
     gpu_partition_size: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1291,11 +1291,11 @@ class JobArgsDict(TypedDict):
     """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+    Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
     """
     job_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+    A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
     """
     kms_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1303,7 +1303,7 @@ class JobArgsDict(TypedDict):
     """
     labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+    At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
     """
     lustre_mounts: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LustreMountArgsDict']]]]]
     """
@@ -1323,7 +1323,7 @@ class JobArgsDict(TypedDict):
     """
     network: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+    The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
     """
     nfs_mounts: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['NfsMountArgsDict']]]]]
     """
@@ -1335,7 +1335,7 @@ class JobArgsDict(TypedDict):
     """
     persistent_resource_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    As in the CustomJob API.
+    The persistent resource the job runs on, as in the CustomJob API.
     """
     protected_artifact_location_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1347,15 +1347,15 @@ class JobArgsDict(TypedDict):
     """
     python_package: NotRequired[pulumi.Input[Optional['PythonPackageArgsDict']]]
     """
-    ``python_package``: a Python package run on a prebuilt executor image.
+    A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
     """
     python_version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    With `runtime_version`: the image's Python, as text (`"3.7"`).
     """
     reduction_server: NotRequired[pulumi.Input[Optional['ReductionServerArgsDict']]]
     """
-    Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+    Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
     """
     region: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1375,7 +1375,7 @@ class JobArgsDict(TypedDict):
     """
     reserved_ip_ranges: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+    The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
     """
     retry: NotRequired[pulumi.Input[Optional['RetryArgsDict']]]
     """
@@ -1387,11 +1387,11 @@ class JobArgsDict(TypedDict):
     """
     runtime_version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+    Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
     """
     scheduling: NotRequired[pulumi.Input[Optional['SchedulingArgsDict']]]
     """
-    ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+    When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
     """
     service_account: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1411,7 +1411,7 @@ class JobArgsDict(TypedDict):
     """
     training_input: NotRequired[Any]
     """
-    A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+    The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
     """
     wait: NotRequired[pulumi.Input[Optional[Union[_builtins.str, 'WaitArgsDict']]]]
     """
@@ -1480,52 +1480,52 @@ class JobArgs:
 
         :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param pulumi.Input[_builtins.str] adopt: Provider-side: resource name of an existing job to take over.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list).
         :param pulumi.Input['Backend'] backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param pulumi.Input[_builtins.str] base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
         :param pulumi.Input['DatasetArgs'] dataset: The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
-        :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param pulumi.Input['DiskArgs'] disk: The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         :param pulumi.Input[_builtins.str] display_name: 1 to 128 characters; default the job name.
-        :param pulumi.Input[_builtins.bool] enable_dashboard_access: Interactive shell, dashboard.
-        :param pulumi.Input[_builtins.bool] enable_web_access: Interactive shell, dashboard.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param pulumi.Input[_builtins.bool] enable_dashboard_access: The dashboard of each replica.
+        :param pulumi.Input[_builtins.bool] enable_web_access: An interactive shell on each replica (the job's `webAccessUris`).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Environment (map, at most 100; a value may be a [secret](#secrets)).
         :param pulumi.Input['PoolArgs'] evaluators: Pool 3, as `workers`.
-        :param pulumi.Input[_builtins.str] experiment: As in the CustomJob API.
-        :param pulumi.Input[_builtins.str] experiment_run: As in the CustomJob API.
-        :param pulumi.Input['FrameworkArgs'] framework: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        :param pulumi.Input[_builtins.str] experiment: The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
+        :param pulumi.Input[_builtins.str] experiment_run: The experiment run the job is logged as, as in the CustomJob API.
+        :param pulumi.Input['FrameworkArgs'] framework: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         :param pulumi.Input[_builtins.str] gpu_partition_size: Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
-        :param pulumi.Input[_builtins.str] image: Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
-        :param pulumi.Input[_builtins.str] job_id: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        :param pulumi.Input[_builtins.str] image: Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        :param pulumi.Input[_builtins.str] job_id: A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         :param pulumi.Input[_builtins.str] kms_key: CMEK key for the job.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         :param pulumi.Input[Sequence[pulumi.Input['LustreMountArgs']]] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param pulumi.Input[_builtins.str] machine: Machine type, default `n1-standard-4`.
         :param pulumi.Input['ModelArgs'] model: The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] models: Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
-        :param pulumi.Input[_builtins.str] network: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        :param pulumi.Input[_builtins.str] network: The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param pulumi.Input[Sequence[pulumi.Input['NfsMountArgs']]] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
         :param pulumi.Input['PoolArgs'] parameter_servers: Pool 2, as `workers`.
-        :param pulumi.Input[_builtins.str] persistent_resource_id: As in the CustomJob API.
+        :param pulumi.Input[_builtins.str] persistent_resource_id: The persistent resource the job runs on, as in the CustomJob API.
         :param pulumi.Input[_builtins.str] protected_artifact_location_id: Where protected artifacts are stored, when not the job's region (a Vertex AI location).
         :param pulumi.Input['PscInterfaceArgs'] psc_interface_config: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param pulumi.Input['PythonPackageArgs'] python_package: ``python_package``: a Python package run on a prebuilt executor image.
-        :param pulumi.Input[_builtins.str] python_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param pulumi.Input['ReductionServerArgs'] reduction_server: Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        :param pulumi.Input['PythonPackageArgs'] python_package: A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
+        :param pulumi.Input[_builtins.str] python_version: With `runtime_version`: the image's Python, as text (`"3.7"`).
+        :param pulumi.Input['ReductionServerArgs'] reduction_server: Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         :param pulumi.Input[_builtins.str] region: The job's region, where it overrides the stack's `gcp:region`.
         :param pulumi.Input[_builtins.int] replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] rerun: A number or label text; changing it submits the job again (label `vertex_training_rerun`).
         :param pulumi.Input[Union[_builtins.str, 'ReservationAffinityArgs']] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] reserved_ip_ranges: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] reserved_ip_ranges: The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         :param pulumi.Input['RetryArgs'] retry: Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] run_after: Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
-        :param pulumi.Input[_builtins.str] runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param pulumi.Input['SchedulingArgs'] scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        :param pulumi.Input[_builtins.str] runtime_version: Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
+        :param pulumi.Input['SchedulingArgs'] scheduling: When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         :param pulumi.Input[_builtins.str] service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
         :param pulumi.Input['StudyArgs'] study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         :param pulumi.Input[Union[_builtins.str, _builtins.bool]] tensorboard: A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
         :param pulumi.Input[_builtins.str] tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
-        :param Any training_input: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        :param Any training_input: The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         :param pulumi.Input[Union[_builtins.str, 'WaitArgs']] wait: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         :param pulumi.Input['PoolArgs'] workers: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
         """
@@ -1658,7 +1658,7 @@ class JobArgs:
     @pulumi.getter
     def args(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -1718,7 +1718,7 @@ class JobArgs:
     @pulumi.getter
     def disk(self) -> pulumi.Input[Optional['DiskArgs']]:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         """
         return pulumi.get(self, "disk")
 
@@ -1742,7 +1742,7 @@ class JobArgs:
     @pulumi.getter(name="enableDashboardAccess")
     def enable_dashboard_access(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Interactive shell, dashboard.
+        The dashboard of each replica.
         """
         return pulumi.get(self, "enable_dashboard_access")
 
@@ -1754,7 +1754,7 @@ class JobArgs:
     @pulumi.getter(name="enableWebAccess")
     def enable_web_access(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Interactive shell, dashboard.
+        An interactive shell on each replica (the job's `webAccessUris`).
         """
         return pulumi.get(self, "enable_web_access")
 
@@ -1766,7 +1766,7 @@ class JobArgs:
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Environment (map, at most 100; a value may be a [secret](#secrets)).
         """
         return pulumi.get(self, "env")
 
@@ -1790,7 +1790,7 @@ class JobArgs:
     @pulumi.getter
     def experiment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        As in the CustomJob API.
+        The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
         """
         return pulumi.get(self, "experiment")
 
@@ -1802,7 +1802,7 @@ class JobArgs:
     @pulumi.getter(name="experimentRun")
     def experiment_run(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        As in the CustomJob API.
+        The experiment run the job is logged as, as in the CustomJob API.
         """
         return pulumi.get(self, "experiment_run")
 
@@ -1814,7 +1814,7 @@ class JobArgs:
     @pulumi.getter
     def framework(self) -> pulumi.Input[Optional['FrameworkArgs']]:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         """
         return pulumi.get(self, "framework")
 
@@ -1838,7 +1838,7 @@ class JobArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         """
         return pulumi.get(self, "image")
 
@@ -1850,7 +1850,7 @@ class JobArgs:
     @pulumi.getter(name="jobId")
     def job_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         """
         return pulumi.get(self, "job_id")
 
@@ -1874,7 +1874,7 @@ class JobArgs:
     @pulumi.getter
     def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         """
         return pulumi.get(self, "labels")
 
@@ -1934,7 +1934,7 @@ class JobArgs:
     @pulumi.getter
     def network(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         """
         return pulumi.get(self, "network")
 
@@ -1970,7 +1970,7 @@ class JobArgs:
     @pulumi.getter(name="persistentResourceId")
     def persistent_resource_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        As in the CustomJob API.
+        The persistent resource the job runs on, as in the CustomJob API.
         """
         return pulumi.get(self, "persistent_resource_id")
 
@@ -2006,7 +2006,7 @@ class JobArgs:
     @pulumi.getter(name="pythonPackage")
     def python_package(self) -> pulumi.Input[Optional['PythonPackageArgs']]:
         """
-        ``python_package``: a Python package run on a prebuilt executor image.
+        A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         """
         return pulumi.get(self, "python_package")
 
@@ -2018,7 +2018,7 @@ class JobArgs:
     @pulumi.getter(name="pythonVersion")
     def python_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        With `runtime_version`: the image's Python, as text (`"3.7"`).
         """
         return pulumi.get(self, "python_version")
 
@@ -2030,7 +2030,7 @@ class JobArgs:
     @pulumi.getter(name="reductionServer")
     def reduction_server(self) -> pulumi.Input[Optional['ReductionServerArgs']]:
         """
-        Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         """
         return pulumi.get(self, "reduction_server")
 
@@ -2090,7 +2090,7 @@ class JobArgs:
     @pulumi.getter(name="reservedIpRanges")
     def reserved_ip_ranges(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         """
         return pulumi.get(self, "reserved_ip_ranges")
 
@@ -2126,7 +2126,7 @@ class JobArgs:
     @pulumi.getter(name="runtimeVersion")
     def runtime_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
         """
         return pulumi.get(self, "runtime_version")
 
@@ -2138,7 +2138,7 @@ class JobArgs:
     @pulumi.getter
     def scheduling(self) -> pulumi.Input[Optional['SchedulingArgs']]:
         """
-        ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         """
         return pulumi.get(self, "scheduling")
 
@@ -2198,7 +2198,7 @@ class JobArgs:
     @pulumi.getter(name="trainingInput")
     def training_input(self) -> Optional[Any]:
         """
-        A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         """
         return pulumi.get(self, "training_input")
 
@@ -2241,15 +2241,15 @@ class KeyedFractionsArgsDict(TypedDict):
     """
     test: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    The share of the data for the test, 0 to 1.
     """
     training: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    The share of the data for training, 0 to 1.
     """
     validation: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    The share of the data for validation, 0 to 1.
     """
 
 @pulumi.input_type
@@ -2263,9 +2263,9 @@ class KeyedFractionsArgs:
         ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
 
         :param pulumi.Input[_builtins.str] key: The column (a time column, or a category column for `stratified`).
-        :param pulumi.Input[_builtins.float] test: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param pulumi.Input[_builtins.float] training: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param pulumi.Input[_builtins.float] validation: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input[_builtins.float] test: The share of the data for the test, 0 to 1.
+        :param pulumi.Input[_builtins.float] training: The share of the data for training, 0 to 1.
+        :param pulumi.Input[_builtins.float] validation: The share of the data for validation, 0 to 1.
         """
         pulumi.set(__self__, "key", key)
         if test is not None:
@@ -2291,7 +2291,7 @@ class KeyedFractionsArgs:
     @pulumi.getter
     def test(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for the test, 0 to 1.
         """
         return pulumi.get(self, "test")
 
@@ -2303,7 +2303,7 @@ class KeyedFractionsArgs:
     @pulumi.getter
     def training(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for training, 0 to 1.
         """
         return pulumi.get(self, "training")
 
@@ -2315,7 +2315,7 @@ class KeyedFractionsArgs:
     @pulumi.getter
     def validation(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for validation, 0 to 1.
         """
         return pulumi.get(self, "validation")
 
@@ -2330,19 +2330,19 @@ class LustreMountArgsDict(TypedDict):
     """
     filesystem: pulumi.Input[_builtins.str]
     """
-    Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+    The instance's file system name.
     """
     instance_ip: pulumi.Input[_builtins.str]
     """
-    Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+    The Managed Lustre instance's IP address.
     """
     mount_point: pulumi.Input[_builtins.str]
     """
-    Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+    One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
     """
     volume_handle: pulumi.Input[_builtins.str]
     """
-    Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+    The instance's volume handle.
     """
 
 @pulumi.input_type
@@ -2355,10 +2355,10 @@ class LustreMountArgs:
         """
         A Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>``.
 
-        :param pulumi.Input[_builtins.str] filesystem: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param pulumi.Input[_builtins.str] instance_ip: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param pulumi.Input[_builtins.str] mount_point: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param pulumi.Input[_builtins.str] volume_handle: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        :param pulumi.Input[_builtins.str] filesystem: The instance's file system name.
+        :param pulumi.Input[_builtins.str] instance_ip: The Managed Lustre instance's IP address.
+        :param pulumi.Input[_builtins.str] mount_point: One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
+        :param pulumi.Input[_builtins.str] volume_handle: The instance's volume handle.
         """
         pulumi.set(__self__, "filesystem", filesystem)
         pulumi.set(__self__, "instance_ip", instance_ip)
@@ -2369,7 +2369,7 @@ class LustreMountArgs:
     @pulumi.getter
     def filesystem(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The instance's file system name.
         """
         return pulumi.get(self, "filesystem")
 
@@ -2381,7 +2381,7 @@ class LustreMountArgs:
     @pulumi.getter(name="instanceIp")
     def instance_ip(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The Managed Lustre instance's IP address.
         """
         return pulumi.get(self, "instance_ip")
 
@@ -2393,7 +2393,7 @@ class LustreMountArgs:
     @pulumi.getter(name="mountPoint")
     def mount_point(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
         """
         return pulumi.get(self, "mount_point")
 
@@ -2405,7 +2405,7 @@ class LustreMountArgs:
     @pulumi.getter(name="volumeHandle")
     def volume_handle(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The instance's volume handle.
         """
         return pulumi.get(self, "volume_handle")
 
@@ -2420,7 +2420,7 @@ class MedianStoppingArgsDict(TypedDict):
     """
     use_elapsed_duration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+    Compare trials at the same elapsed time rather than the same step; default false.
     """
 
 @pulumi.input_type
@@ -2430,7 +2430,7 @@ class MedianStoppingArgs:
         """
         ``early_stopping.median``.
 
-        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param pulumi.Input[_builtins.bool] use_elapsed_duration: Compare trials at the same elapsed time rather than the same step; default false.
         """
         if use_elapsed_duration is not None:
             pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
@@ -2439,7 +2439,7 @@ class MedianStoppingArgs:
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Compare trials at the same elapsed time rather than the same step; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -2462,7 +2462,7 @@ class ModelArgsDict(TypedDict):
     """
     description: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The model's description, and each version's.
+    The model's description.
     """
     display_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -2482,7 +2482,7 @@ class ModelArgsDict(TypedDict):
     """
     version_description: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The model's description, and each version's.
+    Each version's description.
     """
 
 @pulumi.input_type
@@ -2501,12 +2501,12 @@ class ModelArgs:
 
         :param pulumi.Input['ServingArgs'] serving: The container Vertex AI serves predictions from: `image`, or `framework`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] aliases: Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
-        :param pulumi.Input[_builtins.str] description: The model's description, and each version's.
+        :param pulumi.Input[_builtins.str] description: The model's description.
         :param pulumi.Input[_builtins.str] display_name: The model's display name, 1 to 128 characters; default the job's display name.
         :param pulumi.Input[_builtins.str] id: A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
         :param pulumi.Input[_builtins.str] parent: An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
-        :param pulumi.Input[_builtins.str] version_description: The model's description, and each version's.
+        :param pulumi.Input[_builtins.str] version_description: Each version's description.
         """
         pulumi.set(__self__, "serving", serving)
         if aliases is not None:
@@ -2552,7 +2552,7 @@ class ModelArgs:
     @pulumi.getter
     def description(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The model's description, and each version's.
+        The model's description.
         """
         return pulumi.get(self, "description")
 
@@ -2612,7 +2612,7 @@ class ModelArgs:
     @pulumi.getter(name="versionDescription")
     def version_description(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The model's description, and each version's.
+        Each version's description.
         """
         return pulumi.get(self, "version_description")
 
@@ -2627,15 +2627,15 @@ class NfsMountArgsDict(TypedDict):
     """
     mount_point: pulumi.Input[_builtins.str]
     """
-    Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+    One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
     """
     path: pulumi.Input[_builtins.str]
     """
-    Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+    The exported path, starting with `/`.
     """
     server: pulumi.Input[_builtins.str]
     """
-    Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+    The NFS server's IP address.
     """
 
 @pulumi.input_type
@@ -2647,9 +2647,9 @@ class NfsMountArgs:
         """
         An NFS export mounted at ``/mnt/nfs/<mount_point>``.
 
-        :param pulumi.Input[_builtins.str] mount_point: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param pulumi.Input[_builtins.str] path: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param pulumi.Input[_builtins.str] server: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        :param pulumi.Input[_builtins.str] mount_point: One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
+        :param pulumi.Input[_builtins.str] path: The exported path, starting with `/`.
+        :param pulumi.Input[_builtins.str] server: The NFS server's IP address.
         """
         pulumi.set(__self__, "mount_point", mount_point)
         pulumi.set(__self__, "path", path)
@@ -2659,7 +2659,7 @@ class NfsMountArgs:
     @pulumi.getter(name="mountPoint")
     def mount_point(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
         """
         return pulumi.get(self, "mount_point")
 
@@ -2671,7 +2671,7 @@ class NfsMountArgs:
     @pulumi.getter
     def path(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        The exported path, starting with `/`.
         """
         return pulumi.get(self, "path")
 
@@ -2683,7 +2683,7 @@ class NfsMountArgs:
     @pulumi.getter
     def server(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        The NFS server's IP address.
         """
         return pulumi.get(self, "server")
 
@@ -2698,7 +2698,7 @@ class PlatformArgsDict(TypedDict):
     """
     bucket: NotRequired[pulumi.Input[Optional['BucketArgsDict']]]
     """
-    ``platform.bucket``: the staging bucket's name and lifecycle.
+    The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
     """
     deployer: NotRequired[pulumi.Input[Optional[Union[_builtins.str, Sequence[pulumi.Input[_builtins.str]]]]]]
     """
@@ -2710,15 +2710,15 @@ class PlatformArgsDict(TypedDict):
     """
     repository: NotRequired[pulumi.Input[Optional['RepositoryArgsDict']]]
     """
-    ``platform.repository``: the Artifact Registry Docker repository.
+    The Artifact Registry Docker repository: `{id}`.
     """
     service_account: NotRequired[pulumi.Input[Optional['ServiceAccountArgsDict']]]
     """
-    ``platform.service_account``: the jobs' service account.
+    The jobs' service account: `{account_id}`.
     """
     tensorboard: NotRequired[pulumi.Input[Optional['TensorboardArgsDict']]]
     """
-    ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+    A Vertex AI TensorBoard for the jobs: `{enabled}`.
     """
 
 @pulumi.input_type
@@ -2733,12 +2733,12 @@ class PlatformArgs:
         """
         The platform's settings: the keys of ``vertex-training:platform`` that shape what ``TrainingPlatform`` creates (docs/platform.md). All optional: by default a bucket, a repository and an account named after the stack.
 
-        :param pulumi.Input['BucketArgs'] bucket: ``platform.bucket``: the staging bucket's name and lifecycle.
+        :param pulumi.Input['BucketArgs'] bucket: The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
         :param pulumi.Input[Union[_builtins.str, Sequence[pulumi.Input[_builtins.str]]]] deployer: IAM member, or list of members, that may act as the jobs' account (`user:...`, `serviceAccount:...`, `group:...`); default: whoever runs `pulumi up`.
         :param pulumi.Input[_builtins.bool] protect: Protect every platform resource (`pulumi destroy` refuses to delete them); default false. Packages and jobs are never protected: they are replaced when code or spec change.
-        :param pulumi.Input['RepositoryArgs'] repository: ``platform.repository``: the Artifact Registry Docker repository.
-        :param pulumi.Input['ServiceAccountArgs'] service_account: ``platform.service_account``: the jobs' service account.
-        :param pulumi.Input['TensorboardArgs'] tensorboard: ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+        :param pulumi.Input['RepositoryArgs'] repository: The Artifact Registry Docker repository: `{id}`.
+        :param pulumi.Input['ServiceAccountArgs'] service_account: The jobs' service account: `{account_id}`.
+        :param pulumi.Input['TensorboardArgs'] tensorboard: A Vertex AI TensorBoard for the jobs: `{enabled}`.
         """
         if bucket is not None:
             pulumi.set(__self__, "bucket", bucket)
@@ -2757,7 +2757,7 @@ class PlatformArgs:
     @pulumi.getter
     def bucket(self) -> pulumi.Input[Optional['BucketArgs']]:
         """
-        ``platform.bucket``: the staging bucket's name and lifecycle.
+        The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
         """
         return pulumi.get(self, "bucket")
 
@@ -2793,7 +2793,7 @@ class PlatformArgs:
     @pulumi.getter
     def repository(self) -> pulumi.Input[Optional['RepositoryArgs']]:
         """
-        ``platform.repository``: the Artifact Registry Docker repository.
+        The Artifact Registry Docker repository: `{id}`.
         """
         return pulumi.get(self, "repository")
 
@@ -2805,7 +2805,7 @@ class PlatformArgs:
     @pulumi.getter(name="serviceAccount")
     def service_account(self) -> pulumi.Input[Optional['ServiceAccountArgs']]:
         """
-        ``platform.service_account``: the jobs' service account.
+        The jobs' service account: `{account_id}`.
         """
         return pulumi.get(self, "service_account")
 
@@ -2817,7 +2817,7 @@ class PlatformArgs:
     @pulumi.getter
     def tensorboard(self) -> pulumi.Input[Optional['TensorboardArgs']]:
         """
-        ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+        A Vertex AI TensorBoard for the jobs: `{enabled}`.
         """
         return pulumi.get(self, "tensorboard")
 
@@ -2970,7 +2970,7 @@ class PoolArgsDict(TypedDict):
     """
     args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+    Arguments (list).
     """
     command: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
@@ -2978,11 +2978,11 @@ class PoolArgsDict(TypedDict):
     """
     disk: NotRequired[pulumi.Input[Optional['DiskArgsDict']]]
     """
-    `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+    The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+    Environment (map, at most 100; a value may be a [secret](#secrets)).
     """
     gpu_partition_size: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -2990,7 +2990,7 @@ class PoolArgsDict(TypedDict):
     """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+    Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
     """
     lustre_mounts: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LustreMountArgsDict']]]]]
     """
@@ -3006,11 +3006,11 @@ class PoolArgsDict(TypedDict):
     """
     python_package: NotRequired[pulumi.Input[Optional['PythonPackageArgsDict']]]
     """
-    Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+    A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
     """
     replicas: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+    How many machines the pool runs; default 1.
     """
     reservation_affinity: NotRequired[pulumi.Input[Optional[Union[_builtins.str, 'ReservationAffinityArgsDict']]]]
     """
@@ -3042,17 +3042,17 @@ class PoolArgs:
         ``workers``, ``parameter_servers``, ``evaluators``: a worker pool.
 
         :param pulumi.Input['AcceleratorArgs'] accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: Arguments (list).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: Container entry point (list); container jobs only.
-        :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param pulumi.Input['DiskArgs'] disk: The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Environment (map, at most 100; a value may be a [secret](#secrets)).
         :param pulumi.Input[_builtins.str] gpu_partition_size: Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
-        :param pulumi.Input[_builtins.str] image: Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        :param pulumi.Input[_builtins.str] image: Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         :param pulumi.Input[Sequence[pulumi.Input['LustreMountArgs']]] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param pulumi.Input[_builtins.str] machine: Machine type, default `n1-standard-4`.
         :param pulumi.Input[Sequence[pulumi.Input['NfsMountArgs']]] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param pulumi.Input['PythonPackageArgs'] python_package: Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
-        :param pulumi.Input[_builtins.int] replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        :param pulumi.Input['PythonPackageArgs'] python_package: A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
+        :param pulumi.Input[_builtins.int] replicas: How many machines the pool runs; default 1.
         :param pulumi.Input[Union[_builtins.str, 'ReservationAffinityArgs']] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param pulumi.Input[_builtins.str] tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
         """
@@ -3101,7 +3101,7 @@ class PoolArgs:
     @pulumi.getter
     def args(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -3125,7 +3125,7 @@ class PoolArgs:
     @pulumi.getter
     def disk(self) -> pulumi.Input[Optional['DiskArgs']]:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         """
         return pulumi.get(self, "disk")
 
@@ -3137,7 +3137,7 @@ class PoolArgs:
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Environment (map, at most 100; a value may be a [secret](#secrets)).
         """
         return pulumi.get(self, "env")
 
@@ -3161,7 +3161,7 @@ class PoolArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         """
         return pulumi.get(self, "image")
 
@@ -3209,7 +3209,7 @@ class PoolArgs:
     @pulumi.getter(name="pythonPackage")
     def python_package(self) -> pulumi.Input[Optional['PythonPackageArgs']]:
         """
-        Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+        A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         """
         return pulumi.get(self, "python_package")
 
@@ -3221,7 +3221,7 @@ class PoolArgs:
     @pulumi.getter
     def replicas(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        How many machines the pool runs; default 1.
         """
         return pulumi.get(self, "replicas")
 
@@ -3260,11 +3260,11 @@ class PscInterfaceArgsDict(TypedDict):
     """
     network_attachment: pulumi.Input[_builtins.str]
     """
-    Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+    The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
     """
     dns_peering_configs: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['DnsPeeringArgsDict']]]]]
     """
-    Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+    DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
     """
 
 @pulumi.input_type
@@ -3275,8 +3275,8 @@ class PscInterfaceArgs:
         """
         ``psc_interface_config``: a VPC network reached through a network attachment.
 
-        :param pulumi.Input[_builtins.str] network_attachment: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param pulumi.Input[Sequence[pulumi.Input['DnsPeeringArgs']]] dns_peering_configs: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        :param pulumi.Input[_builtins.str] network_attachment: The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
+        :param pulumi.Input[Sequence[pulumi.Input['DnsPeeringArgs']]] dns_peering_configs: DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         """
         pulumi.set(__self__, "network_attachment", network_attachment)
         if dns_peering_configs is not None:
@@ -3286,7 +3286,7 @@ class PscInterfaceArgs:
     @pulumi.getter(name="networkAttachment")
     def network_attachment(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
         """
         return pulumi.get(self, "network_attachment")
 
@@ -3298,7 +3298,7 @@ class PscInterfaceArgs:
     @pulumi.getter(name="dnsPeeringConfigs")
     def dns_peering_configs(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['DnsPeeringArgs']]]]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         """
         return pulumi.get(self, "dns_peering_configs")
 
@@ -3325,7 +3325,7 @@ class PythonPackageArgsDict(TypedDict):
     """
     package_path: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+    A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
     """
     package_uris: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
@@ -3346,7 +3346,7 @@ class PythonPackageArgs:
         :param pulumi.Input[_builtins.str] module: The module to run, e.g. `trainer.task`.
         :param pulumi.Input[_builtins.str] executor_image: A prebuilt training image, as an [image reference](#image-references) under `<us|europe|asia>-docker.pkg.dev/vertex-ai/training/` (required on `vertex`, unless `framework` picks it).
         :param pulumi.Input['FrameworkArgs'] framework: Picks `executor_image` ([prebuilt images](#prebuilt-images-from-a-framework)).
-        :param pulumi.Input[_builtins.str] package_path: A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+        :param pulumi.Input[_builtins.str] package_path: A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] package_uris: `gs://` URIs of sdists/wheels (local directories or files on `local`), 1 to 100.
         """
         pulumi.set(__self__, "module", module)
@@ -3399,7 +3399,7 @@ class PythonPackageArgs:
     @pulumi.getter(name="packagePath")
     def package_path(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+        A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
         """
         return pulumi.get(self, "package_path")
 
@@ -3426,15 +3426,15 @@ class ReductionServerArgsDict(TypedDict):
     """
     disk: NotRequired[pulumi.Input[Optional['DiskArgsDict']]]
     """
-    `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+    The boot disk, as a pool's `disk`.
     """
     machine: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Machine type, default `n1-standard-4`.
+    Machine type, default `n1-highcpu-16`.
     """
     replicas: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+    How many reduction servers run; default 1.
     """
 
 @pulumi.input_type
@@ -3446,9 +3446,9 @@ class ReductionServerArgs:
         """
         ``reduction_server``: Google's reduction server image on its own pool.
 
-        :param pulumi.Input['DiskArgs'] disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param pulumi.Input[_builtins.str] machine: Machine type, default `n1-standard-4`.
-        :param pulumi.Input[_builtins.int] replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        :param pulumi.Input['DiskArgs'] disk: The boot disk, as a pool's `disk`.
+        :param pulumi.Input[_builtins.str] machine: Machine type, default `n1-highcpu-16`.
+        :param pulumi.Input[_builtins.int] replicas: How many reduction servers run; default 1.
         """
         if disk is not None:
             pulumi.set(__self__, "disk", disk)
@@ -3461,7 +3461,7 @@ class ReductionServerArgs:
     @pulumi.getter
     def disk(self) -> pulumi.Input[Optional['DiskArgs']]:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk, as a pool's `disk`.
         """
         return pulumi.get(self, "disk")
 
@@ -3473,7 +3473,7 @@ class ReductionServerArgs:
     @pulumi.getter
     def machine(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Machine type, default `n1-standard-4`.
+        Machine type, default `n1-highcpu-16`.
         """
         return pulumi.get(self, "machine")
 
@@ -3485,7 +3485,7 @@ class ReductionServerArgs:
     @pulumi.getter
     def replicas(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        How many reduction servers run; default 1.
         """
         return pulumi.get(self, "replicas")
 
@@ -3534,15 +3534,15 @@ class ReservationAffinityArgsDict(TypedDict):
     """
     type: pulumi.Input['ReservationAffinityType']
     """
-    Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+    `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
     """
     key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+    With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
     """
     values: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+    With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
     """
 
 @pulumi.input_type
@@ -3554,9 +3554,9 @@ class ReservationAffinityArgs:
         """
         ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
 
-        :param pulumi.Input['ReservationAffinityType'] type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param pulumi.Input[_builtins.str] key: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] values: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        :param pulumi.Input['ReservationAffinityType'] type: `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
+        :param pulumi.Input[_builtins.str] key: With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] values: With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
         """
         pulumi.set(__self__, "type", type)
         if key is not None:
@@ -3568,7 +3568,7 @@ class ReservationAffinityArgs:
     @pulumi.getter
     def type(self) -> pulumi.Input['ReservationAffinityType']:
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
         """
         return pulumi.get(self, "type")
 
@@ -3580,7 +3580,7 @@ class ReservationAffinityArgs:
     @pulumi.getter
     def key(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
         """
         return pulumi.get(self, "key")
 
@@ -3592,7 +3592,7 @@ class ReservationAffinityArgs:
     @pulumi.getter
     def values(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
         """
         return pulumi.get(self, "values")
 
@@ -3700,7 +3700,7 @@ class SchedulingArgsDict(TypedDict):
     """
     disable_retries: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Booleans.
+    Fail the job at the first worker failure instead of retrying; default false.
     """
     max_wait_duration: NotRequired[pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]]]
     """
@@ -3708,7 +3708,7 @@ class SchedulingArgsDict(TypedDict):
     """
     restart_job_on_worker_restart: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Booleans.
+    Restart the whole job when a worker restarts; default false.
     """
     strategy: NotRequired[pulumi.Input[Optional['Strategy']]]
     """
@@ -3730,9 +3730,9 @@ class SchedulingArgs:
         """
         ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
 
-        :param pulumi.Input[_builtins.bool] disable_retries: Booleans.
+        :param pulumi.Input[_builtins.bool] disable_retries: Fail the job at the first worker failure instead of retrying; default false.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] max_wait_duration: FLEX_START only; `0s` is no limit.
-        :param pulumi.Input[_builtins.bool] restart_job_on_worker_restart: Booleans.
+        :param pulumi.Input[_builtins.bool] restart_job_on_worker_restart: Restart the whole job when a worker restarts; default false.
         :param pulumi.Input['Strategy'] strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] timeout: A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
@@ -3751,7 +3751,7 @@ class SchedulingArgs:
     @pulumi.getter(name="disableRetries")
     def disable_retries(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Booleans.
+        Fail the job at the first worker failure instead of retrying; default false.
         """
         return pulumi.get(self, "disable_retries")
 
@@ -3775,7 +3775,7 @@ class SchedulingArgs:
     @pulumi.getter(name="restartJobOnWorkerRestart")
     def restart_job_on_worker_restart(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Booleans.
+        Restart the whole job when a worker restarts; default false.
         """
         return pulumi.get(self, "restart_job_on_worker_restart")
 
@@ -3848,15 +3848,15 @@ class ServingArgsDict(TypedDict):
     """
     args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    The serving container's entrypoint, arguments and environment.
+    The serving container's arguments (list).
     """
     command: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    The serving container's entrypoint, arguments and environment.
+    The serving container's entrypoint (list).
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    The serving container's entrypoint, arguments and environment.
+    The serving container's environment (map).
     """
     framework: NotRequired[pulumi.Input[Optional['ServingFrameworkArgsDict']]]
     """
@@ -3864,7 +3864,7 @@ class ServingArgsDict(TypedDict):
     """
     health_route: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The HTTP paths of prediction and health checks.
+    The HTTP path of health checks.
     """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -3876,7 +3876,7 @@ class ServingArgsDict(TypedDict):
     """
     predict_route: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The HTTP paths of prediction and health checks.
+    The HTTP path of prediction requests.
     """
 
 @pulumi.input_type
@@ -3893,14 +3893,14 @@ class ServingArgs:
         """
         ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
 
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: The serving container's entrypoint, arguments and environment.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: The serving container's entrypoint, arguments and environment.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: The serving container's entrypoint, arguments and environment.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] args: The serving container's arguments (list).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: The serving container's entrypoint (list).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: The serving container's environment (map).
         :param pulumi.Input['ServingFrameworkArgs'] framework: `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
-        :param pulumi.Input[_builtins.str] health_route: The HTTP paths of prediction and health checks.
+        :param pulumi.Input[_builtins.str] health_route: The HTTP path of health checks.
         :param pulumi.Input[_builtins.str] image: The serving image's URI.
         :param pulumi.Input[_builtins.int] port: The port the server listens on; default 8080.
-        :param pulumi.Input[_builtins.str] predict_route: The HTTP paths of prediction and health checks.
+        :param pulumi.Input[_builtins.str] predict_route: The HTTP path of prediction requests.
         """
         if args is not None:
             pulumi.set(__self__, "args", args)
@@ -3923,7 +3923,7 @@ class ServingArgs:
     @pulumi.getter
     def args(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -3935,7 +3935,7 @@ class ServingArgs:
     @pulumi.getter
     def command(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's entrypoint (list).
         """
         return pulumi.get(self, "command")
 
@@ -3947,7 +3947,7 @@ class ServingArgs:
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's environment (map).
         """
         return pulumi.get(self, "env")
 
@@ -3971,7 +3971,7 @@ class ServingArgs:
     @pulumi.getter(name="healthRoute")
     def health_route(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The HTTP paths of prediction and health checks.
+        The HTTP path of health checks.
         """
         return pulumi.get(self, "health_route")
 
@@ -4007,7 +4007,7 @@ class ServingArgs:
     @pulumi.getter(name="predictRoute")
     def predict_route(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The HTTP paths of prediction and health checks.
+        The HTTP path of prediction requests.
         """
         return pulumi.get(self, "predict_route")
 
@@ -4022,11 +4022,11 @@ class ServingFrameworkArgsDict(TypedDict):
     """
     name: pulumi.Input[_builtins.str]
     """
-    The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+    The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
     """
     version: pulumi.Input[_builtins.str]
     """
-    The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+    The framework's version, as text.
     """
     gpu: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
@@ -4042,8 +4042,8 @@ class ServingFrameworkArgs:
         """
         ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
 
-        :param pulumi.Input[_builtins.str] name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
-        :param pulumi.Input[_builtins.str] version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param pulumi.Input[_builtins.str] name: The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
+        :param pulumi.Input[_builtins.str] version: The framework's version, as text.
         :param pulumi.Input[_builtins.bool] gpu: Whether to serve from the GPU build; default false.
         """
         pulumi.set(__self__, "name", name)
@@ -4055,7 +4055,7 @@ class ServingFrameworkArgs:
     @pulumi.getter
     def name(self) -> pulumi.Input[_builtins.str]:
         """
-        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
         """
         return pulumi.get(self, "name")
 
@@ -4067,7 +4067,7 @@ class ServingFrameworkArgs:
     @pulumi.getter
     def version(self) -> pulumi.Input[_builtins.str]:
         """
-        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        The framework's version, as text.
         """
         return pulumi.get(self, "version")
 
@@ -4106,11 +4106,11 @@ class SplitArgsDict(TypedDict):
     """
     stratified: NotRequired[pulumi.Input[Optional['KeyedFractionsArgsDict']]]
     """
-    `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
     """
     timestamp: NotRequired[pulumi.Input[Optional['KeyedFractionsArgsDict']]]
     """
-    `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+    `{key, training, validation, test}`: fractions by a time column (tabular datasets).
     """
 
 @pulumi.input_type
@@ -4127,8 +4127,8 @@ class SplitArgs:
         :param pulumi.Input['FiltersArgs'] filter: `{training, validation, test}`: the filter that selects each set's data items (all three).
         :param pulumi.Input['FractionsArgs'] fractions: `{training, validation, test}`, each 0 to 1, summing to at most 1.
         :param pulumi.Input[_builtins.str] predefined: The column that names each row's set (tabular datasets).
-        :param pulumi.Input['KeyedFractionsArgs'] stratified: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param pulumi.Input['KeyedFractionsArgs'] timestamp: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input['KeyedFractionsArgs'] stratified: `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
+        :param pulumi.Input['KeyedFractionsArgs'] timestamp: `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         """
         if filter is not None:
             pulumi.set(__self__, "filter", filter)
@@ -4181,7 +4181,7 @@ class SplitArgs:
     @pulumi.getter
     def stratified(self) -> pulumi.Input[Optional['KeyedFractionsArgs']]:
         """
-        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
         """
         return pulumi.get(self, "stratified")
 
@@ -4193,7 +4193,7 @@ class SplitArgs:
     @pulumi.getter
     def timestamp(self) -> pulumi.Input[Optional['KeyedFractionsArgs']]:
         """
-        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         """
         return pulumi.get(self, "timestamp")
 
@@ -4208,7 +4208,7 @@ class StudyArgsDict(TypedDict):
     """
     max_trials: pulumi.Input[_builtins.int]
     """
-    Required, at least 1.
+    How many trials run in all: at least 1 (required).
     """
     metrics: pulumi.Input[Sequence[pulumi.Input['StudyMetricArgsDict']]]
     """
@@ -4228,7 +4228,7 @@ class StudyArgsDict(TypedDict):
     """
     max_failed_trials: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Default 0: Vertex decides how many failed trials fail the job.
+    How many failed trials fail the job; default 0: Vertex decides.
     """
     measurement_selection: NotRequired[pulumi.Input[Optional['MeasurementSelection']]]
     """
@@ -4236,7 +4236,7 @@ class StudyArgsDict(TypedDict):
     """
     parallel_trials: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Default 1; at most `max_trials`.
+    How many trials run at once: default 1, at most `max_trials`.
     """
 
 @pulumi.input_type
@@ -4253,14 +4253,14 @@ class StudyArgs:
         """
         ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
 
-        :param pulumi.Input[_builtins.int] max_trials: Required, at least 1.
+        :param pulumi.Input[_builtins.int] max_trials: How many trials run in all: at least 1 (required).
         :param pulumi.Input[Sequence[pulumi.Input['StudyMetricArgs']]] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param pulumi.Input[Mapping[str, pulumi.Input['StudyParameterArgs']]] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
         :param pulumi.Input['Algorithm'] algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         :param pulumi.Input['EarlyStoppingArgs'] early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param pulumi.Input[_builtins.int] max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
+        :param pulumi.Input[_builtins.int] max_failed_trials: How many failed trials fail the job; default 0: Vertex decides.
         :param pulumi.Input['MeasurementSelection'] measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
-        :param pulumi.Input[_builtins.int] parallel_trials: Default 1; at most `max_trials`.
+        :param pulumi.Input[_builtins.int] parallel_trials: How many trials run at once: default 1, at most `max_trials`.
         """
         pulumi.set(__self__, "max_trials", max_trials)
         pulumi.set(__self__, "metrics", metrics)
@@ -4280,7 +4280,7 @@ class StudyArgs:
     @pulumi.getter(name="maxTrials")
     def max_trials(self) -> pulumi.Input[_builtins.int]:
         """
-        Required, at least 1.
+        How many trials run in all: at least 1 (required).
         """
         return pulumi.get(self, "max_trials")
 
@@ -4340,7 +4340,7 @@ class StudyArgs:
     @pulumi.getter(name="maxFailedTrials")
     def max_failed_trials(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Default 0: Vertex decides how many failed trials fail the job.
+        How many failed trials fail the job; default 0: Vertex decides.
         """
         return pulumi.get(self, "max_failed_trials")
 
@@ -4364,7 +4364,7 @@ class StudyArgs:
     @pulumi.getter(name="parallelTrials")
     def parallel_trials(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Default 1; at most `max_trials`.
+        How many trials run at once: default 1, at most `max_trials`.
         """
         return pulumi.get(self, "parallel_trials")
 
@@ -4379,11 +4379,11 @@ class StudyMetricArgsDict(TypedDict):
     """
     goal: pulumi.Input['Goal']
     """
-    Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+    `MAXIMIZE` or `MINIMIZE`.
     """
     id: pulumi.Input[_builtins.str]
     """
-    Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+    The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
     """
 
 @pulumi.input_type
@@ -4394,8 +4394,8 @@ class StudyMetricArgs:
         """
         ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
 
-        :param pulumi.Input['Goal'] goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
-        :param pulumi.Input[_builtins.str] id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param pulumi.Input['Goal'] goal: `MAXIMIZE` or `MINIMIZE`.
+        :param pulumi.Input[_builtins.str] id: The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         """
         pulumi.set(__self__, "goal", goal)
         pulumi.set(__self__, "id", id)
@@ -4404,7 +4404,7 @@ class StudyMetricArgs:
     @pulumi.getter
     def goal(self) -> pulumi.Input['Goal']:
         """
-        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        `MAXIMIZE` or `MINIMIZE`.
         """
         return pulumi.get(self, "goal")
 
@@ -4416,7 +4416,7 @@ class StudyMetricArgs:
     @pulumi.getter
     def id(self) -> pulumi.Input[_builtins.str]:
         """
-        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         """
         return pulumi.get(self, "id")
 
@@ -4439,11 +4439,11 @@ class StudyParameterArgsDict(TypedDict):
     """
     max: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+    The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
     """
     min: NotRequired[pulumi.Input[Optional[_builtins.float]]]
     """
-    The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+    The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
     """
     scale: NotRequired[pulumi.Input[Optional['Scale']]]
     """
@@ -4468,8 +4468,8 @@ class StudyParameterArgs:
 
         :param pulumi.Input['ParameterType'] type: `double`, `integer`, `categorical` or `discrete`.
         :param pulumi.Input[Sequence[pulumi.Input['ConditionalParametersArgs']]] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
-        :param pulumi.Input[_builtins.float] max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
-        :param pulumi.Input[_builtins.float] min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param pulumi.Input[_builtins.float] max: The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
+        :param pulumi.Input[_builtins.float] min: The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         :param pulumi.Input['Scale'] scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         :param pulumi.Input[Sequence[pulumi.Input[Union[_builtins.str, _builtins.float]]]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
         """
@@ -4513,7 +4513,7 @@ class StudyParameterArgs:
     @pulumi.getter
     def max(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
         """
         return pulumi.get(self, "max")
 
@@ -4525,7 +4525,7 @@ class StudyParameterArgs:
     @pulumi.getter
     def min(self) -> pulumi.Input[Optional[_builtins.float]]:
         """
-        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         """
         return pulumi.get(self, "min")
 

@@ -242,8 +242,8 @@ class ConditionalParameters(dict):
         """
         ``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their parent takes one of the ``when`` values.
 
-        :param Mapping[str, 'StudyParameter'] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
-        :param Sequence[Union[_builtins.str, _builtins.float]] when: Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        :param Mapping[str, 'StudyParameter'] parameters: The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
+        :param Sequence[Union[_builtins.str, _builtins.float]] when: The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
         """
         pulumi.set(__self__, "parameters", parameters)
         pulumi.set(__self__, "when", when)
@@ -252,7 +252,7 @@ class ConditionalParameters(dict):
     @pulumi.getter
     def parameters(self) -> Mapping[str, 'outputs.StudyParameter']:
         """
-        By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+        The parameters tuned then, by parameter ID, as the study's `parameters` (a parent may reuse a child ID for disjoint `when`s).
         """
         return pulumi.get(self, "parameters")
 
@@ -260,7 +260,7 @@ class ConditionalParameters(dict):
     @pulumi.getter
     def when(self) -> Sequence[Any]:
         """
-        Of `parameters.<id>.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+        The parent's values that tune these parameters: a categorical parent's values, an integer parent's whole numbers in its range, or some of a discrete parent's values.
         """
         return pulumi.get(self, "when")
 
@@ -307,12 +307,12 @@ class ConvexStopping(dict):
         """
         ``early_stopping.convex``.
 
-        :param _builtins.str learning_rate_parameter_name: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.int max_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.int min_measurement_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.int min_step_count: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.bool update_all_stopped_trials: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.str learning_rate_parameter_name: The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
+        :param _builtins.int max_step_count: The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
+        :param _builtins.int min_measurement_count: The measurements a trial reports before it is considered for stopping.
+        :param _builtins.int min_step_count: A trial is considered for stopping only once it reports a measurement past this step.
+        :param _builtins.bool update_all_stopped_trials: Update the final measurement of every stopped trial, not only of those stopped now.
+        :param _builtins.bool use_elapsed_duration: Apply the rule by elapsed time rather than steps; default false.
         """
         if learning_rate_parameter_name is not None:
             pulumi.set(__self__, "learning_rate_parameter_name", learning_rate_parameter_name)
@@ -331,7 +331,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="learningRateParameterName")
     def learning_rate_parameter_name(self) -> Optional[_builtins.str]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The parameter that is the learning rate, used to estimate an ongoing trial's objective; unset when no parameter is.
         """
         return pulumi.get(self, "learning_rate_parameter_name")
 
@@ -339,7 +339,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="maxStepCount")
     def max_step_count(self) -> Optional[_builtins.int]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The step a stopped trial's final objective is predicted at (as in training); unset: learnt from the completed trials.
         """
         return pulumi.get(self, "max_step_count")
 
@@ -347,7 +347,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="minMeasurementCount")
     def min_measurement_count(self) -> Optional[_builtins.int]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        The measurements a trial reports before it is considered for stopping.
         """
         return pulumi.get(self, "min_measurement_count")
 
@@ -355,7 +355,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="minStepCount")
     def min_step_count(self) -> Optional[_builtins.int]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        A trial is considered for stopping only once it reports a measurement past this step.
         """
         return pulumi.get(self, "min_step_count")
 
@@ -363,7 +363,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="updateAllStoppedTrials")
     def update_all_stopped_trials(self) -> Optional[_builtins.bool]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Update the final measurement of every stopped trial, not only of those stopped now.
         """
         return pulumi.get(self, "update_all_stopped_trials")
 
@@ -371,7 +371,7 @@ class ConvexStopping(dict):
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> Optional[_builtins.bool]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Apply the rule by elapsed time rather than steps; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -544,10 +544,10 @@ class Dataset(dict):
 
         :param _builtins.str destination: Where the data is exported for the trainer: `gs://<bucket>/<folder>` or `bq://<project>[.<dataset>]`.
         :param _builtins.str id: The dataset's numeric ID, or its resource name in the job's own project and region.
-        :param _builtins.str annotation_schema_uri: Which annotations go with the data, as the API's InputDataConfig has them.
-        :param _builtins.str annotations_filter: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param _builtins.str annotation_schema_uri: The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
+        :param _builtins.str annotations_filter: Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         :param _builtins.bool persist_ml_use_assignment: Keep each item's split in the dataset (its `ml_use` label).
-        :param _builtins.str saved_query_id: Which annotations go with the data, as the API's InputDataConfig has them.
+        :param _builtins.str saved_query_id: A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         :param 'Split' split: One of `fractions`, `filter`, `predefined`, `timestamp`, `stratified`; none: about 80/10/10.
         """
         pulumi.set(__self__, "destination", destination)
@@ -583,7 +583,7 @@ class Dataset(dict):
     @pulumi.getter(name="annotationSchemaUri")
     def annotation_schema_uri(self) -> Optional[_builtins.str]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        The annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`.
         """
         return pulumi.get(self, "annotation_schema_uri")
 
@@ -591,7 +591,7 @@ class Dataset(dict):
     @pulumi.getter(name="annotationsFilter")
     def annotations_filter(self) -> Optional[_builtins.str]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        Which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`.
         """
         return pulumi.get(self, "annotations_filter")
 
@@ -607,7 +607,7 @@ class Dataset(dict):
     @pulumi.getter(name="savedQueryId")
     def saved_query_id(self) -> Optional[_builtins.str]:
         """
-        Which annotations go with the data, as the API's InputDataConfig has them.
+        A saved query that selects the annotations, as the API's InputDataConfig's `savedQueryId`.
         """
         return pulumi.get(self, "saved_query_id")
 
@@ -647,7 +647,7 @@ class DecayCurveStopping(dict):
         """
         ``early_stopping.decay_curve``.
 
-        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.bool use_elapsed_duration: Draw each trial's decay curve by elapsed time, not steps; default false.
         """
         if use_elapsed_duration is not None:
             pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
@@ -656,7 +656,7 @@ class DecayCurveStopping(dict):
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> Optional[_builtins.bool]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Draw each trial's decay curve by elapsed time, not steps; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -689,8 +689,8 @@ class Disk(dict):
         """
         ``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine.
 
-        :param _builtins.int size_gb: Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param _builtins.str type: Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param _builtins.int size_gb: The disk's size in GB, 100 to 64000; default 100.
+        :param _builtins.str type: `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         """
         if size_gb is not None:
             pulumi.set(__self__, "size_gb", size_gb)
@@ -701,7 +701,7 @@ class Disk(dict):
     @pulumi.getter(name="sizeGb")
     def size_gb(self) -> Optional[_builtins.int]:
         """
-        Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The disk's size in GB, 100 to 64000; default 100.
         """
         return pulumi.get(self, "size_gb")
 
@@ -709,7 +709,7 @@ class Disk(dict):
     @pulumi.getter
     def type(self) -> Optional[_builtins.str]:
         """
-        Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
         """
         return pulumi.get(self, "type")
 
@@ -745,9 +745,9 @@ class DnsPeering(dict):
         """
         A DNS zone (its suffix ends with a dot) resolved through a peered network.
 
-        :param _builtins.str domain: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param _builtins.str target_network: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param _builtins.str target_project: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        :param _builtins.str domain: The DNS zone's suffix, ending with a dot.
+        :param _builtins.str target_network: The network that resolves it.
+        :param _builtins.str target_project: The project of the network that resolves it.
         """
         pulumi.set(__self__, "domain", domain)
         pulumi.set(__self__, "target_network", target_network)
@@ -757,7 +757,7 @@ class DnsPeering(dict):
     @pulumi.getter
     def domain(self) -> _builtins.str:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The DNS zone's suffix, ending with a dot.
         """
         return pulumi.get(self, "domain")
 
@@ -765,7 +765,7 @@ class DnsPeering(dict):
     @pulumi.getter(name="targetNetwork")
     def target_network(self) -> _builtins.str:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The network that resolves it.
         """
         return pulumi.get(self, "target_network")
 
@@ -773,7 +773,7 @@ class DnsPeering(dict):
     @pulumi.getter(name="targetProject")
     def target_project(self) -> _builtins.str:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The project of the network that resolves it.
         """
         return pulumi.get(self, "target_project")
 
@@ -807,9 +807,9 @@ class EarlyStopping(dict):
         """
         ``early_stopping``: at most one rule that stops unpromising trials early.
 
-        :param 'ConvexStopping' convex: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param 'DecayCurveStopping' decay_curve: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param 'MedianStopping' median: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param 'ConvexStopping' convex: Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param 'DecayCurveStopping' decay_curve: Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
+        :param 'MedianStopping' median: Stop a trial below the median of the others: `{use_elapsed_duration}`.
         """
         if convex is not None:
             pulumi.set(__self__, "convex", convex)
@@ -822,7 +822,7 @@ class EarlyStopping(dict):
     @pulumi.getter
     def convex(self) -> Optional['outputs.ConvexStopping']:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Vertex's convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
         """
         return pulumi.get(self, "convex")
 
@@ -830,7 +830,7 @@ class EarlyStopping(dict):
     @pulumi.getter(name="decayCurve")
     def decay_curve(self) -> Optional['outputs.DecayCurveStopping']:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
         """
         return pulumi.get(self, "decay_curve")
 
@@ -838,7 +838,7 @@ class EarlyStopping(dict):
     @pulumi.getter
     def median(self) -> Optional['outputs.MedianStopping']:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Stop a trial below the median of the others: `{use_elapsed_duration}`.
         """
         return pulumi.get(self, "median")
 
@@ -855,9 +855,9 @@ class Filters(dict):
         """
         ``{training: <filter>, validation: <filter>, test: <filter>}``.
 
-        :param _builtins.str test: A data item filter, as Vertex AI's ListDataItems takes.
-        :param _builtins.str training: A data item filter, as Vertex AI's ListDataItems takes.
-        :param _builtins.str validation: A data item filter, as Vertex AI's ListDataItems takes.
+        :param _builtins.str test: The data item filter of the test set, as Vertex AI's ListDataItems takes.
+        :param _builtins.str training: The data item filter of the training set, as Vertex AI's ListDataItems takes.
+        :param _builtins.str validation: The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         """
         pulumi.set(__self__, "test", test)
         pulumi.set(__self__, "training", training)
@@ -867,7 +867,7 @@ class Filters(dict):
     @pulumi.getter
     def test(self) -> _builtins.str:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the test set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "test")
 
@@ -875,7 +875,7 @@ class Filters(dict):
     @pulumi.getter
     def training(self) -> _builtins.str:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the training set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "training")
 
@@ -883,7 +883,7 @@ class Filters(dict):
     @pulumi.getter
     def validation(self) -> _builtins.str:
         """
-        A data item filter, as Vertex AI's ListDataItems takes.
+        The data item filter of the validation set, as Vertex AI's ListDataItems takes.
         """
         return pulumi.get(self, "validation")
 
@@ -900,9 +900,9 @@ class Fractions(dict):
         """
         ``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1.
 
-        :param _builtins.float test: The share of the data for each set.
-        :param _builtins.float training: The share of the data for each set.
-        :param _builtins.float validation: The share of the data for each set.
+        :param _builtins.float test: The share of the data for the test, 0 to 1.
+        :param _builtins.float training: The share of the data for training, 0 to 1.
+        :param _builtins.float validation: The share of the data for validation, 0 to 1.
         """
         if test is not None:
             pulumi.set(__self__, "test", test)
@@ -915,7 +915,7 @@ class Fractions(dict):
     @pulumi.getter
     def test(self) -> Optional[_builtins.float]:
         """
-        The share of the data for each set.
+        The share of the data for the test, 0 to 1.
         """
         return pulumi.get(self, "test")
 
@@ -923,7 +923,7 @@ class Fractions(dict):
     @pulumi.getter
     def training(self) -> Optional[_builtins.float]:
         """
-        The share of the data for each set.
+        The share of the data for training, 0 to 1.
         """
         return pulumi.get(self, "training")
 
@@ -931,7 +931,7 @@ class Fractions(dict):
     @pulumi.getter
     def validation(self) -> Optional[_builtins.float]:
         """
-        The share of the data for each set.
+        The share of the data for validation, 0 to 1.
         """
         return pulumi.get(self, "validation")
 
@@ -948,9 +948,9 @@ class Framework(dict):
         """
         ``framework: {name: pytorch, version: "2.4", python: "3.10"}``: a prebuilt image.
 
-        :param _builtins.str name: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param _builtins.str version: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param _builtins.str python: Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        :param _builtins.str name: The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
+        :param _builtins.str version: The framework's version, as text (YAML reads `2.10` as `2.1`).
+        :param _builtins.str python: The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "version", version)
@@ -961,7 +961,7 @@ class Framework(dict):
     @pulumi.getter
     def name(self) -> _builtins.str:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         """
         return pulumi.get(self, "name")
 
@@ -969,7 +969,7 @@ class Framework(dict):
     @pulumi.getter
     def version(self) -> _builtins.str:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The framework's version, as text (YAML reads `2.10` as `2.1`).
         """
         return pulumi.get(self, "version")
 
@@ -977,7 +977,7 @@ class Framework(dict):
     @pulumi.getter
     def python(self) -> Optional[_builtins.str]:
         """
-        Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        The image's Python, as text (`"3.10"`); [images.md](images.md) says which image is picked without it.
         """
         return pulumi.get(self, "python")
 
@@ -1021,8 +1021,8 @@ class ImageRow(dict):
         """
         A row added to the catalogue of prebuilt images (``vertex-training:images``, as docs/images.md shows), read from Google's page on ``read_on``.
 
-        :param _builtins.str end_of_availability: The days Google gives, `YYYY-MM-DD`.
-        :param _builtins.str end_of_support: The days Google gives, `YYYY-MM-DD`.
+        :param _builtins.str end_of_availability: The day Google stops offering the image, `YYYY-MM-DD`.
+        :param _builtins.str end_of_support: The day Google ends the image's support, `YYYY-MM-DD`.
         :param _builtins.str framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
         :param Sequence['ImageKind'] kinds: What the image runs on: `cpu`, `gpu`, `tpu`.
         :param _builtins.str name: The image's name on Google's page, without host or tag.
@@ -1045,7 +1045,7 @@ class ImageRow(dict):
     @pulumi.getter(name="endOfAvailability")
     def end_of_availability(self) -> _builtins.str:
         """
-        The days Google gives, `YYYY-MM-DD`.
+        The day Google stops offering the image, `YYYY-MM-DD`.
         """
         return pulumi.get(self, "end_of_availability")
 
@@ -1053,7 +1053,7 @@ class ImageRow(dict):
     @pulumi.getter(name="endOfSupport")
     def end_of_support(self) -> _builtins.str:
         """
-        The days Google gives, `YYYY-MM-DD`.
+        The day Google ends the image's support, `YYYY-MM-DD`.
         """
         return pulumi.get(self, "end_of_support")
 
@@ -1238,52 +1238,52 @@ class Job(dict):
 
         :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
         :param _builtins.str adopt: Provider-side: resource name of an existing job to take over.
-        :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param Sequence[_builtins.str] args: Arguments (list).
         :param 'Backend' backend: Where the job runs, `vertex` (Vertex AI) or `local` (this machine), where it overrides the stack's `vertex-training:backend`.
         :param _builtins.str base_output_directory: Default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: AIP_MODEL_DIR is `<dir>/model`, AIP_CHECKPOINT_DIR `<dir>/checkpoints`, AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
         :param 'Dataset' dataset: The Vertex AI managed dataset the job reads: the job runs as a training pipeline that exports it to `destination` and gives the trainer AIP_DATA_FORMAT, AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI; refused on `local` ([models](models.md#managed-datasets)).
-        :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param 'Disk' disk: The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         :param _builtins.str display_name: 1 to 128 characters; default the job name.
-        :param _builtins.bool enable_dashboard_access: Interactive shell, dashboard.
-        :param _builtins.bool enable_web_access: Interactive shell, dashboard.
-        :param Mapping[str, _builtins.str] env: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param _builtins.bool enable_dashboard_access: The dashboard of each replica.
+        :param _builtins.bool enable_web_access: An interactive shell on each replica (the job's `webAccessUris`).
+        :param Mapping[str, _builtins.str] env: Environment (map, at most 100; a value may be a [secret](#secrets)).
         :param 'Pool' evaluators: Pool 3, as `workers`.
-        :param _builtins.str experiment: As in the CustomJob API.
-        :param _builtins.str experiment_run: As in the CustomJob API.
-        :param 'Framework' framework: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        :param _builtins.str experiment: The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
+        :param _builtins.str experiment_run: The experiment run the job is logged as, as in the CustomJob API.
+        :param 'Framework' framework: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         :param _builtins.str gpu_partition_size: Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
-        :param _builtins.str image: Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
-        :param _builtins.str job_id: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        :param _builtins.str image: Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        :param _builtins.str job_id: A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         :param _builtins.str kms_key: CMEK key for the job.
-        :param Mapping[str, _builtins.str] labels: At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        :param Mapping[str, _builtins.str] labels: At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         :param Sequence['LustreMount'] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param _builtins.str machine: Machine type, default `n1-standard-4`.
         :param 'Model' model: The Model Registry entry the trained model becomes: the job runs as a training pipeline that uploads what the trainer wrote to AIP_MODEL_DIR (a tuning job: its best trial's) as a new model, then as the next version of the same model on every replacement ([models](models.md)).
         :param Sequence[_builtins.str] models: Model resource names (`projects/P/locations/L/models/M`, optionally `@version` or `@alias`) some Google-provided jobs map to artifact URIs.
-        :param _builtins.str network: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        :param _builtins.str network: The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         :param Sequence['NfsMount'] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
         :param 'Pool' parameter_servers: Pool 2, as `workers`.
-        :param _builtins.str persistent_resource_id: As in the CustomJob API.
+        :param _builtins.str persistent_resource_id: The persistent resource the job runs on, as in the CustomJob API.
         :param _builtins.str protected_artifact_location_id: Where protected artifacts are stored, when not the job's region (a Vertex AI location).
         :param 'PscInterface' psc_interface_config: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param 'PythonPackage' python_package: ``python_package``: a Python package run on a prebuilt executor image.
-        :param _builtins.str python_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param 'ReductionServer' reduction_server: Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        :param 'PythonPackage' python_package: A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
+        :param _builtins.str python_version: With `runtime_version`: the image's Python, as text (`"3.7"`).
+        :param 'ReductionServer' reduction_server: Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         :param _builtins.str region: The job's region, where it overrides the stack's `gcp:region`.
         :param _builtins.int replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
         :param Union[_builtins.str, _builtins.int] rerun: A number or label text; changing it submits the job again (label `vertex_training_rerun`).
         :param Union[_builtins.str, 'ReservationAffinity'] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param Sequence[_builtins.str] reserved_ip_ranges: VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        :param Sequence[_builtins.str] reserved_ip_ranges: The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         :param 'Retry' retry: Provider-side: submit the job again after a failure that is not its own ([operations.md](operations.md#retries)); none by default.
         :param Sequence[_builtins.str] run_after: Provider-side: resource names of jobs (custom or tuning, of either backend) that must have succeeded before this one is submitted; in a program, the other jobs' IDs, e.g. `[prepare.id]` ([operations.md](operations.md#jobs-that-run-after-others)); none by default.
-        :param _builtins.str runtime_version: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
-        :param 'Scheduling' scheduling: ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        :param _builtins.str runtime_version: Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
+        :param 'Scheduling' scheduling: When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         :param _builtins.str service_account: The job's identity (required with `tensorboard`); default on `vertex`: the platform's account.
         :param 'Study' study: Makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs).
         :param Union[_builtins.str, _builtins.bool] tensorboard: A Vertex TensorBoard resource name, or `true` for the platform's TensorBoard (a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR).
         :param _builtins.str tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
-        :param Any training_input: A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        :param Any training_input: The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         :param Union[_builtins.str, 'Wait'] wait: Provider-side: `submitted` (default), `running`, `succeeded`, or `{until, timeout, start_timeout}` (default timeout 24h).
         :param 'Pool' workers: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
         """
@@ -1408,7 +1408,7 @@ class Job(dict):
     @pulumi.getter
     def args(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -1448,7 +1448,7 @@ class Job(dict):
     @pulumi.getter
     def disk(self) -> Optional['outputs.Disk']:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         """
         return pulumi.get(self, "disk")
 
@@ -1464,7 +1464,7 @@ class Job(dict):
     @pulumi.getter(name="enableDashboardAccess")
     def enable_dashboard_access(self) -> Optional[_builtins.bool]:
         """
-        Interactive shell, dashboard.
+        The dashboard of each replica.
         """
         return pulumi.get(self, "enable_dashboard_access")
 
@@ -1472,7 +1472,7 @@ class Job(dict):
     @pulumi.getter(name="enableWebAccess")
     def enable_web_access(self) -> Optional[_builtins.bool]:
         """
-        Interactive shell, dashboard.
+        An interactive shell on each replica (the job's `webAccessUris`).
         """
         return pulumi.get(self, "enable_web_access")
 
@@ -1480,7 +1480,7 @@ class Job(dict):
     @pulumi.getter
     def env(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Environment (map, at most 100; a value may be a [secret](#secrets)).
         """
         return pulumi.get(self, "env")
 
@@ -1496,7 +1496,7 @@ class Job(dict):
     @pulumi.getter
     def experiment(self) -> Optional[_builtins.str]:
         """
-        As in the CustomJob API.
+        The Vertex AI experiment the job's run is logged to, as in the CustomJob API.
         """
         return pulumi.get(self, "experiment")
 
@@ -1504,7 +1504,7 @@ class Job(dict):
     @pulumi.getter(name="experimentRun")
     def experiment_run(self) -> Optional[_builtins.str]:
         """
-        As in the CustomJob API.
+        The experiment run the job is logged as, as in the CustomJob API.
         """
         return pulumi.get(self, "experiment_run")
 
@@ -1512,7 +1512,7 @@ class Job(dict):
     @pulumi.getter
     def framework(self) -> Optional['outputs.Framework']:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
         """
         return pulumi.get(self, "framework")
 
@@ -1528,7 +1528,7 @@ class Job(dict):
     @pulumi.getter
     def image(self) -> Optional[_builtins.str]:
         """
-        Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         """
         return pulumi.get(self, "image")
 
@@ -1536,7 +1536,7 @@ class Job(dict):
     @pulumi.getter(name="jobId")
     def job_id(self) -> Optional[_builtins.str]:
         """
-        A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
         """
         return pulumi.get(self, "job_id")
 
@@ -1552,7 +1552,7 @@ class Job(dict):
     @pulumi.getter
     def labels(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider's.
+        At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google's; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider's.
         """
         return pulumi.get(self, "labels")
 
@@ -1592,7 +1592,7 @@ class Job(dict):
     @pulumi.getter
     def network(self) -> Optional[_builtins.str]:
         """
-        VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
         """
         return pulumi.get(self, "network")
 
@@ -1616,7 +1616,7 @@ class Job(dict):
     @pulumi.getter(name="persistentResourceId")
     def persistent_resource_id(self) -> Optional[_builtins.str]:
         """
-        As in the CustomJob API.
+        The persistent resource the job runs on, as in the CustomJob API.
         """
         return pulumi.get(self, "persistent_resource_id")
 
@@ -1640,7 +1640,7 @@ class Job(dict):
     @pulumi.getter(name="pythonPackage")
     def python_package(self) -> Optional['outputs.PythonPackage']:
         """
-        ``python_package``: a Python package run on a prebuilt executor image.
+        A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         """
         return pulumi.get(self, "python_package")
 
@@ -1648,7 +1648,7 @@ class Job(dict):
     @pulumi.getter(name="pythonVersion")
     def python_version(self) -> Optional[_builtins.str]:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        With `runtime_version`: the image's Python, as text (`"3.7"`).
         """
         return pulumi.get(self, "python_version")
 
@@ -1656,7 +1656,7 @@ class Job(dict):
     @pulumi.getter(name="reductionServer")
     def reduction_server(self) -> Optional['outputs.ReductionServer']:
         """
-        Pool 2 instead: `{replicas, machine}`, Google's reduction server image; GPU workers only.
+        Pool 2 instead: `{replicas, machine, disk}`, Google's reduction server image; GPU workers only.
         """
         return pulumi.get(self, "reduction_server")
 
@@ -1696,7 +1696,7 @@ class Job(dict):
     @pulumi.getter(name="reservedIpRanges")
     def reserved_ip_ranges(self) -> Optional[Sequence[_builtins.str]]:
         """
-        VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+        The ranges of `network` the job's IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
         """
         return pulumi.get(self, "reserved_ip_ranges")
 
@@ -1720,7 +1720,7 @@ class Job(dict):
     @pulumi.getter(name="runtimeVersion")
     def runtime_version(self) -> Optional[_builtins.str]:
         """
-        Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+        Instead of `image`: a legacy AI Platform runtime version (`"2.11"`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
         """
         return pulumi.get(self, "runtime_version")
 
@@ -1728,7 +1728,7 @@ class Job(dict):
     @pulumi.getter
     def scheduling(self) -> Optional['outputs.Scheduling']:
         """
-        ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+        When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
         """
         return pulumi.get(self, "scheduling")
 
@@ -1768,7 +1768,7 @@ class Job(dict):
     @pulumi.getter(name="trainingInput")
     def training_input(self) -> Optional[Any]:
         """
-        A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+        The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job's keys.
         """
         return pulumi.get(self, "training_input")
 
@@ -1887,9 +1887,9 @@ class KeyedFractions(dict):
         ``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split.
 
         :param _builtins.str key: The column (a time column, or a category column for `stratified`).
-        :param _builtins.float test: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param _builtins.float training: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param _builtins.float validation: Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param _builtins.float test: The share of the data for the test, 0 to 1.
+        :param _builtins.float training: The share of the data for training, 0 to 1.
+        :param _builtins.float validation: The share of the data for validation, 0 to 1.
         """
         pulumi.set(__self__, "key", key)
         if test is not None:
@@ -1911,7 +1911,7 @@ class KeyedFractions(dict):
     @pulumi.getter
     def test(self) -> Optional[_builtins.float]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for the test, 0 to 1.
         """
         return pulumi.get(self, "test")
 
@@ -1919,7 +1919,7 @@ class KeyedFractions(dict):
     @pulumi.getter
     def training(self) -> Optional[_builtins.float]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for training, 0 to 1.
         """
         return pulumi.get(self, "training")
 
@@ -1927,7 +1927,7 @@ class KeyedFractions(dict):
     @pulumi.getter
     def validation(self) -> Optional[_builtins.float]:
         """
-        Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        The share of the data for validation, 0 to 1.
         """
         return pulumi.get(self, "validation")
 
@@ -1966,10 +1966,10 @@ class LustreMount(dict):
         """
         A Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>``.
 
-        :param _builtins.str filesystem: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param _builtins.str instance_ip: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param _builtins.str mount_point: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
-        :param _builtins.str volume_handle: Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        :param _builtins.str filesystem: The instance's file system name.
+        :param _builtins.str instance_ip: The Managed Lustre instance's IP address.
+        :param _builtins.str mount_point: One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
+        :param _builtins.str volume_handle: The instance's volume handle.
         """
         pulumi.set(__self__, "filesystem", filesystem)
         pulumi.set(__self__, "instance_ip", instance_ip)
@@ -1980,7 +1980,7 @@ class LustreMount(dict):
     @pulumi.getter
     def filesystem(self) -> _builtins.str:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The instance's file system name.
         """
         return pulumi.get(self, "filesystem")
 
@@ -1988,7 +1988,7 @@ class LustreMount(dict):
     @pulumi.getter(name="instanceIp")
     def instance_ip(self) -> _builtins.str:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The Managed Lustre instance's IP address.
         """
         return pulumi.get(self, "instance_ip")
 
@@ -1996,7 +1996,7 @@ class LustreMount(dict):
     @pulumi.getter(name="mountPoint")
     def mount_point(self) -> _builtins.str:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        One directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`.
         """
         return pulumi.get(self, "mount_point")
 
@@ -2004,7 +2004,7 @@ class LustreMount(dict):
     @pulumi.getter(name="volumeHandle")
     def volume_handle(self) -> _builtins.str:
         """
-        Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
+        The instance's volume handle.
         """
         return pulumi.get(self, "volume_handle")
 
@@ -2036,7 +2036,7 @@ class MedianStopping(dict):
         """
         ``early_stopping.median``.
 
-        :param _builtins.bool use_elapsed_duration: Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        :param _builtins.bool use_elapsed_duration: Compare trials at the same elapsed time rather than the same step; default false.
         """
         if use_elapsed_duration is not None:
             pulumi.set(__self__, "use_elapsed_duration", use_elapsed_duration)
@@ -2045,7 +2045,7 @@ class MedianStopping(dict):
     @pulumi.getter(name="useElapsedDuration")
     def use_elapsed_duration(self) -> Optional[_builtins.bool]:
         """
-        Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+        Compare trials at the same elapsed time rather than the same step; default false.
         """
         return pulumi.get(self, "use_elapsed_duration")
 
@@ -2088,12 +2088,12 @@ class Model(dict):
 
         :param 'Serving' serving: The container Vertex AI serves predictions from: `image`, or `framework`.
         :param Sequence[_builtins.str] aliases: Version aliases that move to each new version (`[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]`); `default` is always on the newest.
-        :param _builtins.str description: The model's description, and each version's.
+        :param _builtins.str description: The model's description.
         :param _builtins.str display_name: The model's display name, 1 to 128 characters; default the job's display name.
         :param _builtins.str id: A new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not starting with a digit or `-`; a model of that ID that exists gets the next version; default Vertex AI picks one, and retrains find it by the job's labels.
         :param Mapping[str, _builtins.str] labels: The model's labels, as a job's labels; the model also carries the job's `pulumi_project`, `pulumi_stack` and `pulumi_resource` labels.
         :param _builtins.str parent: An existing model the versions are added to: its ID, or its resource name in the job's own project and region; instead of `id`.
-        :param _builtins.str version_description: The model's description, and each version's.
+        :param _builtins.str version_description: Each version's description.
         """
         pulumi.set(__self__, "serving", serving)
         if aliases is not None:
@@ -2131,7 +2131,7 @@ class Model(dict):
     @pulumi.getter
     def description(self) -> Optional[_builtins.str]:
         """
-        The model's description, and each version's.
+        The model's description.
         """
         return pulumi.get(self, "description")
 
@@ -2171,7 +2171,7 @@ class Model(dict):
     @pulumi.getter(name="versionDescription")
     def version_description(self) -> Optional[_builtins.str]:
         """
-        The model's description, and each version's.
+        Each version's description.
         """
         return pulumi.get(self, "version_description")
 
@@ -2356,9 +2356,9 @@ class NfsMount(dict):
         """
         An NFS export mounted at ``/mnt/nfs/<mount_point>``.
 
-        :param _builtins.str mount_point: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param _builtins.str path: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param _builtins.str server: Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        :param _builtins.str mount_point: One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
+        :param _builtins.str path: The exported path, starting with `/`.
+        :param _builtins.str server: The NFS server's IP address.
         """
         pulumi.set(__self__, "mount_point", mount_point)
         pulumi.set(__self__, "path", path)
@@ -2368,7 +2368,7 @@ class NfsMount(dict):
     @pulumi.getter(name="mountPoint")
     def mount_point(self) -> _builtins.str:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        One directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`.
         """
         return pulumi.get(self, "mount_point")
 
@@ -2376,7 +2376,7 @@ class NfsMount(dict):
     @pulumi.getter
     def path(self) -> _builtins.str:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        The exported path, starting with `/`.
         """
         return pulumi.get(self, "path")
 
@@ -2384,7 +2384,7 @@ class NfsMount(dict):
     @pulumi.getter
     def server(self) -> _builtins.str:
         """
-        Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+        The NFS server's IP address.
         """
         return pulumi.get(self, "server")
 
@@ -2545,17 +2545,17 @@ class Pool(dict):
         ``workers``, ``parameter_servers``, ``evaluators``: a worker pool.
 
         :param 'Accelerator' accelerator: `{type, count}`; the type must fit the machine family, the count the machine; `{count: 0}` (or `null`) is none (a type with a count of 0 is refused: write a count of at least 1, or `{count: 0}`), for a worker pool that would inherit the primary pool's (every SDK's types can write `{count: 0}`); a region whose row in the catalogue lacks it is warned about, naming Google's locations page (the table was not re-read on 2026-11-23), not refused.
-        :param Sequence[_builtins.str] args: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param Sequence[_builtins.str] args: Arguments (list).
         :param Sequence[_builtins.str] command: Container entry point (list); container jobs only.
-        :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param Mapping[str, _builtins.str] env: Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        :param 'Disk' disk: The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        :param Mapping[str, _builtins.str] env: Environment (map, at most 100; a value may be a [secret](#secrets)).
         :param _builtins.str gpu_partition_size: Multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb; `NVIDIA_A100_80GB` and `NVIDIA_H100_80GB` 1g.10gb, (H100: 1g.20gb,) 2g.20gb, 3g.40gb, 7g.80gb; `NVIDIA_H200_141GB` 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 7g.141gb; with one GPU per replica (`GPU_PARTITION_SIZES` in `catalog/machines.py`).
-        :param _builtins.str image: Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        :param _builtins.str image: Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         :param Sequence['LustreMount'] lustre_mounts: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/<mount_point>`, every field required.
         :param _builtins.str machine: Machine type, default `n1-standard-4`.
         :param Sequence['NfsMount'] nfs_mounts: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/<mount_point>`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
-        :param 'PythonPackage' python_package: Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
-        :param _builtins.int replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        :param 'PythonPackage' python_package: A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
+        :param _builtins.int replicas: How many machines the pool runs; default 1.
         :param Union[_builtins.str, 'ReservationAffinity'] reservation_affinity: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
         :param _builtins.str tpu_topology: TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: `1x1`; `ct5lp-hightpu-4t`: `2x2` (default), and the multi-host slices `2x4`, `4x4` (16 chips on 4 VMs, as Google's v5e notebooks run it), `4x8`, `8x8`, `8x16`, `16x16` (the last four documented by Cloud TPU only: warned); `ct5lp-hightpu-8t`: `2x4`; `ct4p-hightpu-4t`: `2x2x1`. TPU v5e training chips count against the `custom_model_training_tpu_v5e` quota. Sources per row: `TPU_SLICES` in `provider/vertex_training/catalog/machines.py`.
         """
@@ -2600,7 +2600,7 @@ class Pool(dict):
     @pulumi.getter
     def args(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -2616,7 +2616,7 @@ class Pool(dict):
     @pulumi.getter
     def disk(self) -> Optional['outputs.Disk']:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
         """
         return pulumi.get(self, "disk")
 
@@ -2624,7 +2624,7 @@ class Pool(dict):
     @pulumi.getter
     def env(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+        Environment (map, at most 100; a value may be a [secret](#secrets)).
         """
         return pulumi.get(self, "env")
 
@@ -2640,7 +2640,7 @@ class Pool(dict):
     @pulumi.getter
     def image(self) -> Optional[_builtins.str]:
         """
-        Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+        Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
         """
         return pulumi.get(self, "image")
 
@@ -2672,7 +2672,7 @@ class Pool(dict):
     @pulumi.getter(name="pythonPackage")
     def python_package(self) -> Optional['outputs.PythonPackage']:
         """
-        Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+        A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
         """
         return pulumi.get(self, "python_package")
 
@@ -2680,7 +2680,7 @@ class Pool(dict):
     @pulumi.getter
     def replicas(self) -> Optional[_builtins.int]:
         """
-        Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        How many machines the pool runs; default 1.
         """
         return pulumi.get(self, "replicas")
 
@@ -2731,8 +2731,8 @@ class PscInterface(dict):
         """
         ``psc_interface_config``: a VPC network reached through a network attachment.
 
-        :param _builtins.str network_attachment: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
-        :param Sequence['DnsPeering'] dns_peering_configs: Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        :param _builtins.str network_attachment: The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
+        :param Sequence['DnsPeering'] dns_peering_configs: DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         """
         pulumi.set(__self__, "network_attachment", network_attachment)
         if dns_peering_configs is not None:
@@ -2742,7 +2742,7 @@ class PscInterface(dict):
     @pulumi.getter(name="networkAttachment")
     def network_attachment(self) -> _builtins.str:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        The network attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region.
         """
         return pulumi.get(self, "network_attachment")
 
@@ -2750,7 +2750,7 @@ class PscInterface(dict):
     @pulumi.getter(name="dnsPeeringConfigs")
     def dns_peering_configs(self) -> Optional[Sequence['outputs.DnsPeering']]:
         """
-        Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment's name, or its full name `projects/P/regions/R/networkAttachments/N` in the job's region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+        DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
         """
         return pulumi.get(self, "dns_peering_configs")
 
@@ -2793,7 +2793,7 @@ class PythonPackage(dict):
         :param _builtins.str module: The module to run, e.g. `trainer.task`.
         :param _builtins.str executor_image: A prebuilt training image, as an [image reference](#image-references) under `<us|europe|asia>-docker.pkg.dev/vertex-ai/training/` (required on `vertex`, unless `framework` picks it).
         :param 'Framework' framework: Picks `executor_image` ([prebuilt images](#prebuilt-images-from-a-framework)).
-        :param _builtins.str package_path: A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+        :param _builtins.str package_path: A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
         :param Sequence[_builtins.str] package_uris: `gs://` URIs of sdists/wheels (local directories or files on `local`), 1 to 100.
         """
         pulumi.set(__self__, "module", module)
@@ -2834,7 +2834,7 @@ class PythonPackage(dict):
     @pulumi.getter(name="packagePath")
     def package_path(self) -> Optional[_builtins.str]:
         """
-        A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: built (`provider/vertex_training/packaging.py`) and uploaded by `pulumi up`; its URI goes first in `package_uris`. A missing directory stops the preview naming this key.
+        A local package directory (with pyproject.toml or setup.py, relative to the project), with or without `package_uris`: in a stack file and a Python program's dynamic resources, `pulumi up` builds it (`provider/vertex_training/packaging.py`) and uploads it, its URI first in `package_uris`, and a missing directory stops the preview naming this key; the plugin (YAML, TypeScript, Go and the other SDKs) builds nothing and refuses it at preview: build the sdist, upload it and list its `gs://` URI in `package_uris`.
         """
         return pulumi.get(self, "package_path")
 
@@ -2859,9 +2859,9 @@ class ReductionServer(dict):
         """
         ``reduction_server``: Google's reduction server image on its own pool.
 
-        :param 'Disk' disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
-        :param _builtins.str machine: Machine type, default `n1-standard-4`.
-        :param _builtins.int replicas: Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        :param 'Disk' disk: The boot disk, as a pool's `disk`.
+        :param _builtins.str machine: Machine type, default `n1-highcpu-16`.
+        :param _builtins.int replicas: How many reduction servers run; default 1.
         """
         if disk is not None:
             pulumi.set(__self__, "disk", disk)
@@ -2874,7 +2874,7 @@ class ReductionServer(dict):
     @pulumi.getter
     def disk(self) -> Optional['outputs.Disk']:
         """
-        `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+        The boot disk, as a pool's `disk`.
         """
         return pulumi.get(self, "disk")
 
@@ -2882,7 +2882,7 @@ class ReductionServer(dict):
     @pulumi.getter
     def machine(self) -> Optional[_builtins.str]:
         """
-        Machine type, default `n1-standard-4`.
+        Machine type, default `n1-highcpu-16`.
         """
         return pulumi.get(self, "machine")
 
@@ -2890,7 +2890,7 @@ class ReductionServer(dict):
     @pulumi.getter
     def replicas(self) -> Optional[_builtins.int]:
         """
-        Of the primary pool: always 1 (Vertex's rule); more replicas go in `workers`.
+        How many reduction servers run; default 1.
         """
         return pulumi.get(self, "replicas")
 
@@ -2907,9 +2907,9 @@ class ReservationAffinity(dict):
         """
         ``reservation_affinity``: the Compute Engine reservation a pool's machines come from; ``values`` names a specific one (projects/P/zones/Z/reservations/NAME).
 
-        :param 'ReservationAffinityType' type: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param _builtins.str key: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
-        :param Sequence[_builtins.str] values: Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        :param 'ReservationAffinityType' type: `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
+        :param _builtins.str key: With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
+        :param Sequence[_builtins.str] values: With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
         """
         pulumi.set(__self__, "type", type)
         if key is not None:
@@ -2921,7 +2921,7 @@ class ReservationAffinity(dict):
     @pulumi.getter
     def type(self) -> 'ReservationAffinityType':
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
         """
         return pulumi.get(self, "type")
 
@@ -2929,7 +2929,7 @@ class ReservationAffinity(dict):
     @pulumi.getter
     def key(self) -> Optional[_builtins.str]:
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
         """
         return pulumi.get(self, "key")
 
@@ -2937,7 +2937,7 @@ class ReservationAffinity(dict):
     @pulumi.getter
     def values(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Of `reservation_affinity`: The Compute Engine reservation the pool's machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation's zone must be in the job's region; the machine, accelerator and count must be the reservation's exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+        With `SPECIFIC_RESERVATION`: the reservation's full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
         """
         return pulumi.get(self, "values")
 
@@ -3036,9 +3036,9 @@ class Scheduling(dict):
         """
         ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
 
-        :param _builtins.bool disable_retries: Booleans.
+        :param _builtins.bool disable_retries: Fail the job at the first worker failure instead of retrying; default false.
         :param Union[_builtins.str, _builtins.int] max_wait_duration: FLEX_START only; `0s` is no limit.
-        :param _builtins.bool restart_job_on_worker_restart: Booleans.
+        :param _builtins.bool restart_job_on_worker_restart: Restart the whole job when a worker restarts; default false.
         :param 'Strategy' strategy: `STANDARD`, `SPOT` or `FLEX_START`. Flex-start's limits are refused when broken: L4, A100, H100, H200 or B200 GPUs in every pool, one machine configuration in every pool, `timeout` at most 7 days (Google's flex-start page).
         :param Union[_builtins.str, _builtins.int] timeout: A duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days.
         """
@@ -3057,7 +3057,7 @@ class Scheduling(dict):
     @pulumi.getter(name="disableRetries")
     def disable_retries(self) -> Optional[_builtins.bool]:
         """
-        Booleans.
+        Fail the job at the first worker failure instead of retrying; default false.
         """
         return pulumi.get(self, "disable_retries")
 
@@ -3073,7 +3073,7 @@ class Scheduling(dict):
     @pulumi.getter(name="restartJobOnWorkerRestart")
     def restart_job_on_worker_restart(self) -> Optional[_builtins.bool]:
         """
-        Booleans.
+        Restart the whole job when a worker restarts; default false.
         """
         return pulumi.get(self, "restart_job_on_worker_restart")
 
@@ -3130,14 +3130,14 @@ class Serving(dict):
         """
         ``serving:``: the container that serves the model's predictions, ``image`` or ``framework``.
 
-        :param Sequence[_builtins.str] args: The serving container's entrypoint, arguments and environment.
-        :param Sequence[_builtins.str] command: The serving container's entrypoint, arguments and environment.
-        :param Mapping[str, _builtins.str] env: The serving container's entrypoint, arguments and environment.
+        :param Sequence[_builtins.str] args: The serving container's arguments (list).
+        :param Sequence[_builtins.str] command: The serving container's entrypoint (list).
+        :param Mapping[str, _builtins.str] env: The serving container's environment (map).
         :param 'ServingFramework' framework: `{name, version, gpu}`: Google's prebuilt prediction image of that framework version (its GPU build with `gpu: true`).
-        :param _builtins.str health_route: The HTTP paths of prediction and health checks.
+        :param _builtins.str health_route: The HTTP path of health checks.
         :param _builtins.str image: The serving image's URI.
         :param _builtins.int port: The port the server listens on; default 8080.
-        :param _builtins.str predict_route: The HTTP paths of prediction and health checks.
+        :param _builtins.str predict_route: The HTTP path of prediction requests.
         """
         if args is not None:
             pulumi.set(__self__, "args", args)
@@ -3160,7 +3160,7 @@ class Serving(dict):
     @pulumi.getter
     def args(self) -> Optional[Sequence[_builtins.str]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's arguments (list).
         """
         return pulumi.get(self, "args")
 
@@ -3168,7 +3168,7 @@ class Serving(dict):
     @pulumi.getter
     def command(self) -> Optional[Sequence[_builtins.str]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's entrypoint (list).
         """
         return pulumi.get(self, "command")
 
@@ -3176,7 +3176,7 @@ class Serving(dict):
     @pulumi.getter
     def env(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        The serving container's entrypoint, arguments and environment.
+        The serving container's environment (map).
         """
         return pulumi.get(self, "env")
 
@@ -3192,7 +3192,7 @@ class Serving(dict):
     @pulumi.getter(name="healthRoute")
     def health_route(self) -> Optional[_builtins.str]:
         """
-        The HTTP paths of prediction and health checks.
+        The HTTP path of health checks.
         """
         return pulumi.get(self, "health_route")
 
@@ -3216,7 +3216,7 @@ class Serving(dict):
     @pulumi.getter(name="predictRoute")
     def predict_route(self) -> Optional[_builtins.str]:
         """
-        The HTTP paths of prediction and health checks.
+        The HTTP path of prediction requests.
         """
         return pulumi.get(self, "predict_route")
 
@@ -3233,8 +3233,8 @@ class ServingFramework(dict):
         """
         ``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt prediction image.
 
-        :param _builtins.str name: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
-        :param _builtins.str version: The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        :param _builtins.str name: The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
+        :param _builtins.str version: The framework's version, as text.
         :param _builtins.bool gpu: Whether to serve from the GPU build; default false.
         """
         pulumi.set(__self__, "name", name)
@@ -3246,7 +3246,7 @@ class ServingFramework(dict):
     @pulumi.getter
     def name(self) -> _builtins.str:
         """
-        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
         """
         return pulumi.get(self, "name")
 
@@ -3254,7 +3254,7 @@ class ServingFramework(dict):
     @pulumi.getter
     def version(self) -> _builtins.str:
         """
-        The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+        The framework's version, as text.
         """
         return pulumi.get(self, "version")
 
@@ -3284,8 +3284,8 @@ class Split(dict):
         :param 'Filters' filter: `{training, validation, test}`: the filter that selects each set's data items (all three).
         :param 'Fractions' fractions: `{training, validation, test}`, each 0 to 1, summing to at most 1.
         :param _builtins.str predefined: The column that names each row's set (tabular datasets).
-        :param 'KeyedFractions' stratified: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
-        :param 'KeyedFractions' timestamp: `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        :param 'KeyedFractions' stratified: `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
+        :param 'KeyedFractions' timestamp: `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         """
         if filter is not None:
             pulumi.set(__self__, "filter", filter)
@@ -3326,7 +3326,7 @@ class Split(dict):
     @pulumi.getter
     def stratified(self) -> Optional['outputs.KeyedFractions']:
         """
-        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        `{key, training, validation, test}`: fractions keeping a category column's distribution (tabular datasets).
         """
         return pulumi.get(self, "stratified")
 
@@ -3334,7 +3334,7 @@ class Split(dict):
     @pulumi.getter
     def timestamp(self) -> Optional['outputs.KeyedFractions']:
         """
-        `{key, training, validation, test}`: fractions by a time column, or keeping a category column's distribution (tabular datasets).
+        `{key, training, validation, test}`: fractions by a time column (tabular datasets).
         """
         return pulumi.get(self, "timestamp")
 
@@ -3381,14 +3381,14 @@ class Study(dict):
         """
         ``study``: what a hyperparameter tuning job tunes, towards which metric, and how many trials it runs (docs/tuning.md).
 
-        :param _builtins.int max_trials: Required, at least 1.
+        :param _builtins.int max_trials: How many trials run in all: at least 1 (required).
         :param Sequence['StudyMetric'] metrics: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
         :param Mapping[str, 'StudyParameter'] parameters: By parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping's keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
         :param 'Algorithm' algorithm: `default` (Vertex's own search), `grid` (integer, categorical and discrete parameters only) or `random`.
         :param 'EarlyStopping' early_stopping: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
-        :param _builtins.int max_failed_trials: Default 0: Vertex decides how many failed trials fail the job.
+        :param _builtins.int max_failed_trials: How many failed trials fail the job; default 0: Vertex decides.
         :param 'MeasurementSelection' measurement_selection: `best` or `last` (Vertex's default) reported value of each trial.
-        :param _builtins.int parallel_trials: Default 1; at most `max_trials`.
+        :param _builtins.int parallel_trials: How many trials run at once: default 1, at most `max_trials`.
         """
         pulumi.set(__self__, "max_trials", max_trials)
         pulumi.set(__self__, "metrics", metrics)
@@ -3408,7 +3408,7 @@ class Study(dict):
     @pulumi.getter(name="maxTrials")
     def max_trials(self) -> _builtins.int:
         """
-        Required, at least 1.
+        How many trials run in all: at least 1 (required).
         """
         return pulumi.get(self, "max_trials")
 
@@ -3448,7 +3448,7 @@ class Study(dict):
     @pulumi.getter(name="maxFailedTrials")
     def max_failed_trials(self) -> Optional[_builtins.int]:
         """
-        Default 0: Vertex decides how many failed trials fail the job.
+        How many failed trials fail the job; default 0: Vertex decides.
         """
         return pulumi.get(self, "max_failed_trials")
 
@@ -3464,7 +3464,7 @@ class Study(dict):
     @pulumi.getter(name="parallelTrials")
     def parallel_trials(self) -> Optional[_builtins.int]:
         """
-        Default 1; at most `max_trials`.
+        How many trials run at once: default 1, at most `max_trials`.
         """
         return pulumi.get(self, "parallel_trials")
 
@@ -3480,8 +3480,8 @@ class StudyMetric(dict):
         """
         ``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal.
 
-        :param 'Goal' goal: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
-        :param _builtins.str id: Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        :param 'Goal' goal: `MAXIMIZE` or `MINIMIZE`.
+        :param _builtins.str id: The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         """
         pulumi.set(__self__, "goal", goal)
         pulumi.set(__self__, "id", id)
@@ -3490,7 +3490,7 @@ class StudyMetric(dict):
     @pulumi.getter
     def goal(self) -> 'Goal':
         """
-        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        `MAXIMIZE` or `MINIMIZE`.
         """
         return pulumi.get(self, "goal")
 
@@ -3498,7 +3498,7 @@ class StudyMetric(dict):
     @pulumi.getter
     def id(self) -> _builtins.str:
         """
-        Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+        The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
         """
         return pulumi.get(self, "id")
 
@@ -3520,8 +3520,8 @@ class StudyParameter(dict):
 
         :param 'ParameterType' type: `double`, `integer`, `categorical` or `discrete`.
         :param Sequence['ConditionalParameters'] conditional: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
-        :param _builtins.float max: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
-        :param _builtins.float min: The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        :param _builtins.float max: The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
+        :param _builtins.float min: The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         :param 'Scale' scale: `linear`, `log` or `reverse_log`, for double, integer and discrete parameters only; the log scales need every value above zero. Unset: Vertex's default (no scaling).
         :param Sequence[Union[_builtins.str, _builtins.float]] values: The values of a `categorical` parameter (text) or of a `discrete` one (numbers, increasing, at most 1000).
         """
@@ -3557,7 +3557,7 @@ class StudyParameter(dict):
     @pulumi.getter
     def max(self) -> Optional[_builtins.float]:
         """
-        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        The upper end of a `double` or `integer` parameter's range: inclusive, above `min`, a whole number for an integer.
         """
         return pulumi.get(self, "max")
 
@@ -3565,7 +3565,7 @@ class StudyParameter(dict):
     @pulumi.getter
     def min(self) -> Optional[_builtins.float]:
         """
-        The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+        The lower end of a `double` or `integer` parameter's range: inclusive, below `max`, a whole number for an integer.
         """
         return pulumi.get(self, "min")
 

@@ -98,72 +98,212 @@ Scalars = Annotated[list[Any], BeforeValidator(_scalars_before)]
 class MetricConfig(_ConfigModel):
     """``{id: accuracy, goal: MAXIMIZE}``."""
 
-    id: NonEmptyText
-    goal: Annotated[str, BeforeValidator(_choice(GOALS))]
+    id: NonEmptyText = Field(
+        description=(
+            "the tag the trainer reports the metric with (`cloudml-hypertune`): no "
+            "whitespace, each once"
+        )
+    )
+    goal: Annotated[str, BeforeValidator(_choice(GOALS))] = Field(
+        description="`MAXIMIZE` or `MINIMIZE`"
+    )
 
 
 class ConditionalConfig(_ConfigModel):
     """``{when: [adam], parameters: {beta1: {...}}}``: parameters used for these parent values."""
 
-    when: Scalars
-    parameters: dict[Any, ParameterConfig]
+    when: Scalars = Field(
+        description=(
+            "the parent's values that tune these parameters: a categorical parent's values,"
+            " an integer parent's whole numbers in its range, or some of a discrete "
+            "parent's values"
+        )
+    )
+    parameters: dict[Any, ParameterConfig] = Field(
+        description=(
+            "the parameters tuned then, by parameter ID, as the study's `parameters` (a "
+            "parent may reuse a child ID for disjoint `when`s)"
+        )
+    )
 
 
 class ParameterConfig(_ConfigModel):
     """One parameter to tune; which keys apply depends on ``type``."""
 
-    type: Annotated[str, BeforeValidator(_choice(PARAMETER_TYPES))]
-    min: Number | None = None
-    max: Number | None = None
-    values: Scalars | None = None
-    scale: Annotated[str | None, BeforeValidator(_choice(SCALES))] = None
-    conditional: list[ConditionalConfig] | None = None
+    type: Annotated[str, BeforeValidator(_choice(PARAMETER_TYPES))] = Field(
+        description="`double`, `integer`, `categorical` or `discrete`"
+    )
+    min: Number | None = Field(
+        None,
+        description=(
+            "the lower end of a `double` or `integer` parameter's range: inclusive, below "
+            "`max`, a whole number for an integer"
+        ),
+    )
+    max: Number | None = Field(
+        None,
+        description=(
+            "the upper end of a `double` or `integer` parameter's range: inclusive, above "
+            "`min`, a whole number for an integer"
+        ),
+    )
+    values: Scalars | None = Field(
+        None,
+        description=(
+            "the values of a `categorical` parameter (text) or of a `discrete` one "
+            "(numbers, increasing, at most 1000)"
+        ),
+    )
+    scale: Annotated[str | None, BeforeValidator(_choice(SCALES))] = Field(
+        None,
+        description=(
+            "`linear`, `log` or `reverse_log`, for double, integer and discrete parameters "
+            "only; the log scales need every value above zero. Unset: Vertex's default (no "
+            "scaling)."
+        ),
+    )
+    conditional: list[ConditionalConfig] | None = Field(
+        None,
+        description=(
+            "a list of `{when, parameters}`: those parameters are tuned only when the "
+            "parent takes one of the `when` values. The parent is categorical (`when` lists"
+            " its values), integer (whole numbers in its range) or discrete (some of its "
+            "values). IDs are unique in a study, except that one parent may reuse a child "
+            "ID for disjoint `when`s."
+        ),
+    )
 
 
 class DecayCurveConfig(_ConfigModel):
     """``early_stopping.decay_curve``."""
 
-    use_elapsed_duration: bool = False
+    use_elapsed_duration: bool = Field(
+        False,
+        description="draw each trial's decay curve by elapsed time, not steps; default false",
+    )
 
 
 class MedianConfig(_ConfigModel):
     """``early_stopping.median``."""
 
-    use_elapsed_duration: bool = False
+    use_elapsed_duration: bool = Field(
+        False,
+        description=(
+            "compare trials at the same elapsed time rather than the same step; default false"
+        ),
+    )
 
 
 class ConvexConfig(_ConfigModel):
     """``early_stopping.convex`` (study.proto ConvexAutomatedStoppingSpec)."""
 
-    max_step_count: int | None = Field(None, ge=0)
-    min_step_count: int | None = Field(None, ge=0)
-    min_measurement_count: int | None = Field(None, ge=0)
-    learning_rate_parameter_name: NonEmptyText | None = None
-    use_elapsed_duration: bool = False
-    update_all_stopped_trials: bool | None = None
+    max_step_count: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "the step a stopped trial's final objective is predicted at (as in training); "
+            "unset: learnt from the completed trials"
+        ),
+    )
+    min_step_count: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "a trial is considered for stopping only once it reports a measurement past this step"
+        ),
+    )
+    min_measurement_count: int | None = Field(
+        None,
+        ge=0,
+        description="the measurements a trial reports before it is considered for stopping",
+    )
+    learning_rate_parameter_name: NonEmptyText | None = Field(
+        None,
+        description=(
+            "the parameter that is the learning rate, used to estimate an ongoing trial's "
+            "objective; unset when no parameter is"
+        ),
+    )
+    use_elapsed_duration: bool = Field(
+        False, description="apply the rule by elapsed time rather than steps; default false"
+    )
+    update_all_stopped_trials: bool | None = Field(
+        None,
+        description=(
+            "update the final measurement of every stopped trial, not only of those stopped now"
+        ),
+    )
 
 
 class EarlyStoppingConfig(_ConfigModel):
     """``early_stopping:``: at most one rule."""
 
-    decay_curve: Annotated[DecayCurveConfig | None, BeforeValidator(_null_is_empty)] = None
-    median: Annotated[MedianConfig | None, BeforeValidator(_null_is_empty)] = None
-    convex: Annotated[ConvexConfig | None, BeforeValidator(_null_is_empty)] = None
+    decay_curve: Annotated[DecayCurveConfig | None, BeforeValidator(_null_is_empty)] = Field(
+        None,
+        description=(
+            "stop a trial whose decay curve predicts it will not beat the best: "
+            "`{use_elapsed_duration}`"
+        ),
+    )
+    median: Annotated[MedianConfig | None, BeforeValidator(_null_is_empty)] = Field(
+        None, description="stop a trial below the median of the others: `{use_elapsed_duration}`"
+    )
+    convex: Annotated[ConvexConfig | None, BeforeValidator(_null_is_empty)] = Field(
+        None,
+        description=(
+            "Vertex's convex automated stopping: `{max_step_count, min_step_count, "
+            "min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, "
+            "update_all_stopped_trials}`"
+        ),
+    )
 
 
 class StudyConfig(_ConfigModel):
     """A job's ``study:`` block, as written."""
 
-    metrics: list[MetricConfig]
-    parameters: dict[Any, ParameterConfig]
-    algorithm: Annotated[str, BeforeValidator(_choice(ALGORITHMS))] = "default"
+    metrics: list[MetricConfig] = Field(
+        description=(
+            "one or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag "
+            "the trainer reports with `cloudml-hypertune` (no whitespace, each once). The "
+            "first metric ranks the trials (`best_trial`)."
+        )
+    )
+    parameters: dict[Any, ParameterConfig] = Field(
+        description=(
+            "by parameter ID (no whitespace; each trial gets `--<id>=<value>` appended to "
+            "its args). They are sent, and appended, in ID order: Pulumi keeps no order of "
+            "a mapping's keys, so the order they are written in cannot be kept. `type: "
+            "double` or `integer` take `min` and `max` (inclusive, `min` < `max`; whole "
+            "numbers for integers); `categorical` takes `values` (text); `discrete` takes "
+            "`values` (numbers, increasing, at most 1000)."
+        )
+    )
+    algorithm: Annotated[str, BeforeValidator(_choice(ALGORITHMS))] = Field(
+        "default",
+        description=(
+            "`default` (Vertex's own search), `grid` (integer, categorical and discrete "
+            "parameters only) or `random`"
+        ),
+    )
     measurement_selection: Annotated[
         str | None, BeforeValidator(_choice(MEASUREMENT_SELECTIONS))
-    ] = None
-    early_stopping: EarlyStoppingConfig | None = None
-    max_trials: int = Field(ge=1)
-    parallel_trials: int = Field(1, ge=1)
-    max_failed_trials: int = Field(0, ge=0)
+    ] = Field(None, description="`best` or `last` (Vertex's default) reported value of each trial")
+    early_stopping: EarlyStoppingConfig | None = Field(
+        None,
+        description=(
+            "at most one of `decay_curve: {use_elapsed_duration}`, `median: "
+            "{use_elapsed_duration}`, `convex: {max_step_count, min_step_count, "
+            "min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, "
+            "update_all_stopped_trials}`"
+        ),
+    )
+    max_trials: int = Field(ge=1, description="how many trials run in all: at least 1 (required)")
+    parallel_trials: int = Field(
+        1, ge=1, description="how many trials run at once: default 1, at most `max_trials`"
+    )
+    max_failed_trials: int = Field(
+        0, ge=0, description="how many failed trials fail the job; default 0: Vertex decides"
+    )
 
 
 ConditionalConfig.model_rebuild()

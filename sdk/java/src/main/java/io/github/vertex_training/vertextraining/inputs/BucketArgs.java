@@ -37,14 +37,14 @@ public final class BucketArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
+     * The bucket&#39;s name, default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
      * 
      */
     @Import(name="name")
     private @Nullable Output<String> name;
 
     /**
-     * @return Default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
+     * @return The bucket&#39;s name, default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
      * 
      */
     public Optional<Output<String>> name() {
@@ -130,7 +130,7 @@ public final class BucketArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param name Default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
+         * @param name The bucket&#39;s name, default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
          * 
          * @return builder
          * 
@@ -141,7 +141,7 @@ public final class BucketArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param name Default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
+         * @param name The bucket&#39;s name, default `&lt;project&gt;-vertex-training-&lt;stack&gt;` (3 to 63 lowercase letters, digits, `-`, `_`).
          * 
          * @return builder
          * 

@@ -24,14 +24,14 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
     public static final ConditionalParametersArgs Empty = new ConditionalParametersArgs();
 
     /**
-     * By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
      * 
      */
     @Import(name="parameters", required=true)
     private Output<Map<String,StudyParameterArgs>> parameters;
 
     /**
-     * @return By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * @return The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
      * 
      */
     public Output<Map<String,StudyParameterArgs>> parameters() {
@@ -39,14 +39,14 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
     }
 
     /**
-     * Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
      * 
      */
     @Import(name="when", required=true)
     private Output<List<Either<String,Double>>> when;
 
     /**
-     * @return Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * @return The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
      * 
      */
     public Output<List<Either<String,Double>>> when() {
@@ -79,7 +79,7 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param parameters By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+         * @param parameters The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
          * 
          * @return builder
          * 
@@ -90,7 +90,7 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param parameters By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+         * @param parameters The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
          * 
          * @return builder
          * 
@@ -100,7 +100,7 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param when Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+         * @param when The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
          * 
          * @return builder
          * 
@@ -111,7 +111,7 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param when Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+         * @param when The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
          * 
          * @return builder
          * 
@@ -121,7 +121,7 @@ public final class ConditionalParametersArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param when Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+         * @param when The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
          * 
          * @return builder
          * 

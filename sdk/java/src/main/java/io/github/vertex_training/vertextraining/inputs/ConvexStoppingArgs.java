@@ -22,14 +22,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     public static final ConvexStoppingArgs Empty = new ConvexStoppingArgs();
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
      * 
      */
     @Import(name="learningRateParameterName")
     private @Nullable Output<String> learningRateParameterName;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
      * 
      */
     public Optional<Output<String>> learningRateParameterName() {
@@ -37,14 +37,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
      * 
      */
     @Import(name="maxStepCount")
     private @Nullable Output<Integer> maxStepCount;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
      * 
      */
     public Optional<Output<Integer>> maxStepCount() {
@@ -52,14 +52,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * The measurements a trial reports before it is considered for stopping.
      * 
      */
     @Import(name="minMeasurementCount")
     private @Nullable Output<Integer> minMeasurementCount;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The measurements a trial reports before it is considered for stopping.
      * 
      */
     public Optional<Output<Integer>> minMeasurementCount() {
@@ -67,14 +67,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * A trial is considered for stopping only once it reports a measurement past this step.
      * 
      */
     @Import(name="minStepCount")
     private @Nullable Output<Integer> minStepCount;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return A trial is considered for stopping only once it reports a measurement past this step.
      * 
      */
     public Optional<Output<Integer>> minStepCount() {
@@ -82,14 +82,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Update the final measurement of every stopped trial, not only of those stopped now.
      * 
      */
     @Import(name="updateAllStoppedTrials")
     private @Nullable Output<Boolean> updateAllStoppedTrials;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Update the final measurement of every stopped trial, not only of those stopped now.
      * 
      */
     public Optional<Output<Boolean>> updateAllStoppedTrials() {
@@ -97,14 +97,14 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Apply the rule by elapsed time rather than steps; default false.
      * 
      */
     @Import(name="useElapsedDuration")
     private @Nullable Output<Boolean> useElapsedDuration;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Apply the rule by elapsed time rather than steps; default false.
      * 
      */
     public Optional<Output<Boolean>> useElapsedDuration() {
@@ -141,7 +141,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param learningRateParameterName Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param learningRateParameterName The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
          * 
          * @return builder
          * 
@@ -152,7 +152,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param learningRateParameterName Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param learningRateParameterName The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
          * 
          * @return builder
          * 
@@ -162,7 +162,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param maxStepCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param maxStepCount The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
          * 
          * @return builder
          * 
@@ -173,7 +173,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param maxStepCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param maxStepCount The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
          * 
          * @return builder
          * 
@@ -183,7 +183,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param minMeasurementCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param minMeasurementCount The measurements a trial reports before it is considered for stopping.
          * 
          * @return builder
          * 
@@ -194,7 +194,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param minMeasurementCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param minMeasurementCount The measurements a trial reports before it is considered for stopping.
          * 
          * @return builder
          * 
@@ -204,7 +204,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param minStepCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param minStepCount A trial is considered for stopping only once it reports a measurement past this step.
          * 
          * @return builder
          * 
@@ -215,7 +215,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param minStepCount Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param minStepCount A trial is considered for stopping only once it reports a measurement past this step.
          * 
          * @return builder
          * 
@@ -225,7 +225,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param updateAllStoppedTrials Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param updateAllStoppedTrials Update the final measurement of every stopped trial, not only of those stopped now.
          * 
          * @return builder
          * 
@@ -236,7 +236,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param updateAllStoppedTrials Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param updateAllStoppedTrials Update the final measurement of every stopped trial, not only of those stopped now.
          * 
          * @return builder
          * 
@@ -246,7 +246,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Apply the rule by elapsed time rather than steps; default false.
          * 
          * @return builder
          * 
@@ -257,7 +257,7 @@ public final class ConvexStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Apply the rule by elapsed time rather than steps; default false.
          * 
          * @return builder
          * 

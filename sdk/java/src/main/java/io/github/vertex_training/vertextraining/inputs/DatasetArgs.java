@@ -23,14 +23,14 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
     public static final DatasetArgs Empty = new DatasetArgs();
 
     /**
-     * Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
      * 
      */
     @Import(name="annotationSchemaUri")
     private @Nullable Output<String> annotationSchemaUri;
 
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
      * 
      */
     public Optional<Output<String>> annotationSchemaUri() {
@@ -38,14 +38,14 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
      * 
      */
     @Import(name="annotationsFilter")
     private @Nullable Output<String> annotationsFilter;
 
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
      * 
      */
     public Optional<Output<String>> annotationsFilter() {
@@ -98,14 +98,14 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
      * 
      */
     @Import(name="savedQueryId")
     private @Nullable Output<String> savedQueryId;
 
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
      * 
      */
     public Optional<Output<String>> savedQueryId() {
@@ -158,7 +158,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param annotationSchemaUri Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param annotationSchemaUri The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
          * 
          * @return builder
          * 
@@ -169,7 +169,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param annotationSchemaUri Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param annotationSchemaUri The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
          * 
          * @return builder
          * 
@@ -179,7 +179,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param annotationsFilter Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param annotationsFilter Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
          * 
          * @return builder
          * 
@@ -190,7 +190,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param annotationsFilter Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param annotationsFilter Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
          * 
          * @return builder
          * 
@@ -263,7 +263,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param savedQueryId Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param savedQueryId A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
          * 
          * @return builder
          * 
@@ -274,7 +274,7 @@ public final class DatasetArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param savedQueryId Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+         * @param savedQueryId A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
          * 
          * @return builder
          * 

@@ -20,14 +20,14 @@ public final class DecayCurveStoppingArgs extends com.pulumi.resources.ResourceA
     public static final DecayCurveStoppingArgs Empty = new DecayCurveStoppingArgs();
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
      * 
      */
     @Import(name="useElapsedDuration")
     private @Nullable Output<Boolean> useElapsedDuration;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
      * 
      */
     public Optional<Output<Boolean>> useElapsedDuration() {
@@ -59,7 +59,7 @@ public final class DecayCurveStoppingArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
          * 
          * @return builder
          * 
@@ -70,7 +70,7 @@ public final class DecayCurveStoppingArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
          * 
          * @return builder
          * 

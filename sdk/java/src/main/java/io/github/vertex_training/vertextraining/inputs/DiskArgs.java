@@ -21,14 +21,14 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
     public static final DiskArgs Empty = new DiskArgs();
 
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The disk&#39;s size in GB, 100 to 64000; default 100.
      * 
      */
     @Import(name="sizeGb")
     private @Nullable Output<Integer> sizeGb;
 
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The disk&#39;s size in GB, 100 to 64000; default 100.
      * 
      */
     public Optional<Output<Integer>> sizeGb() {
@@ -36,14 +36,14 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      * 
      */
     @Import(name="type")
     private @Nullable Output<String> type;
 
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      * 
      */
     public Optional<Output<String>> type() {
@@ -76,7 +76,7 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param sizeGb Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param sizeGb The disk&#39;s size in GB, 100 to 64000; default 100.
          * 
          * @return builder
          * 
@@ -87,7 +87,7 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param sizeGb Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param sizeGb The disk&#39;s size in GB, 100 to 64000; default 100.
          * 
          * @return builder
          * 
@@ -97,7 +97,7 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param type Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param type `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
          * 
          * @return builder
          * 
@@ -108,7 +108,7 @@ public final class DiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param type Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param type `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
          * 
          * @return builder
          * 

@@ -19,14 +19,14 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
     public static final DnsPeeringArgs Empty = new DnsPeeringArgs();
 
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The DNS zone&#39;s suffix, ending with a dot.
      * 
      */
     @Import(name="domain", required=true)
     private Output<String> domain;
 
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The DNS zone&#39;s suffix, ending with a dot.
      * 
      */
     public Output<String> domain() {
@@ -34,14 +34,14 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network that resolves it.
      * 
      */
     @Import(name="targetNetwork", required=true)
     private Output<String> targetNetwork;
 
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network that resolves it.
      * 
      */
     public Output<String> targetNetwork() {
@@ -49,14 +49,14 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The project of the network that resolves it.
      * 
      */
     @Import(name="targetProject", required=true)
     private Output<String> targetProject;
 
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The project of the network that resolves it.
      * 
      */
     public Output<String> targetProject() {
@@ -90,7 +90,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param domain Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param domain The DNS zone&#39;s suffix, ending with a dot.
          * 
          * @return builder
          * 
@@ -101,7 +101,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param domain Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param domain The DNS zone&#39;s suffix, ending with a dot.
          * 
          * @return builder
          * 
@@ -111,7 +111,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param targetNetwork Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param targetNetwork The network that resolves it.
          * 
          * @return builder
          * 
@@ -122,7 +122,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param targetNetwork Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param targetNetwork The network that resolves it.
          * 
          * @return builder
          * 
@@ -132,7 +132,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param targetProject Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param targetProject The project of the network that resolves it.
          * 
          * @return builder
          * 
@@ -143,7 +143,7 @@ public final class DnsPeeringArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param targetProject Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param targetProject The project of the network that resolves it.
          * 
          * @return builder
          * 

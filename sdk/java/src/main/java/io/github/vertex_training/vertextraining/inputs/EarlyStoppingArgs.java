@@ -22,14 +22,14 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
     public static final EarlyStoppingArgs Empty = new EarlyStoppingArgs();
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      * 
      */
     @Import(name="convex")
     private @Nullable Output<ConvexStoppingArgs> convex;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      * 
      */
     public Optional<Output<ConvexStoppingArgs>> convex() {
@@ -37,14 +37,14 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      * 
      */
     @Import(name="decayCurve")
     private @Nullable Output<DecayCurveStoppingArgs> decayCurve;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      * 
      */
     public Optional<Output<DecayCurveStoppingArgs>> decayCurve() {
@@ -52,14 +52,14 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Stop a trial below the median of the others: `{use_elapsed_duration}`.
      * 
      */
     @Import(name="median")
     private @Nullable Output<MedianStoppingArgs> median;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial below the median of the others: `{use_elapsed_duration}`.
      * 
      */
     public Optional<Output<MedianStoppingArgs>> median() {
@@ -93,7 +93,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param convex Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param convex Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
          * 
          * @return builder
          * 
@@ -104,7 +104,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param convex Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param convex Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
          * 
          * @return builder
          * 
@@ -114,7 +114,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param decayCurve Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param decayCurve Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
          * 
          * @return builder
          * 
@@ -125,7 +125,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param decayCurve Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param decayCurve Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
          * 
          * @return builder
          * 
@@ -135,7 +135,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param median Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param median Stop a trial below the median of the others: `{use_elapsed_duration}`.
          * 
          * @return builder
          * 
@@ -146,7 +146,7 @@ public final class EarlyStoppingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param median Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param median Stop a trial below the median of the others: `{use_elapsed_duration}`.
          * 
          * @return builder
          * 

@@ -19,14 +19,14 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
     public static final FiltersArgs Empty = new FiltersArgs();
 
     /**
-     * A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     @Import(name="test", required=true)
     private Output<String> test;
 
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public Output<String> test() {
@@ -34,14 +34,14 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     @Import(name="training", required=true)
     private Output<String> training;
 
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public Output<String> training() {
@@ -49,14 +49,14 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     @Import(name="validation", required=true)
     private Output<String> validation;
 
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public Output<String> validation() {
@@ -90,7 +90,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param test A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param test The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 
@@ -101,7 +101,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param test A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param test The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 
@@ -111,7 +111,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param training A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param training The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 
@@ -122,7 +122,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param training A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param training The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 
@@ -132,7 +132,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param validation A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param validation The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 
@@ -143,7 +143,7 @@ public final class FiltersArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param validation A data item filter, as Vertex AI&#39;s ListDataItems takes.
+         * @param validation The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
          * 
          * @return builder
          * 

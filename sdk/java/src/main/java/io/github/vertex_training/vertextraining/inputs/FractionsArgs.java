@@ -20,14 +20,14 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
     public static final FractionsArgs Empty = new FractionsArgs();
 
     /**
-     * The share of the data for each set.
+     * The share of the data for the test, 0 to 1.
      * 
      */
     @Import(name="test")
     private @Nullable Output<Double> test;
 
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     public Optional<Output<Double>> test() {
@@ -35,14 +35,14 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The share of the data for each set.
+     * The share of the data for training, 0 to 1.
      * 
      */
     @Import(name="training")
     private @Nullable Output<Double> training;
 
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     public Optional<Output<Double>> training() {
@@ -50,14 +50,14 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The share of the data for each set.
+     * The share of the data for validation, 0 to 1.
      * 
      */
     @Import(name="validation")
     private @Nullable Output<Double> validation;
 
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     public Optional<Output<Double>> validation() {
@@ -91,7 +91,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param test The share of the data for each set.
+         * @param test The share of the data for the test, 0 to 1.
          * 
          * @return builder
          * 
@@ -102,7 +102,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param test The share of the data for each set.
+         * @param test The share of the data for the test, 0 to 1.
          * 
          * @return builder
          * 
@@ -112,7 +112,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param training The share of the data for each set.
+         * @param training The share of the data for training, 0 to 1.
          * 
          * @return builder
          * 
@@ -123,7 +123,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param training The share of the data for each set.
+         * @param training The share of the data for training, 0 to 1.
          * 
          * @return builder
          * 
@@ -133,7 +133,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param validation The share of the data for each set.
+         * @param validation The share of the data for validation, 0 to 1.
          * 
          * @return builder
          * 
@@ -144,7 +144,7 @@ public final class FractionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param validation The share of the data for each set.
+         * @param validation The share of the data for validation, 0 to 1.
          * 
          * @return builder
          * 

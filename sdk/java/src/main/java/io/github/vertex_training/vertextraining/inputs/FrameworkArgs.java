@@ -21,14 +21,14 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
     public static final FrameworkArgs Empty = new FrameworkArgs();
 
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      * 
      */
     @Import(name="name", required=true)
     private Output<String> name;
 
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      * 
      */
     public Output<String> name() {
@@ -36,14 +36,14 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
      * 
      */
     @Import(name="python")
     private @Nullable Output<String> python;
 
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
      * 
      */
     public Optional<Output<String>> python() {
@@ -51,14 +51,14 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
      * 
      */
     @Import(name="version", required=true)
     private Output<String> version;
 
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
      * 
      */
     public Output<String> version() {
@@ -92,7 +92,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param name Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param name The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
          * 
          * @return builder
          * 
@@ -103,7 +103,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param name Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param name The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
          * 
          * @return builder
          * 
@@ -113,7 +113,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param python Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param python The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
          * 
          * @return builder
          * 
@@ -124,7 +124,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param python Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param python The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
          * 
          * @return builder
          * 
@@ -134,7 +134,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param version Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param version The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
          * 
          * @return builder
          * 
@@ -145,7 +145,7 @@ public final class FrameworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param version Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param version The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
          * 
          * @return builder
          * 

@@ -21,14 +21,14 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
     public static final ImageRowArgs Empty = new ImageRowArgs();
 
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google stops offering the image, `YYYY-MM-DD`.
      * 
      */
     @Import(name="endOfAvailability", required=true)
     private Output<String> endOfAvailability;
 
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google stops offering the image, `YYYY-MM-DD`.
      * 
      */
     public Output<String> endOfAvailability() {
@@ -36,14 +36,14 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The days Google gives, `YYYY-MM-DD`.
+     * The day Google ends the image&#39;s support, `YYYY-MM-DD`.
      * 
      */
     @Import(name="endOfSupport", required=true)
     private Output<String> endOfSupport;
 
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google ends the image&#39;s support, `YYYY-MM-DD`.
      * 
      */
     public Output<String> endOfSupport() {
@@ -188,7 +188,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param endOfAvailability The days Google gives, `YYYY-MM-DD`.
+         * @param endOfAvailability The day Google stops offering the image, `YYYY-MM-DD`.
          * 
          * @return builder
          * 
@@ -199,7 +199,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param endOfAvailability The days Google gives, `YYYY-MM-DD`.
+         * @param endOfAvailability The day Google stops offering the image, `YYYY-MM-DD`.
          * 
          * @return builder
          * 
@@ -209,7 +209,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param endOfSupport The days Google gives, `YYYY-MM-DD`.
+         * @param endOfSupport The day Google ends the image&#39;s support, `YYYY-MM-DD`.
          * 
          * @return builder
          * 
@@ -220,7 +220,7 @@ public final class ImageRowArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param endOfSupport The days Google gives, `YYYY-MM-DD`.
+         * @param endOfSupport The day Google ends the image&#39;s support, `YYYY-MM-DD`.
          * 
          * @return builder
          * 

@@ -73,14 +73,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      * 
      */
     @Import(name="args")
     private @Nullable Output<List<String>> args;
 
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     public Optional<Output<List<String>>> args() {
@@ -148,14 +148,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     @Import(name="disk")
     private @Nullable Output<DiskArgs> disk;
 
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     public Optional<Output<DiskArgs>> disk() {
@@ -178,14 +178,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Interactive shell, dashboard.
+     * The dashboard of each replica.
      * 
      */
     @Import(name="enableDashboardAccess")
     private @Nullable Output<Boolean> enableDashboardAccess;
 
     /**
-     * @return Interactive shell, dashboard.
+     * @return The dashboard of each replica.
      * 
      */
     public Optional<Output<Boolean>> enableDashboardAccess() {
@@ -193,14 +193,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Interactive shell, dashboard.
+     * An interactive shell on each replica (the job&#39;s `webAccessUris`).
      * 
      */
     @Import(name="enableWebAccess")
     private @Nullable Output<Boolean> enableWebAccess;
 
     /**
-     * @return Interactive shell, dashboard.
+     * @return An interactive shell on each replica (the job&#39;s `webAccessUris`).
      * 
      */
     public Optional<Output<Boolean>> enableWebAccess() {
@@ -208,14 +208,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     @Import(name="env")
     private @Nullable Output<Map<String,String>> env;
 
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     public Optional<Output<Map<String,String>>> env() {
@@ -238,14 +238,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * As in the CustomJob API.
+     * The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
      * 
      */
     @Import(name="experiment")
     private @Nullable Output<String> experiment;
 
     /**
-     * @return As in the CustomJob API.
+     * @return The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
      * 
      */
     public Optional<Output<String>> experiment() {
@@ -253,14 +253,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * As in the CustomJob API.
+     * The experiment run the job is logged as, as in the CustomJob API.
      * 
      */
     @Import(name="experimentRun")
     private @Nullable Output<String> experimentRun;
 
     /**
-     * @return As in the CustomJob API.
+     * @return The experiment run the job is logged as, as in the CustomJob API.
      * 
      */
     public Optional<Output<String>> experimentRun() {
@@ -268,14 +268,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      * 
      */
     @Import(name="framework")
     private @Nullable Output<FrameworkArgs> framework;
 
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      * 
      */
     public Optional<Output<FrameworkArgs>> framework() {
@@ -298,14 +298,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     @Import(name="image")
     private @Nullable Output<String> image;
 
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     public Optional<Output<String>> image() {
@@ -313,14 +313,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      * 
      */
     @Import(name="jobId")
     private @Nullable Output<String> jobId;
 
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      * 
      */
     public Optional<Output<String>> jobId() {
@@ -343,14 +343,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+     * At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
      * 
      */
     @Import(name="labels")
     private @Nullable Output<Map<String,String>> labels;
 
     /**
-     * @return At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+     * @return At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
      * 
      */
     public Optional<Output<Map<String,String>>> labels() {
@@ -418,14 +418,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      * 
      */
     @Import(name="network")
     private @Nullable Output<String> network;
 
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      * 
      */
     public Optional<Output<String>> network() {
@@ -463,14 +463,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * As in the CustomJob API.
+     * The persistent resource the job runs on, as in the CustomJob API.
      * 
      */
     @Import(name="persistentResourceId")
     private @Nullable Output<String> persistentResourceId;
 
     /**
-     * @return As in the CustomJob API.
+     * @return The persistent resource the job runs on, as in the CustomJob API.
      * 
      */
     public Optional<Output<String>> persistentResourceId() {
@@ -508,14 +508,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * ``python_package``: a Python package run on a prebuilt executor image.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     @Import(name="pythonPackage")
     private @Nullable Output<PythonPackageArgs> pythonPackage;
 
     /**
-     * @return ``python_package``: a Python package run on a prebuilt executor image.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     public Optional<Output<PythonPackageArgs>> pythonPackage() {
@@ -523,14 +523,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
      * 
      */
     @Import(name="pythonVersion")
     private @Nullable Output<String> pythonVersion;
 
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
      * 
      */
     public Optional<Output<String>> pythonVersion() {
@@ -538,14 +538,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+     * Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
      * 
      */
     @Import(name="reductionServer")
     private @Nullable Output<ReductionServerArgs> reductionServer;
 
     /**
-     * @return Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+     * @return Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
      * 
      */
     public Optional<Output<ReductionServerArgs>> reductionServer() {
@@ -613,14 +613,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      * 
      */
     @Import(name="reservedIpRanges")
     private @Nullable Output<List<String>> reservedIpRanges;
 
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      * 
      */
     public Optional<Output<List<String>>> reservedIpRanges() {
@@ -658,14 +658,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      * 
      */
     @Import(name="runtimeVersion")
     private @Nullable Output<String> runtimeVersion;
 
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      * 
      */
     public Optional<Output<String>> runtimeVersion() {
@@ -673,14 +673,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      * 
      */
     @Import(name="scheduling")
     private @Nullable Output<SchedulingArgs> scheduling;
 
     /**
-     * @return ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * @return When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      * 
      */
     public Optional<Output<SchedulingArgs>> scheduling() {
@@ -748,14 +748,14 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
      * 
      */
     @Import(name="trainingInput")
     private @Nullable Output<Object> trainingInput;
 
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
      * 
      */
     public Optional<Output<Object>> trainingInput() {
@@ -908,7 +908,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -919,7 +919,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -929,7 +929,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -1033,7 +1033,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
          * 
          * @return builder
          * 
@@ -1044,7 +1044,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
          * 
          * @return builder
          * 
@@ -1075,7 +1075,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param enableDashboardAccess Interactive shell, dashboard.
+         * @param enableDashboardAccess The dashboard of each replica.
          * 
          * @return builder
          * 
@@ -1086,7 +1086,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param enableDashboardAccess Interactive shell, dashboard.
+         * @param enableDashboardAccess The dashboard of each replica.
          * 
          * @return builder
          * 
@@ -1096,7 +1096,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param enableWebAccess Interactive shell, dashboard.
+         * @param enableWebAccess An interactive shell on each replica (the job&#39;s `webAccessUris`).
          * 
          * @return builder
          * 
@@ -1107,7 +1107,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param enableWebAccess Interactive shell, dashboard.
+         * @param enableWebAccess An interactive shell on each replica (the job&#39;s `webAccessUris`).
          * 
          * @return builder
          * 
@@ -1117,7 +1117,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param env Environment (map, at most 100; a value may be a [secret](#secrets)).
          * 
          * @return builder
          * 
@@ -1128,7 +1128,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param env Environment (map, at most 100; a value may be a [secret](#secrets)).
          * 
          * @return builder
          * 
@@ -1159,7 +1159,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param experiment As in the CustomJob API.
+         * @param experiment The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1170,7 +1170,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param experiment As in the CustomJob API.
+         * @param experiment The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1180,7 +1180,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param experimentRun As in the CustomJob API.
+         * @param experimentRun The experiment run the job is logged as, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1191,7 +1191,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param experimentRun As in the CustomJob API.
+         * @param experimentRun The experiment run the job is logged as, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1201,7 +1201,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param framework Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param framework Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
          * 
          * @return builder
          * 
@@ -1212,7 +1212,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param framework Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param framework Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
          * 
          * @return builder
          * 
@@ -1243,7 +1243,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param image Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+         * @param image Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
          * 
          * @return builder
          * 
@@ -1254,7 +1254,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param image Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+         * @param image Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
          * 
          * @return builder
          * 
@@ -1264,7 +1264,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param jobId A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+         * @param jobId A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
          * 
          * @return builder
          * 
@@ -1275,7 +1275,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param jobId A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+         * @param jobId A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
          * 
          * @return builder
          * 
@@ -1306,7 +1306,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param labels At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+         * @param labels At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
          * 
          * @return builder
          * 
@@ -1317,7 +1317,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param labels At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+         * @param labels At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
          * 
          * @return builder
          * 
@@ -1431,7 +1431,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param network VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+         * @param network The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
          * 
          * @return builder
          * 
@@ -1442,7 +1442,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param network VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+         * @param network The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
          * 
          * @return builder
          * 
@@ -1504,7 +1504,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param persistentResourceId As in the CustomJob API.
+         * @param persistentResourceId The persistent resource the job runs on, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1515,7 +1515,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param persistentResourceId As in the CustomJob API.
+         * @param persistentResourceId The persistent resource the job runs on, as in the CustomJob API.
          * 
          * @return builder
          * 
@@ -1567,7 +1567,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonPackage ``python_package``: a Python package run on a prebuilt executor image.
+         * @param pythonPackage A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
          * 
          * @return builder
          * 
@@ -1578,7 +1578,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonPackage ``python_package``: a Python package run on a prebuilt executor image.
+         * @param pythonPackage A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
          * 
          * @return builder
          * 
@@ -1588,7 +1588,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonVersion Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param pythonVersion With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
          * 
          * @return builder
          * 
@@ -1599,7 +1599,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonVersion Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param pythonVersion With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
          * 
          * @return builder
          * 
@@ -1609,7 +1609,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param reductionServer Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+         * @param reductionServer Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
          * 
          * @return builder
          * 
@@ -1620,7 +1620,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param reductionServer Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+         * @param reductionServer Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
          * 
          * @return builder
          * 
@@ -1754,7 +1754,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param reservedIpRanges VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+         * @param reservedIpRanges The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
          * 
          * @return builder
          * 
@@ -1765,7 +1765,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param reservedIpRanges VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+         * @param reservedIpRanges The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
          * 
          * @return builder
          * 
@@ -1775,7 +1775,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param reservedIpRanges VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+         * @param reservedIpRanges The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
          * 
          * @return builder
          * 
@@ -1837,7 +1837,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param runtimeVersion Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param runtimeVersion Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
          * 
          * @return builder
          * 
@@ -1848,7 +1848,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param runtimeVersion Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+         * @param runtimeVersion Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
          * 
          * @return builder
          * 
@@ -1858,7 +1858,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param scheduling ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+         * @param scheduling When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
          * 
          * @return builder
          * 
@@ -1869,7 +1869,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param scheduling ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+         * @param scheduling When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
          * 
          * @return builder
          * 
@@ -1983,7 +1983,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param trainingInput A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+         * @param trainingInput The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
          * 
          * @return builder
          * 
@@ -1994,7 +1994,7 @@ public final class JobArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param trainingInput A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+         * @param trainingInput The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
          * 
          * @return builder
          * 

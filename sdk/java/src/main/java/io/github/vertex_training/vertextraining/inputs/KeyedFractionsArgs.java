@@ -37,14 +37,14 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * The share of the data for the test, 0 to 1.
      * 
      */
     @Import(name="test")
     private @Nullable Output<Double> test;
 
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     public Optional<Output<Double>> test() {
@@ -52,14 +52,14 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * The share of the data for training, 0 to 1.
      * 
      */
     @Import(name="training")
     private @Nullable Output<Double> training;
 
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     public Optional<Output<Double>> training() {
@@ -67,14 +67,14 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * The share of the data for validation, 0 to 1.
      * 
      */
     @Import(name="validation")
     private @Nullable Output<Double> validation;
 
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     public Optional<Output<Double>> validation() {
@@ -130,7 +130,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param test Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param test The share of the data for the test, 0 to 1.
          * 
          * @return builder
          * 
@@ -141,7 +141,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param test Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param test The share of the data for the test, 0 to 1.
          * 
          * @return builder
          * 
@@ -151,7 +151,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param training Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param training The share of the data for training, 0 to 1.
          * 
          * @return builder
          * 
@@ -162,7 +162,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param training Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param training The share of the data for training, 0 to 1.
          * 
          * @return builder
          * 
@@ -172,7 +172,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param validation Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param validation The share of the data for validation, 0 to 1.
          * 
          * @return builder
          * 
@@ -183,7 +183,7 @@ public final class KeyedFractionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param validation Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param validation The share of the data for validation, 0 to 1.
          * 
          * @return builder
          * 

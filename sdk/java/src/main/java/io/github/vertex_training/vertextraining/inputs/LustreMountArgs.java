@@ -19,14 +19,14 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
     public static final LustreMountArgs Empty = new LustreMountArgs();
 
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * The instance&#39;s file system name.
      * 
      */
     @Import(name="filesystem", required=true)
     private Output<String> filesystem;
 
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s file system name.
      * 
      */
     public Output<String> filesystem() {
@@ -34,14 +34,14 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * The Managed Lustre instance&#39;s IP address.
      * 
      */
     @Import(name="instanceIp", required=true)
     private Output<String> instanceIp;
 
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The Managed Lustre instance&#39;s IP address.
      * 
      */
     public Output<String> instanceIp() {
@@ -49,14 +49,14 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
      * 
      */
     @Import(name="mountPoint", required=true)
     private Output<String> mountPoint;
 
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
      * 
      */
     public Output<String> mountPoint() {
@@ -64,14 +64,14 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * The instance&#39;s volume handle.
      * 
      */
     @Import(name="volumeHandle", required=true)
     private Output<String> volumeHandle;
 
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s volume handle.
      * 
      */
     public Output<String> volumeHandle() {
@@ -106,7 +106,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param filesystem Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param filesystem The instance&#39;s file system name.
          * 
          * @return builder
          * 
@@ -117,7 +117,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param filesystem Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param filesystem The instance&#39;s file system name.
          * 
          * @return builder
          * 
@@ -127,7 +127,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param instanceIp Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param instanceIp The Managed Lustre instance&#39;s IP address.
          * 
          * @return builder
          * 
@@ -138,7 +138,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param instanceIp Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param instanceIp The Managed Lustre instance&#39;s IP address.
          * 
          * @return builder
          * 
@@ -148,7 +148,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mountPoint Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param mountPoint One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
          * 
          * @return builder
          * 
@@ -159,7 +159,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mountPoint Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param mountPoint One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
          * 
          * @return builder
          * 
@@ -169,7 +169,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param volumeHandle Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param volumeHandle The instance&#39;s volume handle.
          * 
          * @return builder
          * 
@@ -180,7 +180,7 @@ public final class LustreMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param volumeHandle Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+         * @param volumeHandle The instance&#39;s volume handle.
          * 
          * @return builder
          * 

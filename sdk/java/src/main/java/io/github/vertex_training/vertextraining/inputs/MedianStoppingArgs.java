@@ -20,14 +20,14 @@ public final class MedianStoppingArgs extends com.pulumi.resources.ResourceArgs 
     public static final MedianStoppingArgs Empty = new MedianStoppingArgs();
 
     /**
-     * Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * Compare trials at the same elapsed time rather than the same step; default false.
      * 
      */
     @Import(name="useElapsedDuration")
     private @Nullable Output<Boolean> useElapsedDuration;
 
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Compare trials at the same elapsed time rather than the same step; default false.
      * 
      */
     public Optional<Output<Boolean>> useElapsedDuration() {
@@ -59,7 +59,7 @@ public final class MedianStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Compare trials at the same elapsed time rather than the same step; default false.
          * 
          * @return builder
          * 
@@ -70,7 +70,7 @@ public final class MedianStoppingArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param useElapsedDuration Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+         * @param useElapsedDuration Compare trials at the same elapsed time rather than the same step; default false.
          * 
          * @return builder
          * 

@@ -39,14 +39,14 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The model&#39;s description, and each version&#39;s.
+     * The model&#39;s description.
      * 
      */
     @Import(name="description")
     private @Nullable Output<String> description;
 
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return The model&#39;s description.
      * 
      */
     public Optional<Output<String>> description() {
@@ -129,14 +129,14 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The model&#39;s description, and each version&#39;s.
+     * Each version&#39;s description.
      * 
      */
     @Import(name="versionDescription")
     private @Nullable Output<String> versionDescription;
 
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return Each version&#39;s description.
      * 
      */
     public Optional<Output<String>> versionDescription() {
@@ -206,7 +206,7 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param description The model&#39;s description, and each version&#39;s.
+         * @param description The model&#39;s description.
          * 
          * @return builder
          * 
@@ -217,7 +217,7 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param description The model&#39;s description, and each version&#39;s.
+         * @param description The model&#39;s description.
          * 
          * @return builder
          * 
@@ -332,7 +332,7 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param versionDescription The model&#39;s description, and each version&#39;s.
+         * @param versionDescription Each version&#39;s description.
          * 
          * @return builder
          * 
@@ -343,7 +343,7 @@ public final class ModelArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param versionDescription The model&#39;s description, and each version&#39;s.
+         * @param versionDescription Each version&#39;s description.
          * 
          * @return builder
          * 

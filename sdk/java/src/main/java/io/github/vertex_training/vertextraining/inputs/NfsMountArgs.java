@@ -19,14 +19,14 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
     public static final NfsMountArgs Empty = new NfsMountArgs();
 
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
      * 
      */
     @Import(name="mountPoint", required=true)
     private Output<String> mountPoint;
 
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
      * 
      */
     public Output<String> mountPoint() {
@@ -34,14 +34,14 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The exported path, starting with `/`.
      * 
      */
     @Import(name="path", required=true)
     private Output<String> path;
 
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The exported path, starting with `/`.
      * 
      */
     public Output<String> path() {
@@ -49,14 +49,14 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * The NFS server&#39;s IP address.
      * 
      */
     @Import(name="server", required=true)
     private Output<String> server;
 
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The NFS server&#39;s IP address.
      * 
      */
     public Output<String> server() {
@@ -90,7 +90,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mountPoint Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param mountPoint One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
          * 
          * @return builder
          * 
@@ -101,7 +101,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mountPoint Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param mountPoint One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
          * 
          * @return builder
          * 
@@ -111,7 +111,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param path Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param path The exported path, starting with `/`.
          * 
          * @return builder
          * 
@@ -122,7 +122,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param path Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param path The exported path, starting with `/`.
          * 
          * @return builder
          * 
@@ -132,7 +132,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param server Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param server The NFS server&#39;s IP address.
          * 
          * @return builder
          * 
@@ -143,7 +143,7 @@ public final class NfsMountArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param server Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+         * @param server The NFS server&#39;s IP address.
          * 
          * @return builder
          * 

@@ -27,14 +27,14 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
     public static final PlatformArgs Empty = new PlatformArgs();
 
     /**
-     * ``platform.bucket``: the staging bucket&#39;s name and lifecycle.
+     * The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
      * 
      */
     @Import(name="bucket")
     private @Nullable Output<BucketArgs> bucket;
 
     /**
-     * @return ``platform.bucket``: the staging bucket&#39;s name and lifecycle.
+     * @return The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
      * 
      */
     public Optional<Output<BucketArgs>> bucket() {
@@ -72,14 +72,14 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * ``platform.repository``: the Artifact Registry Docker repository.
+     * The Artifact Registry Docker repository: `{id}`.
      * 
      */
     @Import(name="repository")
     private @Nullable Output<RepositoryArgs> repository;
 
     /**
-     * @return ``platform.repository``: the Artifact Registry Docker repository.
+     * @return The Artifact Registry Docker repository: `{id}`.
      * 
      */
     public Optional<Output<RepositoryArgs>> repository() {
@@ -87,14 +87,14 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * ``platform.service_account``: the jobs&#39; service account.
+     * The jobs&#39; service account: `{account_id}`.
      * 
      */
     @Import(name="serviceAccount")
     private @Nullable Output<ServiceAccountArgs> serviceAccount;
 
     /**
-     * @return ``platform.service_account``: the jobs&#39; service account.
+     * @return The jobs&#39; service account: `{account_id}`.
      * 
      */
     public Optional<Output<ServiceAccountArgs>> serviceAccount() {
@@ -102,14 +102,14 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+     * A Vertex AI TensorBoard for the jobs: `{enabled}`.
      * 
      */
     @Import(name="tensorboard")
     private @Nullable Output<TensorboardArgs> tensorboard;
 
     /**
-     * @return ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+     * @return A Vertex AI TensorBoard for the jobs: `{enabled}`.
      * 
      */
     public Optional<Output<TensorboardArgs>> tensorboard() {
@@ -146,7 +146,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param bucket ``platform.bucket``: the staging bucket&#39;s name and lifecycle.
+         * @param bucket The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
          * 
          * @return builder
          * 
@@ -157,7 +157,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param bucket ``platform.bucket``: the staging bucket&#39;s name and lifecycle.
+         * @param bucket The staging bucket: `{name, force_destroy, staging_expiry_days, noncurrent_expiry_days}`.
          * 
          * @return builder
          * 
@@ -229,7 +229,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param repository ``platform.repository``: the Artifact Registry Docker repository.
+         * @param repository The Artifact Registry Docker repository: `{id}`.
          * 
          * @return builder
          * 
@@ -240,7 +240,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param repository ``platform.repository``: the Artifact Registry Docker repository.
+         * @param repository The Artifact Registry Docker repository: `{id}`.
          * 
          * @return builder
          * 
@@ -250,7 +250,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param serviceAccount ``platform.service_account``: the jobs&#39; service account.
+         * @param serviceAccount The jobs&#39; service account: `{account_id}`.
          * 
          * @return builder
          * 
@@ -261,7 +261,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param serviceAccount ``platform.service_account``: the jobs&#39; service account.
+         * @param serviceAccount The jobs&#39; service account: `{account_id}`.
          * 
          * @return builder
          * 
@@ -271,7 +271,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param tensorboard ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+         * @param tensorboard A Vertex AI TensorBoard for the jobs: `{enabled}`.
          * 
          * @return builder
          * 
@@ -282,7 +282,7 @@ public final class PlatformArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param tensorboard ``platform.tensorboard``: a Vertex AI TensorBoard for the jobs.
+         * @param tensorboard A Vertex AI TensorBoard for the jobs: `{enabled}`.
          * 
          * @return builder
          * 

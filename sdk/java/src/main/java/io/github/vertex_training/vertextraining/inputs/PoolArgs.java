@@ -45,14 +45,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Arguments (list).
      * 
      */
     @Import(name="args")
     private @Nullable Output<List<String>> args;
 
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     public Optional<Output<List<String>>> args() {
@@ -75,14 +75,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     @Import(name="disk")
     private @Nullable Output<DiskArgs> disk;
 
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     public Optional<Output<DiskArgs>> disk() {
@@ -90,14 +90,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     @Import(name="env")
     private @Nullable Output<Map<String,String>> env;
 
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     public Optional<Output<Map<String,String>>> env() {
@@ -120,14 +120,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     @Import(name="image")
     private @Nullable Output<String> image;
 
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     public Optional<Output<String>> image() {
@@ -180,14 +180,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     @Import(name="pythonPackage")
     private @Nullable Output<PythonPackageArgs> pythonPackage;
 
     /**
-     * @return Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     public Optional<Output<PythonPackageArgs>> pythonPackage() {
@@ -195,14 +195,14 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * How many machines the pool runs; default 1.
      * 
      */
     @Import(name="replicas")
     private @Nullable Output<Integer> replicas;
 
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many machines the pool runs; default 1.
      * 
      */
     public Optional<Output<Integer>> replicas() {
@@ -298,7 +298,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -309,7 +309,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -319,7 +319,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param args Arguments (list).
          * 
          * @return builder
          * 
@@ -360,7 +360,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
          * 
          * @return builder
          * 
@@ -371,7 +371,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
          * 
          * @return builder
          * 
@@ -381,7 +381,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param env Environment (map, at most 100; a value may be a [secret](#secrets)).
          * 
          * @return builder
          * 
@@ -392,7 +392,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+         * @param env Environment (map, at most 100; a value may be a [secret](#secrets)).
          * 
          * @return builder
          * 
@@ -423,7 +423,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param image Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+         * @param image Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
          * 
          * @return builder
          * 
@@ -434,7 +434,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param image Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+         * @param image Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
          * 
          * @return builder
          * 
@@ -527,7 +527,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonPackage Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+         * @param pythonPackage A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
          * 
          * @return builder
          * 
@@ -538,7 +538,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param pythonPackage Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+         * @param pythonPackage A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
          * 
          * @return builder
          * 
@@ -548,7 +548,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param replicas Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+         * @param replicas How many machines the pool runs; default 1.
          * 
          * @return builder
          * 
@@ -559,7 +559,7 @@ public final class PoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param replicas Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+         * @param replicas How many machines the pool runs; default 1.
          * 
          * @return builder
          * 

@@ -23,14 +23,14 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
     public static final PscInterfaceArgs Empty = new PscInterfaceArgs();
 
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      * 
      */
     @Import(name="dnsPeeringConfigs")
     private @Nullable Output<List<DnsPeeringArgs>> dnsPeeringConfigs;
 
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      * 
      */
     public Optional<Output<List<DnsPeeringArgs>>> dnsPeeringConfigs() {
@@ -38,14 +38,14 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
      * 
      */
     @Import(name="networkAttachment", required=true)
     private Output<String> networkAttachment;
 
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
      * 
      */
     public Output<String> networkAttachment() {
@@ -78,7 +78,7 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param dnsPeeringConfigs Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param dnsPeeringConfigs DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
          * 
          * @return builder
          * 
@@ -89,7 +89,7 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param dnsPeeringConfigs Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param dnsPeeringConfigs DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
          * 
          * @return builder
          * 
@@ -99,7 +99,7 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param dnsPeeringConfigs Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param dnsPeeringConfigs DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
          * 
          * @return builder
          * 
@@ -109,7 +109,7 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param networkAttachment Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param networkAttachment The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
          * 
          * @return builder
          * 
@@ -120,7 +120,7 @@ public final class PscInterfaceArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param networkAttachment Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+         * @param networkAttachment The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
          * 
          * @return builder
          * 

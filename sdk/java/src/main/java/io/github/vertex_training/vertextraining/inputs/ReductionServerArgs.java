@@ -22,14 +22,14 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
     public static final ReductionServerArgs Empty = new ReductionServerArgs();
 
     /**
-     * `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * The boot disk, as a pool&#39;s `disk`.
      * 
      */
     @Import(name="disk")
     private @Nullable Output<DiskArgs> disk;
 
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk, as a pool&#39;s `disk`.
      * 
      */
     public Optional<Output<DiskArgs>> disk() {
@@ -37,14 +37,14 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
     }
 
     /**
-     * Machine type, default `n1-standard-4`.
+     * Machine type, default `n1-highcpu-16`.
      * 
      */
     @Import(name="machine")
     private @Nullable Output<String> machine;
 
     /**
-     * @return Machine type, default `n1-standard-4`.
+     * @return Machine type, default `n1-highcpu-16`.
      * 
      */
     public Optional<Output<String>> machine() {
@@ -52,14 +52,14 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
     }
 
     /**
-     * Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * How many reduction servers run; default 1.
      * 
      */
     @Import(name="replicas")
     private @Nullable Output<Integer> replicas;
 
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many reduction servers run; default 1.
      * 
      */
     public Optional<Output<Integer>> replicas() {
@@ -93,7 +93,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk, as a pool&#39;s `disk`.
          * 
          * @return builder
          * 
@@ -104,7 +104,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param disk `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+         * @param disk The boot disk, as a pool&#39;s `disk`.
          * 
          * @return builder
          * 
@@ -114,7 +114,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param machine Machine type, default `n1-standard-4`.
+         * @param machine Machine type, default `n1-highcpu-16`.
          * 
          * @return builder
          * 
@@ -125,7 +125,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param machine Machine type, default `n1-standard-4`.
+         * @param machine Machine type, default `n1-highcpu-16`.
          * 
          * @return builder
          * 
@@ -135,7 +135,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param replicas Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+         * @param replicas How many reduction servers run; default 1.
          * 
          * @return builder
          * 
@@ -146,7 +146,7 @@ public final class ReductionServerArgs extends com.pulumi.resources.ResourceArgs
         }
 
         /**
-         * @param replicas Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+         * @param replicas How many reduction servers run; default 1.
          * 
          * @return builder
          * 

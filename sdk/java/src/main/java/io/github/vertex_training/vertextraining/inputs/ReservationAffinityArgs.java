@@ -23,14 +23,14 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
     public static final ReservationAffinityArgs Empty = new ReservationAffinityArgs();
 
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
      * 
      */
     @Import(name="key")
     private @Nullable Output<String> key;
 
     /**
-     * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * @return With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
      * 
      */
     public Optional<Output<String>> key() {
@@ -38,14 +38,14 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
     }
 
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
      * 
      */
     @Import(name="type", required=true)
     private Output<ReservationAffinityType> type;
 
     /**
-     * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * @return `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
      * 
      */
     public Output<ReservationAffinityType> type() {
@@ -53,14 +53,14 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
     }
 
     /**
-     * Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * With `SPECIFIC_RESERVATION`: the reservation&#39;s full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
      * 
      */
     @Import(name="values")
     private @Nullable Output<List<String>> values;
 
     /**
-     * @return Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+     * @return With `SPECIFIC_RESERVATION`: the reservation&#39;s full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
      * 
      */
     public Optional<Output<List<String>>> values() {
@@ -94,7 +94,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param key Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param key With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
          * 
          * @return builder
          * 
@@ -105,7 +105,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param key Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param key With `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the default, the only one allowed).
          * 
          * @return builder
          * 
@@ -115,7 +115,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param type Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param type `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
          * 
          * @return builder
          * 
@@ -126,7 +126,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param type Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param type `SPECIFIC_RESERVATION`, `ANY_RESERVATION` or `NO_RESERVATION` (the last two take no `key` and no `values`).
          * 
          * @return builder
          * 
@@ -136,7 +136,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param values Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param values With `SPECIFIC_RESERVATION`: the reservation&#39;s full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
          * 
          * @return builder
          * 
@@ -147,7 +147,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param values Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param values With `SPECIFIC_RESERVATION`: the reservation&#39;s full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
          * 
          * @return builder
          * 
@@ -157,7 +157,7 @@ public final class ReservationAffinityArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param values Of `reservation_affinity`: The Compute Engine reservation the pool&#39;s machines come from ([Reservations](operations.md#reservations)): `{type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/reservations/NAME]}` (`key` defaults to `compute.googleapis.com/reservation-name`, the only one allowed; a reservation block or sub-block path works too; a bare name is warned about: the API reference asks for the full name), or `ANY_RESERVATION` / `NO_RESERVATION` (no `key`, no `values`). The reservation&#39;s zone must be in the job&#39;s region; the machine, accelerator and count must be the reservation&#39;s exactly (Google checks this when it schedules the job). Refused with `FLEX_START` and with `persistent_resource_id`; required for GB200 (`a4x-highgpu-4g`).
+         * @param values With `SPECIFIC_RESERVATION`: the reservation&#39;s full name, `projects/P/zones/Z/reservations/NAME` (a reservation block or sub-block path works too; a bare name is warned about).
          * 
          * @return builder
          * 

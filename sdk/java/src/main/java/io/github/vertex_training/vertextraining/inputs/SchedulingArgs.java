@@ -24,14 +24,14 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
     public static final SchedulingArgs Empty = new SchedulingArgs();
 
     /**
-     * Booleans.
+     * Fail the job at the first worker failure instead of retrying; default false.
      * 
      */
     @Import(name="disableRetries")
     private @Nullable Output<Boolean> disableRetries;
 
     /**
-     * @return Booleans.
+     * @return Fail the job at the first worker failure instead of retrying; default false.
      * 
      */
     public Optional<Output<Boolean>> disableRetries() {
@@ -54,14 +54,14 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Booleans.
+     * Restart the whole job when a worker restarts; default false.
      * 
      */
     @Import(name="restartJobOnWorkerRestart")
     private @Nullable Output<Boolean> restartJobOnWorkerRestart;
 
     /**
-     * @return Booleans.
+     * @return Restart the whole job when a worker restarts; default false.
      * 
      */
     public Optional<Output<Boolean>> restartJobOnWorkerRestart() {
@@ -127,7 +127,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disableRetries Booleans.
+         * @param disableRetries Fail the job at the first worker failure instead of retrying; default false.
          * 
          * @return builder
          * 
@@ -138,7 +138,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param disableRetries Booleans.
+         * @param disableRetries Fail the job at the first worker failure instead of retrying; default false.
          * 
          * @return builder
          * 
@@ -189,7 +189,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param restartJobOnWorkerRestart Booleans.
+         * @param restartJobOnWorkerRestart Restart the whole job when a worker restarts; default false.
          * 
          * @return builder
          * 
@@ -200,7 +200,7 @@ public final class SchedulingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param restartJobOnWorkerRestart Booleans.
+         * @param restartJobOnWorkerRestart Restart the whole job when a worker restarts; default false.
          * 
          * @return builder
          * 

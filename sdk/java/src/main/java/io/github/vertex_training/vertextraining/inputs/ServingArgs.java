@@ -24,14 +24,14 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
     public static final ServingArgs Empty = new ServingArgs();
 
     /**
-     * The serving container&#39;s entrypoint, arguments and environment.
+     * The serving container&#39;s arguments (list).
      * 
      */
     @Import(name="args")
     private @Nullable Output<List<String>> args;
 
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s arguments (list).
      * 
      */
     public Optional<Output<List<String>>> args() {
@@ -39,14 +39,14 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The serving container&#39;s entrypoint, arguments and environment.
+     * The serving container&#39;s entrypoint (list).
      * 
      */
     @Import(name="command")
     private @Nullable Output<List<String>> command;
 
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s entrypoint (list).
      * 
      */
     public Optional<Output<List<String>>> command() {
@@ -54,14 +54,14 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The serving container&#39;s entrypoint, arguments and environment.
+     * The serving container&#39;s environment (map).
      * 
      */
     @Import(name="env")
     private @Nullable Output<Map<String,String>> env;
 
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s environment (map).
      * 
      */
     public Optional<Output<Map<String,String>>> env() {
@@ -84,14 +84,14 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of health checks.
      * 
      */
     @Import(name="healthRoute")
     private @Nullable Output<String> healthRoute;
 
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of health checks.
      * 
      */
     public Optional<Output<String>> healthRoute() {
@@ -129,14 +129,14 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * The HTTP paths of prediction and health checks.
+     * The HTTP path of prediction requests.
      * 
      */
     @Import(name="predictRoute")
     private @Nullable Output<String> predictRoute;
 
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of prediction requests.
      * 
      */
     public Optional<Output<String>> predictRoute() {
@@ -175,7 +175,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args The serving container&#39;s entrypoint, arguments and environment.
+         * @param args The serving container&#39;s arguments (list).
          * 
          * @return builder
          * 
@@ -186,7 +186,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args The serving container&#39;s entrypoint, arguments and environment.
+         * @param args The serving container&#39;s arguments (list).
          * 
          * @return builder
          * 
@@ -196,7 +196,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param args The serving container&#39;s entrypoint, arguments and environment.
+         * @param args The serving container&#39;s arguments (list).
          * 
          * @return builder
          * 
@@ -206,7 +206,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param command The serving container&#39;s entrypoint, arguments and environment.
+         * @param command The serving container&#39;s entrypoint (list).
          * 
          * @return builder
          * 
@@ -217,7 +217,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param command The serving container&#39;s entrypoint, arguments and environment.
+         * @param command The serving container&#39;s entrypoint (list).
          * 
          * @return builder
          * 
@@ -227,7 +227,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param command The serving container&#39;s entrypoint, arguments and environment.
+         * @param command The serving container&#39;s entrypoint (list).
          * 
          * @return builder
          * 
@@ -237,7 +237,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env The serving container&#39;s entrypoint, arguments and environment.
+         * @param env The serving container&#39;s environment (map).
          * 
          * @return builder
          * 
@@ -248,7 +248,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param env The serving container&#39;s entrypoint, arguments and environment.
+         * @param env The serving container&#39;s environment (map).
          * 
          * @return builder
          * 
@@ -279,7 +279,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param healthRoute The HTTP paths of prediction and health checks.
+         * @param healthRoute The HTTP path of health checks.
          * 
          * @return builder
          * 
@@ -290,7 +290,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param healthRoute The HTTP paths of prediction and health checks.
+         * @param healthRoute The HTTP path of health checks.
          * 
          * @return builder
          * 
@@ -342,7 +342,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param predictRoute The HTTP paths of prediction and health checks.
+         * @param predictRoute The HTTP path of prediction requests.
          * 
          * @return builder
          * 
@@ -353,7 +353,7 @@ public final class ServingArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param predictRoute The HTTP paths of prediction and health checks.
+         * @param predictRoute The HTTP path of prediction requests.
          * 
          * @return builder
          * 

@@ -37,14 +37,14 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
     }
 
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      * 
      */
     @Import(name="name", required=true)
     private Output<String> name;
 
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      * 
      */
     public Output<String> name() {
@@ -52,14 +52,14 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
     }
 
     /**
-     * The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * The framework&#39;s version, as text.
      * 
      */
     @Import(name="version", required=true)
     private Output<String> version;
 
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework&#39;s version, as text.
      * 
      */
     public Output<String> version() {
@@ -114,7 +114,7 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
         }
 
         /**
-         * @param name The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+         * @param name The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
          * 
          * @return builder
          * 
@@ -125,7 +125,7 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
         }
 
         /**
-         * @param name The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+         * @param name The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
          * 
          * @return builder
          * 
@@ -135,7 +135,7 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
         }
 
         /**
-         * @param version The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+         * @param version The framework&#39;s version, as text.
          * 
          * @return builder
          * 
@@ -146,7 +146,7 @@ public final class ServingFrameworkArgs extends com.pulumi.resources.ResourceArg
         }
 
         /**
-         * @param version The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+         * @param version The framework&#39;s version, as text.
          * 
          * @return builder
          * 

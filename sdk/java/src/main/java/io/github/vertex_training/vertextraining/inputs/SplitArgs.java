@@ -68,14 +68,14 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
      * 
      */
     @Import(name="stratified")
     private @Nullable Output<KeyedFractionsArgs> stratified;
 
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
      * 
      */
     public Optional<Output<KeyedFractionsArgs>> stratified() {
@@ -83,14 +83,14 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      * 
      */
     @Import(name="timestamp")
     private @Nullable Output<KeyedFractionsArgs> timestamp;
 
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      * 
      */
     public Optional<Output<KeyedFractionsArgs>> timestamp() {
@@ -189,7 +189,7 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param stratified `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param stratified `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
          * 
          * @return builder
          * 
@@ -200,7 +200,7 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param stratified `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param stratified `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
          * 
          * @return builder
          * 
@@ -210,7 +210,7 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timestamp `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param timestamp `{key, training, validation, test}`: fractions by a time column (tabular datasets).
          * 
          * @return builder
          * 
@@ -221,7 +221,7 @@ public final class SplitArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param timestamp `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+         * @param timestamp `{key, training, validation, test}`: fractions by a time column (tabular datasets).
          * 
          * @return builder
          * 

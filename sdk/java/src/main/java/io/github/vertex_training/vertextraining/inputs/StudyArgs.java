@@ -59,14 +59,14 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Default 0: Vertex decides how many failed trials fail the job.
+     * How many failed trials fail the job; default 0: Vertex decides.
      * 
      */
     @Import(name="maxFailedTrials")
     private @Nullable Output<Integer> maxFailedTrials;
 
     /**
-     * @return Default 0: Vertex decides how many failed trials fail the job.
+     * @return How many failed trials fail the job; default 0: Vertex decides.
      * 
      */
     public Optional<Output<Integer>> maxFailedTrials() {
@@ -74,14 +74,14 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Required, at least 1.
+     * How many trials run in all: at least 1 (required).
      * 
      */
     @Import(name="maxTrials", required=true)
     private Output<Integer> maxTrials;
 
     /**
-     * @return Required, at least 1.
+     * @return How many trials run in all: at least 1 (required).
      * 
      */
     public Output<Integer> maxTrials() {
@@ -119,14 +119,14 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Default 1; at most `max_trials`.
+     * How many trials run at once: default 1, at most `max_trials`.
      * 
      */
     @Import(name="parallelTrials")
     private @Nullable Output<Integer> parallelTrials;
 
     /**
-     * @return Default 1; at most `max_trials`.
+     * @return How many trials run at once: default 1, at most `max_trials`.
      * 
      */
     public Optional<Output<Integer>> parallelTrials() {
@@ -222,7 +222,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param maxFailedTrials Default 0: Vertex decides how many failed trials fail the job.
+         * @param maxFailedTrials How many failed trials fail the job; default 0: Vertex decides.
          * 
          * @return builder
          * 
@@ -233,7 +233,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param maxFailedTrials Default 0: Vertex decides how many failed trials fail the job.
+         * @param maxFailedTrials How many failed trials fail the job; default 0: Vertex decides.
          * 
          * @return builder
          * 
@@ -243,7 +243,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param maxTrials Required, at least 1.
+         * @param maxTrials How many trials run in all: at least 1 (required).
          * 
          * @return builder
          * 
@@ -254,7 +254,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param maxTrials Required, at least 1.
+         * @param maxTrials How many trials run in all: at least 1 (required).
          * 
          * @return builder
          * 
@@ -316,7 +316,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param parallelTrials Default 1; at most `max_trials`.
+         * @param parallelTrials How many trials run at once: default 1, at most `max_trials`.
          * 
          * @return builder
          * 
@@ -327,7 +327,7 @@ public final class StudyArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param parallelTrials Default 1; at most `max_trials`.
+         * @param parallelTrials How many trials run at once: default 1, at most `max_trials`.
          * 
          * @return builder
          * 

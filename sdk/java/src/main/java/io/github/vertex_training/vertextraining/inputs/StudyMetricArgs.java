@@ -20,14 +20,14 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
     public static final StudyMetricArgs Empty = new StudyMetricArgs();
 
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * `MAXIMIZE` or `MINIMIZE`.
      * 
      */
     @Import(name="goal", required=true)
     private Output<Goal> goal;
 
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return `MAXIMIZE` or `MINIMIZE`.
      * 
      */
     public Output<Goal> goal() {
@@ -35,14 +35,14 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      * 
      */
     @Import(name="id", required=true)
     private Output<String> id;
 
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      * 
      */
     public Output<String> id() {
@@ -75,7 +75,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param goal Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+         * @param goal `MAXIMIZE` or `MINIMIZE`.
          * 
          * @return builder
          * 
@@ -86,7 +86,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param goal Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+         * @param goal `MAXIMIZE` or `MINIMIZE`.
          * 
          * @return builder
          * 
@@ -96,7 +96,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param id Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+         * @param id The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
          * 
          * @return builder
          * 
@@ -107,7 +107,7 @@ public final class StudyMetricArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param id Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+         * @param id The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
          * 
          * @return builder
          * 

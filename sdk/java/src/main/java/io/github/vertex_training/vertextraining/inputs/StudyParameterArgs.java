@@ -42,14 +42,14 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
      * 
      */
     @Import(name="max")
     private @Nullable Output<Double> max;
 
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
      * 
      */
     public Optional<Output<Double>> max() {
@@ -57,14 +57,14 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
      * 
      */
     @Import(name="min")
     private @Nullable Output<Double> min;
 
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
      * 
      */
     public Optional<Output<Double>> min() {
@@ -177,7 +177,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param max The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+         * @param max The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
          * 
          * @return builder
          * 
@@ -188,7 +188,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param max The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+         * @param max The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
          * 
          * @return builder
          * 
@@ -198,7 +198,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param min The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+         * @param min The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
          * 
          * @return builder
          * 
@@ -209,7 +209,7 @@ public final class StudyParameterArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param min The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+         * @param min The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
          * 
          * @return builder
          * 

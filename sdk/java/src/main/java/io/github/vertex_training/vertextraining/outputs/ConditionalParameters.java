@@ -16,26 +16,26 @@ import java.util.Objects;
 @CustomType
 public final class ConditionalParameters {
     /**
-     * @return By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * @return The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
      * 
      */
     private Map<String,StudyParameter> parameters;
     /**
-     * @return Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * @return The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
      * 
      */
     private List<Either<String,Double>> when;
 
     private ConditionalParameters() {}
     /**
-     * @return By parameter ID (no whitespace; each trial gets `--&lt;id&gt;=&lt;value&gt;` appended to its args). They are sent, and appended, in ID order: Pulumi keeps no order of a mapping&#39;s keys, so the order they are written in cannot be kept. `type: double` or `integer` take `min` and `max` (inclusive, `min` &lt; `max`; whole numbers for integers); `categorical` takes `values` (text); `discrete` takes `values` (numbers, increasing, at most 1000).
+     * @return The parameters tuned then, by parameter ID, as the study&#39;s `parameters` (a parent may reuse a child ID for disjoint `when`s).
      * 
      */
     public Map<String,StudyParameter> parameters() {
         return this.parameters;
     }
     /**
-     * @return Of `parameters.&lt;id&gt;.conditional`: A list of `{when, parameters}`: those parameters are tuned only when the parent takes one of the `when` values. The parent is categorical (`when` lists its values), integer (whole numbers in its range) or discrete (some of its values). IDs are unique in a study, except that one parent may reuse a child ID for disjoint `when`s.
+     * @return The parent&#39;s values that tune these parameters: a categorical parent&#39;s values, an integer parent&#39;s whole numbers in its range, or some of a discrete parent&#39;s values.
      * 
      */
     public List<Either<String,Double>> when() {

@@ -14,74 +14,74 @@ import javax.annotation.Nullable;
 @CustomType
 public final class ConvexStopping {
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
      * 
      */
     private @Nullable String learningRateParameterName;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
      * 
      */
     private @Nullable Integer maxStepCount;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The measurements a trial reports before it is considered for stopping.
      * 
      */
     private @Nullable Integer minMeasurementCount;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return A trial is considered for stopping only once it reports a measurement past this step.
      * 
      */
     private @Nullable Integer minStepCount;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Update the final measurement of every stopped trial, not only of those stopped now.
      * 
      */
     private @Nullable Boolean updateAllStoppedTrials;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Apply the rule by elapsed time rather than steps; default false.
      * 
      */
     private @Nullable Boolean useElapsedDuration;
 
     private ConvexStopping() {}
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The parameter that is the learning rate, used to estimate an ongoing trial&#39;s objective; unset when no parameter is.
      * 
      */
     public Optional<String> learningRateParameterName() {
         return Optional.ofNullable(this.learningRateParameterName);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The step a stopped trial&#39;s final objective is predicted at (as in training); unset: learnt from the completed trials.
      * 
      */
     public Optional<Integer> maxStepCount() {
         return Optional.ofNullable(this.maxStepCount);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return The measurements a trial reports before it is considered for stopping.
      * 
      */
     public Optional<Integer> minMeasurementCount() {
         return Optional.ofNullable(this.minMeasurementCount);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return A trial is considered for stopping only once it reports a measurement past this step.
      * 
      */
     public Optional<Integer> minStepCount() {
         return Optional.ofNullable(this.minStepCount);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Update the final measurement of every stopped trial, not only of those stopped now.
      * 
      */
     public Optional<Boolean> updateAllStoppedTrials() {
         return Optional.ofNullable(this.updateAllStoppedTrials);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Apply the rule by elapsed time rather than steps; default false.
      * 
      */
     public Optional<Boolean> useElapsedDuration() {

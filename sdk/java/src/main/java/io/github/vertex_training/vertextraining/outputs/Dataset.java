@@ -15,12 +15,12 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Dataset {
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
      * 
      */
     private @Nullable String annotationSchemaUri;
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
      * 
      */
     private @Nullable String annotationsFilter;
@@ -40,7 +40,7 @@ public final class Dataset {
      */
     private @Nullable Boolean persistMlUseAssignment;
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
      * 
      */
     private @Nullable String savedQueryId;
@@ -52,14 +52,14 @@ public final class Dataset {
 
     private Dataset() {}
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return The annotations&#39; schema, as the API&#39;s InputDataConfig&#39;s `annotationSchemaUri`.
      * 
      */
     public Optional<String> annotationSchemaUri() {
         return Optional.ofNullable(this.annotationSchemaUri);
     }
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return Which annotations go with the data, as the API&#39;s InputDataConfig&#39;s `annotationsFilter`.
      * 
      */
     public Optional<String> annotationsFilter() {
@@ -87,7 +87,7 @@ public final class Dataset {
         return Optional.ofNullable(this.persistMlUseAssignment);
     }
     /**
-     * @return Which annotations go with the data, as the API&#39;s InputDataConfig has them.
+     * @return A saved query that selects the annotations, as the API&#39;s InputDataConfig&#39;s `savedQueryId`.
      * 
      */
     public Optional<String> savedQueryId() {

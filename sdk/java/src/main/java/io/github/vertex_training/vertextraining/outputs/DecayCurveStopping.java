@@ -12,14 +12,14 @@ import javax.annotation.Nullable;
 @CustomType
 public final class DecayCurveStopping {
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
      * 
      */
     private @Nullable Boolean useElapsedDuration;
 
     private DecayCurveStopping() {}
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Draw each trial&#39;s decay curve by elapsed time, not steps; default false.
      * 
      */
     public Optional<Boolean> useElapsedDuration() {

@@ -13,26 +13,26 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Disk {
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The disk&#39;s size in GB, 100 to 64000; default 100.
      * 
      */
     private @Nullable Integer sizeGb;
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      * 
      */
     private @Nullable String type;
 
     private Disk() {}
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The disk&#39;s size in GB, 100 to 64000; default 100.
      * 
      */
     public Optional<Integer> sizeGb() {
         return Optional.ofNullable(this.sizeGb);
     }
     /**
-     * @return Of `disk`: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return `pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only); default by machine.
      * 
      */
     public Optional<String> type() {

@@ -11,38 +11,38 @@ import java.util.Objects;
 @CustomType
 public final class DnsPeering {
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The DNS zone&#39;s suffix, ending with a dot.
      * 
      */
     private String domain;
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network that resolves it.
      * 
      */
     private String targetNetwork;
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The project of the network that resolves it.
      * 
      */
     private String targetProject;
 
     private DnsPeering() {}
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The DNS zone&#39;s suffix, ending with a dot.
      * 
      */
     public String domain() {
         return this.domain;
     }
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network that resolves it.
      * 
      */
     public String targetNetwork() {
         return this.targetNetwork;
     }
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The project of the network that resolves it.
      * 
      */
     public String targetProject() {

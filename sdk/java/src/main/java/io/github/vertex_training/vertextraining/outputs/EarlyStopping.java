@@ -14,38 +14,38 @@ import javax.annotation.Nullable;
 @CustomType
 public final class EarlyStopping {
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      * 
      */
     private @Nullable ConvexStopping convex;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      * 
      */
     private @Nullable DecayCurveStopping decayCurve;
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial below the median of the others: `{use_elapsed_duration}`.
      * 
      */
     private @Nullable MedianStopping median;
 
     private EarlyStopping() {}
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Vertex&#39;s convex automated stopping: `{max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
      * 
      */
     public Optional<ConvexStopping> convex() {
         return Optional.ofNullable(this.convex);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial whose decay curve predicts it will not beat the best: `{use_elapsed_duration}`.
      * 
      */
     public Optional<DecayCurveStopping> decayCurve() {
         return Optional.ofNullable(this.decayCurve);
     }
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Stop a trial below the median of the others: `{use_elapsed_duration}`.
      * 
      */
     public Optional<MedianStopping> median() {

@@ -11,38 +11,38 @@ import java.util.Objects;
 @CustomType
 public final class Filters {
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     private String test;
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     private String training;
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     private String validation;
 
     private Filters() {}
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the test set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public String test() {
         return this.test;
     }
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the training set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public String training() {
         return this.training;
     }
     /**
-     * @return A data item filter, as Vertex AI&#39;s ListDataItems takes.
+     * @return The data item filter of the validation set, as Vertex AI&#39;s ListDataItems takes.
      * 
      */
     public String validation() {

@@ -12,38 +12,38 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Fractions {
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     private @Nullable Double test;
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     private @Nullable Double training;
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     private @Nullable Double validation;
 
     private Fractions() {}
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     public Optional<Double> test() {
         return Optional.ofNullable(this.test);
     }
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     public Optional<Double> training() {
         return Optional.ofNullable(this.training);
     }
     /**
-     * @return The share of the data for each set.
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     public Optional<Double> validation() {

@@ -13,38 +13,38 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Framework {
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      * 
      */
     private String name;
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
      * 
      */
     private @Nullable String python;
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
      * 
      */
     private String version;
 
     private Framework() {}
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`.
      * 
      */
     public String name() {
         return this.name;
     }
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The image&#39;s Python, as text (`&#34;3.10&#34;`); [images.md](images.md) says which image is picked without it.
      * 
      */
     public Optional<String> python() {
         return Optional.ofNullable(this.python);
     }
     /**
-     * @return Of `framework`: Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return The framework&#39;s version, as text (YAML reads `2.10` as `2.1`).
      * 
      */
     public String version() {

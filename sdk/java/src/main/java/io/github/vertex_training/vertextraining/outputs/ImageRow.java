@@ -13,12 +13,12 @@ import java.util.Objects;
 @CustomType
 public final class ImageRow {
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google stops offering the image, `YYYY-MM-DD`.
      * 
      */
     private String endOfAvailability;
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google ends the image&#39;s support, `YYYY-MM-DD`.
      * 
      */
     private String endOfSupport;
@@ -60,14 +60,14 @@ public final class ImageRow {
 
     private ImageRow() {}
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google stops offering the image, `YYYY-MM-DD`.
      * 
      */
     public String endOfAvailability() {
         return this.endOfAvailability;
     }
     /**
-     * @return The days Google gives, `YYYY-MM-DD`.
+     * @return The day Google ends the image&#39;s support, `YYYY-MM-DD`.
      * 
      */
     public String endOfSupport() {

@@ -45,7 +45,7 @@ public final class Job {
      */
     private @Nullable String adopt;
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     private @Nullable List<String> args;
@@ -70,7 +70,7 @@ public final class Job {
      */
     private @Nullable Dataset dataset;
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     private @Nullable Disk disk;
@@ -80,17 +80,17 @@ public final class Job {
      */
     private @Nullable String displayName;
     /**
-     * @return Interactive shell, dashboard.
+     * @return The dashboard of each replica.
      * 
      */
     private @Nullable Boolean enableDashboardAccess;
     /**
-     * @return Interactive shell, dashboard.
+     * @return An interactive shell on each replica (the job&#39;s `webAccessUris`).
      * 
      */
     private @Nullable Boolean enableWebAccess;
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     private @Nullable Map<String,String> env;
@@ -100,17 +100,17 @@ public final class Job {
      */
     private @Nullable Pool evaluators;
     /**
-     * @return As in the CustomJob API.
+     * @return The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
      * 
      */
     private @Nullable String experiment;
     /**
-     * @return As in the CustomJob API.
+     * @return The experiment run the job is logged as, as in the CustomJob API.
      * 
      */
     private @Nullable String experimentRun;
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      * 
      */
     private @Nullable Framework framework;
@@ -120,12 +120,12 @@ public final class Job {
      */
     private @Nullable String gpuPartitionSize;
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     private @Nullable String image;
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      * 
      */
     private @Nullable String jobId;
@@ -135,7 +135,7 @@ public final class Job {
      */
     private @Nullable String kmsKey;
     /**
-     * @return At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+     * @return At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
      * 
      */
     private @Nullable Map<String,String> labels;
@@ -160,7 +160,7 @@ public final class Job {
      */
     private @Nullable List<String> models;
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      * 
      */
     private @Nullable String network;
@@ -175,7 +175,7 @@ public final class Job {
      */
     private @Nullable Pool parameterServers;
     /**
-     * @return As in the CustomJob API.
+     * @return The persistent resource the job runs on, as in the CustomJob API.
      * 
      */
     private @Nullable String persistentResourceId;
@@ -190,17 +190,17 @@ public final class Job {
      */
     private @Nullable PscInterface pscInterfaceConfig;
     /**
-     * @return ``python_package``: a Python package run on a prebuilt executor image.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     private @Nullable PythonPackage pythonPackage;
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
      * 
      */
     private @Nullable String pythonVersion;
     /**
-     * @return Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+     * @return Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
      * 
      */
     private @Nullable ReductionServer reductionServer;
@@ -225,7 +225,7 @@ public final class Job {
      */
     private @Nullable Either<String,ReservationAffinity> reservationAffinity;
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      * 
      */
     private @Nullable List<String> reservedIpRanges;
@@ -240,12 +240,12 @@ public final class Job {
      */
     private @Nullable List<String> runAfter;
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      * 
      */
     private @Nullable String runtimeVersion;
     /**
-     * @return ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * @return When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      * 
      */
     private @Nullable Scheduling scheduling;
@@ -270,7 +270,7 @@ public final class Job {
      */
     private @Nullable String tpuTopology;
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
      * 
      */
     private @Nullable Object trainingInput;
@@ -301,7 +301,7 @@ public final class Job {
         return Optional.ofNullable(this.adopt);
     }
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     public List<String> args() {
@@ -336,7 +336,7 @@ public final class Job {
         return Optional.ofNullable(this.dataset);
     }
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     public Optional<Disk> disk() {
@@ -350,21 +350,21 @@ public final class Job {
         return Optional.ofNullable(this.displayName);
     }
     /**
-     * @return Interactive shell, dashboard.
+     * @return The dashboard of each replica.
      * 
      */
     public Optional<Boolean> enableDashboardAccess() {
         return Optional.ofNullable(this.enableDashboardAccess);
     }
     /**
-     * @return Interactive shell, dashboard.
+     * @return An interactive shell on each replica (the job&#39;s `webAccessUris`).
      * 
      */
     public Optional<Boolean> enableWebAccess() {
         return Optional.ofNullable(this.enableWebAccess);
     }
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     public Map<String,String> env() {
@@ -378,21 +378,21 @@ public final class Job {
         return Optional.ofNullable(this.evaluators);
     }
     /**
-     * @return As in the CustomJob API.
+     * @return The Vertex AI experiment the job&#39;s run is logged to, as in the CustomJob API.
      * 
      */
     public Optional<String> experiment() {
         return Optional.ofNullable(this.experiment);
     }
     /**
-     * @return As in the CustomJob API.
+     * @return The experiment run the job is logged as, as in the CustomJob API.
      * 
      */
     public Optional<String> experimentRun() {
         return Optional.ofNullable(this.experimentRun);
     }
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework), `{name, version, python}`.
      * 
      */
     public Optional<Framework> framework() {
@@ -406,14 +406,14 @@ public final class Job {
         return Optional.ofNullable(this.gpuPartitionSize);
     }
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     public Optional<String> image() {
         return Optional.ofNullable(this.image);
     }
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return A legacy AI Platform job ID, with `training_input` (letters, digits and `_`, starting with a letter, at most 128 characters; it becomes the display name).
      * 
      */
     public Optional<String> jobId() {
@@ -427,7 +427,7 @@ public final class Job {
         return Optional.ofNullable(this.kmsKey);
     }
     /**
-     * @return At most 64; lowercase keys and values; `vertex_training_key`, `pulumi_stack`, `pulumi_resource` are the provider&#39;s.
+     * @return At most 60 (Vertex AI takes 64; the provider sets 4 on every job); lowercase keys and values, 1 to 63 characters (a value may be empty); keys starting with `goog` are Google&#39;s; `vertex_training_key`, `pulumi_project`, `pulumi_stack`, `pulumi_resource` and `vertex_training_rerun` are the provider&#39;s.
      * 
      */
     public Map<String,String> labels() {
@@ -462,7 +462,7 @@ public final class Job {
         return this.models == null ? List.of() : this.models;
     }
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The VPC network the job is peered with (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
      * 
      */
     public Optional<String> network() {
@@ -483,7 +483,7 @@ public final class Job {
         return Optional.ofNullable(this.parameterServers);
     }
     /**
-     * @return As in the CustomJob API.
+     * @return The persistent resource the job runs on, as in the CustomJob API.
      * 
      */
     public Optional<String> persistentResourceId() {
@@ -504,21 +504,21 @@ public final class Job {
         return Optional.ofNullable(this.pscInterfaceConfig);
     }
     /**
-     * @return ``python_package``: a Python package run on a prebuilt executor image.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     public Optional<PythonPackage> pythonPackage() {
         return Optional.ofNullable(this.pythonPackage);
     }
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return With `runtime_version`: the image&#39;s Python, as text (`&#34;3.7&#34;`).
      * 
      */
     public Optional<String> pythonVersion() {
         return Optional.ofNullable(this.pythonVersion);
     }
     /**
-     * @return Pool 2 instead: `{replicas, machine}`, Google&#39;s reduction server image; GPU workers only.
+     * @return Pool 2 instead: `{replicas, machine, disk}`, Google&#39;s reduction server image; GPU workers only.
      * 
      */
     public Optional<ReductionServer> reductionServer() {
@@ -553,7 +553,7 @@ public final class Job {
         return Optional.ofNullable(this.reservationAffinity);
     }
     /**
-     * @return VPC peering network and ranges (refused with H100 Mega, H200 and B200 machines, which Vertex AI does not peer: use `psc_interface_config`).
+     * @return The ranges of `network` the job&#39;s IP addresses come from (as `network`, refused with H100 Mega, H200 and B200 machines).
      * 
      */
     public List<String> reservedIpRanges() {
@@ -574,14 +574,14 @@ public final class Job {
         return this.runAfter == null ? List.of() : this.runAfter;
     }
     /**
-     * @return Instead of `image`: a [prebuilt image](#prebuilt-images-from-a-framework).
+     * @return Instead of `image`: a legacy AI Platform runtime version (`&#34;2.11&#34;`, as text) whose [prebuilt image](#prebuilt-images-from-a-framework) the job runs.
      * 
      */
     public Optional<String> runtimeVersion() {
         return Optional.ofNullable(this.runtimeVersion);
     }
     /**
-     * @return ``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START).
+     * @return When and how the job runs: `{timeout, restart_job_on_worker_restart, disable_retries, strategy, max_wait_duration}`.
      * 
      */
     public Optional<Scheduling> scheduling() {
@@ -616,7 +616,7 @@ public final class Job {
         return Optional.ofNullable(this.tpuTopology);
     }
     /**
-     * @return A [legacy AI Platform config](#legacy-ai-platform-training-configs).
+     * @return The `trainingInput` block of a [legacy AI Platform config](#legacy-ai-platform-training-configs), unchanged (camelCase keys), translated into the job&#39;s keys.
      * 
      */
     public Optional<Object> trainingInput() {

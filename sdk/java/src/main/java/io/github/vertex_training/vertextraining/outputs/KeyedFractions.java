@@ -19,17 +19,17 @@ public final class KeyedFractions {
      */
     private String key;
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     private @Nullable Double test;
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     private @Nullable Double training;
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     private @Nullable Double validation;
@@ -43,21 +43,21 @@ public final class KeyedFractions {
         return this.key;
     }
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for the test, 0 to 1.
      * 
      */
     public Optional<Double> test() {
         return Optional.ofNullable(this.test);
     }
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for training, 0 to 1.
      * 
      */
     public Optional<Double> training() {
         return Optional.ofNullable(this.training);
     }
     /**
-     * @return Of `dataset.split.timestamp`: `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return The share of the data for validation, 0 to 1.
      * 
      */
     public Optional<Double> validation() {

@@ -11,50 +11,50 @@ import java.util.Objects;
 @CustomType
 public final class LustreMount {
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s file system name.
      * 
      */
     private String filesystem;
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The Managed Lustre instance&#39;s IP address.
      * 
      */
     private String instanceIp;
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
      * 
      */
     private String mountPoint;
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s volume handle.
      * 
      */
     private String volumeHandle;
 
     private LustreMount() {}
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s file system name.
      * 
      */
     public String filesystem() {
         return this.filesystem;
     }
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The Managed Lustre instance&#39;s IP address.
      * 
      */
     public String instanceIp() {
         return this.instanceIp;
     }
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return One directory name, unique in the pool: the instance is at `/mnt/lustre/&lt;mount_point&gt;`.
      * 
      */
     public String mountPoint() {
         return this.mountPoint;
     }
     /**
-     * @return Of `lustre_mounts`: `[{instance_ip, volume_handle, filesystem, mount_point}]`: a Managed Lustre instance at `/mnt/lustre/&lt;mount_point&gt;`, every field required.
+     * @return The instance&#39;s volume handle.
      * 
      */
     public String volumeHandle() {

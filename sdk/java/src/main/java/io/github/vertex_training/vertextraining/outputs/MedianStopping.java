@@ -12,14 +12,14 @@ import javax.annotation.Nullable;
 @CustomType
 public final class MedianStopping {
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Compare trials at the same elapsed time rather than the same step; default false.
      * 
      */
     private @Nullable Boolean useElapsedDuration;
 
     private MedianStopping() {}
     /**
-     * @return Of `early_stopping`: At most one of `decay_curve: {use_elapsed_duration}`, `median: {use_elapsed_duration}`, `convex: {max_step_count, min_step_count, min_measurement_count, learning_rate_parameter_name, use_elapsed_duration, update_all_stopped_trials}`.
+     * @return Compare trials at the same elapsed time rather than the same step; default false.
      * 
      */
     public Optional<Boolean> useElapsedDuration() {

@@ -21,7 +21,7 @@ public final class Model {
      */
     private @Nullable List<String> aliases;
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return The model&#39;s description.
      * 
      */
     private @Nullable String description;
@@ -51,7 +51,7 @@ public final class Model {
      */
     private Serving serving;
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return Each version&#39;s description.
      * 
      */
     private @Nullable String versionDescription;
@@ -65,7 +65,7 @@ public final class Model {
         return this.aliases == null ? List.of() : this.aliases;
     }
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return The model&#39;s description.
      * 
      */
     public Optional<String> description() {
@@ -107,7 +107,7 @@ public final class Model {
         return this.serving;
     }
     /**
-     * @return The model&#39;s description, and each version&#39;s.
+     * @return Each version&#39;s description.
      * 
      */
     public Optional<String> versionDescription() {

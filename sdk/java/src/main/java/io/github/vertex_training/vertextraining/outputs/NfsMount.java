@@ -11,38 +11,38 @@ import java.util.Objects;
 @CustomType
 public final class NfsMount {
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
      * 
      */
     private String mountPoint;
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The exported path, starting with `/`.
      * 
      */
     private String path;
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The NFS server&#39;s IP address.
      * 
      */
     private String server;
 
     private NfsMount() {}
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return One directory name, unique in the pool: the export is at `/mnt/nfs/&lt;mount_point&gt;`.
      * 
      */
     public String mountPoint() {
         return this.mountPoint;
     }
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The exported path, starting with `/`.
      * 
      */
     public String path() {
         return this.path;
     }
     /**
-     * @return Of `nfs_mounts`: `[{server, path, mount_point}]`: an NFS export (a Filestore share) at `/mnt/nfs/&lt;mount_point&gt;`; `server` an IP address, `path` starting with `/`, `mount_point` one directory name, unique in the pool. Needs `network` or `psc_interface_config`.
+     * @return The NFS server&#39;s IP address.
      * 
      */
     public String server() {

@@ -27,7 +27,7 @@ public final class Pool {
      */
     private @Nullable Accelerator accelerator;
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     private @Nullable List<String> args;
@@ -37,12 +37,12 @@ public final class Pool {
      */
     private @Nullable List<String> command;
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     private @Nullable Disk disk;
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     private @Nullable Map<String,String> env;
@@ -52,7 +52,7 @@ public final class Pool {
      */
     private @Nullable String gpuPartitionSize;
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     private @Nullable String image;
@@ -72,12 +72,12 @@ public final class Pool {
      */
     private @Nullable List<NfsMount> nfsMounts;
     /**
-     * @return Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     private @Nullable PythonPackage pythonPackage;
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many machines the pool runs; default 1.
      * 
      */
     private @Nullable Integer replicas;
@@ -101,7 +101,7 @@ public final class Pool {
         return Optional.ofNullable(this.accelerator);
     }
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Arguments (list).
      * 
      */
     public List<String> args() {
@@ -115,14 +115,14 @@ public final class Pool {
         return this.command == null ? List.of() : this.command;
     }
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk: `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
      * 
      */
     public Optional<Disk> disk() {
         return Optional.ofNullable(this.disk);
     }
     /**
-     * @return Arguments (list) and environment (map, at most 100; a value may be a [secret](#secrets)).
+     * @return Environment (map, at most 100; a value may be a [secret](#secrets)).
      * 
      */
     public Map<String,String> env() {
@@ -136,7 +136,7 @@ public final class Pool {
         return Optional.ofNullable(this.gpuPartitionSize);
     }
     /**
-     * @return Container image of the primary pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
+     * @return Container image of the pool (or `python_package`, not both): an [image reference](#image-references); a name with no registry host (`trainer:1`) is in the platform repository.
      * 
      */
     public Optional<String> image() {
@@ -164,14 +164,14 @@ public final class Pool {
         return this.nfsMounts == null ? List.of() : this.nfsMounts;
     }
     /**
-     * @return Of `workers`: Pool 1: `{replicas, ...}`; inherits image/package, args, env, machine, accelerator, disk, mounts from the primary unless set; `reservation_affinity` when it inherits the machine, `gpu_partition_size` when it inherits the accelerator.
+     * @return A Python package run on a prebuilt executor image instead of `image`: `{executor_image, package_uris and/or package_path, module}`.
      * 
      */
     public Optional<PythonPackage> pythonPackage() {
         return Optional.ofNullable(this.pythonPackage);
     }
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many machines the pool runs; default 1.
      * 
      */
     public Optional<Integer> replicas() {

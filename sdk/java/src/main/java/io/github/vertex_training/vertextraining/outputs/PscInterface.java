@@ -14,26 +14,26 @@ import javax.annotation.Nullable;
 @CustomType
 public final class PscInterface {
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      * 
      */
     private @Nullable List<DnsPeering> dnsPeeringConfigs;
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
      * 
      */
     private String networkAttachment;
 
     private PscInterface() {}
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return DNS zones resolved through peered networks, each `{domain (ending with a dot), target_project, target_network}`.
      * 
      */
     public List<DnsPeering> dnsPeeringConfigs() {
         return this.dnsPeeringConfigs == null ? List.of() : this.dnsPeeringConfigs;
     }
     /**
-     * @return Of `psc_interface_config`: `{network_attachment, dns_peering_configs}`: reach a VPC network through a Private Service Connect interface; the attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region; each DNS peering `{domain (ending with a dot), target_project, target_network}`.
+     * @return The network attachment&#39;s name, or its full name `projects/P/regions/R/networkAttachments/N` in the job&#39;s region.
      * 
      */
     public String networkAttachment() {

@@ -14,38 +14,38 @@ import javax.annotation.Nullable;
 @CustomType
 public final class ReductionServer {
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk, as a pool&#39;s `disk`.
      * 
      */
     private @Nullable Disk disk;
     /**
-     * @return Machine type, default `n1-standard-4`.
+     * @return Machine type, default `n1-highcpu-16`.
      * 
      */
     private @Nullable String machine;
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many reduction servers run; default 1.
      * 
      */
     private @Nullable Integer replicas;
 
     private ReductionServer() {}
     /**
-     * @return `{type: pd-ssd | pd-standard | hyperdisk-balanced, size_gb: 100..64000}` (A3 Ultra, A4, A4X and G4 machines: `hyperdisk-balanced` only).
+     * @return The boot disk, as a pool&#39;s `disk`.
      * 
      */
     public Optional<Disk> disk() {
         return Optional.ofNullable(this.disk);
     }
     /**
-     * @return Machine type, default `n1-standard-4`.
+     * @return Machine type, default `n1-highcpu-16`.
      * 
      */
     public Optional<String> machine() {
         return Optional.ofNullable(this.machine);
     }
     /**
-     * @return Of the primary pool: always 1 (Vertex&#39;s rule); more replicas go in `workers`.
+     * @return How many reduction servers run; default 1.
      * 
      */
     public Optional<Integer> replicas() {

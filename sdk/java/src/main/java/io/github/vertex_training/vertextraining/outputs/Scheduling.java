@@ -16,7 +16,7 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Scheduling {
     /**
-     * @return Booleans.
+     * @return Fail the job at the first worker failure instead of retrying; default false.
      * 
      */
     private @Nullable Boolean disableRetries;
@@ -26,7 +26,7 @@ public final class Scheduling {
      */
     private @Nullable Either<String,Integer> maxWaitDuration;
     /**
-     * @return Booleans.
+     * @return Restart the whole job when a worker restarts; default false.
      * 
      */
     private @Nullable Boolean restartJobOnWorkerRestart;
@@ -43,7 +43,7 @@ public final class Scheduling {
 
     private Scheduling() {}
     /**
-     * @return Booleans.
+     * @return Fail the job at the first worker failure instead of retrying; default false.
      * 
      */
     public Optional<Boolean> disableRetries() {
@@ -57,7 +57,7 @@ public final class Scheduling {
         return Optional.ofNullable(this.maxWaitDuration);
     }
     /**
-     * @return Booleans.
+     * @return Restart the whole job when a worker restarts; default false.
      * 
      */
     public Optional<Boolean> restartJobOnWorkerRestart() {

@@ -16,17 +16,17 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Serving {
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s arguments (list).
      * 
      */
     private @Nullable List<String> args;
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s entrypoint (list).
      * 
      */
     private @Nullable List<String> command;
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s environment (map).
      * 
      */
     private @Nullable Map<String,String> env;
@@ -36,7 +36,7 @@ public final class Serving {
      */
     private @Nullable ServingFramework framework;
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of health checks.
      * 
      */
     private @Nullable String healthRoute;
@@ -51,28 +51,28 @@ public final class Serving {
      */
     private @Nullable Integer port;
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of prediction requests.
      * 
      */
     private @Nullable String predictRoute;
 
     private Serving() {}
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s arguments (list).
      * 
      */
     public List<String> args() {
         return this.args == null ? List.of() : this.args;
     }
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s entrypoint (list).
      * 
      */
     public List<String> command() {
         return this.command == null ? List.of() : this.command;
     }
     /**
-     * @return The serving container&#39;s entrypoint, arguments and environment.
+     * @return The serving container&#39;s environment (map).
      * 
      */
     public Map<String,String> env() {
@@ -86,7 +86,7 @@ public final class Serving {
         return Optional.ofNullable(this.framework);
     }
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of health checks.
      * 
      */
     public Optional<String> healthRoute() {
@@ -107,7 +107,7 @@ public final class Serving {
         return Optional.ofNullable(this.port);
     }
     /**
-     * @return The HTTP paths of prediction and health checks.
+     * @return The HTTP path of prediction requests.
      * 
      */
     public Optional<String> predictRoute() {

@@ -19,12 +19,12 @@ public final class ServingFramework {
      */
     private @Nullable Boolean gpu;
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      * 
      */
     private String name;
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework&#39;s version, as text.
      * 
      */
     private String version;
@@ -38,14 +38,14 @@ public final class ServingFramework {
         return Optional.ofNullable(this.gpu);
     }
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`.
      * 
      */
     public String name() {
         return this.name;
     }
     /**
-     * @return The framework (`tensorflow`, `pytorch`, `sklearn`, `xgboost`, as `framework.name`) and its version, as text.
+     * @return The framework&#39;s version, as text.
      * 
      */
     public String version() {

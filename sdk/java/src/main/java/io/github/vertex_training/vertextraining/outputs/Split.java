@@ -30,12 +30,12 @@ public final class Split {
      */
     private @Nullable String predefined;
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
      * 
      */
     private @Nullable KeyedFractions stratified;
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      * 
      */
     private @Nullable KeyedFractions timestamp;
@@ -63,14 +63,14 @@ public final class Split {
         return Optional.ofNullable(this.predefined);
     }
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions keeping a category column&#39;s distribution (tabular datasets).
      * 
      */
     public Optional<KeyedFractions> stratified() {
         return Optional.ofNullable(this.stratified);
     }
     /**
-     * @return `{key, training, validation, test}`: fractions by a time column, or keeping a category column&#39;s distribution (tabular datasets).
+     * @return `{key, training, validation, test}`: fractions by a time column (tabular datasets).
      * 
      */
     public Optional<KeyedFractions> timestamp() {

@@ -31,12 +31,12 @@ public final class Study {
      */
     private @Nullable EarlyStopping earlyStopping;
     /**
-     * @return Default 0: Vertex decides how many failed trials fail the job.
+     * @return How many failed trials fail the job; default 0: Vertex decides.
      * 
      */
     private @Nullable Integer maxFailedTrials;
     /**
-     * @return Required, at least 1.
+     * @return How many trials run in all: at least 1 (required).
      * 
      */
     private Integer maxTrials;
@@ -51,7 +51,7 @@ public final class Study {
      */
     private List<StudyMetric> metrics;
     /**
-     * @return Default 1; at most `max_trials`.
+     * @return How many trials run at once: default 1, at most `max_trials`.
      * 
      */
     private @Nullable Integer parallelTrials;
@@ -77,14 +77,14 @@ public final class Study {
         return Optional.ofNullable(this.earlyStopping);
     }
     /**
-     * @return Default 0: Vertex decides how many failed trials fail the job.
+     * @return How many failed trials fail the job; default 0: Vertex decides.
      * 
      */
     public Optional<Integer> maxFailedTrials() {
         return Optional.ofNullable(this.maxFailedTrials);
     }
     /**
-     * @return Required, at least 1.
+     * @return How many trials run in all: at least 1 (required).
      * 
      */
     public Integer maxTrials() {
@@ -105,7 +105,7 @@ public final class Study {
         return this.metrics;
     }
     /**
-     * @return Default 1; at most `max_trials`.
+     * @return How many trials run at once: default 1, at most `max_trials`.
      * 
      */
     public Optional<Integer> parallelTrials() {

@@ -12,26 +12,26 @@ import java.util.Objects;
 @CustomType
 public final class StudyMetric {
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return `MAXIMIZE` or `MINIMIZE`.
      * 
      */
     private Goal goal;
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      * 
      */
     private String id;
 
     private StudyMetric() {}
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return `MAXIMIZE` or `MINIMIZE`.
      * 
      */
     public Goal goal() {
         return this.goal;
     }
     /**
-     * @return Of `metrics`: One or more `{id, goal}`; `goal` is `MAXIMIZE` or `MINIMIZE`; `id` is the tag the trainer reports with `cloudml-hypertune` (no whitespace, each once). The first metric ranks the trials (`best_trial`).
+     * @return The tag the trainer reports the metric with (`cloudml-hypertune`): no whitespace, each once.
      * 
      */
     public String id() {

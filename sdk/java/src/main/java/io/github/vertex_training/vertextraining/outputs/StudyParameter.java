@@ -24,12 +24,12 @@ public final class StudyParameter {
      */
     private @Nullable List<ConditionalParameters> conditional;
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
      * 
      */
     private @Nullable Double max;
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
      * 
      */
     private @Nullable Double min;
@@ -58,14 +58,14 @@ public final class StudyParameter {
         return this.conditional == null ? List.of() : this.conditional;
     }
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The upper end of a `double` or `integer` parameter&#39;s range: inclusive, above `min`, a whole number for an integer.
      * 
      */
     public Optional<Double> max() {
         return Optional.ofNullable(this.max);
     }
     /**
-     * @return The range of a `double` or `integer` parameter: inclusive, `min` below `max`, whole numbers for an integer.
+     * @return The lower end of a `double` or `integer` parameter&#39;s range: inclusive, below `max`, a whole number for an integer.
      * 
      */
     public Optional<Double> min() {
