@@ -33,6 +33,7 @@ from typing import Any, Final
 from vertex_training.api import image_refs
 from vertex_training.api.bodies import (
     JOB_SPEC_KEY,
+    PASS_THROUGH_FIELDS,
     SPECIFIC_RESERVATION,
     TRIAL_JOB_SPEC_KEY,
     is_tuning_body,
@@ -94,12 +95,8 @@ _FIELDS: Mapping[str, frozenset[str]] = {
         f"{TRIAL_JOB_SPEC_KEY} labels encryptionSpec"
     ),
     "EncryptionSpec": _names("kmsKeyName"),
-    "CustomJobSpec": _names(
-        "workerPoolSpecs scheduling serviceAccount network reservedIpRanges "
-        "pscInterfaceConfig protectedArtifactLocationId models baseOutputDirectory "
-        "tensorboard enableWebAccess enableDashboardAccess persistentResourceId experiment "
-        "experimentRun"
-    ),
+    "CustomJobSpec": _names("workerPoolSpecs scheduling pscInterfaceConfig baseOutputDirectory")
+    | frozenset(PASS_THROUGH_FIELDS.values()),
     "WorkerPoolSpec": _names(
         "containerSpec pythonPackageSpec machineSpec replicaCount diskSpec nfsMounts lustreMounts"
     ),
@@ -604,13 +601,18 @@ def _reduction_server_keys(pool: _Pool) -> dict[str, Any]:
 # -- job settings
 
 
+#: Each field of a CustomJobSpec that a key passes straight into, and its key.
+_PASS_THROUGH_KEYS: Mapping[str, str] = {field: key for key, field in PASS_THROUGH_FIELDS.items()}
+
+
 def _job_spec_keys(spec: Mapping[str, Any], spec_key: str) -> dict[str, Any]:
-    """The keys of a CustomJobSpec's fields other than its pools: each the field's name in
-    snake_case (``serviceAccount``: ``service_account``), where the field is set."""
+    """The keys of a CustomJobSpec's fields other than its pools, where the field is set:
+    a pass-through field's key (``PASS_THROUGH_FIELDS``), else the field's name in
+    snake_case (``pscInterfaceConfig``: ``psc_interface_config``)."""
     config: dict[str, Any] = {}
     for name, value in spec.items():
         if name != "workerPoolSpecs" and (written := _setting(name, value, _at(spec_key, name))):
-            config[_snake(name)] = written
+            config[_PASS_THROUGH_KEYS.get(name) or _snake(name)] = written
     return config
 
 

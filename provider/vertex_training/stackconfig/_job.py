@@ -13,6 +13,7 @@ from pydantic import (
     Field,
 )
 
+from vertex_training.api.bodies import PASS_THROUGH_FIELDS
 from vertex_training.catalog import machines
 from vertex_training.stackconfig._constants import (
     DEFAULT_BACKEND,
@@ -371,28 +372,13 @@ class JobSpec(_SpecModel):
         }
         if scheduling := self.scheduling.request_body():
             job_spec["scheduling"] = scheduling
-        optional_text = {
-            "serviceAccount": self.service_account,
-            "network": self.network,
-            "tensorboard": self.tensorboard,
-            "experiment": self.experiment,
-            "experimentRun": self.experiment_run,
-            "persistentResourceId": self.persistent_resource_id,
-            "protectedArtifactLocationId": self.protected_artifact_location_id,
-        }
-        job_spec.update({k: v for k, v in optional_text.items() if v})
-        if self.reserved_ip_ranges:
-            job_spec["reservedIpRanges"] = list(self.reserved_ip_ranges)
+        for key, field in PASS_THROUGH_FIELDS.items():
+            if value := getattr(self, key):
+                job_spec[field] = list(value) if isinstance(value, list) else value
         if self.psc_interface is not None:
             job_spec["pscInterfaceConfig"] = self.psc_interface.request_body()
-        if self.models:
-            job_spec["models"] = list(self.models)
         if self.base_output_directory:
             job_spec["baseOutputDirectory"] = {"outputUriPrefix": self.base_output_directory}
-        if self.enable_web_access:
-            job_spec["enableWebAccess"] = True
-        if self.enable_dashboard_access:
-            job_spec["enableDashboardAccess"] = True
         body: dict[str, Any] = {"displayName": self.display_name, "jobSpec": job_spec}
         if self.labels:
             body["labels"] = dict(sorted(self.labels.items()))
