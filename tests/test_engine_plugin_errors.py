@@ -120,6 +120,14 @@ def diagnostics(output: str) -> dict[str, str]:
     return {name: "\n".join(lines) for name, lines in found.items()}
 
 
+def diagnostic_of(output: str, name: str) -> str:
+    """The engine's diagnostic of resource ``name``; a failure that shows the output when
+    there is none."""
+    found = diagnostics(output)
+    assert name in found, f"no diagnostic of {name} in:\n{output}"
+    return found[name]
+
+
 def job_id(fake: FakeVertex, display_name: str) -> str:
     [name] = [n for n, j in fake.jobs.items() if j.display_name == display_name]
     return name
@@ -263,18 +271,18 @@ def refusals(project: Project, plugin: Path, fake: FakeVertex) -> dict[str, str]
         f"fake={PROVIDER_URN}fake",
     )
     assert imported.returncode != 0, imported.output
-    found["imported"] = diagnostics(imported.output)["imported"]
+    found["imported"] = diagnostic_of(imported.output, "imported")
     provider = {"fake": provider_of(fake.address)}
     project.write_program(yaml_program(plugin, {**provider, **platform_on_new_job()}))
     preview = project.run("preview")
     assert preview.returncode != 0, preview.output
-    found["platform"] = diagnostics(preview.output)[f"training-{project.stack}"]
+    found["platform"] = diagnostic_of(preview.output, f"training-{project.stack}")
     project.write_program(
         yaml_program(plugin, {**provider, "bad": on_fake(machine="n1-standard-3")})
     )
     preview = project.run("preview")
     assert preview.returncode != 0, preview.output
-    found["bad"] = diagnostics(preview.output)["bad"]
+    found["bad"] = diagnostic_of(preview.output, "bad")
     return found
 
 
@@ -292,6 +300,7 @@ class TestFailuresOnTheEngine:
             project = Project.of_yaml(tmp_path, program(REPO / "provider", fake, refusing, port))
             result = run_failures(project, fake, refusing)
             found = {k: seconds_blurred(v) for k, v in diagnostics(result.output).items()}
+            assert fake.jobs, result.output  # nothing submitted: expected_up cannot be read
             assert found == expected_up(fake, port), result.output
             kept_waiter(project)
             assert refusals(project, REPO / "provider", fake) == expected_refusals()
@@ -311,6 +320,7 @@ class TestFailuresOnTheEngine:
             del project.env["VERTEX_TRAINING_PYTHON"]
             result = run_failures(project, fake, refusing)
             found = {k: seconds_blurred(v) for k, v in diagnostics(result.output).items()}
+            assert fake.jobs, result.output  # nothing submitted: expected_up cannot be read
             installed = launcher_pulumi(plugin)
             assert found == expected_up(fake, port), f"pulumi {installed}:\n{result.output}"
 
