@@ -2,9 +2,10 @@
 
 The rules, their configuration and their evaluation are
 ``vertex_training.review.policies``, the same that ``vertex-training plan`` and ``review``
-apply; ``policy/resources.py`` reads what the engine shows into their arguments: each job
-from its resource's own inputs, whatever program declared it. The rules come from one of
-two places (docs/policies.md):
+apply; each rule is one entry of ``vertex_training.review.rules.REGISTRY``, from which
+``policy/resources.py`` lists the pack's policies (``rule_policies``). That module reads
+what the engine shows into their arguments: each job from its resource's own inputs,
+whatever program declared it. The rules come from one of two places (docs/policies.md):
 
 - the policy pack config (``pulumi preview --policy-pack-config config.json``): each rule
   is a policy of its own name (``require_timeout``), ``disabled`` until the file gives it
@@ -49,10 +50,6 @@ from policy import resources  # noqa: E402
 from vertex_training.review import policies  # noqa: E402
 
 PACK_NAME = "vertex-training-policies"
-LEVELS = {
-    policies.MANDATORY: EnforcementLevel.MANDATORY,
-    policies.ADVISORY: EnforcementLevel.ADVISORY,
-}
 #: The sentinels pulumi-policy leaves for values a preview cannot know.
 SENTINELS = frozenset(
     getattr(proxy, name)
@@ -140,37 +137,24 @@ def _report_failures(
             report(result.message)
 
 
-def _pack_rule_policy(rule: str) -> StackValidationPolicy:
-    """``rule`` as the policy pack config turns it on, at the level the file gives."""
+def _rule_policy(policy: resources.RulePolicy) -> StackValidationPolicy:
+    """A rule's policy (``resources.rule_policies``): it reports the rule's failures when
+    the rules come from its source, at its level (the pack config's: at the level the file
+    gives; the stack's: only those at its enforcement)."""
+    enforcement = None if policy.source == resources.FROM_PACK_CONFIG else policy.level
+    schema = PolicyConfigSchema(properties=dict(policy.settings)) if policy.settings else None
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         stack = _view(args)
-        if stack.source == resources.FROM_PACK_CONFIG:
-            _report_failures(stack, rule, None, report)
-
-    settings = resources.SETTINGS_SCHEMA.get(rule)
-    return StackValidationPolicy(
-        name=rule,
-        description=policies.RULES[rule],
-        enforcement_level=EnforcementLevel.DISABLED,
-        validate=validate,
-        config_schema=PolicyConfigSchema(properties=settings) if settings else None,
-    )
-
-
-def _stack_rule_policy(rule: str, enforcement: str) -> StackValidationPolicy:
-    """``rule`` as the stack's ``vertex-training:policies`` turns it on at ``enforcement``."""
-
-    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        stack = _view(args)
-        if stack.source == resources.FROM_STACK:
-            _report_failures(stack, rule, enforcement, report)
+        if stack.source == policy.source:
+            _report_failures(stack, policy.rule, enforcement, report)
 
     return StackValidationPolicy(
-        name=policies.stack_policy(rule, enforcement),
-        description=policies.RULES[rule],
-        enforcement_level=LEVELS[enforcement],
+        name=policy.name,
+        description=policy.description,
+        enforcement_level=EnforcementLevel(policy.level),
         validate=validate,
+        config_schema=schema,
     )
 
 
@@ -210,8 +194,7 @@ def _coverage_policy() -> StackValidationPolicy:
 def main() -> None:
     _hear_configure()
     rules = [_config_policy(), _coverage_policy()]
-    rules += [_pack_rule_policy(rule) for rule in policies.RULES]
-    rules += [_stack_rule_policy(rule, level) for rule in policies.RULES for level in LEVELS]
+    rules += [_rule_policy(policy) for policy in resources.rule_policies()]
     PolicyPack(name=PACK_NAME, policies=list(rules))
 
 

@@ -48,6 +48,7 @@ from vertex_training.preview.resources import (  # noqa: F401 - the pack's names
 )
 from vertex_training.resources.state import whole_numbers
 from vertex_training.review import cost, policies
+from vertex_training.review.rules import REGISTRY
 from vertex_training.stackconfig import read_stack_file
 from vertex_training.urns import Urn
 
@@ -65,41 +66,57 @@ DYNAMIC_PROVIDER_TYPE = "pulumi:providers:pulumi-python"
 DEFAULT_PROVIDER_PREFIX = "default"
 #: How a mistake in the policy pack config is named (the pack is not told the file's name).
 PACK_CONFIG_SOURCE = "--policy-pack-config"
-#: The pack's policies that no pack config entry turns a rule on with: they report the
-#: stack's rules and what cannot be read or judged.
-OWN_POLICIES = frozenset(
-    {
-        policies.CONFIG_POLICY,
-        policies.COVERAGE_POLICY,
-        *(policies.stack_policy(r, e) for r in policies.RULES for e in policies.ENFORCEMENTS),
-    }
-)
-#: Each rule's settings in a policy pack config, as the pack declares them to CrossGuard
-#: (its policies' ``config_schema``): named and described, not typed, so that the engine
-#: hands every value to the pack, which refuses a wrong one as ``vertex-training review``
-#: does (``policies.from_pack_config``: the key, the value and the fix), not the engine
-#: before the preview with its own words. The names are the rules' settings
-#: (``policies.PoliciesConfig``).
-SETTINGS_SCHEMA: Mapping[str, dict[str, dict[str, Any]]] = {
-    "required_labels": {
-        "labels": {"description": 'The label keys every job carries, e.g. ["team"].'},
-    },
-    "allowed_regions": {
-        "regions": {"description": 'The training regions jobs may run in, e.g. ["us-central1"].'},
-    },
-    "max_accelerators_per_job": {
-        "count": {"description": "The most GPUs or TPU chips one job holds at once."},
-    },
-    "max_cost_per_job": {
-        "usd": {"description": "The most one job may cost, in US dollars (its estimated most)."},
-    },
-    "max_cost_per_change": {
-        "usd": {"description": "The most the jobs of one change may cost together, in USD."},
-    },
-}
 #: Where the rules came from (``StackView.source``).
 FROM_PACK_CONFIG = "pack config"
 FROM_STACK = "stack"
+
+
+@dataclass(frozen=True)
+class RulePolicy:
+    """One of the pack's policies that report a rule (``rule_policies``)."""
+
+    name: str
+    rule: str
+    #: The rule's description (its registry entry's).
+    description: str
+    #: Its level when the pack starts: ``disabled`` for the pack config's, the stack's
+    #: enforcement for the stack's.
+    level: str
+    #: Where the rules it reports come from: ``FROM_PACK_CONFIG`` or ``FROM_STACK``.
+    source: str
+    #: The rule's settings as the pack declares them to CrossGuard (its ``config_schema``):
+    #: named and described, not typed, so that the engine hands every value to the pack,
+    #: which refuses a wrong one as ``vertex-training review`` does
+    #: (``policies.from_pack_config``: the key, the value and the fix), not the engine
+    #: before the preview with its own words. Empty for the stack's and a rule with none.
+    settings: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def rule_policies() -> list[RulePolicy]:
+    """The pack's policies for the rules of the registry (``rules.REGISTRY``), in its
+    order: each rule as the policy pack config turns it on (its own name, ``disabled``
+    until the file gives it a level, with its settings), then as the stack's
+    ``vertex-training:policies`` turns it on at each enforcement
+    (``<rule>.mandatory``, ``<rule>.advisory``)."""
+    found = []
+    for name, rule in REGISTRY.items():
+        settings = {
+            key: {"description": description}
+            for key, description in rule.settings.described().items()
+        }
+        found.append(
+            RulePolicy(
+                name, name, rule.description, policies.PACK_DISABLED, FROM_PACK_CONFIG, settings
+            )
+        )
+    for name, rule in REGISTRY.items():
+        found += [
+            RulePolicy(
+                policies.stack_policy(name, level), name, rule.description, level, FROM_STACK
+            )
+            for level in (policies.MANDATORY, policies.ADVISORY)
+        ]
+    return found
 
 
 @dataclass
@@ -179,8 +196,9 @@ def pack_config(configured: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict
     left the policy ``disabled``: the file gave it no level). Empty when the file turns
     no rule on (or there is none)."""
     found: dict[str, Any] = {}
+    own = policies.pack_own_policies()
     for name, (level, settings) in configured.items():
-        if name in OWN_POLICIES or (level == policies.PACK_DISABLED and not settings):
+        if name in own or (level == policies.PACK_DISABLED and not settings):
             continue
         written = whole_numbers(dict(settings))
         if level != policies.PACK_DISABLED:

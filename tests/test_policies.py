@@ -817,9 +817,10 @@ class TestPackResources:
         assert resources.grants_of(policy) == [Grant("allUsers", "roles/viewer", "bucket data")]
 
     def test_the_settings_schema_names_each_rules_settings(self) -> None:
-        """The pack declares to CrossGuard exactly the settings each rule takes."""
-        for rule in RULES:
-            model = PoliciesConfig.model_fields[rule].annotation
+        """The pack declares to CrossGuard exactly the settings each rule takes, each with
+        a description; the stack's policies declare none."""
+        for policy in resources.rule_policies():
+            model = PoliciesConfig.model_fields[policy.rule].annotation
             settings = {
                 name
                 for arg in getattr(model, "__args__", ())
@@ -827,4 +828,8 @@ class TestPackResources:
                 for name in arg.model_fields
                 if name != "enforcement"
             }
-            assert set(resources.SETTINGS_SCHEMA.get(rule, {})) == settings, rule
+            if policy.source == resources.FROM_STACK:
+                assert policy.settings == {}, policy.name
+                continue
+            assert set(policy.settings) == settings, policy.name
+            assert all(given["description"] for given in policy.settings.values())

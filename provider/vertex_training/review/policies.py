@@ -26,22 +26,35 @@ registers. A fix names a job's setting as its program wrote it: by stack config 
 program gives as a resource's arguments (``evaluate``'s ``keys``).
 A job on the local backend costs nothing on Google Cloud: it is exempt from the region,
 SPOT and cost rules. Pure: no Pulumi, no Google clients (docs/policies.md).
+
+The rules themselves are the entries of ``vertex_training.review.rules.REGISTRY`` (what
+an entry holds: ``vertex_training.review.rule_model``): ``RULES``, ``PoliciesConfig``,
+``evaluate``, the hints of ``parse_policies`` and the pack's policies all read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from vertex_training.api.labels import label_key_ok
-from vertex_training.backend_kinds import kind_of
-from vertex_training.catalog import machines
 from vertex_training.errors import Issue, SpecError
-from vertex_training.keys import JOBS_KEY, POLICIES_KEY, job_key
-from vertex_training.stackconfig import calls_vertex_api, did_you_mean, invalid, issues_from, one_of
+from vertex_training.keys import POLICIES_KEY, job_key
+from vertex_training.review.rule_model import (
+    ADVISORY,
+    ENFORCEMENTS,
+    MANDATORY,
+    BucketAccess,
+    Change,
+    Grant,
+    RuleResult,
+    RulesConfig,
+    config_model,
+    descriptions,
+)
+from vertex_training.review.rules import PREVENTION_ENFORCED, REGISTRY
+from vertex_training.stackconfig import calls_vertex_api, issues_from
 from vertex_training.stackconfig import platform as stack_platform
 
 if TYPE_CHECKING:
@@ -68,20 +81,16 @@ __all__ = [
     "RuleResult",
     "evaluate",
     "from_pack_config",
+    "pack_own_policies",
     "parse_policies",
     "platform_buckets",
     "platform_grants",
     "stack_policy",
 ]
 
-Enforcement = Literal["advisory", "mandatory"]
-ADVISORY: Final = "advisory"
-MANDATORY: Final = "mandatory"
-ENFORCEMENTS: tuple[Enforcement, ...] = (ADVISORY, MANDATORY)
+
 #: IAM members that make whatever they are granted public.
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
-#: The only public access prevention that keeps a bucket private whatever its IAM says.
-PREVENTION_ENFORCED = "enforced"
 #: The bucket setting of vertex_training.program.platform's staging bucket.
 PLATFORM_PREVENTION = PREVENTION_ENFORCED
 
@@ -96,160 +105,15 @@ _SPEC_DOC = "docs/config-shape.md"
 _POLICIES_DOC = "docs/policies.md"
 
 #: Every rule, in the order results are reported, with what it asks of a stack (the pack
-#: shows these as its policies' descriptions).
-RULES: Mapping[str, str] = {
-    "required_labels": "Every job carries the labels the team requires.",
-    "allowed_regions": "Vertex AI jobs run only in the regions the team allows.",
-    "max_accelerators_per_job": "No job asks for more accelerators at once than the ceiling.",
-    "max_cost_per_job": "No Vertex AI job may cost more than the ceiling (its estimated most).",
-    "max_cost_per_change": (
-        "The jobs a change submits or replaces may not cost more than the ceiling together."
-    ),
-    "spot_only": "Vertex AI jobs run on SPOT capacity only.",
-    "require_timeout": "Every job sets scheduling.timeout.",
-    "no_primitive_roles": "The platform grants no primitive role (owner, editor, viewer).",
-    "no_public_buckets": "The platform's buckets are never public.",
-}
+#: shows these as its policies' descriptions): ``REGISTRY`` read by name.
+RULES: Mapping[str, str] = descriptions(REGISTRY)
 
-
-# ----------------------------------------------------------------- the YAML shape (input)
-
-
-class _Rule(BaseModel):
-    """A rule's settings; ``enforcement`` says what a failure does."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    enforcement: Enforcement = MANDATORY
-
-    @field_validator("enforcement", mode="before")
-    @classmethod
-    def _enforcement(cls, value: Any) -> Any:
-        if value not in ENFORCEMENTS:
-            hint = did_you_mean(str(value), ENFORCEMENTS)
-            raise invalid(f"must be {one_of(ENFORCEMENTS)}{'.' + hint if hint else ''}")
-        return value
-
-
-class RequiredLabels(_Rule):
-    """``required_labels: {labels: [team, ...]}``."""
-
-    labels: list[str] = Field(min_length=1)
-
-    @field_validator("labels")
-    @classmethod
-    def _label_keys(cls, value: list[str]) -> list[str]:
-        problems = [
-            (
-                (index,),
-                key,
-                "label keys have 1 to 63 lowercase letters, digits, _ or -, "
-                "starting with a lowercase letter; write e.g. team or cost-center",
-            )
-            for index, key in enumerate(value)
-            if not label_key_ok(key)
-        ]
-        if problems:
-            raise invalid("invalid label keys", problems)
-        return value
-
-
-class AllowedRegions(_Rule):
-    """``allowed_regions: {regions: [us-central1, ...]}``."""
-
-    regions: list[str] = Field(min_length=1)
-
-    @field_validator("regions")
-    @classmethod
-    def _training_regions(cls, value: list[str]) -> list[str]:
-        problems = []
-        for index, region in enumerate(value):
-            if region not in machines.TRAINING_REGIONS:
-                hint = did_you_mean(region, machines.TRAINING_REGIONS)
-                problems.append(
-                    (
-                        (index,),
-                        region,
-                        "Vertex AI custom training does not run there; write a training "
-                        f"region such as us-central1 or europe-west4.{hint}".rstrip("."),
-                    )
-                )
-        if problems:
-            raise invalid("not training regions", problems)
-        return value
-
-
-class MaxAccelerators(_Rule):
-    """``max_accelerators_per_job: {count: 8}``: GPUs or TPU chips a job holds at once."""
-
-    count: int = Field(ge=0)
-
-
-class MaxCost(_Rule):
-    """``max_cost_per_job`` / ``max_cost_per_change``: ``{usd: 500}``."""
-
-    usd: float = Field(ge=0)
-
-
-class Flag(_Rule):
-    """A rule with no setting but its enforcement: ``spot_only: {}``."""
-
-
-class PoliciesConfig(BaseModel):
-    """``vertex-training:policies``, as written; a rule left out (None) is off."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    required_labels: RequiredLabels | None = None
-    allowed_regions: AllowedRegions | None = None
-    max_accelerators_per_job: MaxAccelerators | None = None
-    max_cost_per_job: MaxCost | None = None
-    max_cost_per_change: MaxCost | None = None
-    spot_only: Flag | None = None
-    require_timeout: Flag | None = None
-    no_primitive_roles: Flag | None = None
-    no_public_buckets: Flag | None = None
-
-    def enabled(self) -> dict[str, _Rule]:
-        """The rules this stack turned on, by name, in RULES order."""
-        return {name: rule for name in RULES if (rule := getattr(self, name)) is not None}
-
-
-# ------------------------------------------------------------- what the platform exposes
-
-
-@dataclass(frozen=True)
-class Grant:
-    """One IAM grant: ``member`` gets ``role`` on ``target`` (e.g. ``project my-project``)."""
-
-    member: str
-    role: str
-    target: str
-
-
-@dataclass(frozen=True)
-class BucketAccess:
-    """Who can read a bucket: its public access prevention and its public IAM members.
-
-    ``prevention`` is None where it is not known (a bucket managed outside the stack).
-    """
-
-    name: str
-    prevention: str | None
-    public_members: tuple[str, ...] = ()
-    managed: bool = True
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    """One rule's verdict on one job (or, with ``job`` None, on the whole stack)."""
-
-    rule: str
-    enforcement: Enforcement
-    passed: bool
-    job: str | None
-    #: What is wrong and what to write instead, or why it passes.
-    message: str
+if TYPE_CHECKING:
+    PoliciesConfig: TypeAlias = RulesConfig
+else:
+    #: ``vertex-training:policies``, as written: one optional field per rule of
+    #: ``REGISTRY`` (its settings model); a rule left out (None) is off.
+    PoliciesConfig = config_model(REGISTRY)
 
 
 # ------------------------------------------------------------------------ the public API
@@ -260,8 +124,9 @@ def parse_policies(raw: Any) -> PoliciesConfig:
 
     Raises ``SpecError`` whose issues name the full key, the bad value and the fix.
     """
+    model = config_model(REGISTRY)
     if raw is None:
-        return PoliciesConfig()
+        return model()
     if not isinstance(raw, Mapping):
         raise SpecError(
             [
@@ -276,7 +141,7 @@ def parse_policies(raw: Any) -> PoliciesConfig:
     issues: list[Issue] = []
     settings: dict[str, Any] = {}
     for name, value in raw.items():
-        if name in RULES and not isinstance(value, Mapping):
+        if name in REGISTRY and not isinstance(value, Mapping):
             issues.append(
                 Issue(
                     f"{POLICIES_KEY}.{name}",
@@ -289,11 +154,11 @@ def parse_policies(raw: Any) -> PoliciesConfig:
         else:
             settings[str(name)] = value
     try:
-        config = PoliciesConfig.model_validate(settings)
+        config = model.model_validate(settings)
     except ValidationError as exc:
         issues.extend(
             Issue(issue.key, issue.value, issue.message.replace(_SPEC_DOC, _POLICIES_DOC))
-            for issue in issues_from(exc, POLICIES_KEY, PoliciesConfig)
+            for issue in issues_from(exc, POLICIES_KEY, model)
         )
     if issues:
         raise SpecError(issues)
@@ -320,10 +185,15 @@ def stack_policy(rule: str, enforcement: str) -> str:
     return f"{rule}.{enforcement}"
 
 
-#: Every policy of the pack that is not a rule configured by the pack config.
-_PACK_OWN_POLICIES = frozenset(
-    {CONFIG_POLICY, COVERAGE_POLICY, *(stack_policy(r, e) for r in RULES for e in ENFORCEMENTS)}
-)
+def pack_own_policies() -> frozenset[str]:
+    """Every policy of the pack that is not a rule configured by the pack config."""
+    return frozenset(
+        {
+            CONFIG_POLICY,
+            COVERAGE_POLICY,
+            *(stack_policy(r, e) for r in REGISTRY for e in ENFORCEMENTS),
+        }
+    )
 
 
 def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
@@ -366,12 +236,13 @@ def from_pack_config(raw: Any, source: str) -> PoliciesConfig:
         )
     issues: list[Issue] = []
     rules: dict[str, Any] = {}
+    own = pack_own_policies()
     for name, value in raw.items():
-        if name in _PACK_OWN_POLICIES:
+        if name in own:
             continue
         settings = dict(value) if isinstance(value, Mapping) else {PACK_LEVEL_KEY: value}
         level = settings.pop(PACK_LEVEL_KEY, PACK_DISABLED)
-        if level == PACK_DISABLED and name in RULES:
+        if level == PACK_DISABLED and name in REGISTRY:
             if settings:
                 issues.append(
                     Issue(
@@ -466,307 +337,26 @@ def evaluate(
     costs, by name, which ``max_cost_per_change`` counts too: a persistent resource (its
     estimate), another provider's job the review cannot read (None: unknown).
     """
-    if grants is None:
-        grants = platform_grants(platform, jobs)
-    if buckets is None:
-        buckets = platform_buckets(platform)
+    change = Change(
+        jobs,
+        estimates,
+        changed,
+        platform_grants(platform, jobs) if grants is None else grants,
+        platform_buckets(platform) if buckets is None else buckets,
+        others or {},
+    )
     keys = keys or {}
-    results: list[RuleResult] = []
-    for name, rule in config.enabled().items():
-        if name == "max_cost_per_change":
-            assert isinstance(rule, MaxCost)
-            results.append(_change_cost(rule, jobs, estimates, changed, others or {}))
-        elif name == "no_primitive_roles":
-            results.extend(_primitive_roles(rule, grants))
-        elif name == "no_public_buckets":
-            results.extend(_public_buckets(rule, buckets))
-        else:
-            for job_name in sorted(jobs):
-                key = _JobKey(job_name, keys.get(job_name) or job_key(job_name))
-                passed, message = _JOB_RULES[name](rule, key, jobs[job_name], estimates)
-                results.append(RuleResult(name, rule.enforcement, passed, job_name, message))
-    return results
-
-
-# ------------------------------------------------------------------------------ job rules
-
-
-@dataclass(frozen=True)
-class _JobKey:
-    """A job's name (its estimate's) and the key its settings are named under."""
-
-    name: str
-    prefix: str
-
-    def __call__(self, *path: str) -> str:
-        return ".".join((self.prefix, *path))
-
-    @property
-    def region_too(self) -> str:
-        """Where else the job's region is set: the stack's ``gcp:region``, or the
-        resource's own ``region`` (or its platform's, or the plugin's default)."""
-        if self.prefix.startswith(f"{JOBS_KEY}."):
-            return "gcp:region"
-        return "the resource's region"
-
-
-def _required_labels(
-    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    missing = [label for label in rule.labels if label not in job.labels]
-    if not missing:
-        return True, f"has the required labels {one_of(rule.labels, 'and')}"
-    example = ", ".join(f"{label}: ..." for label in missing)
-    return False, (
-        f"lacks the required label{'s' if len(missing) > 1 else ''} "
-        f"{one_of(missing, 'and')}: add {key('labels')}: {{{example}}}"
-    )
-
-
-def _allowed_regions(
-    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    if not kind_of(job.backend).cloud:
-        return True, f"{kind_of(job.backend).runs_on}: the region rule does not apply"
-    if job.region in rule.regions:
-        return True, f"runs in {job.region}, an allowed region"
-    return False, (
-        f"runs in {job.region}, which is not an allowed region: set "
-        f"{key('region')} (or {key.region_too}) to {one_of(rule.regions)}"
-    )
-
-
-def _accelerators(job: JobSpec) -> tuple[int, list[str]]:
-    """Accelerators the job holds at once (parallel trials included), and where they are."""
-    total, parts = 0, []
-    for pool in job.worker_pools:
-        if pool is None or pool.accelerator is None:
-            continue
-        count = pool.replicas * pool.accelerator.count
-        total += count
-        parts.append(
-            f"{pool.replicas} x {pool.accelerator.count} {pool.accelerator.type} ({pool.role})"
-        )
-    study = getattr(job, "study", None)
-    if study is not None and total:
-        parallel = study.parallel_trials
-        total *= parallel
-        parts.append(f"x {parallel} parallel trials")
-    return total, parts
-
-
-def _max_accelerators(
-    rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    total, parts = _accelerators(job)
-    if total <= rule.count:
-        return True, f"holds {total} accelerators at once, at most {rule.count}"
-    where = " ".join(parts)
-    fix = "fewer replicas or accelerators"
-    if getattr(job, "study", None) is not None:
-        fix += f", or lower {key('study', 'parallel_trials')}"
-    return False, f"holds {total} accelerators at once ({where}), more than {rule.count}: use {fix}"
-
-
-def _max_cost(
-    rule: Any, key: _JobKey, job: JobSpec, estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    if not kind_of(job.backend).billed:
-        return True, f"{kind_of(job.backend).runs_on}: it costs nothing on Google Cloud"
-    estimate = estimates.get(key.name)
-    if estimate is None or estimate.max_usd is None:
-        return (
-            False,
-            f"its cost is unknown ({_unknown_why(estimate)}), so it cannot be held to "
-            f"${rule.usd:,.2f}: refresh prices (`make prices` with Google credentials, then "
-            "commit prices/snapshot.json)",
-        )
-    if estimate.max_usd <= rule.usd:
-        return True, f"may cost up to ${estimate.max_usd:,.2f}, at most ${rule.usd:,.2f}"
-    return False, (
-        f"may cost up to ${estimate.max_usd:,.2f}{_estimate_terms(estimate)}, more than "
-        f"${rule.usd:,.2f}: set a shorter {key('scheduling', 'timeout')}, smaller "
-        "machines or fewer replicas (or trials), or scheduling.strategy: SPOT"
-    )
-
-
-def _spot_only(
-    _rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    if not kind_of(job.backend).cloud:
-        return True, f"{kind_of(job.backend).runs_on}: the SPOT rule does not apply"
-    if job.scheduling.strategy == "SPOT":
-        return True, "runs on SPOT capacity"
-    strategy = job.scheduling.strategy or "STANDARD (the default)"
-    return False, f"runs with strategy {strategy}: write {key('scheduling', 'strategy')}: SPOT"
-
-
-def _require_timeout(
-    _rule: Any, key: _JobKey, job: JobSpec, _estimates: Mapping[str, Estimate]
-) -> tuple[bool, str]:
-    if job.scheduling.timeout_s is not None:
-        return True, f"stops after {_hours(job.scheduling.timeout_s)} at most"
-    return False, (
-        "has no timeout, so Vertex AI lets it run for up to 7 days: write "
-        f"{key('scheduling', 'timeout')}: 4h (or the longest it should take)"
-    )
-
-
-_JOB_RULES = {
-    "required_labels": _required_labels,
-    "allowed_regions": _allowed_regions,
-    "max_accelerators_per_job": _max_accelerators,
-    "max_cost_per_job": _max_cost,
-    "spot_only": _spot_only,
-    "require_timeout": _require_timeout,
-}
-
-
-# ---------------------------------------------------------------------------- stack rules
-
-
-def _change_cost(
-    rule: MaxCost,
-    jobs: Mapping[str, JobSpec],
-    estimates: Mapping[str, Estimate],
-    changed: Collection[str] | None,
-    others: Mapping[str, Estimate | None],
-) -> RuleResult:
-    names = sorted(jobs if changed is None else (n for n in changed if n in jobs))
-    names = [n for n in names if kind_of(jobs[n].backend).billed]
-    estimates = {**estimates, **{n: e for n, e in others.items() if e is not None}}
-    names = sorted({*names, *others})
-    unknown = [n for n in names if (e := estimates.get(n)) is None or e.max_usd is None]
-
-    def result(passed: bool, message: str) -> RuleResult:
-        return RuleResult("max_cost_per_change", rule.enforcement, passed, None, message)
-
-    if unknown:
-        why = "; ".join(f"{n}: {_unknown_why(estimates.get(n))}" for n in unknown)
-        return result(
-            False,
-            f"the change's cost is unknown ({why}), so it cannot be held to ${rule.usd:,.2f}: "
-            "refresh prices (`make prices` with Google credentials, then commit "
-            "prices/snapshot.json)",
-        )
-    total = sum(estimates[n].max_usd or 0.0 for n in names)
-    submitted = one_of(names, "and") if names else "no Vertex AI job"
-    if total <= rule.usd:
-        return result(
-            True, f"the change submits {submitted}: up to ${total:,.2f}, at most ${rule.usd:,.2f}"
-        )
-    return result(
-        False,
-        f"the change submits {submitted}, which may cost up to ${total:,.2f} together, more "
-        f"than ${rule.usd:,.2f}: split it into smaller changes, or lower the jobs' "
-        "scheduling.timeout, machines or replicas",
-    )
-
-
-def _primitive_roles(rule: _Rule, grants: Sequence[Grant]) -> list[RuleResult]:
-    bad = [g for g in grants if g.role in stack_platform.PRIMITIVE_ROLES]
-    if not bad:
-        roles = sorted({g.role for g in grants})
-        granted = one_of(roles, "and") if roles else "no role"
-        return [
-            RuleResult(
-                "no_primitive_roles",
-                rule.enforcement,
-                True,
-                None,
-                f"the platform grants {granted}; no primitive role",
-            )
-        ]
     return [
-        RuleResult(
-            "no_primitive_roles",
-            rule.enforcement,
-            False,
-            None,
-            f"{g.member} is granted {g.role} on {g.target}, a primitive role: grant the "
-            "predefined roles it needs instead (docs/platform.md lists the platform's)",
-        )
-        for g in bad
+        result
+        for name, settings in config.enabled().items()
+        for result in REGISTRY[name].judge(settings, change, keys, job_key)
     ]
-
-
-def _public_buckets(rule: _Rule, buckets: Sequence[BucketAccess]) -> list[RuleResult]:
-    def result(passed: bool, message: str) -> RuleResult:
-        return RuleResult("no_public_buckets", rule.enforcement, passed, None, message)
-
-    if not buckets:
-        return [result(True, "the platform has no bucket of its own")]
-    results = []
-    for bucket in buckets:
-        problems = []
-        if bucket.public_members:
-            problems.append(f"grants a role to {one_of(list(bucket.public_members), 'and')}")
-        if bucket.managed and bucket.prevention != PREVENTION_ENFORCED:
-            problems.append(
-                f"has public access prevention {bucket.prevention or 'unset'} (inherited), "
-                "not enforced"
-            )
-        if problems:
-            results.append(
-                result(
-                    False,
-                    f"bucket {bucket.name} {' and '.join(problems)}: set "
-                    "public_access_prevention to enforced and grant nothing to allUsers or "
-                    "allAuthenticatedUsers",
-                )
-            )
-        elif not bucket.managed:
-            results.append(
-                result(
-                    True,
-                    f"bucket {bucket.name} is managed outside this stack "
-                    f"({stack_platform.PLATFORM_KEY}.existing.bucket); its access is not "
-                    "checked here",
-                )
-            )
-        else:
-            results.append(result(True, f"bucket {bucket.name} enforces public access prevention"))
-    return results
 
 
 # ------------------------------------------------------------------------------ internals
 
 
 def _settings_hint(rule: str) -> str:
-    """The settings a rule takes besides ``enforcement``."""
-    examples = {
-        "required_labels": "labels: [team]",
-        "allowed_regions": "regions: [us-central1]",
-        "max_accelerators_per_job": "count: 8",
-        "max_cost_per_job": "usd: 500",
-        "max_cost_per_change": "usd: 2000",
-    }
-    return f"with {examples[rule]}" if rule in examples else "it takes no other setting"
-
-
-def _unknown_why(estimate: Any) -> str:
-    if estimate is None:
-        return "no estimate"
-    unknown = list(getattr(estimate, "unknown", ()) or ())
-    return "; ".join(unknown) if unknown else "no price for its machines"
-
-
-def _estimate_terms(estimate: Any) -> str:
-    """`` ($H/h x N h x T trials)`` where the estimate says so."""
-    parts = []
-    if getattr(estimate, "hourly_usd", None) is not None:
-        parts.append(f"${estimate.hourly_usd:,.2f}/h")
-    if getattr(estimate, "hours", None) is not None:
-        parts.append(f"{estimate.hours:g} h")
-    trials = getattr(estimate, "trials", None)
-    if trials and trials > 1:
-        parts.append(f"{trials} trials")
-    return f" ({' x '.join(parts)})" if parts else ""
-
-
-def _hours(seconds: int) -> str:
-    """A duration as a reviewer reads it: 90 s -> '90s', 7200 -> '2h', 259200 -> '3d'."""
-    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    """The settings ``rule`` takes besides ``enforcement``: its registry entry's example."""
+    example = REGISTRY[rule].example
+    return f"with {example}" if example else "it takes no other setting"
