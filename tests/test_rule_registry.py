@@ -1,9 +1,10 @@
 """The review's rule registry (vertex_training.review.rules.REGISTRY): each rule is one
 entry, and a rule added as one entry is read from `vertex-training:policies` and from a
-policy pack config, judged, reported, hinted at and listed by the pack."""
+policy pack config, judged, reported, hinted at, listed by the pack and on docs/rules.md."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from pydantic import Field
 from policy import resources
 from tests.stacks import parse_stack
 from vertex_training.errors import SpecError
-from vertex_training.review import policies
+from vertex_training.review import policies, rules_page
 from vertex_training.review.rule_model import Flag, JobKey, Rule, RuleResult, RuleSettings, Scope
 from vertex_training.review.rules import REGISTRY
 
@@ -214,3 +215,36 @@ class TestRegistry:
             Rule("x", "X.", Flag, Scope.JOB, _max_workers, "fix it", example="count: 2")
         with pytest.raises(ValueError, match="give an example exactly when it has settings"):
             Rule("x", "X.", MaxWorkers, Scope.JOB, _max_workers, "fix it")
+
+
+class TestRulesPage:
+    """docs/rules.md, written from the registry (vertex_training.review.rules_page)."""
+
+    PAGE = Path(__file__).resolve().parent.parent / rules_page.PAGE
+
+    def test_the_page_is_not_stale(self) -> None:
+        """The page is what the registry writes: run `python -m
+        vertex_training.review.rules_page docs/rules.md` after changing a rule."""
+        assert self.PAGE.read_text(encoding="utf-8") == rules_page.render()
+
+    def test_the_pages_examples_turn_every_rule_on(self) -> None:
+        """Its stack file and its pack config each turn on every rule, mandatory."""
+        text = self.PAGE.read_text(encoding="utf-8")
+        stack = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+        pack = json.loads(text.split("```json\n", 1)[1].split("```", 1)[0])
+        for config in (
+            policies.parse_policies(stack["config"][policies.POLICIES_KEY]),
+            policies.from_pack_config(pack, "rules.json"),
+        ):
+            enabled = config.enabled()
+            assert list(enabled) == list(REGISTRY)
+            assert {s.enforcement for s in enabled.values()} == {"mandatory"}
+
+    def test_a_new_entry_is_on_the_page(self, max_workers: Rule) -> None:
+        """The page lists a rule added as one entry, with its settings and fix."""
+        page = rules_page.render()
+        assert (
+            "| `max_workers` | job | No job runs more worker replicas than the ceiling. | "
+            "`count`: The most worker replicas a job runs. | run fewer worker replicas |"
+        ) in page
+        assert "max_workers: {enforcement: mandatory, count: 2}" in page
