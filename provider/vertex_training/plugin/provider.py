@@ -349,7 +349,9 @@ class VertexTrainingProvider(Provider):
             return CreateResponse(None, properties)
         props = plain_map(request.properties)
         if request.type == schema.JOB_WAITER:
-            wait = functools.partial(self.waiter.create_at, waiter_state(props), request.urn)
+            wait = functools.partial(
+                self.waiter.create_at, waiter_state(props), request.urn, request.timeout
+            )
             waited = await self._wait(wait, WAITER_ID, request.properties, {})
             return CreateResponse(WAITER_ID, waited)
         provider = self._job_provider(request.type)
@@ -369,6 +371,7 @@ class VertexTrainingProvider(Provider):
                     created,
                     outputs=outputs,
                     inputs=request.properties,
+                    deadline_s=request.timeout,
                 )
             return CreateResponse(created.resource_name, outputs)
 
@@ -422,7 +425,9 @@ class VertexTrainingProvider(Provider):
         olds, news = plain_map(request.olds), plain_map(request.news)
         if request.type == schema.JOB_WAITER:
             old, new = waiter_state(olds), waiter_state(news)
-            update = functools.partial(self.waiter.update_at, old, new, request.urn)
+            update = functools.partial(
+                self.waiter.update_at, old, new, request.urn, request.timeout
+            )
             return UpdateResponse(await self._wait(update, request.resource_id, request.news, olds))
         provider = self._job_provider(request.type)
         record = record_of(request.name, owner_of(request.urn), news)
@@ -442,6 +447,7 @@ class VertexTrainingProvider(Provider):
                 found,
                 outputs=outputs,
                 inputs=request.news,
+                deadline_s=request.timeout,
             )
             outputs = await asyncio.get_running_loop().run_in_executor(self.waits, wait)
         return UpdateResponse(outputs)
@@ -533,6 +539,7 @@ class VertexTrainingProvider(Provider):
         *,
         outputs: Mapping[str, PropertyValue],
         inputs: Mapping[str, PropertyValue],
+        deadline_s: float = 0.0,
     ) -> dict[str, PropertyValue]:
         """A job's properties once its own create or update has waited for it
         (``waits_in_create``), from its ``inputs`` and its properties when ``submitted``
@@ -541,7 +548,8 @@ class VertexTrainingProvider(Provider):
         (``JobWaiterProvider.wait_one``), on the job's own row. A job that failed the
         wait, and a wait the engine's cancel stopped, fail the call with the job kept
         (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates it, which
-        waits again, and submits nothing twice."""
+        waits again, and submits nothing twice. ``deadline_s``: the engine's timeout for
+        the create or update (its ``customTimeouts``; 0 for none), which the wait keeps."""
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.cancellation import WaitCancelledError
 
@@ -553,7 +561,8 @@ class VertexTrainingProvider(Provider):
             "stack": record.stack,
         }
         try:
-            message = "\n".join(self.waiter.wait_one(record.name, waits, urn)["problems"].values())
+            seen = self.waiter.wait_one(record.name, waits, urn, deadline_s)
+            message = "\n".join(seen["problems"].values())
         except WaitCancelledError as stopped:
             message = str(stopped)
         found = provider.read_job(resource_id, record) or submitted  # (gone: as submitted)
