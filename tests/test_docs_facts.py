@@ -22,6 +22,11 @@ def page(name: str) -> str:
     return (REPO / name).read_text(encoding="utf-8")
 
 
+def prose(name: str) -> str:
+    """The page with its line breaks and runs of spaces as single spaces."""
+    return " ".join(page(name).split())
+
+
 def ticked(text: str) -> set[str]:
     """The words in backticks in ``text``, outside its fenced blocks."""
     return set(re.findall(r"`([^`\n]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)))
@@ -100,14 +105,14 @@ class TestSubmissionRetries:
 
     def test_the_constants_are_where_the_page_says(self) -> None:
         """The file the page names defines CREATE_ATTEMPTS and the backoff."""
-        text = page("docs/operations.md")
+        text = prose("docs/operations.md")
         [path] = re.findall(r"`CREATE_ATTEMPTS` and `CREATE_BACKOFF_\*` in `([^`]+)`", text)
         source = page(path)
         assert "\nCREATE_ATTEMPTS = " in source and "\nCREATE_BACKOFF_INITIAL_S = " in source
 
     def test_the_figures_are_the_codes(self) -> None:
         """As many submissions, and the same waits between them, as the code makes."""
-        text = page("docs/operations.md")
+        text = prose("docs/operations.md")
         waits, wait = [], submission.CREATE_BACKOFF_INITIAL_S
         for _ in range(submission.CREATE_ATTEMPTS - 1):
             waits.append(int(wait))
