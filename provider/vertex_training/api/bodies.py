@@ -20,8 +20,9 @@ JOB_SPEC_KEY = "jobSpec"
 TRIAL_JOB_SPEC_KEY = "trialJobSpec"
 #: The job's keys that pass straight into the request's CustomJobSpec, each with its
 #: field there: text, a list of text or a flag, sent as the job's spec holds it (left out
-#: when unset, empty or false). One row each: ``JobSpec.request_body`` sends them,
-#: ``pulumi import`` reads them back as these keys (``api.job_config``), and
+#: when unset, empty or false). One row each: the job's resolver passes them into its
+#: ``JobSpec``, ``JobSpec.request_body`` sends them, ``pulumi import`` reads them back as
+#: these keys (``api.job_config``), and
 #: tests/test_pass_through_fields.py checks that the rich jobs of the completeness test
 #: (tests/test_api_fields.py) set each row and that it goes there and back.
 PASS_THROUGH_FIELDS: Final[Mapping[str, str]] = {

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from vertex_training.api import image_refs
+from vertex_training.api.bodies import PASS_THROUGH_FIELDS
 from vertex_training.api.labels import RERUN_LABEL
 from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import images, machines
@@ -192,6 +193,14 @@ class _JobResolver(RetryRules, JobSettingsRules):
         model, dataset = self._resolve_pipeline(base_output_directory)
         if self.issues:
             return None
+        # The keys that pass straight into the request, as written (the account and the
+        # TensorBoard as the stack's defaults fill them in); unset ones keep JobSpec's.
+        defaulted = {"service_account": service_account, "tensorboard": tensorboard}
+        passed: dict[str, Any] = {
+            key: list(value) if isinstance(value, list) else value
+            for key in PASS_THROUGH_FIELDS
+            if (value := defaulted[key] if key in defaulted else getattr(config, key)) is not None
+        }
         return JobSpec(
             name=self.name,
             display_name=config.display_name or self.name,
@@ -200,9 +209,6 @@ class _JobResolver(RetryRules, JobSettingsRules):
             backend=self.backend,
             worker_pools=pools,
             scheduling=scheduling,
-            service_account=service_account,
-            network=config.network,
-            reserved_ip_ranges=list(config.reserved_ip_ranges or []),
             psc_interface=(
                 PscInterface(
                     network_attachment=psc.network_attachment,
@@ -213,12 +219,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
                 if psc is not None
                 else None
             ),
-            protected_artifact_location_id=config.protected_artifact_location_id,
-            models=list(config.models or []),
             base_output_directory=base_output_directory,
-            tensorboard=tensorboard,
-            enable_web_access=config.enable_web_access,
-            enable_dashboard_access=config.enable_dashboard_access,
             labels=dict(
                 sorted(
                     {
@@ -228,9 +229,6 @@ class _JobResolver(RetryRules, JobSettingsRules):
                 )
             ),
             kms_key=config.kms_key,
-            persistent_resource_id=config.persistent_resource_id,
-            experiment=config.experiment,
-            experiment_run=config.experiment_run,
             model=model,
             dataset=dataset,
             wait=WaitPolicy(
@@ -239,6 +237,7 @@ class _JobResolver(RetryRules, JobSettingsRules):
             adopt=config.adopt,
             retry=retry,
             run_after=list(config.run_after or []),
+            **passed,
         )
 
     def _resolve_pipeline(
