@@ -35,10 +35,9 @@ from vertex_training.resources.state import (
 )
 from vertex_training.stackconfig import NOT_WAITED
 
-#: What ``Attempts`` reads of a job with ``retry`` beyond its resubmission keys.
+#: The resubmission keys every job with ``retry`` has (``model``, ``dataset`` and its
+#: owner's Pulumi project and organization only some).
 _ATTEMPT_KEYS = ("request", "stack_name", "retry")
-#: The keys of a job given by its wait plan alone (a plugin job's ``waiterEntry``).
-_PLAN_KEYS = ("until", "timeout_s", "start_timeout_s")
 
 
 @dataclass(frozen=True)
@@ -126,24 +125,16 @@ class JobWait:
         """A job from its ``WaitEntry``: ``resource_name``, ``wait`` (``until``,
         ``timeout_s``, ``start_timeout_s``), ``location``, and with ``retry`` what
         resubmitting it takes."""
-        wait = entry["wait"]
-        resubmission = None
-        if entry.get("retry"):
-            resubmission = {
-                **{key: entry[key] for key in RESUBMISSION_KEYS if key in entry},
-                "location": entry["location"],
-            }
+        wait, until = entry["wait"], entry["wait"]["until"]
         return cls(
             name=name,
             resource_name=entry["resource_name"],
-            until=wait["until"],
-            # (A job waited for ``submitted`` is never read: it needs no timeout.)
-            timeout_s=wait["timeout_s"]
-            if wait["until"] != NOT_WAITED
-            else wait.get("timeout_s", 0),
+            until=until,
+            # A job waited for ``submitted`` is never read: it needs no timeout.
+            timeout_s=wait.get("timeout_s", 0) if until == NOT_WAITED else wait["timeout_s"],
             start_timeout_s=wait.get("start_timeout_s"),
             location=entry["location"],
-            resubmission=resubmission,
+            resubmission=_resubmission(entry),
         )
 
     @classmethod
@@ -151,15 +142,25 @@ class JobWait:
         """A job given by its wait plan (a plugin job's ``waiterEntry`` as a
         ``state.Waited``): where it runs is read from its resource name
         (``projects/P/locations/R/...``, or a local job's)."""
-        plan = {key: waits[key] for key in _PLAN_KEYS if key in waits}
         return cls(
             name=name,
             resource_name=waits["resource_name"],
-            until=plan["until"],
-            timeout_s=plan["timeout_s"],
-            start_timeout_s=plan.get("start_timeout_s"),
+            until=waits["until"],
+            timeout_s=waits["timeout_s"],
+            start_timeout_s=waits.get("start_timeout_s"),
             location=location_of(str(waits["resource_name"])),
         )
+
+
+def _resubmission(job: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a job with ``retry`` is resubmitted from, of its view or ``WaitEntry``: its
+    ``RESUBMISSION_KEYS`` and its first attempt's location; None without ``retry``."""
+    if "retry" not in job:
+        return None
+    return {
+        **{key: value for key, value in job.items() if key in RESUBMISSION_KEYS},
+        "location": job["location"],
+    }
 
 
 @dataclass(frozen=True)
@@ -226,12 +227,6 @@ def read_plan(
         spec = stackconfig.parse_job(name, whole_numbers(config), settings)
         view: Mapping[str, Any] = view_of(spec, settings)
         wait = view["wait"]
-        resubmission = None
-        if "retry" in view:
-            resubmission = {
-                **{key: value for key, value in view.items() if key in RESUBMISSION_KEYS},
-                "location": view["location"],
-            }
         jobs.append(
             JobWait(
                 name=name,
@@ -240,7 +235,7 @@ def read_plan(
                 timeout_s=wait["timeout_s"],
                 start_timeout_s=wait.get("start_timeout_s"),
                 location=view["location"],
-                resubmission=resubmission,
+                resubmission=_resubmission(view),
             )
         )
     return WaitPlan(tuple(jobs))
