@@ -229,7 +229,7 @@ def job_properties(
         modelDirectory=derived["model_directory"],
     )
     properties = {prop: property_value(value) for prop, value in values.items()}
-    spec = spec_of(record.name, record.config, record.stack)
+    spec = record.spec()  # parsed once: the view the create submitted read the same
     properties["waiterEntry"] = waiter_entry(
         record.name, resource_name, spec, (record.config, record.stack), is_secret(inputs)
     )

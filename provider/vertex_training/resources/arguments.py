@@ -20,7 +20,7 @@ from typing import Any, Literal, Required, TypedDict
 
 from pulumi import Input
 
-from vertex_training.backend_kinds import BackendName as BackendName  # where a job runs
+from vertex_training.backend_kinds import BackendName  # where a job runs
 
 #: Which state ``pulumi up`` waits for.
 WaitUntilName = Literal["submitted", "running", "succeeded"]

@@ -127,14 +127,19 @@ class ReadJob:
     issues: list[Issue] = field(default_factory=list)
     #: Why it cannot be read before `pulumi up`: a value it needs is not known yet.
     unknown: str = ""
+    #: Read, with a value of its keys not known yet (held as ``UNKNOWN_TEXT``): what
+    #: only the whole job can tell (the local backend's preflight) waits for `pulumi up`.
+    partly_known: bool = False
 
 
 def read_job(name: str, config: Any, settings: Any) -> ReadJob:
-    """Parse a job's keys (``config``) against its stack settings as its provider's check
-    does, where a preview may not know every value: a value of another resource unknown in
-    the keys is kept as ``UNKNOWN_TEXT`` (the request then holds it), and a job whose
-    keys, or settings the request does not copy verbatim, are unknown is not read (its
-    review, its estimate and its rules wait for `pulumi up`)."""
+    """Parse a job's keys (``config``) against its stack settings: the one parse of a
+    recorded or checked job, which every operation that reads one goes through (the
+    providers' check and diff, a preview's review, the plugin's previews). A preview may
+    not know every value: a value of another resource unknown in the keys is kept as
+    ``UNKNOWN_TEXT`` (the request then holds it), and a job whose keys, or settings the
+    request does not copy verbatim, are unknown is not read (its review, its estimate and
+    its rules wait for `pulumi up`)."""
     from vertex_training import stackconfig
     from vertex_training.resources.state import known_run_after, whole_numbers
 
@@ -154,7 +159,8 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
     marked, partly_known = mark_unknowns(whole_numbers(known_run_after(config)))
     stack = {k: UNKNOWN_TEXT if is_unknown(v) else v for k, v in settings.items()}
     try:
-        return ReadJob(stackconfig.parse_job(name, marked, stackconfig.StackSettings(**stack)))
+        spec = stackconfig.parse_job(name, marked, stackconfig.StackSettings(**stack))
+        return ReadJob(spec, partly_known=partly_known)
     except SpecError as exc:
         issues = about_known_values(exc.issues) if partly_known else exc.issues
         why = "" if issues else "a value it needs is not known before pulumi up"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from vertex_training.errors import BackendError, SpecError
@@ -34,6 +35,8 @@ from vertex_training.resources.state import (
 if TYPE_CHECKING:
     from vertex_training.backends.base import Backend, JobStatus
     from vertex_training.resources.attempts import Attempt
+    from vertex_training.resources.job_arguments import ReadJob
+    from vertex_training.stackconfig import JobSpec
 
 #: Inputs the engine hands back that are not the job's (the serialized provider).
 ENGINE_KEYS = ("__provider",)
@@ -85,13 +88,30 @@ class JobRecord:
         """Whether ``other`` records the same config and stack settings (today's schema)."""
         return same_job(self.recorded(), other.recorded())
 
+    @cached_property
+    def _read(self) -> ReadJob:
+        """The job the record makes, parsed once however many of an operation's steps
+        read it (the view, the plugin's request, estimate and waiter entry)."""
+        from vertex_training.resources.job_arguments import read_job
+
+        return read_job(self.name, self.config, self.stack)
+
+    def spec(self) -> JobSpec | None:
+        """The job the record makes (today's schema; parsed once); None where a value a
+        preview does not know keeps it from being read. SpecError for a job that cannot
+        be read (its check refused it)."""
+        if self._read.issues:
+            raise SpecError(self._read.issues)
+        return self._read.job
+
     def view(self) -> JobView:
         """What the operations need of the job (``state.JobView``: its request, location,
         owner, wait, adopt, retry, run_after), as ``recorded_view`` reads it from the
         record. A record that no longer reads as a job is refused, saying how to bring
         it back."""
         try:
-            viewed = recorded_view(self.recorded())
+            parsed = self._read if self.written is None else None
+            viewed = recorded_view(self.recorded(), parsed)
         except SpecError as exc:
             raise BackendError(
                 f"{job_key(self.name)} as the state records it no longer reads as a job "

@@ -81,11 +81,10 @@ from vertex_training.resources.job_arguments import (
     JOB_ARGUMENT,
     UNKNOWN_PASSED_THROUGH,
     JobPlatform,
-    about_known_values,
     argument_issue,
     from_program,
-    mark_unknowns,
     program_settings,
+    read_job,
     with_packages,
 )
 from vertex_training.resources.listing import StackListing
@@ -105,7 +104,6 @@ from vertex_training.resources.state import (
     ConfiguredProvider,
     ProviderSettings,
     is_unknown,
-    known_run_after,
     recorded_view,
     whole_numbers,
 )
@@ -116,9 +114,10 @@ from vertex_training.resources.submission import (
 from vertex_training.resources.unwaited import expect_waiter, taken
 
 if TYPE_CHECKING:
+    from vertex_training.backend_kinds import BackendName
     from vertex_training.backends.base import Backend, JobStatus, RegisteredModel
     from vertex_training.errors import Issue
-    from vertex_training.resources.arguments import BackendName, ImageRowArgs, TrainingJobArgs
+    from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
     from vertex_training.resources.state import JobView
     from vertex_training.stackconfig import JobSpec
 
@@ -228,7 +227,6 @@ class TrainingJobProvider(ConfiguredProvider):
         input (name, config, stack settings); ``old``: its record before (empty for a
         new job). Both hosts render the mistakes (``check``, and the plugin's on its
         property paths)."""
-        from vertex_training import stackconfig
         from vertex_training.stackconfig.study import is_tuning_job
 
         name, config, stack_values = job["name"], job.get(CONFIG_KEY), job["stack"]
@@ -268,13 +266,10 @@ class TrainingJobProvider(ConfiguredProvider):
             return checked, [KeyIssue(f"{key}.study", None, message)]
         # A value of a program's other resources may be unknown in a preview: the rest of
         # the job is checked, and the mistakes about it reported; it is checked once known.
-        config, partly_known = mark_unknowns(known_run_after(config))
-        try:
-            spec = stackconfig.parse_job(name, config, stackconfig.StackSettings(**stack))
-        except SpecError as exc:
-            issues = about_known_values(exc.issues) if partly_known else exc.issues
-            return checked, [_shown(name, issue, stack) for issue in issues]
-        preflight = [] if partly_known else _preflight(spec, self.settings)
+        read = read_job(name, config, stack)
+        if read.job is None:
+            return checked, [_shown(name, issue, stack) for issue in read.issues]
+        preflight = [] if read.partly_known else _preflight(read.job, self.settings)
         return checked, [_shown(name, issue, stack) for issue in preflight]
 
     def diff_job(
