@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 #: The classes, in the order ``classify`` tries them.
 CAPACITY = "capacity"
@@ -174,6 +174,29 @@ _RULES: tuple[tuple[str, re.Pattern[str], int | None], ...] = (
 
 
 @dataclass(frozen=True)
+class JobFailure:
+    """A failed job's error, classified, as its `failure` gives it (docs/operations.md lists
+    the classes and their fixes)."""
+
+    class_: str = field(
+        metadata={
+            "description": "What failed it: `capacity`, `quota`, `preemption`, `model_upload`, "
+            "`image`, `permission`, `user_code`, `infrastructure` or `unknown`."
+        }
+    )
+    code: int = field(
+        metadata={"description": "The error's google.rpc code (0 when none was given)."}
+    )
+    message: str = field(metadata={"description": "The first line of the error message."})
+    fix: str = field(metadata={"description": "What to do about it."})
+    replica: str = field(
+        metadata={
+            "description": "The replica whose exit failed the job (`workerpool0-0`), or empty."
+        }
+    )
+
+
+@dataclass(frozen=True)
 class Failure:
     """A failed job's error, classified."""
 
@@ -195,15 +218,14 @@ class Failure:
         """The message's first line: the local backend appends the log to it."""
         return self.message.split("\n", 1)[0]
 
+    def output(self) -> JobFailure:
+        """The failure as a job's ``failure`` output."""
+        return JobFailure(self.kind, self.code, self.summary, self.fix, self.replica)
+
     def to_output(self) -> dict[str, object]:
-        """The failure as a resource output (plain data)."""
-        return {
-            "class": self.kind,
-            "code": self.code,
-            "message": self.summary,
-            "fix": self.fix,
-            "replica": self.replica,
-        }
+        """The failure as a resource output, in the state's naming (plain data)."""
+        output = self.output()
+        return {f.name.removesuffix("_"): getattr(output, f.name) for f in fields(output)}
 
 
 def classify(code: int, message: str) -> Failure:

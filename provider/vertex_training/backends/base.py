@@ -16,7 +16,7 @@ registered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from vertex_training.api.scheduling import PoolShape
@@ -29,6 +29,50 @@ TRIAL_SUCCEEDED = "SUCCEEDED"
 #: final_measurement" (study.proto): a trial that failed, or was stopped.
 TRIAL_INFEASIBLE = "INFEASIBLE"
 MAXIMIZE, MINIMIZE = "MAXIMIZE", "MINIMIZE"
+
+
+#: The metadata of an output that an SDK types as maybe absent.
+_MAYBE = {"required": False}
+
+
+@dataclass(frozen=True)
+class TrialOutput:
+    """A trial of a tuning job, as its `trials` and `bestTrial` (and a JobWaiter's
+    `trials`) give it."""
+
+    id: str = field(metadata={"description": "The trial's ID within its job: `1`, `2`, ..."})
+    state: str = field(
+        metadata={"description": "`SUCCEEDED`, `INFEASIBLE`, `ACTIVE`, `STOPPING` or `REQUESTED`."}
+    )
+    parameters: Mapping[str, Any] = field(
+        metadata={
+            "description": "The values the trial ran with, by parameter ID (numbers, or text "
+            "for a categorical parameter)."
+        }
+    )
+    final_metric: float | None = field(
+        metadata={
+            **_MAYBE,
+            "description": "The final value of the study's first metric, the one that ranks "
+            "the trials; unset when the trial reported none.",
+        }
+    )
+    metrics: Mapping[str, float] = field(
+        metadata={"description": "The final value of each metric the trial reported, by metric ID."}
+    )
+    start_time: str = field(
+        metadata={**_MAYBE, "description": "When the trial started and ended (RFC 3339)."}
+    )
+    end_time: str = field(
+        metadata={**_MAYBE, "description": "When the trial started and ended (RFC 3339)."}
+    )
+    infeasible_reason: str = field(
+        metadata={
+            **_MAYBE,
+            "description": "Why an `INFEASIBLE` trial has no final value (its job failed, was "
+            "stopped, ...).",
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -48,18 +92,22 @@ class Trial:
     #: Why an INFEASIBLE trial has no final measurement (its job failed, was stopped, ...).
     infeasible_reason: str = ""
 
+    def output(self, metric_id: str) -> TrialOutput:
+        """The trial as an output: ``final_metric`` is ``metric_id``'s value."""
+        return TrialOutput(
+            self.id,
+            self.state,
+            dict(self.parameters),
+            self.metrics.get(metric_id),
+            dict(self.metrics),
+            self.start_time,
+            self.end_time,
+            self.infeasible_reason,
+        )
+
     def to_output(self, metric_id: str) -> dict[str, Any]:
-        """The trial as a resource output: ``final_metric`` is ``metric_id``'s value."""
-        return {
-            "id": self.id,
-            "state": self.state,
-            "parameters": dict(self.parameters),
-            "final_metric": self.metrics.get(metric_id),
-            "metrics": dict(self.metrics),
-            "start_time": self.start_time,
-            "end_time": self.end_time,
-            "infeasible_reason": self.infeasible_reason,
-        }
+        """The trial as a resource output, in the state's naming (plain data)."""
+        return asdict(self.output(metric_id))
 
 
 def best_trial(trials: Sequence[Trial], metric_id: str, goal: str) -> Trial | None:
@@ -98,6 +146,71 @@ def location_of(resource_name: str) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True)
+class ModelVersion:
+    """The model version a job with `model` registered, as its `model` output gives it
+    ([models](models.md)). The job's ID is then its training pipeline's."""
+
+    # No property is always set (a pipeline names its backing job before its model).
+    resource_name: str = field(
+        metadata={
+            **_MAYBE,
+            "description": "The model's resource name, `projects/P/locations/R/models/M` "
+            "(`local/models/M` on the local backend).",
+        }
+    )
+    model_id: str = field(
+        metadata={
+            **_MAYBE,
+            "description": "The model's ID, the last segment of its resource name.",
+        }
+    )
+    version_id: str = field(
+        metadata={
+            **_MAYBE,
+            "description": "The version this job registered: `1` for a new model, then `2`, "
+            "`3`, ...",
+        }
+    )
+    version_name: str = field(
+        metadata={
+            **_MAYBE,
+            "description": "The version's resource name, `<resourceName>@<versionId>`, which "
+            "other resources take.",
+        }
+    )
+    aliases: tuple[str, ...] = field(
+        metadata={
+            **_MAYBE,
+            "description": "The version's aliases now (`default` is on the newest version).",
+        }
+    )
+    artifact_uri: str = field(
+        metadata={**_MAYBE, "description": "Where the version's artifacts are."}
+    )
+    display_name: str = field(metadata={**_MAYBE, "description": "The model's display name."})
+    image_uri: str = field(
+        metadata={**_MAYBE, "description": "The serving image it was registered with."}
+    )
+    backing_job: str = field(
+        default="",
+        metadata={
+            **_MAYBE,
+            "unset": "",
+            "description": "The custom job or tuning job the training pipeline ran; unset on "
+            "the local backend, where the pipeline runs its job in its own record.",
+        },
+    )
+
+    def to_output(self) -> dict[str, Any]:
+        """The version as a resource output, in the state's naming (plain data): its
+        ``backing_job`` only when it has one."""
+        output = {**asdict(self), "aliases": list(self.aliases)}
+        if not self.backing_job:
+            del output["backing_job"]
+        return output
+
+
+@dataclass(frozen=True)
 class RegisteredModel:
     """A model version a training pipeline registered (model.proto ``Model``)."""
 
@@ -124,18 +237,23 @@ class RegisteredModel:
         """The version's resource name: ``<name>@<version_id>``."""
         return f"{self.name}@{self.version_id}"
 
+    def output(self, backing_job: str = "") -> ModelVersion:
+        """The version as a ``model`` output, with the pipeline's ``backing_job``."""
+        return ModelVersion(
+            self.name,
+            self.model_id,
+            self.version_id,
+            self.version_name,
+            self.aliases,
+            self.artifact_uri,
+            self.display_name,
+            self.image_uri,
+            backing_job,
+        )
+
     def to_output(self) -> dict[str, Any]:
-        """The version as a resource output (plain data)."""
-        return {
-            "resource_name": self.name,
-            "model_id": self.model_id,
-            "version_id": self.version_id,
-            "version_name": self.version_name,
-            "aliases": list(self.aliases),
-            "artifact_uri": self.artifact_uri,
-            "display_name": self.display_name,
-            "image_uri": self.image_uri,
-        }
+        """The version as a resource output, in the state's naming (plain data)."""
+        return self.output().to_output()
 
 
 @dataclass(frozen=True)
@@ -189,10 +307,9 @@ class JobStatus:
     def model_output(self) -> dict[str, Any]:
         """A training pipeline's ``model`` output: the version it registered
         (``RegisteredModel.to_output``) and its backing job; {} for a job."""
-        output = self.model.to_output() if self.model is not None else {}
-        if self.backing_job:
-            output["backing_job"] = self.backing_job
-        return output
+        if self.model is not None:
+            return self.model.output(self.backing_job).to_output()
+        return {"backing_job": self.backing_job} if self.backing_job else {}
 
     def trial_outputs(self) -> dict[str, Any]:
         """``trials`` and ``best_trial`` as resource outputs (plain data)."""

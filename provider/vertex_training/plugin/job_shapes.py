@@ -35,16 +35,10 @@ from vertex_training.plugin.previews import (
     spec_of,
 )
 from vertex_training.plugin.values import is_secret, plain_map, property_value
-from vertex_training.plugin.waiter_shapes import (
-    attempt_outputs,
-    camel_keys,
-    diff_kind,
-    trial_output,
-    waiter_entry,
-)
+from vertex_training.plugin.waiter_shapes import diff_kind, waiter_entry
 from vertex_training.resources.arguments import ImageRowArgs, TrainingJobArgs
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
-from vertex_training.resources.pages import job_outputs
+from vertex_training.resources.pages import JobPages, job_outputs
 from vertex_training.resources.records import JobObserved, JobRecord
 
 if TYPE_CHECKING:
@@ -211,24 +205,12 @@ def job_properties(
         observed.best_trial,
         tuning=observed.tuning,
     )
-    reported = observed.outputs(host.kept)
-    values: dict[str, Any] = {shapes.camel(key): value for key, value in reported.items()}
-    values["attempts"] = attempt_outputs(values["attempts"])  # the schema's types
-    for key in ("failure", "model"):
-        if key in values:
-            values[key] = camel_keys(values[key])
-    if "trials" in values:  # the schema's Trial type
-        values["trials"] = [trial_output(trial) for trial in values["trials"]]
-    if "bestTrial" in values:
-        values["bestTrial"] = trial_output(values["bestTrial"])
-    values.update(
-        jobId=derived["job_id"],
-        consoleUrl=derived["console_url"],
-        logsUrl=derived["logs_url"],
-        outputDirectory=derived["output_directory"],
-        modelDirectory=derived["model_directory"],
-    )
-    properties = {prop: property_value(value) for prop, value in values.items()}
+    values = {
+        **observed.outputs(host.kept),
+        "output_directory": derived["output_directory"],  # (a local job's, under its root)
+    }
+    shaped = {**shapes.properties(values, JobObserved), **shapes.properties(JobPages.of(derived))}
+    properties = {prop: property_value(value) for prop, value in shaped.items()}
     spec = record.spec()  # parsed once: the view the create submitted read the same
     properties["waiterEntry"] = waiter_entry(
         record.name, resource_name, spec, (record.config, record.stack), is_secret(inputs)

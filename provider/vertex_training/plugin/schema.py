@@ -2,10 +2,13 @@
 
 The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobArgs``
 holds, read by ``shapes``); a job key's or platform key's description from the pydantic
-model that defines the key (``Field(description=...)``, read by ``job_keys``); each
-resource property's from its row of docs/plugin.md. ``make schema`` writes ``schema.json``
-beside this module (the installed plugin serves that file, stamped with its installed
-version: the docs are not installed) and docs/config-shape.md's key tables;
+model that defines the key (``Field(description=...)``, read by ``job_keys``). The
+outputs and their types, described, come from the dataclasses of their shapes
+(``JobObserved``, ``JobPages``, ``PluginJobOutputs``, ``TrialOutput``, ``ModelVersion``,
+``JobFailure``, ``AttemptOutput``, ``CostEstimate``: ``shapes.output_type``); each other
+resource property's description from its row of docs/plugin.md. ``make schema`` writes
+``schema.json`` beside this module (the installed plugin serves that file, stamped with
+its installed version: the docs are not installed) and docs/config-shape.md's key tables;
 ``tests/test_plugin_schema.py`` fails when either is stale. The file carries the
 release's version (provider/pyproject.toml's), which ``make sdks`` stamps into every SDK,
 and the names each language's SDK is published under.
@@ -19,11 +22,17 @@ import json
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vertex_training.api.failures import JobFailure
+from vertex_training.backends.base import ModelVersion, TrialOutput
 from vertex_training.plugin import job_keys, shapes
 from vertex_training.resources import arguments
+from vertex_training.resources.pages import JobPages
+from vertex_training.resources.records import AttemptOutput, JobObserved
+from vertex_training.resources.state import OUTPUT_KEYS, TUNING_OUTPUT_KEYS
 
 #: Where the written schema is, in the installed package.
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
@@ -92,40 +101,64 @@ JOB_SETTINGS = (
     "imageRepository",
     "tensorboard",
 )
-#: A job resource's outputs, each a plain value (what the dynamic resource records,
-#: ``resources.training_job.OUTPUT_KEYS``, and what the stack outputs derive).
-JOB_OUTPUTS: dict[str, dict[str, Any]] = {
-    "state": {"type": "string"},
-    "error": {"type": "string"},
-    "createTime": {"type": "string"},
-    "startTime": {"type": "string"},
-    "endTime": {"type": "string"},
-    "webAccessUris": {"type": "object", "additionalProperties": {"type": "string"}},
-    "outputDirectory": {"type": "string"},
-    "failure": {"$ref": f"#/types/{JOB_FAILURE}"},
-    "attempts": {"type": "array", "items": {"$ref": f"#/types/{ATTEMPT}"}},
-    "model": {"$ref": f"#/types/{MODEL_VERSION}"},
-    "jobId": {"type": "string"},
-    "consoleUrl": {"type": "string"},
-    "logsUrl": {"type": "string"},
-    "modelDirectory": {"type": "string"},
-    "waiterEntry": {"$ref": f"#/types/{WAITER_ENTRY}"},
+
+
+@dataclass(frozen=True)
+class PluginJobOutputs:
+    """The outputs a plugin job's resource adds to its job's (``JobObserved``'s and
+    ``JobPages``'): what its waiter entry, request and estimate are (their values made by
+    ``waiter_shapes.waiter_entry`` and ``previews.request_and_estimate``)."""
+
+    waiter_entry: Mapping[str, Any] = field(
+        metadata={
+            "schema": {"$ref": f"#/types/{WAITER_ENTRY}"},
+            "description": "What a JobWaiter takes to wait for this job (give it in the "
+            "waiter's `jobs`).",
+        }
+    )
     # Known in a preview already (the rest once the job is submitted): the Vertex AI
     # request body, Google's shape, and what the job may cost.
-    "request": {"type": "object", "additionalProperties": shapes.ANY},
-    "estimate": {"$ref": f"#/types/{COST_ESTIMATE}"},
-}
-#: The properties of a job's ``estimate`` (``review.cost.Estimate``, in camelCase).
-COST_ESTIMATE_PROPERTIES: dict[str, dict[str, Any]] = {
-    "hourlyUsd": {"type": "number"},
-    "maxUsd": {"type": "number"},
-    "hours": {"type": "number"},
-    "strategy": {"type": "string"},
-    "pricesRead": {"type": "string"},
-    "pricesSource": {"type": "string"},
-    "unknown": {"type": "array", "items": {"type": "string"}},
-    "summary": {"type": "string"},
-}
+    request: Mapping[str, Any] = field(
+        metadata={
+            "description": "The Vertex AI request body the job's create submits, as "
+            "`vertex-training render` prints it (a CustomJob's; a tuning job's "
+            "HyperparameterTuningJob); known in a preview."
+        }
+    )
+    #: ``review.cost.CostEstimate`` (its type written by ``build``: not imported at start).
+    estimate: Mapping[str, Any] = field(
+        metadata={
+            "schema": {"$ref": f"#/types/{COST_ESTIMATE}"},
+            "description": "What the job may cost, from the price snapshot the provider's "
+            "`prices` names (a `CostEstimate`); known in a preview.",
+        }
+    )
+
+
+def job_outputs(types: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A job resource's outputs, described, from their shapes (what its job reports,
+    ``JobObserved``, what the job it runs as names, ``JobPages``, and what the plugin
+    adds); each output type they reach added to ``types``."""
+    observed = shapes.output_properties(JobObserved, types)
+    return {
+        **{prop: spec for prop, spec in observed.items() if shapes.snake(prop) in OUTPUT_KEYS},
+        **shapes.output_properties(JobPages, types),
+        **shapes.output_properties(PluginJobOutputs, types),
+    }
+
+
+def tuning_outputs(types: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A tuning job resource's outputs beside a job's: its trials (``JobObserved``'s)."""
+    observed = shapes.output_properties(JobObserved, types)
+    tuning = set(TUNING_OUTPUT_KEYS) - set(OUTPUT_KEYS)
+    return {prop: spec for prop, spec in observed.items() if shapes.snake(prop) in tuning}
+
+
+#: A job resource's outputs (what the dynamic resource records,
+#: ``resources.state.OUTPUT_KEYS``, in camelCase, and what the plugin adds), and a tuning
+#: job's beside them.
+JOB_OUTPUTS: dict[str, dict[str, Any]] = job_outputs({})
+TUNING_OUTPUTS: dict[str, dict[str, Any]] = tuning_outputs({})
 #: The outputs every job resource has once made (``VertexTrainingProvider`` sets them, an
 #: empty text where there is nothing yet): an SDK types them as always present.
 ALWAYS_SET = (
@@ -139,56 +172,11 @@ ALWAYS_SET = (
     "modelDirectory",
     "waiterEntry",
 )
-TUNING_OUTPUTS: dict[str, dict[str, Any]] = {
-    "trials": {"type": "array", "items": {"$ref": f"#/types/{TRIAL}"}},
-    "bestTrial": {"$ref": f"#/types/{TRIAL}"},
-}
-#: The properties of a trial (``backends.base.Trial.to_output``, in camelCase: its keys
-#: by ``plugin.waiter_shapes.trial_output``; the parameters' and metrics' IDs as written).
-TRIAL_PROPERTIES: dict[str, dict[str, Any]] = {
-    "id": {"type": "string"},
-    "state": {"type": "string"},
-    "parameters": {"type": "object", "additionalProperties": shapes.ANY},
-    "finalMetric": {"type": "number"},
-    "metrics": {"type": "object", "additionalProperties": {"type": "number"}},
-    "startTime": {"type": "string"},
-    "endTime": {"type": "string"},
-    "infeasibleReason": {"type": "string"},
-}
-#: The properties of a job's ``model`` (``backends.base.RegisteredModel.to_output`` and
-#: ``JobStatus.model_output``, in camelCase).
-MODEL_VERSION_PROPERTIES: dict[str, dict[str, Any]] = {
-    "resourceName": {"type": "string"},
-    "modelId": {"type": "string"},
-    "versionId": {"type": "string"},
-    "versionName": {"type": "string"},
-    "aliases": {"type": "array", "items": {"type": "string"}},
-    "artifactUri": {"type": "string"},
-    "displayName": {"type": "string"},
-    "imageUri": {"type": "string"},
-    "backingJob": {"type": "string"},
-}
-#: The properties of a failed job's ``failure`` (``api.failures.Failure.to_output``).
-JOB_FAILURE_PROPERTIES: dict[str, dict[str, Any]] = {
-    "class": {"type": "string"},
-    "code": {"type": "integer"},
-    "message": {"type": "string"},
-    "fix": {"type": "string"},
-    "replica": {"type": "string"},
-}
-#: The properties of an attempt (``resources.attempts.Attempt.output``, in camelCase:
-#: ``plugin.waiter_shapes.attempt_outputs``).
-ATTEMPT_PROPERTIES: dict[str, dict[str, Any]] = {
-    "attempt": {"type": "integer"},
-    "region": {"type": "string"},
-    "strategy": {"type": "string"},
-    "state": {"type": "string"},
-    "class": {"type": "string"},
-    "resourceName": {"type": "string"},
-    "jobId": {"type": "string"},
-    "consoleUrl": {"type": "string"},
-    "logsUrl": {"type": "string"},
-}
+#: The properties of the output types, from their shapes.
+TRIAL_PROPERTIES = shapes.output_properties(TrialOutput, {})
+MODEL_VERSION_PROPERTIES = shapes.output_properties(ModelVersion, {})
+JOB_FAILURE_PROPERTIES = shapes.output_properties(JobFailure, {})
+ATTEMPT_PROPERTIES = shapes.output_properties(AttemptOutput, {})
 PLATFORM_OUTPUTS = ("bucket", "repositoryUrl", "serviceAccount")
 PROVIDER_SETTINGS = (
     "apiEndpoint",
@@ -254,6 +242,8 @@ def _intros(text: str) -> dict[str, str]:
 
 def build(docs: Path, version: str) -> dict[str, Any]:
     """The whole schema, stamped with ``version``."""
+    from vertex_training.review.cost import CostEstimate
+
     described = Descriptions(docs)
     types: dict[str, dict[str, Any]] = {}
     job_type = shapes.schema_type(arguments.TrainingJobArgs, types, job_keys.describe)
@@ -289,12 +279,6 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "required": ["name", "resourceName", "until"],
     }
-    types[TRIAL] = {
-        "type": "object",
-        "description": described.intros["Trials"],
-        "properties": props("Trials", TRIAL_PROPERTIES),
-        "required": ["id", "state", "parameters", "metrics"],
-    }
     types[WAITED_TRIALS] = {
         "type": "object",
         "description": described.intros["Waited trials"],
@@ -307,31 +291,9 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         ),
         "required": ["trials"],
     }
-    types[MODEL_VERSION] = {
-        "type": "object",
-        "description": described.intros["Model versions"],
-        # No property is always set (a pipeline names its backing job before its model):
-        # no `required` (an empty one the engine drops when it reads the schema).
-        "properties": props("Model versions", MODEL_VERSION_PROPERTIES),
-    }
-    types[JOB_FAILURE] = {
-        "type": "object",
-        "description": described.intros["Job failures"],
-        "properties": props("Job failures", JOB_FAILURE_PROPERTIES),
-        "required": list(JOB_FAILURE_PROPERTIES),
-    }
-    types[ATTEMPT] = {
-        "type": "object",
-        "description": described.intros["Attempts"],
-        "properties": props("Attempts", ATTEMPT_PROPERTIES),
-        "required": list(ATTEMPT_PROPERTIES),
-    }
-    types[COST_ESTIMATE] = {
-        "type": "object",
-        "description": described.intros["Cost estimates"],
-        "properties": props("Cost estimates", COST_ESTIMATE_PROPERTIES),
-        "required": ["hours", "strategy", "unknown", "summary"],
-    }
+    for shape in (TrialOutput, ModelVersion, JobFailure, AttemptOutput, CostEstimate):
+        types[shapes.type_token(shape)] = shapes.output_type(shape, types)
+    outputs = job_outputs(types)
     job_inputs = {
         "job": job_type,
         **{name: text for name in JOB_SETTINGS},
@@ -345,7 +307,7 @@ def build(docs: Path, version: str) -> dict[str, Any]:
             "description": described.intros[section],
             "inputProperties": inputs,
             "requiredInputs": ["job"],
-            "properties": {**inputs, **props(section, outputs)},
+            "properties": {**inputs, **outputs},
             "required": ["job", *ALWAYS_SET],
         }
 
@@ -377,8 +339,8 @@ def build(docs: Path, version: str) -> dict[str, Any]:
         {n: {**text, "secret": True} if n in SECRET_SETTINGS else text for n in PROVIDER_SETTINGS},
     )
     resources = {
-        TRAINING_JOB: job_resource("TrainingJob", JOB_OUTPUTS),
-        TUNING_JOB: job_resource("HyperparameterTuningJob", {**JOB_OUTPUTS, **TUNING_OUTPUTS}),
+        TRAINING_JOB: job_resource("TrainingJob", outputs),
+        TUNING_JOB: job_resource("HyperparameterTuningJob", {**outputs, **tuning_outputs(types)}),
         JOB_WAITER: {
             "description": described.intros["JobWaiter"],
             "inputProperties": props("JobWaiter", waiter_inputs),

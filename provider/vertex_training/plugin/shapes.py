@@ -8,11 +8,29 @@ for the schema (``schema_type``) and for every value the plugin is given
 camelCase (``python_package`` -> ``pythonPackage``), as Pulumi schemas name them; the
 keys of a map (``env``, ``labels``) and of an untyped value (``study``,
 ``training_input``, which keep the stack config's own spelling) are never renamed.
+
+The outputs have one source too: each output's shape is a frozen dataclass beside the
+code that makes its value (``resources.records.JobObserved``, ``backends.base.TrialOutput``
+...), its fields the output's keys in the state's naming (``class_`` for ``class``), each
+described by its field's metadata:
+
+- ``description``: the property's description in the schema;
+- ``required``: False for a property an SDK types as maybe absent (True without);
+- ``shape``: the output's shape where the field holds it in the state's naming (a
+  mapping), not as its dataclass (``JobObserved.failure``: ``JobFailure``);
+- ``schema``: the property's schema type where no Python type says it (a type the
+  schema writes by hand);
+- ``unset``: the value that leaves the property out of a dataclass's properties.
+
+``output_type`` writes a shape's schema object type (its docstring describes it), and
+``properties`` gives a value of a shape (the dataclass, or its state's mapping) as the
+plugin's properties in camelCase: the one conversion of an output to the schema's naming.
 """
 
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import functools
 import types
 import typing
@@ -42,9 +60,10 @@ def snake(name: str) -> str:
 
 
 def type_token(typed: type) -> str:
-    """The schema token of a typed dictionary: ``AcceleratorArgs`` ->
-    ``vertex-training:index:Accelerator``; ``TrainingJobArgs`` -> ``...:Job``."""
-    name = typed.__name__.removesuffix("Args")
+    """The schema token of a typed dictionary or an output's shape: ``AcceleratorArgs``
+    -> ``vertex-training:index:Accelerator``; ``TrainingJobArgs`` -> ``...:Job``;
+    ``TrialOutput`` -> ``...:Trial``."""
+    name = typed.__name__.removesuffix("Args").removesuffix("Output")
     return f"{PACKAGE}:{MODULE}:{'Job' if name == 'TrainingJob' else name}"
 
 
@@ -259,3 +278,128 @@ def property_path(typed: type, key_path: str) -> str:
             out.append(segment)
             current = Any
     return ".".join(out)
+
+
+def is_shape(annotation: Any) -> bool:
+    """Whether ``annotation`` is an output's shape (a dataclass)."""
+    return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+
+
+@functools.cache
+def output_fields(shape: type) -> dict[str, tuple[str, Any, Mapping[str, Any]]]:
+    """An output shape's fields by key, in the state's naming (a trailing ``_`` dropped:
+    ``class_`` -> ``class``): (attribute, shape or annotation, metadata)."""
+    hints = typing.get_type_hints(shape)
+    return {
+        field.name.removesuffix("_"): (
+            field.name,
+            field.metadata.get("shape", hints[field.name]),
+            field.metadata,
+        )
+        for field in dataclasses.fields(shape)
+    }
+
+
+def described(shape: type) -> dict[str, tuple[str, Any, Mapping[str, Any]]]:
+    """An output shape's described fields (its outputs; an undescribed one, such as
+    ``JobObserved.resource_name``, is the resource's ID)."""
+    return {key: spec for key, spec in output_fields(shape).items() if "description" in spec[2]}
+
+
+def _output_schema(annotation: Any, types: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The schema's type spec of an output's annotation (an optional value as its value's)."""
+    members = [m for m in _members(annotation) if m is not type(None)]
+    if len(members) > 1:
+        raise TypeError(f"no schema type for the output {annotation!r}")
+    annotation = members[0]
+    origin = typing.get_origin(annotation)
+    if annotation is Any:
+        return dict(ANY)
+    if annotation in SCALARS:
+        return {"type": SCALARS[annotation]}
+    if origin in (tuple, list, collections.abc.Sequence):
+        return {"type": "array", "items": _output_schema(typing.get_args(annotation)[0], types)}
+    if origin in (dict, collections.abc.Mapping):
+        return {
+            "type": "object",
+            "additionalProperties": _output_schema(typing.get_args(annotation)[1], types),
+        }
+    if is_shape(annotation):
+        token = type_token(annotation)
+        if token not in types:
+            types[token] = {}  # reserved first: a type may reach itself
+            types[token] = output_type(annotation, types)
+        return {"$ref": f"#/types/{token}"}
+    raise TypeError(f"no schema type for the output {annotation!r}")
+
+
+def output_properties(shape: type, types: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The schema's properties of an output shape's described fields (in their order),
+    each with its description; each shape they reach is added to ``types``."""
+    return {
+        camel(key): {
+            **(meta["schema"] if "schema" in meta else _output_schema(kind, types)),
+            "description": meta["description"],
+        }
+        for key, (_, kind, meta) in described(shape).items()
+    }
+
+
+def output_type(shape: type, types: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The schema's object type of an output shape: described by its docstring; its
+    properties required but those its metadata says may be absent (in their order; no
+    ``required`` when none is, which the engine would drop)."""
+    spec: dict[str, Any] = {
+        "type": "object",
+        "description": " ".join((shape.__doc__ or "").split()),
+        "properties": output_properties(shape, types),
+    }
+    required = [
+        camel(key) for key, (_, _, meta) in described(shape).items() if meta.get("required", True)
+    ]
+    if required:
+        spec["required"] = required
+    return spec
+
+
+def properties(value: Any, shape: Any = None) -> Any:
+    """An output as the plugin gives it: ``value`` of ``shape`` (a dataclass, by default
+    the value's own; or its mapping in the state's naming) with each key of a shape in
+    camelCase (``resource_name`` -> ``resourceName``), at any depth. A map's keys
+    (``parameters``, ``webAccessUris``) and a key no shape names are kept as written; a
+    dataclass's field at its ``unset`` value is left out."""
+    if shape is None:
+        shape = type(value)
+    members = _members(shape)
+    found = next((m for m in members if is_shape(m)), None)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        found = type(value)
+        items: Any = {
+            key: getattr(value, attr)
+            for key, (attr, _, meta) in output_fields(found).items()
+            if "unset" not in meta or getattr(value, attr) != meta["unset"]
+        }
+    else:
+        items = value
+    if isinstance(items, Mapping):
+        if found is not None:
+            fields_of, shaped = output_fields(found), {}
+            for key, item in items.items():
+                if key in fields_of:
+                    shaped[camel(key)] = properties(item, fields_of[key][1])
+                else:
+                    shaped[key] = item
+            return shaped
+        mapping = next(
+            (m for m in members if typing.get_origin(m) in (dict, collections.abc.Mapping)), None
+        )
+        inner = typing.get_args(mapping)[1] if mapping is not None else Any
+        return {key: properties(item, inner) for key, item in items.items()}
+    if isinstance(items, list | tuple):
+        sequence = next(
+            (m for m in members if typing.get_origin(m) in (tuple, list, collections.abc.Sequence)),
+            None,
+        )
+        inner = typing.get_args(sequence)[0] if sequence is not None else Any
+        return [properties(item, inner) for item in items]
+    return items

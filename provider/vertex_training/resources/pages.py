@@ -10,6 +10,7 @@ job outputs both derive them here, from what the resource recorded.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from vertex_training.backends import job_places
@@ -20,6 +21,32 @@ from vertex_training.resources.tuning_job import best_model_directory
 #: A job's outputs that name the job it runs as: for a job with ``retry``, its last
 #: attempt's.
 ATTEMPT_KEYS = ("resource_name", "job_id", "console_url", "logs_url")
+#: What a job's console and logs pages are.
+_PAGES = "The job's page in the Google Cloud console and its logs (a local job's files)."
+
+
+@dataclass(frozen=True)
+class JobPages:
+    """The outputs a job's derive from the job it runs as (``job_outputs``'s, but its
+    output directory, which ``records.JobObserved`` describes), each described for the
+    plugin's schema (``plugin.shapes``)."""
+
+    job_id: str = field(
+        metadata={
+            "description": "The job's ID: the last segment of its resource name (the "
+            "resource's ID)."
+        }
+    )
+    console_url: str = field(metadata={"description": _PAGES})
+    logs_url: str = field(metadata={"description": _PAGES})
+    model_directory: str = field(
+        metadata={"description": "Where the job is told to save its model (`AIP_MODEL_DIR`)."}
+    )
+
+    @classmethod
+    def of(cls, outputs: Mapping[str, str]) -> JobPages:
+        """The pages among a job's derived outputs (``job_outputs``')."""
+        return cls(**{f.name: outputs[f.name] for f in fields(cls)})
 
 
 def last_attempts(attempts: Sequence[Mapping[str, Any]], key: str) -> str:

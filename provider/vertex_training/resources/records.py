@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
+from vertex_training.api.failures import JobFailure
+from vertex_training.backends.base import ModelVersion, TrialOutput
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.keys import job_key
 from vertex_training.resources.state import (
@@ -127,27 +129,104 @@ class JobRecord:
 
 
 @dataclass(frozen=True)
+class AttemptOutput:
+    """One attempt of a job with `retry`, as its `attempts` (and a JobWaiter's `attempts`)
+    give it."""
+
+    attempt: int = field(metadata={"description": "Its number: 1 for the job's first submission."})
+    region: str = field(metadata={"description": "Where it runs."})
+    strategy: str = field(
+        metadata={"description": "Its scheduling strategy: `STANDARD`, `SPOT` or `FLEX_START`."}
+    )
+    state: str = field(
+        metadata={"description": "Its state as last read (empty before it is submitted)."}
+    )
+    class_: str = field(
+        metadata={"description": "Why it failed (a `JobFailure`'s `class`), or empty."}
+    )
+    resource_name: str = field(metadata={"description": "Its resource name at its backend."})
+    job_id: str = field(metadata={"description": "Its job ID."})
+    console_url: str = field(metadata={"description": "Its page in the Google Cloud console."})
+    logs_url: str = field(metadata={"description": "Its logs."})
+
+
+#: When the job was created, started running and ended.
+_TIMES = "When the job was created, started running, ended (RFC 3339)."
+
+
+@dataclass(frozen=True)
 class JobObserved:
     """What a job's backend reports of the job its resource tracks (``state.JobOutputs``):
-    the resource's ID (``resource_name``) and outputs. ``trials`` is a tuning job's (None
-    for a custom job); ``best_trial`` is None before a trial succeeded. ``attempts`` lists
-    every attempt of a job with ``retry``, oldest first, and is empty for any other."""
+    the resource's ID (``resource_name``) and outputs, each in the state's naming and
+    described for the plugin's schema (``plugin.shapes``: the shape of one that is a
+    mapping here is its ``shape``). ``trials`` is a tuning job's (None for a custom job);
+    ``best_trial`` is None before a trial succeeded. ``attempts`` lists every attempt of a
+    job with ``retry``, oldest first, and is empty for any other."""
 
     resource_name: str
-    state: str = ""
-    error: str = ""
-    create_time: str = ""
-    start_time: str = ""
-    end_time: str = ""
-    web_access_uris: Mapping[str, str] = field(default_factory=dict)
-    output_directory: str = ""
+    state: str = field(
+        default="",
+        metadata={
+            "description": "The job's state as last read: `JOB_STATE_QUEUED`, ..., "
+            "`JOB_STATE_SUCCEEDED`, `JOB_STATE_FAILED`, `JOB_STATE_CANCELLED` (a JobWaiter's "
+            "`states` is newer)."
+        },
+    )
+    error: str = field(
+        default="", metadata={"description": "The job's error message, when it failed."}
+    )
+    create_time: str = field(default="", metadata={"description": _TIMES})
+    start_time: str = field(default="", metadata={"description": _TIMES})
+    end_time: str = field(default="", metadata={"description": _TIMES})
+    web_access_uris: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={
+            "description": "Interactive shell addresses, by replica, with `enableWebAccess`."
+        },
+    )
+    output_directory: str = field(
+        default="", metadata={"description": "The job's base output directory."}
+    )
     #: A FAILED job's error, classified (``api.failures.Failure.to_output``); {} else.
-    failure: Mapping[str, Any] = field(default_factory=dict)
-    attempts: tuple[Mapping[str, Any], ...] = ()
+    failure: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata={
+            "shape": JobFailure,
+            "description": "A failed job's error, classified (a `JobFailure`: `class`, "
+            "`code`, `message`, `fix`, `replica`); unset for any other job.",
+        },
+    )
+    attempts: tuple[Mapping[str, Any], ...] = field(
+        default=(),
+        metadata={
+            "shape": tuple[AttemptOutput, ...],
+            "description": "Every attempt of a job with `retry`, oldest first (each an "
+            "`Attempt`); empty for any other job.",
+        },
+    )
     #: A training pipeline's: the model version it registered and its backing job.
-    model: Mapping[str, Any] = field(default_factory=dict)
-    trials: tuple[Mapping[str, Any], ...] | None = None
-    best_trial: Mapping[str, Any] | None = None
+    model: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata={
+            "shape": ModelVersion,
+            "description": "What a job with `model` registered once its training pipeline "
+            "succeeded (a `ModelVersion`); unset for any other job and before.",
+        },
+    )
+    trials: tuple[Mapping[str, Any], ...] | None = field(
+        default=None,
+        metadata={
+            "shape": tuple[TrialOutput, ...],
+            "description": "Every trial: ID, state, parameters, final metric, metrics, times.",
+        },
+    )
+    best_trial: Mapping[str, Any] | None = field(
+        default=None,
+        metadata={
+            "shape": TrialOutput,
+            "description": "The succeeded trial with the best final metric for the study's goal.",
+        },
+    )
 
     @classmethod
     def of_status(

@@ -45,7 +45,7 @@ so a reviewer can check the sum. Storage, network and image builds are not count
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -444,6 +444,88 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
             for line in estimate.lines
         ],
     }
+
+
+#: An estimate's amounts are given to a millionth of a dollar.
+USD_DECIMALS = 6
+#: The metadata of an output an SDK types as maybe absent, and leaves out when None.
+_UNSET = {"required": False, "unset": None}
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a job may cost (a job's `estimate`), from the price snapshot the provider's
+    `prices` names (docs/cost.md): worked out when the job is created or updated, or in a
+    preview; amounts in USD, to a millionth of a dollar."""
+
+    hourly_usd: float | None = field(
+        metadata={
+            **_UNSET,
+            "description": "The job's rate in USD an hour (a tuning job's: one trial's); "
+            "absent when unknown.",
+        }
+    )
+    max_usd: float | None = field(
+        metadata={
+            **_UNSET,
+            "description": "The most the job can cost in USD: the rate for its whole "
+            "`scheduling.timeout` (Vertex AI's 7 days when unset), x trials, x attempts; "
+            "absent when unknown.",
+        }
+    )
+    hours: float = field(
+        metadata={"description": "The hours the most is counted for: the job's timeout."}
+    )
+    strategy: str = field(
+        metadata={
+            "description": "The scheduling strategy priced: `STANDARD`, `SPOT` or `FLEX_START`."
+        }
+    )
+    prices_read: str | None = field(
+        metadata={
+            **_UNSET,
+            "description": "The day the snapshot's prices were read, `YYYY-MM-DD`; absent "
+            "without a snapshot.",
+        }
+    )
+    prices_source: str | None = field(
+        metadata={
+            **_UNSET,
+            "description": "Where the snapshot's prices were read from "
+            "(`cloudbilling.googleapis.com`); absent without a snapshot.",
+        }
+    )
+    unknown: tuple[str, ...] = field(
+        metadata={
+            "description": "Why the cost is unknown, each reason with what to do (none when "
+            "it is known)."
+        }
+    )
+    summary: str = field(
+        metadata={
+            "description": "The estimate in one line, as `vertex-training render` prints it: "
+            "`$0.29/h; at most $0.29 (1h timeout)`."
+        }
+    )
+
+    @classmethod
+    def of(cls, estimate: Estimate, snapshot: Snapshot | None) -> CostEstimate:
+        """``estimate`` as a job's ``estimate`` output, priced from ``snapshot`` (None
+        without one): its amounts rounded to ``USD_DECIMALS``."""
+
+        def usd(amount: float | None) -> float | None:
+            return None if amount is None else round(amount, USD_DECIMALS)
+
+        return cls(
+            hourly_usd=usd(estimate.hourly_usd),
+            max_usd=usd(estimate.max_usd),
+            hours=estimate.hours,
+            strategy=estimate.strategy,
+            prices_read=snapshot.read_date.isoformat() if snapshot is not None else None,
+            prices_source=snapshot.source if snapshot is not None else None,
+            unknown=estimate.unknown,
+            summary=describe(estimate),
+        )
 
 
 def load_prices(
