@@ -2,11 +2,10 @@
 
 ``resources.arguments`` is written by hand beside the models of ``stackconfig`` (tests/
 test_library.py compares their keys and required keys). Here each key's type is compared
-too: the model's annotation, read as a program writes the value (a list as a Sequence, a
-nested model as its typed dictionary), is the argument's, Pulumi's ``Input`` aside. Where
-the two differ on purpose, ``DIFFERENCES`` says why: what a key accepts before its
-model's validators turn it into what the model holds, which the annotations alone do not
-say (and why the typed arguments are not generated from the models).
+too, with no key excepted: the model's annotation, read as a program writes the value (what
+a mark or a validator's ``json_schema_input_type`` declares it takes, a list as a
+Sequence, a nested model as its typed dictionary), is the argument's, Pulumi's ``Input``
+aside.
 """
 
 from __future__ import annotations
@@ -18,52 +17,40 @@ from typing import Annotated, Any, Union
 
 import pytest
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from vertex_training.plugin import job_keys, shapes
 from vertex_training.resources import arguments
+from vertex_training.stackconfig._arguments import Takes
 from vertex_training.stackconfig._config import DiskConfig
 
 #: The typed dictionary of each model.
 ARGUMENTS = {model: typed for typed, model in job_keys.MODELS.items()}
+#: A model by its class name (what ``Takes`` names).
+BY_NAME = {model.__name__: model for model in ARGUMENTS}
 
-_DURATION = "a duration: text (`2h`) or seconds; the model holds seconds (_duration_before)"
-_CHOICE = "one of the study's choices: the model takes text and checks it (_choice)"
-_SCALARS = "text or numbers: the model takes any scalars and checks them (_scalars_before)"
-_SECRET = (
-    "a stack file's value may be a {secure: ...} secret (SecretValue); a program's is a "
-    "secret Output"
-)
-_AFFINITY = "also a type alone (ANY_RESERVATION) as shorthand, read by _affinity_before"
 
-#: (typed dictionary, key) -> why the argument's type is not the model's.
-DIFFERENCES: dict[tuple[str, str], str] = {
-    ("TrainingJobArgs", "env"): _SECRET,
-    ("PoolArgs", "env"): _SECRET,
-    ("TrainingJobArgs", "reservation_affinity"): _AFFINITY,
-    ("PoolArgs", "reservation_affinity"): _AFFINITY,
-    ("TrainingJobArgs", "wait"): "also the state alone (succeeded) as shorthand (_wait_before)",
-    ("TrainingJobArgs", "rerun"): "text or a number: the model holds text (_rerun_before)",
-    ("TrainingJobArgs", "study"): "the model takes any value: stackconfig.study validates it",
-    ("SchedulingArgs", "timeout"): _DURATION,
-    ("SchedulingArgs", "max_wait_duration"): _DURATION,
-    ("WaitArgs", "timeout"): _DURATION,
-    ("WaitArgs", "start_timeout"): _DURATION,
-    ("StudyArgs", "algorithm"): _CHOICE,
-    ("StudyArgs", "measurement_selection"): _CHOICE,
-    ("StudyMetricArgs", "goal"): _CHOICE,
-    ("StudyParameterArgs", "type"): _CHOICE,
-    ("StudyParameterArgs", "scale"): _CHOICE,
-    ("StudyParameterArgs", "values"): _SCALARS,
-    ("ConditionalParametersArgs", "when"): _SCALARS,
-}
+def written_type(metadata: list[Any]) -> Any:
+    """What a program writes, as a mark or a validator says (``PydanticUndefined``: the
+    model's own type)."""
+    for mark in metadata:
+        if isinstance(mark, Takes):
+            return BY_NAME[mark.model]
+        given = getattr(mark, "json_schema_input_type", PydanticUndefined)
+        if given is not PydanticUndefined:
+            return given
+    return PydanticUndefined
 
 
 def as_argument(annotation: Any) -> Any:
-    """A model's annotation as a program writes the value: validators and ``None`` left
-    out, a list a Sequence, a dict a Mapping (any key: text), a model its typed dictionary."""
+    """A model's annotation as a program writes the value: the type a mark or validator
+    declares, ``None`` left out, a list a Sequence, a dict a Mapping (any key: text), a
+    model its typed dictionary."""
     origin = typing.get_origin(annotation)
     if origin is Annotated:
-        return as_argument(typing.get_args(annotation)[0])
+        inner, *metadata = typing.get_args(annotation)
+        given = written_type(metadata)
+        return as_argument(inner if given is PydanticUndefined else given)
     if origin in (Union, types.UnionType):
         members = [as_argument(m) for m in typing.get_args(annotation) if m is not type(None)]
         unique = list(dict.fromkeys(members))
@@ -95,6 +82,13 @@ def plain_deep(annotation: Any) -> Any:
     return annotation
 
 
+def model_type(model: type[BaseModel], name: str) -> Any:
+    """A field's type as a program writes it, the marks pydantic took off it included."""
+    info = model.model_fields[name]
+    kind = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+    return as_argument(kind)
+
+
 def keys() -> list[tuple[str, str, Any, Any]]:
     """(typed dictionary, key, the argument's type, the model's as an argument)."""
     return [
@@ -102,7 +96,7 @@ def keys() -> list[tuple[str, str, Any, Any]]:
             typed.__name__,
             name,
             plain_deep(typed.__annotations__[name]),
-            as_argument(model.model_fields[name].annotation),
+            model_type(model, name),
         )
         for typed, model in job_keys.MODELS.items()
         for name in shapes.fields(typed)
@@ -110,23 +104,17 @@ def keys() -> list[tuple[str, str, Any, Any]]:
 
 
 class TestArgumentTypes:
-    """A key's argument type is its model's, or differs for a reason written down."""
+    """Each key's argument type is what its model says a program writes."""
 
     @pytest.mark.parametrize(
         ("typed", "name", "argument", "model"), keys(), ids=[f"{k[0]}.{k[1]}" for k in keys()]
     )
     def test_the_type_is_the_models(self, typed: str, name: str, argument: Any, model: Any) -> None:
-        """The argument's type is the model's, unless DIFFERENCES says why not."""
-        if (typed, name) not in DIFFERENCES:
-            assert argument == model, f"{typed}.{name}: {argument} against the model's {model}"
-
-    def test_each_difference_is_one(self) -> None:
-        """A listed difference is still one (drop it from DIFFERENCES once it is not)."""
-        differing = {(typed, name) for typed, name, argument, model in keys() if argument != model}
-        assert set(DIFFERENCES) <= differing
+        """The argument's type is the model's as a program writes it."""
+        assert argument == model, f"{typed}.{name}: {argument} against the model's {model}"
 
     def test_the_check_can_fail(self) -> None:
         """A key typed other than its model is seen (the comparison above can fail)."""
         size = plain_deep(arguments.DiskArgs.__annotations__["size_gb"])
-        assert size == as_argument(DiskConfig.model_fields["size_gb"].annotation)
-        assert size != as_argument(DiskConfig.model_fields["type"].annotation)
+        assert size == model_type(DiskConfig, "size_gb")
+        assert size != model_type(DiskConfig, "type")

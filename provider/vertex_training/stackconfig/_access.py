@@ -27,6 +27,7 @@ from pydantic import (
 
 from vertex_training.api.bodies import SPECIFIC_RESERVATION
 from vertex_training.catalog import machines
+from vertex_training.stackconfig._arguments import Later
 from vertex_training.stackconfig._constants import (
     _MODEL_RE,
     _NETWORK_ATTACHMENT_RE,
@@ -63,11 +64,14 @@ def _affinity_before(value: Any) -> Any:
     return {"type": value} if isinstance(value, str) else value
 
 
+# ``reservation_affinity: {type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/
+# reservations/N]}``: which Compute Engine reservation a pool's machines come from
+# (MachineSpec .reservation_affinity). ``key`` defaults to
+# ``compute.googleapis.com/reservation-name`` for a specific reservation, the only key
+# Google documents.
 class ReservationAffinityConfig(_AccessModel):
-    """``reservation_affinity: {type: SPECIFIC_RESERVATION, values: [projects/P/zones/Z/
-    reservations/N]}``: which Compute Engine reservation a pool's machines come from (MachineSpec
-    .reservation_affinity). ``key`` defaults to ``compute.googleapis.com/reservation-name``
-    for a specific reservation, the only key Google documents."""
+    """``reservation_affinity``: the Compute Engine reservation a pool's machines come from;
+    ``values`` names a specific one (projects/P/zones/Z/reservations/NAME)."""
 
     type: Annotated[AffinityType, BeforeValidator(_choice(AFFINITY_TYPES))] = Field(
         description=(
@@ -75,14 +79,14 @@ class ReservationAffinityConfig(_AccessModel):
             "take no `key` and no `values`)"
         )
     )
-    key: NonEmptyText | None = Field(
+    key: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "with `SPECIFIC_RESERVATION`: `compute.googleapis.com/reservation-name` (the "
             "default, the only one allowed)"
         ),
     )
-    values: list[NonEmptyText] | None = Field(
+    values: Later[list[NonEmptyText] | None] = Field(
         None,
         description=(
             "with `SPECIFIC_RESERVATION`: the reservation's full name, "
@@ -156,7 +160,10 @@ class ReservationAffinityConfig(_AccessModel):
 
 
 ReservationAffinityField = Annotated[
-    ReservationAffinityConfig | None, BeforeValidator(_affinity_before)
+    ReservationAffinityConfig | None,
+    BeforeValidator(
+        _affinity_before, json_schema_input_type=AffinityType | ReservationAffinityConfig
+    ),
 ]
 
 
@@ -186,36 +193,38 @@ def _export_path(value: str) -> str:
     return value
 
 
+# ``nfs_mounts: [{server: 10.76.0.10, path: /share, mount_point: data}]``: an NFS export
+# (Filestore, for one) mounted at ``/mnt/nfs/<mount_point>`` in every replica of the pool
+# (WorkerPoolSpec.nfs_mounts; NfsMount: server is the server's IP address, path starts with
+# ``/``).
 class NfsMountConfig(_AccessModel):
-    """``nfs_mounts: [{server: 10.76.0.10, path: /share, mount_point: data}]``: an NFS
-    export (Filestore, for one) mounted at ``/mnt/nfs/<mount_point>`` in every replica of
-    the pool (WorkerPoolSpec.nfs_mounts; NfsMount: server is the server's IP address, path
-    starts with ``/``)."""
+    """An NFS export mounted at ``/mnt/nfs/<mount_point>``."""
 
-    server: Annotated[str, AfterValidator(_ip_address)] = Field(
+    server: Later[Annotated[str, AfterValidator(_ip_address)]] = Field(
         description="the NFS server's IP address"
     )
-    path: Annotated[str, AfterValidator(_export_path)] = Field(
+    path: Later[Annotated[str, AfterValidator(_export_path)]] = Field(
         description="the exported path, starting with `/`"
     )
-    mount_point: Annotated[str, AfterValidator(_mount_point)] = Field(
+    mount_point: Later[Annotated[str, AfterValidator(_mount_point)]] = Field(
         description=(
             "one directory name, unique in the pool: the export is at `/mnt/nfs/<mount_point>`"
         )
     )
 
 
+# ``lustre_mounts: [{instance_ip, volume_handle, filesystem, mount_point}]``: a Managed
+# Lustre instance mounted at ``/mnt/lustre/<mount_point>`` (WorkerPoolSpec .lustre_mounts;
+# LustreMount: every field required).
 class LustreMountConfig(_AccessModel):
-    """``lustre_mounts: [{instance_ip, volume_handle, filesystem, mount_point}]``: a
-    Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>`` (WorkerPoolSpec
-    .lustre_mounts; LustreMount: every field required)."""
+    """A Managed Lustre instance mounted at ``/mnt/lustre/<mount_point>``."""
 
-    instance_ip: Annotated[str, AfterValidator(_ip_address)] = Field(
+    instance_ip: Later[Annotated[str, AfterValidator(_ip_address)]] = Field(
         description="the Managed Lustre instance's IP address"
     )
-    volume_handle: NonEmptyText = Field(description="the instance's volume handle")
-    filesystem: NonEmptyText = Field(description="the instance's file system name")
-    mount_point: Annotated[str, AfterValidator(_mount_point)] = Field(
+    volume_handle: Later[NonEmptyText] = Field(description="the instance's volume handle")
+    filesystem: Later[NonEmptyText] = Field(description="the instance's file system name")
+    mount_point: Later[Annotated[str, AfterValidator(_mount_point)]] = Field(
         description=(
             "one directory name, unique in the pool: the instance is at `/mnt/lustre/<mount_point>`"
         )
@@ -228,15 +237,18 @@ def _dns_domain(value: str) -> str:
     return value
 
 
+# One entry of ``psc_interface_config.dns_peering_configs`` (DnsPeeringConfig: every field
+# required; the domain ends with a dot).
 class DnsPeeringConfig(_AccessModel):
-    """One entry of ``psc_interface_config.dns_peering_configs`` (DnsPeeringConfig: every
-    field required; the domain ends with a dot)."""
+    """A DNS zone (its suffix ends with a dot) resolved through a peered network."""
 
-    domain: Annotated[NonEmptyText, AfterValidator(_dns_domain)] = Field(
+    domain: Later[Annotated[NonEmptyText, AfterValidator(_dns_domain)]] = Field(
         description="the DNS zone's suffix, ending with a dot"
     )
-    target_project: NonEmptyText = Field(description="the project of the network that resolves it")
-    target_network: NonEmptyText = Field(description="the network that resolves it")
+    target_project: Later[NonEmptyText] = Field(
+        description="the project of the network that resolves it"
+    )
+    target_network: Later[NonEmptyText] = Field(description="the network that resolves it")
 
 
 NetworkAttachmentName = Annotated[
@@ -252,12 +264,13 @@ NetworkAttachmentName = Annotated[
 ]
 
 
+# ``psc_interface_config: {network_attachment: my-attachment}``: the job reaches a VPC
+# network through a Private Service Connect interface (CustomJobSpec .psc_interface_config;
+# PscInterfaceConfig).
 class PscInterfaceConfig(_AccessModel):
-    """``psc_interface_config: {network_attachment: my-attachment}``: the job reaches a
-    VPC network through a Private Service Connect interface (CustomJobSpec
-    .psc_interface_config; PscInterfaceConfig)."""
+    """``psc_interface_config``: a VPC network reached through a network attachment."""
 
-    network_attachment: NetworkAttachmentName = Field(
+    network_attachment: Later[NetworkAttachmentName] = Field(
         description=(
             "the network attachment's name, or its full name "
             "`projects/P/regions/R/networkAttachments/N` in the job's region"

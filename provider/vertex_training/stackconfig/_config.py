@@ -24,6 +24,7 @@ from vertex_training.stackconfig._access import (
     PscInterfaceConfig,
     ReservationAffinityField,
 )
+from vertex_training.stackconfig._arguments import LATER, Later, Takes
 from vertex_training.stackconfig._constants import (
     BACKENDS,
     DEFAULT_RETRY_ATTEMPTS,
@@ -78,7 +79,7 @@ class _ConfigModel(BaseModel):
 
 EnvMap = Annotated[
     dict[str, Annotated[str | SecretValue, Field(union_mode="left_to_right")]],
-    BeforeValidator(_env_before),
+    BeforeValidator(_env_before, json_schema_input_type=dict[str, str]),
 ]
 Labels = Annotated[dict[str, str], BeforeValidator(_labels_before)]
 #: What ``labels`` takes, in the figures of ``vertex_training.api.labels``.
@@ -92,19 +93,21 @@ LABELS_DESCRIPTION = (
 )
 
 
+# ``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}`` is none (read as
+# ``null`` before this model: ``_accelerator_before``), so ``type`` is required by the
+# pool's rules (``_resolve``), not here.
 class AcceleratorConfig(_ConfigModel):
-    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}`` is none (read
-    as ``null`` before this model: ``_accelerator_before``), so ``type`` is required by
-    the pool's rules (``_resolve``), not here."""
+    """``accelerator: {type: NVIDIA_TESLA_T4, count: 1}``; ``{count: 0}``: none (in a
+    worker pool, rather than the primary pool's)."""
 
-    type: AcceleratorName | None = Field(
+    type: Later[AcceleratorName | None] = Field(
         None,
         description=(
             "the accelerator, as Vertex AI names it (`NVIDIA_TESLA_T4`, `NVIDIA_L4`, "
             "`TPU_V5_LITEPOD`, ...): it must fit the machine family"
         ),
     )
-    count: int = Field(
+    count: Later[int] = Field(
         1,
         ge=1,
         description=(
@@ -116,14 +119,14 @@ class AcceleratorConfig(_ConfigModel):
 class DiskConfig(_ConfigModel):
     """``disk: {type: pd-ssd, size_gb: 100}``; the type defaults by machine."""
 
-    type: DiskTypeName | None = Field(
+    type: Later[DiskTypeName | None] = Field(
         None,
         description=(
             "`pd-ssd`, `pd-standard` or `hyperdisk-balanced` (A3 Ultra, A4, A4X and G4 "
             "machines: `hyperdisk-balanced` only); default by machine"
         ),
     )
-    size_gb: DiskSizeGb = Field(
+    size_gb: Later[DiskSizeGb] = Field(
         machines.DEFAULT_DISK_SIZE_GB,
         description="the disk's size in GB, 100 to 64000; default 100",
     )
@@ -139,16 +142,17 @@ def _version_text_before(value: Any) -> Any:
 VersionText = Annotated[str, BeforeValidator(_version_text_before), AfterValidator(_non_empty)]
 
 
+# ``framework: {name, version, python}``: a prebuilt training image (catalog.images).
 class FrameworkConfig(_ConfigModel):
-    """``framework: {name, version, python}``: a prebuilt training image (catalog.images)."""
+    """``framework: {name: pytorch, version: "2.4", python: "3.10"}``: a prebuilt image."""
 
-    name: Annotated[str, BeforeValidator(_choice(tuple(images.FRAMEWORK_NAMES)))] = Field(
+    name: Later[Annotated[str, BeforeValidator(_choice(tuple(images.FRAMEWORK_NAMES)))]] = Field(
         description="the framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`"
     )
-    version: VersionText = Field(
+    version: Later[VersionText] = Field(
         description="the framework's version, as text (YAML reads `2.10` as `2.1`)"
     )
-    python: VersionText | None = Field(
+    python: Later[VersionText | None] = Field(
         None,
         description=(
             'the image\'s Python, as text (`"3.10"`); [images.md](images.md) says which '
@@ -157,15 +161,14 @@ class FrameworkConfig(_ConfigModel):
     )
 
 
+# ``python_package: {executor_image, package_uris and/or package_path, module}``.
+# ``package_path`` (a local package directory) is built and uploaded by the program
+# (``vertex_training.packaging``), which puts the package's URI first in ``package_uris``
+# before the job reaches ``parse_job``.
 class PythonPackageConfig(_ConfigModel):
-    """``python_package: {executor_image, package_uris and/or package_path, module}``.
+    """``python_package``: a Python package run on a prebuilt executor image."""
 
-    ``package_path`` (a local package directory) is built and uploaded by the program
-    (``vertex_training.packaging``), which puts the package's URI first in ``package_uris``
-    before the job reaches ``parse_job``.
-    """
-
-    executor_image: NonEmptyText | None = Field(
+    executor_image: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "a prebuilt training image, as an [image reference](#image-references) under "
@@ -173,13 +176,13 @@ class PythonPackageConfig(_ConfigModel):
             "unless `framework` picks it)"
         ),
     )
-    package_uris: PackageUris | None = Field(
+    package_uris: Later[PackageUris | None] = Field(
         None,
         description=(
             "`gs://` URIs of sdists/wheels (local directories or files on `local`), 1 to 100"
         ),
     )
-    package_path: NonEmptyText | None = Field(
+    package_path: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "a local package directory (with pyproject.toml or setup.py, relative to the "
@@ -192,7 +195,7 @@ class PythonPackageConfig(_ConfigModel):
             "`package_uris`"
         ),
     )
-    module: PythonModule = Field(description="the module to run, e.g. `trainer.task`")
+    module: Later[PythonModule] = Field(description="the module to run, e.g. `trainer.task`")
     #: Instead of executor_image: the prebuilt image of a framework version (issue 4).
     framework: FrameworkConfig | None = Field(
         None,
@@ -201,9 +204,9 @@ class PythonPackageConfig(_ConfigModel):
 
 
 class _PoolConfig(_ConfigModel):
-    """The keys every pool (and the job itself, for the primary pool) may set."""
+    """The keys every pool may set, the job itself too (for its primary pool)."""
 
-    image: NonEmptyText | None = Field(
+    image: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "container image of the pool (or `python_package`, not both): an [image "
@@ -211,7 +214,7 @@ class _PoolConfig(_ConfigModel):
             "in the platform repository"
         ),
     )
-    command: TextList | None = Field(
+    command: Later[TextList | None] = Field(
         None, description="container entry point (list); container jobs only"
     )
     python_package: PythonPackageConfig | None = Field(
@@ -221,11 +224,13 @@ class _PoolConfig(_ConfigModel):
             "`{executor_image, package_uris and/or package_path, module}`"
         ),
     )
-    args: TextList | None = Field(None, description="arguments (list)")
-    env: EnvMap | None = Field(
+    args: Later[TextList | None] = Field(None, description="arguments (list)")
+    env: Later[EnvMap | None] = Field(
         None, description="environment (map, at most 100; a value may be a [secret](#secrets))"
     )
-    machine: MachineName | None = Field(None, description="machine type, default `n1-standard-4`")
+    machine: Later[MachineName | None] = Field(
+        None, description="machine type, default `n1-standard-4`"
+    )
     accelerator: Annotated[AcceleratorConfig | None, BeforeValidator(_accelerator_before)] = Field(
         None,
         description=(
@@ -237,7 +242,7 @@ class _PoolConfig(_ConfigModel):
             "(the table was not re-read on 2026-11-23), not refused"
         ),
     )
-    tpu_topology: TpuTopology | None = Field(
+    tpu_topology: Later[TpuTopology | None] = Field(
         None,
         description=(
             "TPU topology (TPU machines only; one pool, one replica). `ct5lp-hightpu-1t`: "
@@ -274,7 +279,7 @@ class _PoolConfig(_ConfigModel):
         ),
     )
     #: Multi-instance GPU partitions of each GPU (taken with the accelerator).
-    gpu_partition_size: NonEmptyText | None = Field(
+    gpu_partition_size: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "multi-instance GPU partitions of each GPU: `NVIDIA_TESLA_A100` 1g.5gb, "
@@ -303,16 +308,16 @@ class _PoolConfig(_ConfigModel):
 
 
 class PoolConfig(_PoolConfig):
-    """``workers``, ``parameter_servers``, ``evaluators``."""
+    """``workers``, ``parameter_servers``, ``evaluators``: a worker pool."""
 
-    replicas: int = Field(1, ge=1, description="how many machines the pool runs; default 1")
+    replicas: Later[int] = Field(1, ge=1, description="how many machines the pool runs; default 1")
 
 
 class ReductionServerConfig(_ConfigModel):
-    """``reduction_server: {replicas, machine, disk}``: runs Google's image."""
+    """``reduction_server``: Google's reduction server image on its own pool."""
 
-    replicas: int = Field(1, ge=1, description="how many reduction servers run; default 1")
-    machine: MachineName = Field(
+    replicas: Later[int] = Field(1, ge=1, description="how many reduction servers run; default 1")
+    machine: Later[MachineName] = Field(
         machines.DEFAULT_REDUCTION_SERVER_MACHINE,
         description="machine type, default `n1-highcpu-16`",
     )
@@ -320,21 +325,23 @@ class ReductionServerConfig(_ConfigModel):
 
 
 class SchedulingConfig(_ConfigModel):
-    """``scheduling:``."""
+    """``scheduling``: timeout, restarts, strategy (STANDARD, SPOT, FLEX_START)."""
 
-    timeout: PositiveDuration | None = Field(
+    timeout: Later[PositiveDuration | None] = Field(
         None,
         description="a duration: `90s`, `30m`, `2h`, `1d` (or `3600s`); Vertex's default is 7 days",
     )
-    restart_job_on_worker_restart: bool = Field(
+    restart_job_on_worker_restart: Later[bool] = Field(
         False, description="restart the whole job when a worker restarts; default false"
     )
-    disable_retries: bool = Field(
+    disable_retries: Later[bool] = Field(
         False,
         description="fail the job at the first worker failure instead of retrying; default false",
     )
     strategy: Annotated[
-        Strategy | None, BeforeValidator(_choice(STRATEGIES, machines.DEPRECATED_STRATEGIES))
+        Strategy | None,
+        BeforeValidator(_choice(STRATEGIES, machines.DEPRECATED_STRATEGIES)),
+        LATER,
     ] = Field(
         None,
         description=(
@@ -344,13 +351,14 @@ class SchedulingConfig(_ConfigModel):
             "page)"
         ),
     )
-    max_wait_duration: Duration | None = Field(
+    max_wait_duration: Later[Duration | None] = Field(
         None, description="FLEX_START only; `0s` is no limit"
     )
 
 
+# ``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``.
 class WaitConfig(_ConfigModel):
-    """``wait: succeeded`` or ``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``."""
+    """``wait: {until: succeeded, timeout: 3h, start_timeout: 1h}``."""
 
     until: Annotated[WaitUntil, BeforeValidator(_choice(WAIT_UNTIL))] = Field(
         NOT_WAITED,
@@ -375,11 +383,12 @@ class WaitConfig(_ConfigModel):
     )
 
 
+# ``retry: {when: [capacity, preemption], attempts: 3, regions: [...], strategies: [...]}``:
+# submit the job again when it fails for a reason that is not its own. Attempt k runs in the
+# k-th region and under the k-th strategy of the job's own followed by these lists (the last
+# one again when a list is shorter than ``attempts``).
 class RetryConfig(_ConfigModel):
-    """``retry: {when: [capacity, preemption], attempts: 3, regions: [...], strategies: [...]}``:
-    submit the job again when it fails for a reason that is not its own. Attempt k runs in
-    the k-th region and under the k-th strategy of the job's own followed by these lists
-    (the last one again when a list is shorter than ``attempts``)."""
+    """``retry``: submit the job again when it fails for a reason not its own."""
 
     when: list[RetryClass] = Field(
         min_length=1,
@@ -433,7 +442,14 @@ class RetryConfig(_ConfigModel):
 
 
 class JobConfig(_PoolConfig):
-    """One entry of ``vertex-training:jobs``, as written."""
+    """One job: the keys of an entry of ``vertex-training:jobs`` (docs/config-shape.md).
+
+    The primary pool's keys are the job's own (``_PoolKeys``: ``image``, ``machine``,
+    ``accelerator``, ...); ``workers``, ``parameter_servers``, ``reduction_server`` and
+    ``evaluators`` add pools. ``study`` makes it a hyperparameter tuning job
+    (docs/tuning.md); ``training_input`` is an AI Platform Training block, translated
+    (docs/legacy.md).
+    """
 
     replicas: int = Field(
         1,
@@ -457,10 +473,10 @@ class JobConfig(_PoolConfig):
         ),
     )
     evaluators: PoolConfig | None = Field(None, description="pool 3, as `workers`")
-    display_name: DisplayName | None = Field(
+    display_name: Later[DisplayName | None] = Field(
         None, description="1 to 128 characters; default the job name"
     )
-    region: NonEmptyText | None = Field(
+    region: Later[NonEmptyText | None] = Field(
         None, description="the job's region, where it overrides the stack's `gcp:region`"
     )
     backend: Annotated[Backend | None, BeforeValidator(_choice(BACKENDS))] = Field(
@@ -477,21 +493,21 @@ class JobConfig(_PoolConfig):
             "disable_retries, strategy, max_wait_duration}`"
         ),
     )
-    service_account: ServiceAccount | None = Field(
+    service_account: Later[ServiceAccount | None] = Field(
         None,
         description=(
             "the job's identity (required with `tensorboard`); default on `vertex`: the "
             "platform's account"
         ),
     )
-    network: NetworkName | None = Field(
+    network: Later[NetworkName | None] = Field(
         None,
         description=(
             "the VPC network the job is peered with (refused with H100 Mega, H200 and B200 "
             "machines, which Vertex AI does not peer: use `psc_interface_config`)"
         ),
     )
-    reserved_ip_ranges: list[NonEmptyText] | None = Field(
+    reserved_ip_ranges: Later[list[NonEmptyText] | None] = Field(
         None,
         description=(
             "the ranges of `network` the job's IP addresses come from (as `network`, "
@@ -507,20 +523,20 @@ class JobConfig(_PoolConfig):
             "peering `{domain (ending with a dot), target_project, target_network}`"
         ),
     )
-    protected_artifact_location_id: NonEmptyText | None = Field(
+    protected_artifact_location_id: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "where protected artifacts are stored, when not the job's region (a Vertex AI location)"
         ),
     )
-    models: list[ModelName] | None = Field(
+    models: Later[list[ModelName] | None] = Field(
         None,
         description=(
             "Model resource names (`projects/P/locations/L/models/M`, optionally `@version`"
             " or `@alias`) some Google-provided jobs map to artifact URIs"
         ),
     )
-    base_output_directory: NonEmptyText | None = Field(
+    base_output_directory: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "default on `vertex`: `gs://<platform bucket>/<job>`; a `gs://` prefix: "
@@ -528,30 +544,36 @@ class JobConfig(_PoolConfig):
             "AIP_TENSORBOARD_LOG_DIR `<dir>/logs` (a local path on `local`)"
         ),
     )
-    tensorboard: Annotated[str | bool | None, BeforeValidator(_tensorboard_before)] = Field(
+    tensorboard: Annotated[
+        str | bool | None,
+        BeforeValidator(_tensorboard_before, json_schema_input_type=Later[str] | bool),
+    ] = Field(
         None,
         description=(
             "a Vertex TensorBoard resource name, or `true` for the platform's TensorBoard "
             "(a no-op on `local`, which always sets AIP_TENSORBOARD_LOG_DIR)"
         ),
     )
-    enable_web_access: bool = Field(
+    enable_web_access: Later[bool] = Field(
         False, description="an interactive shell on each replica (the job's `webAccessUris`)"
     )
-    enable_dashboard_access: bool = Field(False, description="the dashboard of each replica")
-    labels: Labels | None = Field(None, description=LABELS_DESCRIPTION)
-    kms_key: KmsKeyName | None = Field(None, description="CMEK key for the job")
-    persistent_resource_id: PersistentResourceId | None = Field(
+    enable_dashboard_access: Later[bool] = Field(False, description="the dashboard of each replica")
+    labels: Later[Labels | None] = Field(None, description=LABELS_DESCRIPTION)
+    kms_key: Later[KmsKeyName | None] = Field(None, description="CMEK key for the job")
+    persistent_resource_id: Later[PersistentResourceId | None] = Field(
         None, description="the persistent resource the job runs on, as in the CustomJob API"
     )
-    experiment: ContextName | None = Field(
+    experiment: Later[ContextName | None] = Field(
         None,
         description="the Vertex AI experiment the job's run is logged to, as in the CustomJob API",
     )
-    experiment_run: ContextName | None = Field(
+    experiment_run: Later[ContextName | None] = Field(
         None, description="the experiment run the job is logged as, as in the CustomJob API"
     )
-    wait: Annotated[WaitConfig | None, BeforeValidator(_wait_before)] = Field(
+    wait: Annotated[
+        WaitConfig | None,
+        BeforeValidator(_wait_before, json_schema_input_type=WaitUntil | WaitConfig),
+    ] = Field(
         None,
         description=(
             "provider-side: `submitted` (default), `running`, `succeeded`, or `{until, "
@@ -562,7 +584,7 @@ class JobConfig(_PoolConfig):
         None, description="provider-side: resource name of an existing job to take over"
     )
     #: Jobs (resource names) this one is submitted after, once each has succeeded.
-    run_after: list[NonEmptyText] | None = Field(
+    run_after: Later[list[NonEmptyText] | None] = Field(
         None,
         description=(
             "provider-side: resource names of jobs (custom or tuning, of either backend) "
@@ -579,7 +601,9 @@ class JobConfig(_PoolConfig):
         ),
     )
     #: Any label value; changing it submits the job again with nothing else changed.
-    rerun: Annotated[str, BeforeValidator(_rerun_before)] | None = Field(
+    rerun: (
+        Annotated[str, BeforeValidator(_rerun_before, json_schema_input_type=str | int)] | None
+    ) = Field(
         None,
         description=(
             "a number or label text; changing it submits the job again (label "
@@ -610,7 +634,7 @@ class JobConfig(_PoolConfig):
     )
     #: Makes the job a hyperparameter tuning job; validated by
     #: ``vertex_training.stackconfig.study``.
-    study: Any = Field(
+    study: Annotated[Any, Takes("StudyConfig")] = Field(
         None, description="makes the job a [hyperparameter tuning job](#hyperparameter-tuning-jobs)"
     )
     # Issue 4: a legacy AI Platform Training block (translated by

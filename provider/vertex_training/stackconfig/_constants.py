@@ -37,6 +37,13 @@ __all__ = [
 
 #: The job key that makes a job a hyperparameter tuning job (vertex_training.stackconfig.study).
 STUDY_KEY = "study"
+#: A study's choices: a metric's ``goal``, a parameter's ``type`` and ``scale``, the
+#: study's ``algorithm`` and ``measurement_selection`` (``vertex_training.stackconfig.study``).
+Goal = Literal["MAXIMIZE", "MINIMIZE"]
+ParameterType = Literal["double", "integer", "categorical", "discrete"]
+Scale = Literal["linear", "log", "reverse_log"]
+Algorithm = Literal["default", "grid", "random"]
+MeasurementSelection = Literal["best", "last"]
 
 WaitUntil = Literal["submitted", "running", "succeeded"]
 Strategy = Literal["STANDARD", "SPOT", "FLEX_START"]

@@ -29,6 +29,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vertex_training.errors import Issue
+from vertex_training.stackconfig._arguments import Later
 from vertex_training.stackconfig._issues import full_key, invalid
 from vertex_training.stackconfig._rules import NonEmptyText
 
@@ -46,15 +47,15 @@ class _ConfigModel(BaseModel):
 
 
 class FractionsConfig(_ConfigModel):
-    """``{training: 0.8, validation: 0.1, test: 0.1}``."""
+    """``{training: 0.8, validation: 0.1, test: 0.1}``: they sum to at most 1."""
 
-    training: float | None = Field(
+    training: Later[float | None] = Field(
         None, ge=0, le=1, description="the share of the data for training, 0 to 1"
     )
-    validation: float | None = Field(
+    validation: Later[float | None] = Field(
         None, ge=0, le=1, description="the share of the data for validation, 0 to 1"
     )
-    test: float | None = Field(
+    test: Later[float | None] = Field(
         None, ge=0, le=1, description="the share of the data for the test, 0 to 1"
     )
 
@@ -80,7 +81,7 @@ class FractionsConfig(_ConfigModel):
 class KeyedFractionsConfig(FractionsConfig):
     """``{key: <column>, training: 0.8, ...}``: a timestamp or stratified split."""
 
-    key: NonEmptyText = Field(
+    key: Later[NonEmptyText] = Field(
         description="the column (a time column, or a category column for `stratified`)"
     )
 
@@ -88,22 +89,25 @@ class KeyedFractionsConfig(FractionsConfig):
         return {**super().request_body(), "key": self.key}
 
 
+# ``{training: <filter>, validation: <filter>, test: <filter>}``: all three.
 class FiltersConfig(_ConfigModel):
-    """``{training: <filter>, validation: <filter>, test: <filter>}``: all three."""
+    """``{training: <filter>, validation: <filter>, test: <filter>}``."""
 
-    training: NonEmptyText = Field(
+    training: Later[NonEmptyText] = Field(
         description="the data item filter of the training set, as Vertex AI's ListDataItems takes"
     )
-    validation: NonEmptyText = Field(
+    validation: Later[NonEmptyText] = Field(
         description="the data item filter of the validation set, as Vertex AI's ListDataItems takes"
     )
-    test: NonEmptyText = Field(
+    test: Later[NonEmptyText] = Field(
         description="the data item filter of the test set, as Vertex AI's ListDataItems takes"
     )
 
 
+# ``split:``: how the dataset's items are assigned to training, validation and test.
 class SplitConfig(_ConfigModel):
-    """``split:``: how the dataset's items are assigned to training, validation and test."""
+    """``split:``: one of ``fractions``, ``filter``, ``predefined``, ``timestamp``,
+    ``stratified``."""
 
     fractions: FractionsConfig | None = Field(
         None, description="`{training, validation, test}`, each 0 to 1, summing to at most 1"
@@ -115,7 +119,7 @@ class SplitConfig(_ConfigModel):
             "(all three)"
         ),
     )
-    predefined: NonEmptyText | None = Field(
+    predefined: Later[NonEmptyText | None] = Field(
         None, description="the column that names each row's set (tabular datasets)"
     )
     timestamp: KeyedFractionsConfig | None = Field(
@@ -165,14 +169,15 @@ class SplitConfig(_ConfigModel):
 
 
 class DatasetConfig(_ConfigModel):
-    """``dataset:`` of a job, as written."""
+    """``dataset:``: the Vertex AI managed dataset the job reads (it runs as a training
+    pipeline; docs/models.md)."""
 
-    id: NonEmptyText = Field(
+    id: Later[NonEmptyText] = Field(
         description=(
             "the dataset's numeric ID, or its resource name in the job's own project and region"
         )
     )
-    destination: NonEmptyText = Field(
+    destination: Later[NonEmptyText] = Field(
         description=(
             "where the data is exported for the trainer: `gs://<bucket>/<folder>` or "
             "`bq://<project>[.<dataset>]`"
@@ -185,24 +190,24 @@ class DatasetConfig(_ConfigModel):
             "about 80/10/10"
         ),
     )
-    annotations_filter: NonEmptyText | None = Field(
+    annotations_filter: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "which annotations go with the data, as the API's InputDataConfig's `annotationsFilter`"
         ),
     )
-    annotation_schema_uri: NonEmptyText | None = Field(
+    annotation_schema_uri: Later[NonEmptyText | None] = Field(
         None,
         description="the annotations' schema, as the API's InputDataConfig's `annotationSchemaUri`",
     )
-    saved_query_id: NonEmptyText | None = Field(
+    saved_query_id: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "a saved query that selects the annotations, as the API's InputDataConfig's "
             "`savedQueryId`"
         ),
     )
-    persist_ml_use_assignment: bool = Field(
+    persist_ml_use_assignment: Later[bool] = Field(
         False, description="keep each item's split in the dataset (its `ml_use` label)"
     )
 

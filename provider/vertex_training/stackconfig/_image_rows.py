@@ -77,10 +77,13 @@ def _page(value: str) -> str:
 
 Version = Annotated[str, AfterValidator(_version)]
 Day = Annotated[str, BeforeValidator(_date)]
+#: The kinds of machine a prebuilt image runs on.
+ImageKind = Literal["cpu", "gpu", "tpu"]
 
 
 class ImageRow(BaseModel):
-    """One row of ``vertex-training:images``."""
+    """A row added to the catalogue of prebuilt images (``vertex-training:images``, as
+    docs/images.md shows), read from Google's page on ``read_on``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -89,7 +92,7 @@ class ImageRow(BaseModel):
     )
     version: Version = Field(description="the framework's `MAJOR.MINOR`, as text")
     python: Version = Field(description="the image's Python, as text (`3.10`)")
-    kinds: list[Literal["cpu", "gpu", "tpu"]] = Field(
+    kinds: list[ImageKind] = Field(
         min_length=1, description="what the image runs on: `cpu`, `gpu`, `tpu`"
     )
     name: Annotated[str, AfterValidator(_name)] = Field(

@@ -29,6 +29,7 @@ from vertex_training.api import image_refs
 from vertex_training.api.labels import MAX_USER_LABELS
 from vertex_training.api.pipelines import DEFAULT_ALIAS
 from vertex_training.errors import Issue
+from vertex_training.stackconfig._arguments import Later
 from vertex_training.stackconfig._issues import full_key, invalid
 from vertex_training.stackconfig._rules import (
     DisplayName,
@@ -87,24 +88,30 @@ class _ConfigModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# ``serving: {framework: {name: sklearn, version: "1.5", gpu: false}}``: Google's prebuilt
+# prediction image of that framework version, its GPU build with ``gpu: true`` (the machine
+# that serves it is chosen at deployment, not here).
 class ServingFrameworkConfig(_ConfigModel):
-    """``serving: {framework: {name: sklearn, version: "1.5", gpu: false}}``: Google's
-    prebuilt prediction image of that framework version, its GPU build with ``gpu: true``
-    (the machine that serves it is chosen at deployment, not here)."""
+    """``framework: {name: sklearn, version: "1.5", gpu: false}``: Google's prebuilt
+    prediction image."""
 
-    name: NonEmptyText = Field(
+    name: Later[NonEmptyText] = Field(
         description=(
             "the framework: `tensorflow`, `pytorch`, `sklearn` or `xgboost`, as `framework.name`"
         )
     )
-    version: NonEmptyText = Field(description="the framework's version, as text")
-    gpu: bool = Field(False, description="whether to serve from the GPU build; default false")
+    version: Later[NonEmptyText] = Field(description="the framework's version, as text")
+    gpu: Later[bool] = Field(
+        False, description="whether to serve from the GPU build; default false"
+    )
 
 
+# ``model.serving``: the container Vertex AI serves the model's predictions from.
 class ServingConfig(_ConfigModel):
-    """``model.serving``: the container Vertex AI serves the model's predictions from."""
+    """``serving:``: the container that serves the model's predictions, ``image`` or
+    ``framework``."""
 
-    image: NonEmptyText | None = Field(None, description="the serving image's URI")
+    image: Later[NonEmptyText | None] = Field(None, description="the serving image's URI")
     framework: ServingFrameworkConfig | None = Field(
         None,
         description=(
@@ -112,18 +119,24 @@ class ServingConfig(_ConfigModel):
             "version (its GPU build with `gpu: true`)"
         ),
     )
-    command: TextList | None = Field(None, description="the serving container's entrypoint (list)")
-    args: TextList | None = Field(None, description="the serving container's arguments (list)")
-    env: dict[str, str] | None = Field(
+    command: Later[TextList | None] = Field(
+        None, description="the serving container's entrypoint (list)"
+    )
+    args: Later[TextList | None] = Field(
+        None, description="the serving container's arguments (list)"
+    )
+    env: Later[dict[str, str] | None] = Field(
         None, description="the serving container's environment (map)"
     )
-    port: int | None = Field(
+    port: Later[int | None] = Field(
         None, ge=1, le=65535, description="the port the server listens on; default 8080"
     )
-    predict_route: NonEmptyText | None = Field(
+    predict_route: Later[NonEmptyText | None] = Field(
         None, description="the HTTP path of prediction requests"
     )
-    health_route: NonEmptyText | None = Field(None, description="the HTTP path of health checks")
+    health_route: Later[NonEmptyText | None] = Field(
+        None, description="the HTTP path of health checks"
+    )
 
     @model_validator(mode="after")
     def _one_image(self) -> ServingConfig:
@@ -137,13 +150,14 @@ class ServingConfig(_ConfigModel):
 
 
 class ModelConfig(_ConfigModel):
-    """``model:`` of a job, as written."""
+    """``model:``: the Model Registry entry the trained model becomes (the job runs as a
+    training pipeline; docs/models.md)."""
 
-    display_name: DisplayName | None = Field(
+    display_name: Later[DisplayName | None] = Field(
         None,
         description="the model's display name, 1 to 128 characters; default the job's display name",
     )
-    id: ModelId | None = Field(
+    id: Later[ModelId | None] = Field(
         None,
         description=(
             "a new model's ID: at most 63 lowercase letters, digits, `_` or `-`, not "
@@ -151,23 +165,23 @@ class ModelConfig(_ConfigModel):
             "version; default Vertex AI picks one, and retrains find it by the job's labels"
         ),
     )
-    parent: NonEmptyText | None = Field(
+    parent: Later[NonEmptyText | None] = Field(
         None,
         description=(
             "an existing model the versions are added to: its ID, or its resource name in "
             "the job's own project and region; instead of `id`"
         ),
     )
-    description: str | None = Field(None, description="the model's description")
-    version_description: str | None = Field(None, description="each version's description")
-    labels: ModelLabels | None = Field(
+    description: Later[str | None] = Field(None, description="the model's description")
+    version_description: Later[str | None] = Field(None, description="each version's description")
+    labels: Later[ModelLabels | None] = Field(
         None,
         description=(
             "the model's labels, as a job's labels; the model also carries the job's "
             "`pulumi_project`, `pulumi_stack` and `pulumi_resource` labels"
         ),
     )
-    aliases: list[Alias] | None = Field(
+    aliases: Later[list[Alias] | None] = Field(
         None,
         description=(
             "version aliases that move to each new version "

@@ -401,9 +401,12 @@ def _rerun_before(value: Any) -> Any:
 
 
 TextList = Annotated[list[str], BeforeValidator(_text_list_before)]
-Duration = Annotated[int, BeforeValidator(_duration_before)]
+#: A duration takes text (``90m``) or seconds, and holds seconds.
+Duration = Annotated[int, BeforeValidator(_duration_before, json_schema_input_type=str | int)]
 PositiveDuration = Annotated[
-    int, BeforeValidator(_duration_before), AfterValidator(_positive_duration)
+    int,
+    BeforeValidator(_duration_before, json_schema_input_type=str | int),
+    AfterValidator(_positive_duration),
 ]
 MachineName = Annotated[str, AfterValidator(_check_machine)]
 AcceleratorName = Annotated[str, AfterValidator(_check_accelerator_type)]

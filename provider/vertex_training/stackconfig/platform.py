@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,6 +36,7 @@ from vertex_training.backend_kinds import kind_of
 from vertex_training.catalog import machines
 from vertex_training.errors import Issue
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY, PLATFORM_KEY
+from vertex_training.stackconfig._arguments import NO_ARGUMENT
 from vertex_training.stackconfig._constants import _TENSORBOARD_RE
 from vertex_training.stackconfig._issues import issues_from
 
@@ -131,7 +132,7 @@ class _ConfigModel(BaseModel):
 
 
 class BucketConfig(_ConfigModel):
-    """``bucket:``."""
+    """``platform.bucket``: the staging bucket's name and lifecycle."""
 
     name: str | None = Field(
         None,
@@ -160,7 +161,7 @@ class BucketConfig(_ConfigModel):
 
 
 class RepositoryConfig(_ConfigModel):
-    """``repository:``."""
+    """``platform.repository``: the Artifact Registry Docker repository."""
 
     id: str = Field(
         DEFAULT_REPOSITORY_ID,
@@ -172,7 +173,7 @@ class RepositoryConfig(_ConfigModel):
 
 
 class ServiceAccountConfig(_ConfigModel):
-    """``service_account:``."""
+    """``platform.service_account``: the jobs' service account."""
 
     account_id: str = Field(
         DEFAULT_ACCOUNT_ID,
@@ -181,7 +182,7 @@ class ServiceAccountConfig(_ConfigModel):
 
 
 class TensorboardConfig(_ConfigModel):
-    """``tensorboard:``."""
+    """``platform.tensorboard``: a Vertex AI TensorBoard for the jobs."""
 
     enabled: bool = Field(
         False,
@@ -201,9 +202,11 @@ class ExistingConfig(_ConfigModel):
 
 
 class PlatformConfig(_ConfigModel):
-    """``vertex-training:platform``, as written."""
+    """The platform's settings: the keys of ``vertex-training:platform`` that shape what
+    ``TrainingPlatform`` creates (docs/platform.md). All optional: by default a bucket,
+    a repository and an account named after the stack."""
 
-    enabled: bool | None = Field(
+    enabled: Annotated[bool | None, NO_ARGUMENT] = Field(
         None,
         description=(
             "create the platform; default true on the `vertex` backend once `gcp:project` "
@@ -242,7 +245,7 @@ class PlatformConfig(_ConfigModel):
     tensorboard: TensorboardConfig = Field(
         TensorboardConfig(), description="a Vertex AI TensorBoard for the jobs: `{enabled}`"
     )
-    existing: ExistingConfig | None = Field(
+    existing: Annotated[ExistingConfig | None, NO_ARGUMENT] = Field(
         None,
         description="with `enabled: false` only: resources managed elsewhere that jobs default to",
     )

@@ -6,20 +6,28 @@ job has one).
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
 from vertex_training.stackconfig._config import _ConfigModel
+from vertex_training.stackconfig._constants import (
+    Algorithm,
+    Goal,
+    MeasurementSelection,
+    ParameterType,
+    Scale,
+)
 from vertex_training.stackconfig._issues import invalid
 from vertex_training.stackconfig._rules import NonEmptyText, _choice
 
-GOALS = ("MAXIMIZE", "MINIMIZE")
-PARAMETER_TYPES = ("double", "integer", "categorical", "discrete")
-SCALES = ("linear", "log", "reverse_log")
-ALGORITHMS = ("default", "grid", "random")
-MEASUREMENT_SELECTIONS = ("best", "last")
+GOALS: tuple[Goal, ...] = typing.get_args(Goal)
+PARAMETER_TYPES: tuple[ParameterType, ...] = typing.get_args(ParameterType)
+SCALES: tuple[Scale, ...] = typing.get_args(Scale)
+ALGORITHMS: tuple[Algorithm, ...] = typing.get_args(Algorithm)
+MEASUREMENT_SELECTIONS: tuple[MeasurementSelection, ...] = typing.get_args(MeasurementSelection)
 EARLY_STOPPING_RULES = ("decay_curve", "median", "convex")
 #: Parameter types Vertex accepts with GRID_SEARCH (study.proto, Algorithm.GRID_SEARCH).
 GRID_TYPES = ("integer", "categorical", "discrete")
@@ -92,11 +100,13 @@ def _null_is_empty(value: Any) -> Any:
 
 
 Number = Annotated[float, BeforeValidator(_number_before)]
-Scalars = Annotated[list[Any], BeforeValidator(_scalars_before)]
+Scalars = Annotated[
+    list[Any], BeforeValidator(_scalars_before, json_schema_input_type=list[str | float])
+]
 
 
 class MetricConfig(_ConfigModel):
-    """``{id: accuracy, goal: MAXIMIZE}``."""
+    """``{id: accuracy, goal: MAXIMIZE}``: a metric the trials report, and its goal."""
 
     id: NonEmptyText = Field(
         description=(
@@ -104,13 +114,15 @@ class MetricConfig(_ConfigModel):
             "whitespace, each once"
         )
     )
-    goal: Annotated[str, BeforeValidator(_choice(GOALS))] = Field(
+    goal: Annotated[Goal, BeforeValidator(_choice(GOALS))] = Field(
         description="`MAXIMIZE` or `MINIMIZE`"
     )
 
 
+# ``{when: [adam], parameters: {beta1: {...}}}``: parameters used for these parent values.
 class ConditionalConfig(_ConfigModel):
-    """``{when: [adam], parameters: {beta1: {...}}}``: parameters used for these parent values."""
+    """``{when: [adam], parameters: {beta1: {...}}}``: parameters tuned only when their
+    parent takes one of the ``when`` values."""
 
     when: Scalars = Field(
         description=(
@@ -127,10 +139,12 @@ class ConditionalConfig(_ConfigModel):
     )
 
 
+# One parameter to tune; which keys apply depends on ``type``.
 class ParameterConfig(_ConfigModel):
-    """One parameter to tune; which keys apply depends on ``type``."""
+    """A parameter to tune: ``double`` and ``integer`` take ``min`` and ``max``,
+    ``categorical`` (text) and ``discrete`` (numbers) take ``values``."""
 
-    type: Annotated[str, BeforeValidator(_choice(PARAMETER_TYPES))] = Field(
+    type: Annotated[ParameterType, BeforeValidator(_choice(PARAMETER_TYPES))] = Field(
         description="`double`, `integer`, `categorical` or `discrete`"
     )
     min: Number | None = Field(
@@ -154,7 +168,7 @@ class ParameterConfig(_ConfigModel):
             "(numbers, increasing, at most 1000)"
         ),
     )
-    scale: Annotated[str | None, BeforeValidator(_choice(SCALES))] = Field(
+    scale: Annotated[Scale | None, BeforeValidator(_choice(SCALES))] = Field(
         None,
         description=(
             "`linear`, `log` or `reverse_log`, for double, integer and discrete parameters "
@@ -194,8 +208,9 @@ class MedianConfig(_ConfigModel):
     )
 
 
+# ``early_stopping.convex`` (study.proto ConvexAutomatedStoppingSpec).
 class ConvexConfig(_ConfigModel):
-    """``early_stopping.convex`` (study.proto ConvexAutomatedStoppingSpec)."""
+    """``early_stopping.convex``."""
 
     max_step_count: int | None = Field(
         None,
@@ -236,7 +251,7 @@ class ConvexConfig(_ConfigModel):
 
 
 class EarlyStoppingConfig(_ConfigModel):
-    """``early_stopping:``: at most one rule."""
+    """``early_stopping``: at most one rule that stops unpromising trials early."""
 
     decay_curve: Annotated[DecayCurveConfig | None, BeforeValidator(_null_is_empty)] = Field(
         None,
@@ -259,7 +274,8 @@ class EarlyStoppingConfig(_ConfigModel):
 
 
 class StudyConfig(_ConfigModel):
-    """A job's ``study:`` block, as written."""
+    """``study``: what a hyperparameter tuning job tunes, towards which metric, and how
+    many trials it runs (docs/tuning.md)."""
 
     metrics: list[MetricConfig] = Field(
         description=(
@@ -278,7 +294,7 @@ class StudyConfig(_ConfigModel):
             "`values` (numbers, increasing, at most 1000)."
         )
     )
-    algorithm: Annotated[str, BeforeValidator(_choice(ALGORITHMS))] = Field(
+    algorithm: Annotated[Algorithm, BeforeValidator(_choice(ALGORITHMS))] = Field(
         "default",
         description=(
             "`default` (Vertex's own search), `grid` (integer, categorical and discrete "
@@ -286,7 +302,7 @@ class StudyConfig(_ConfigModel):
         ),
     )
     measurement_selection: Annotated[
-        str | None, BeforeValidator(_choice(MEASUREMENT_SELECTIONS))
+        MeasurementSelection | None, BeforeValidator(_choice(MEASUREMENT_SELECTIONS))
     ] = Field(None, description="`best` or `last` (Vertex's default) reported value of each trial")
     early_stopping: EarlyStoppingConfig | None = Field(
         None,
@@ -309,5 +325,4 @@ class StudyConfig(_ConfigModel):
 ConditionalConfig.model_rebuild()
 
 
-ParameterType = Literal["double", "integer", "categorical", "discrete"]
 ParameterValue = Annotated[str | float, Field(union_mode="left_to_right")]

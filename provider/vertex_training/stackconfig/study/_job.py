@@ -8,13 +8,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from vertex_training.stackconfig._constants import ParameterType
 from vertex_training.stackconfig._job import JobSpec, _SpecModel
 from vertex_training.stackconfig.study._config import (
     ALGORITHM_ENUMS,
     EARLY_STOPPING_FIELDS,
     MEASUREMENT_SELECTION_ENUMS,
     SCALE_TYPES,
-    ParameterType,
     ParameterValue,
 )
 

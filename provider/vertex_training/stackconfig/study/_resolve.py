@@ -25,7 +25,6 @@ from vertex_training.stackconfig.study._config import (
     SCALED_TYPES,
     ConvexConfig,
     ParameterConfig,
-    ParameterType,
     StudyConfig,
     _number_before,
 )
@@ -157,7 +156,7 @@ class _StudyResolver:
             return None
         return Parameter(
             id=str(pid),
-            type=typing.cast(ParameterType, kind),
+            type=kind,
             min=config.min,
             max=config.max,
             values=values,
