@@ -90,6 +90,7 @@ lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode o
 	$(VENV)/bin/mypy
 
 schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json), docs/config-shape.md's key tables from the job's models, docs/rules.md from the rule registry.
+	$(PY) -m vertex_training.stackconfig.typed_arguments provider/vertex_training/resources/arguments.py
 	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json $(RELEASE)
 	$(PY) -m vertex_training.plugin.job_keys docs/config-shape.md
 	$(PY) -m vertex_training.review.rules_page docs/rules.md
