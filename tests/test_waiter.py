@@ -1,5 +1,6 @@
 """The waiter's polling schedule: each job read after 5% of the time it has run, between
-2 s and 60 s, against the fake Vertex service on a manual clock."""
+2 s and 60 s, against the fake Vertex service on a manual clock; the observers the loop
+tells what it sees; a cancelled wait; an interrupted one; and what depends on a waiter."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vertex_training.api import states
+from vertex_training.backends.base import Backend, JobStatus
 from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError
 from vertex_training.resources import interrupted
 from vertex_training.resources.cancellation import Cancellation, WaitCancelledError
 from vertex_training.resources.state import ProviderSettings
+from vertex_training.resources.wait_loop import Timing, follow
+from vertex_training.resources.wait_plan import JobWait, WaitPlan
 from vertex_training.resources.waiter import (
     POLL_FRACTION,
     POLL_MIN_S,
@@ -158,6 +162,49 @@ class TestSchedule:
         name = backend.submit(body("doomed")).name
         with pytest.raises(JobEndedError, match=r"ended FAILED: exit 1\n  logs: https://"):
             run({"doomed": entry(fake, name)}, clock, fake)
+
+
+class Recorder:
+    """An observer that records what the loop tells it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def read(self, job: JobWait, status: JobStatus | None) -> None:
+        self.events.append(("read", job.name, status.state if status else "gone"))
+
+    def left(self, job: JobWait, status: JobStatus, backend: Backend) -> None:
+        self.events.append(("left", job.name, status.state))
+
+    def waiting(self, latest: Mapping[str, JobStatus | None]) -> None:
+        self.events.append(("waiting", ",".join(sorted(latest)), ""))
+
+
+class TestObservers:
+    """The loop tells its observers what it read, who left, and each round's jobs."""
+
+    def test_an_observer_hears_each_read_and_each_leaving(
+        self, fake: FakeVertex, clock: ManualClock
+    ) -> None:
+        short, long = submit(fake, "short", 3.0), submit(fake, "long", 30.0)
+        plan = WaitPlan.of_entries({"short": entry(fake, short), "long": entry(fake, long)})
+        recorder = Recorder()
+        settings = ProviderSettings(api_endpoint=fake.address)
+        timing = Timing(clock, clock, clock.advance)
+        waited = follow(plan, settings=settings, timing=timing, observers=[recorder])
+        assert waited == {"short": states.SUCCEEDED, "long": states.SUCCEEDED}
+        assert recorder.events[:3] == [
+            ("read", "long", states.RUNNING),
+            ("read", "short", states.RUNNING),
+            ("waiting", "long,short", ""),
+        ]
+        assert [e for e in recorder.events if e[0] == "left"] == [
+            ("left", "short", states.SUCCEEDED),
+            ("left", "long", states.SUCCEEDED),
+        ]
+        heard = [e for e in recorder.events if e[0] == "read"]
+        assert len(heard) == reads(fake, short) + reads(fake, long)
+        assert recorder.events[-1] == ("waiting", "", "")
 
 
 class TestCancelledWaits:

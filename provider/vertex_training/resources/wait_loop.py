@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -179,25 +179,27 @@ def follow(
     timing: Timing | None = None,
     cancel: Cancellation = PROCESS,
     deadline_s: float | None = None,
+    observers: Sequence[WaitObserver] = (),
 ) -> dict[str, str]:
     """Wait until each job of ``plan`` is where its wait asks; return each job's last
     state (``waiter.wait_for`` says what each argument holds). ``deadline_s``: the
     engine's timeout for the operation that waits (its ``customTimeouts``), in seconds
-    from now; None or 0 for none."""
+    from now; None or 0 for none. ``observers`` are told what the wait sees, after the
+    waiter's row and ``seen``."""
     settings = settings or ProviderSettings(base_dir=str(Path.cwd()))
     timing = timing or Timing()
     progress = Progress(log or EngineLog(None, ""))
     report = {} if report is None else report
     why = Why(report)
     retries = Retries(plan, settings, progress, report)
-    observers: list[WaitObserver] = [ShownProgress(progress, why, retries, timing)]
+    told: list[WaitObserver] = [ShownProgress(progress, why, retries, timing), *observers]
     if seen is not None:
-        observers.insert(0, SeenStatuses(seen))
+        told.insert(0, SeenStatuses(seen))
     wait = _Wait(
         backends=Backends(settings.connection()),
         why=why,
         retries=retries,
-        observers=observers,
+        observers=told,
         timing=timing,
         cancel=cancel,
     )
