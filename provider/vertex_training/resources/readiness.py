@@ -30,10 +30,14 @@ from vertex_training.api import states
 from vertex_training.api.pipelines import PIPELINE_STATES
 from vertex_training.keys import job_key
 from vertex_training.resources.why import failure_of
+from vertex_training.stackconfig import WAITED
 
 if TYPE_CHECKING:
     from vertex_training.backends.base import JobStatus
     from vertex_training.resources.wait_plan import JobWait
+
+#: The wait that a job's start satisfies (``wait: running``; the other, ``succeeded``).
+RUNNING = WAITED[0]
 
 
 class Verdict(enum.Enum):
@@ -122,7 +126,7 @@ class Decision:
 def reached(state: str, until: str) -> bool:
     """Whether a job in ``state`` is where ``until`` asks (``running``: any state it is in
     once it has started running; else SUCCEEDED)."""
-    if until == "running":
+    if until == RUNNING:
         return state in states.STARTED_STATES
     return state == states.SUCCEEDED
 
