@@ -181,6 +181,16 @@ class TestRecordedResponses:
         decision = decide("training-pipeline-cancelled.json", retry=True)
         assert decision.verdict is Verdict.FAILED
 
+    def test_each_kinds_states_are_the_client_librarys(self) -> None:
+        """JobState for custom and tuning jobs, PipelineState for pipelines (their
+        UNSPECIFIED aside), each read as the job state the backend gives."""
+        from google.cloud.aiplatform_v1.types import JobState, PipelineState
+
+        for checker, enum in ((CUSTOM_JOB, JobState), (TUNING_JOB, JobState)):
+            assert set(checker.service_states) == {s.name for s in enum if s.value}
+        pipelines = {s.name for s in PipelineState if s.value}
+        assert set(TRAINING_PIPELINE.service_states) == pipelines
+
     def test_the_checkers_are_one_per_collection(self) -> None:
         """Custom jobs, tuning jobs and pipelines, on Vertex AI and on this machine."""
         assert set(CHECKERS) == {"customJobs", "hyperparameterTuningJobs", "trainingPipelines"}

@@ -4,7 +4,7 @@ A checker is a function of what the wait asked (``wait_plan.JobWait``: ``until``
 timeouts, whether the job has ``retry``), the job's latest status (``JobStatus``, None
 when the job is gone) and how long this attempt has been waited for; it gives a
 ``Decision``: keep waiting (and until when at most), reached, failed (with a ``Problem``
-that carries which job, which state, which error, which timeout), or retry (a FAILED job
+that carries what fell short, the job's state, its error, the timeout), or retry (a FAILED job
 whose ``retry`` may submit its next attempt: the loop asks ``retries``, and fails it with
 the same problem when there is none). No checker reads a clock or a service: the loop
 (``vertex_training.resources.wait_loop``) does both, and the texts that name a job's logs
