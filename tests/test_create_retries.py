@@ -19,7 +19,7 @@ from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.backends.pacing import PacingPolicy
 from vertex_training.backends.vertex import UNCERTAIN_CODES, RetryPolicy, VertexBackend
 from vertex_training.errors import PermanentError, TransientError, UncertainError
-from vertex_training.resources.state import recorded_view
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.submission import (
     CREATE_RETRY,
     CreateRetry,

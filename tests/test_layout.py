@@ -282,7 +282,7 @@ class TestBackendsAsData:
         text = (
             'if job.backend == "local":\n    pass\n'
             'x = kind in ("vertex", "other")\n'
-            'y = job.backend != other\n'
+            "y = job.backend != other\n"
             'z = f(module="vertex")\n'
         )
         assert backend_comparisons(text) == [1, 3]

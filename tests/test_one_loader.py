@@ -47,7 +47,7 @@ from tests.test_platform import PROJECT, TENSORBOARD_ID, Graph, Mocks, Recording
 from vertex_training import __main__ as cli_main
 from vertex_training.errors import Issue
 from vertex_training.program.platform import job_stack_settings
-from vertex_training.resources.state import recorded_view
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.tuning_job import HyperparameterTuningJobProvider
 from vertex_training.review import plan

@@ -35,7 +35,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from vertex_training import packaging
-from vertex_training.resources.state import SCHEMA_VERSION, recorded_view
+from vertex_training.resources.job_arguments import recorded_view
+from vertex_training.resources.state import SCHEMA_VERSION
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.stackconfig import load_stack
 from vertex_training.stackconfig.platform import resolve_platform

@@ -13,6 +13,7 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 
 from vertex_training.api.bodies import canonical_request
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.state import (
     FLAT_SCHEMA_VERSION,
     SCHEMA_KEY,
@@ -22,7 +23,6 @@ from vertex_training.resources.state import (
     migrate_job,
     migrate_recorded,
     migrate_waiter,
-    recorded_view,
 )
 from vertex_training.resources.submission import Owner, identity_label
 from vertex_training.resources.training_job import TrainingJobProvider

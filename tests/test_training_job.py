@@ -20,8 +20,8 @@ from vertex_training.backends.vertex import VertexBackend
 from vertex_training.errors import JobEndedError, PermanentError
 from vertex_training.program.exports import job_view, latest_state
 from vertex_training.resources.changes import JobChange, KeyChange
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.records import JobRecord
-from vertex_training.resources.state import recorded_view
 from vertex_training.resources.submission import Owner, identity_label, labelled_request
 from vertex_training.resources.training_job import TrainingJobProvider
 from vertex_training.resources.waiter import (

@@ -32,7 +32,7 @@ from vertex_training.api.labels import IDENTITY_LABEL
 from vertex_training.backends.base import location_of
 from vertex_training.backends.vertex import RetryPolicy, VertexBackend
 from vertex_training.program.exports import latest_trials
-from vertex_training.resources.state import recorded_view
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.submission import Owner, labelled_request
 from vertex_training.resources.tuning_job import (
     HyperparameterTuningJob,

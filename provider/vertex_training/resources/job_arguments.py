@@ -22,7 +22,7 @@ import pulumi
 from vertex_training.errors import Issue, SpecError, rekeyed
 from vertex_training.keys import IMAGES_KEY, job_key
 from vertex_training.packaging import TrainerPackage, plan_packages
-from vertex_training.resources.state import is_unknown
+from vertex_training.resources.state import CONFIG_KEY, is_unknown, view_of
 from vertex_training.resources.submission import ORGANIZATION_SETTING, PROJECT_SETTING
 
 if TYPE_CHECKING:
@@ -167,6 +167,31 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
         return ReadJob(issues=list(issues), unknown=why)
     except (TypeError, ValueError) as exc:
         return ReadJob(issues=[Issue(job_key(name), settings, f"unreadable stack settings: {exc}")])
+
+
+def recorded_view(recorded: Mapping[str, Any], read: ReadJob | None = None) -> dict[str, Any]:
+    """A job's recorded inputs (its state without engine keys and outputs, in schema 4's
+    shape or 2's) with its ``JobView``: read from a state of schema 2 or older, which
+    recorded them; else derived by parsing the recorded config against the recorded
+    stack settings, as ``check`` parsed it. The config's keys are given one by one
+    beside the view's, so that a diff names each key that changed. A config that no
+    longer parses raises ``SpecError``. ``read``: the recorded job as its record parsed
+    it already (``JobRecord.spec``), which is then not parsed again."""
+    if "request" in recorded:
+        return dict(recorded)
+    from vertex_training import stackconfig
+
+    name = str(recorded.get("name"))
+    config = recorded.get(CONFIG_KEY)
+    if not isinstance(config, Mapping):
+        issue = Issue(job_key(name), config, "the recorded config is no mapping")
+        raise SpecError([issue])
+    read = read or read_job(name, config, recorded.get("stack"))
+    if read.job is None:
+        raise SpecError(read.issues or [Issue(job_key(name), config, read.unknown)])
+    stack = stackconfig.StackSettings(**recorded["stack"])
+    others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
+    return {**config, **others, **view_of(read.job, stack)}
 
 
 def with_packages(

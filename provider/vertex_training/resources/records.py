@@ -21,6 +21,7 @@ from vertex_training.api.failures import JobFailure
 from vertex_training.backends.base import ModelVersion, TrialOutput
 from vertex_training.errors import BackendError, SpecError
 from vertex_training.keys import job_key
+from vertex_training.resources.job_arguments import recorded_view
 from vertex_training.resources.state import (
     CONFIG_KEY,
     OUTPUT_KEYS,
@@ -30,7 +31,6 @@ from vertex_training.resources.state import (
     JobView,
     migrate_job,
     migrate_recorded,
-    recorded_view,
     same_job,
 )
 

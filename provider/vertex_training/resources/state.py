@@ -63,12 +63,10 @@ from pulumi.dynamic import ConfigureRequest, ResourceProvider
 
 from vertex_training.api.bodies import canonical_request, is_tuning_body
 from vertex_training.credentials import GoogleAuth
-from vertex_training.errors import Issue, SpecError
-from vertex_training.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY, job_key
+from vertex_training.keys import API_ENDPOINT_KEY, LOCAL_ACCELERATORS_KEY
 from vertex_training.resources.rpc_errors import plain_errors
 
 if TYPE_CHECKING:
-    from vertex_training.resources.job_arguments import ReadJob
     from vertex_training.stackconfig import JobSpec, StackSettings
 
 #: The shape of the state the job resources write today.
@@ -376,32 +374,6 @@ def is_unknown(value: Any) -> bool:
     return isinstance(value, pulumi.output.Unknown) or (
         isinstance(value, str) and value == pulumi.runtime.rpc.UNKNOWN
     )
-
-
-def recorded_view(recorded: Mapping[str, Any], read: ReadJob | None = None) -> dict[str, Any]:
-    """A job's recorded inputs (its state without engine keys and outputs, in schema 4's
-    shape or 2's) with its ``JobView``: read from a state of schema 2 or older, which
-    recorded them; else derived by parsing the recorded config against the recorded
-    stack settings, as ``check`` parsed it. The config's keys are given one by one
-    beside the view's, so that a diff names each key that changed. A config that no
-    longer parses raises ``SpecError``. ``read``: the recorded job as its record parsed
-    it already (``JobRecord.spec``), which is then not parsed again."""
-    if "request" in recorded:
-        return dict(recorded)
-    from vertex_training import stackconfig
-    from vertex_training.resources.job_arguments import read_job
-
-    name = str(recorded.get("name"))
-    config = recorded.get(CONFIG_KEY)
-    if not isinstance(config, Mapping):
-        issue = Issue(job_key(name), config, "the recorded config is no mapping")
-        raise SpecError([issue])
-    read = read or read_job(name, config, recorded.get("stack"))
-    if read.job is None:
-        raise SpecError(read.issues or [Issue(job_key(name), config, read.unknown)])
-    stack = stackconfig.StackSettings(**recorded["stack"])
-    others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
-    return {**config, **others, **view_of(read.job, stack)}
 
 
 def migrate_waiter(props: Mapping[str, Any]) -> dict[str, Any]:

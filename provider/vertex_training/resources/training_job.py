@@ -85,6 +85,7 @@ from vertex_training.resources.job_arguments import (
     from_program,
     program_settings,
     read_job,
+    recorded_view,
     with_packages,
 )
 from vertex_training.resources.listing import StackListing
@@ -104,7 +105,6 @@ from vertex_training.resources.state import (
     ConfiguredProvider,
     ProviderSettings,
     is_unknown,
-    recorded_view,
     whole_numbers,
 )
 from vertex_training.resources.submission import (
