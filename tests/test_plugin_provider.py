@@ -37,12 +37,13 @@ from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
 from vertex_training.plugin import schema
 from vertex_training.plugin.init_failed import InitFailedError
-from vertex_training.plugin.previews import USD_DECIMALS, Replacement, preview_text
+from vertex_training.plugin.previews import Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain, plain_map, property_value
 from vertex_training.plugin.waiter_shapes import waiting_again
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
 from vertex_training.review import cost
+from vertex_training.review.cost import USD_DECIMALS
 from vertex_training.testing.fake_vertex import FakeVertex
 
 TRAINING = "vertex-training:index:TrainingJob"

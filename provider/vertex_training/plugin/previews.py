@@ -20,6 +20,7 @@ from pulumi.provider.experimental.property_value import PropertyValue
 
 from vertex_training.backend_kinds import kind_of
 from vertex_training.errors import SpecError
+from vertex_training.plugin import shapes
 from vertex_training.plugin.values import plain_map, property_value
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT, read_job
 from vertex_training.resources.state import whole_numbers
@@ -39,8 +40,6 @@ NAMING_OUTPUTS = ("jobId", "consoleUrl", "logsUrl", "outputDirectory", "modelDir
 #: a computed value travels as the unknown sentinel text, at any depth, which the engine
 #: reads back as computed in a preview, as it sends an unknown input to the plugin.
 UNKNOWN = PropertyValue(UNKNOWN_TEXT)
-#: An estimate's amounts are given to a millionth of a dollar.
-USD_DECIMALS = 6
 
 
 class PriceSnapshot:
@@ -100,16 +99,7 @@ class PriceSnapshot:
             why if reason == cost.NO_SNAPSHOT else reason for reason in estimate.unknown
         )
         estimate = dataclasses.replace(estimate, unknown=unknown)
-        amounts = {"hourlyUsd": estimate.hourly_usd, "maxUsd": estimate.max_usd}
-        given: dict[str, Any] = {
-            **{key: round(usd, USD_DECIMALS) for key, usd in amounts.items() if usd is not None},
-            "hours": estimate.hours,
-            "strategy": estimate.strategy,
-            "unknown": list(unknown),
-            "summary": cost.describe(estimate),
-        }
-        if snapshot is not None:
-            given.update(pricesRead=snapshot.read_date.isoformat(), pricesSource=snapshot.source)
+        given: dict[str, Any] = shapes.properties(cost.CostEstimate.of(estimate, snapshot))
         return given
 
 
