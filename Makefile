@@ -161,7 +161,7 @@ DOCS_VENV ?= .venv-docs
 docs: $(DOCS_VENV)/.installed  ## Build the docs site into site/ with mkdocs --strict: a broken link or anchor, or a page left out of mkdocs.yml's nav, fails.
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir site
 
-$(DOCS_VENV)/.installed: docs/requirements.txt
-	$(PYTHON) -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/pip install --quiet -r docs/requirements.txt
+$(DOCS_VENV)/.installed: docs/requirements.txt $(UV)
+	$(UV) venv --quiet --clear --python $(PYTHON) $(DOCS_VENV)
+	VIRTUAL_ENV=$(DOCS_VENV) $(UV) pip install --quiet -r docs/requirements.txt
 	touch $@
