@@ -31,7 +31,14 @@ from vertex_training.backends.local._images import (
     image_framework,
     image_requirements,
 )
-from vertex_training.backends.local._venvs import WHEELHOUSE_DIR, WHEELHOUSE_ENV, VirtualenvCache
+from vertex_training.backends.local._venvs import (
+    SETUPTOOLS_WITH_WHEELS,
+    WHEELHOUSE_DIR,
+    WHEELHOUSE_ENV,
+    InstallError,
+    StepFailed,
+    VirtualenvCache,
+)
 from vertex_training.catalog.images import TRAINING_IMAGES
 from vertex_training.stackconfig import StackSettings, parse_job
 
@@ -126,6 +133,39 @@ def own_wheelhouse() -> Iterator[None]:
     yield
     if saved is not None:
         os.environ[WHEELHOUSE_ENV] = saved
+
+
+#: What pip wheel prints when the setuptools it builds with predates bdist_wheel (70.1) and
+#: no ``wheel`` package is installed: setuptools' own "invalid command" error.
+NO_BDIST_WHEEL_OUTPUT = """\
+Processing ./trainer
+  Preparing metadata (setup.py) ... done
+Building wheels for collected packages: trainer
+  Building wheel for trainer (setup.py) ... error
+  error: subprocess-exited-with-error
+  usage: setup.py [global_opts] cmd1 [cmd1_opts] [cmd2 [cmd2_opts] ...]
+     or: setup.py --help [cmd1 cmd2 ...]
+  error: invalid command 'bdist_wheel'
+  ERROR: Failed building wheel for trainer
+"""
+
+
+def test_a_setuptools_without_bdist_wheel_is_named_with_its_fix(tmp_path: Path) -> None:
+    """A package built by a setuptools older than 70.1 fails the job saying so and how to
+    fix it, not with pip's last lines alone."""
+    package = write_package(tmp_path / "trainer", "trainer", {"task": "print(1)"})
+
+    def pip(argv: list[str], _cwd: Path | None) -> str:
+        raise StepFailed(argv, 1, NO_BDIST_WHEEL_OUTPUT)
+
+    cache = VirtualenvCache(tmp_path / "_venvs", pip, lambda: None)
+    with pytest.raises(InstallError) as raised:
+        cache.python_for([package])
+    message = str(raised.value)
+    assert f"setuptools older than {SETUPTOOLS_WITH_WHEELS}" in message
+    assert f"-m pip install 'setuptools>={SETUPTOOLS_WITH_WHEELS}'" in message
+    assert not isinstance(raised.value, StepFailed)
+    assert not list((tmp_path / "_venvs").glob("*/bin"))  # no half-built virtualenv kept
 
 
 def test_a_machine_wide_wheelhouse_replaces_the_root_one(

@@ -74,6 +74,11 @@ _UNREACHABLE = (
 #: What pip prints when building an sdist failed (then it is built again, isolated).
 _BUILD_FAILED = ("subprocess-exited-with-error", "metadata-generation-failed", "Failed to build")
 _PYTHON_IGNORED = "require a different python version"
+#: What setuptools before 70.1 prints for a wheel build without the ``wheel`` package
+#: (``bdist_wheel`` is part of setuptools since 70.1).
+_NO_BDIST_WHEEL = "invalid command 'bdist_wheel'"
+#: The setuptools a package directory or sdist is built with: the first with bdist_wheel.
+SETUPTOOLS_WITH_WHEELS = "70.1"
 _VENV_READY = ".ready"
 _TAR_SUFFIXES = (".tar.gz", ".tgz")
 
@@ -200,19 +205,28 @@ class VirtualenvCache:
         ]
         if sources:
             built = scratch / "wheels"
-            self._run(
-                [
-                    *_PIP,
-                    "wheel",
-                    "--no-deps",
-                    "--no-index",
-                    "--no-build-isolation",
-                    "--wheel-dir",
-                    str(built),
-                    *map(str, sources),
-                ],
-                None,
-            )
+            build = [
+                *_PIP,
+                "wheel",
+                "--no-deps",
+                "--no-index",
+                "--no-build-isolation",
+                "--wheel-dir",
+                str(built),
+                *map(str, sources),
+            ]
+            try:
+                self._run(build, None)
+            except StepFailed as exc:
+                if _NO_BDIST_WHEEL not in exc.output:
+                    raise
+                raise InstallError(
+                    f"the job's package cannot be built into a wheel: {sys.executable} has a "
+                    f"setuptools older than {SETUPTOOLS_WITH_WHEELS}, which has no bdist_wheel; "
+                    f"install a newer one (`{sys.executable} -m pip install "
+                    f"'setuptools>={SETUPTOOLS_WITH_WHEELS}'`), or give the job a built wheel "
+                    "(docs/troubleshooting.md)"
+                ) from None
             wheels += sorted(built.glob("*.whl"))
         return wheels
 
