@@ -45,7 +45,7 @@ venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirement
 # bundles the plugin for `make plugin` and the tests of the bundle.
 BUNDLER := $(VENV)/.bundler-$(PYTHON_VERSION)
 $(BUNDLER): $(INSTALLED) tools/plugin-bundle/requirements.txt
-	$(PY) -m pip install --quiet -r tools/plugin-bundle/requirements.txt
+	VIRTUAL_ENV=$(VENV) $(UV) pip install --quiet -r tools/plugin-bundle/requirements.txt
 	touch $@
 
 # What `make up` and the like need, made side by side the first time: the virtualenv
