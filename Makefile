@@ -89,9 +89,10 @@ lint: venv  ## Check the code: ruff (lint and format), and mypy in strict mode o
 	$(VENV)/bin/ruff format --check provider provider.py policy tests acceptance trainer examples scripts tools/plugin-bundle actions __main__.py
 	$(VENV)/bin/mypy
 
-schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json), docs/config-shape.md's key tables from the job's models, docs/rules.md from the rule registry.
+schema: venv  ## Write the plugin's schema (provider/vertex_training/plugin/schema.json), docs/config-shape.md's key tables from the job's models, docs/plugin.md's resources from the schema, docs/rules.md from the rule registry.
 	$(PY) -m vertex_training.stackconfig.typed_arguments provider/vertex_training/resources/arguments.py
-	$(PY) -m vertex_training.plugin.schema docs provider/vertex_training/plugin/schema.json $(RELEASE)
+	$(PY) -m vertex_training.plugin.schema provider/vertex_training/plugin/schema.json $(RELEASE)
+	$(PY) -m vertex_training.plugin.resource_docs docs/plugin.md
 	$(PY) -m vertex_training.plugin.job_keys docs/config-shape.md
 	$(PY) -m vertex_training.review.rules_page docs/rules.md
 

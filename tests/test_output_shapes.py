@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from tests.prices import PRICES
 from vertex_training.api.failures import JobFailure, classify
@@ -150,37 +150,6 @@ class TestSchemaTypes:
             "estimate",
         ]
         assert list(schema.TUNING_OUTPUTS) == ["trials", "bestTrial"]
-
-
-class TestDocs:
-    """docs/plugin.md's output tables say what the shapes say (the schema's descriptions
-    come from the shapes now: a row that changes alone is caught here)."""
-
-    SECTIONS: ClassVar[dict[type, str]] = {
-        TrialOutput: "Trials",
-        ModelVersion: "Model versions",
-        JobFailure: "Job failures",
-        AttemptOutput: "Attempts",
-        CostEstimate: "Cost estimates",
-    }
-
-    def test_each_output_types_section(self) -> None:
-        """Each output type's section: its first paragraph and a row per property."""
-        docs = schema.Descriptions(DOCS)
-        for shape, section in self.SECTIONS.items():
-            assert docs.intros[section] == shapes.output_type(shape, {})["description"]
-            for prop, spec in shapes.output_properties(shape, {}).items():
-                assert docs.resource(section, prop) == spec["description"], (section, prop)
-
-    def test_a_job_resources_outputs(self) -> None:
-        """A job resource's outputs' rows (a tuning job's trials under its own section)."""
-        docs = schema.Descriptions(DOCS)
-        for section, outputs in (
-            ("TrainingJob", schema.JOB_OUTPUTS),
-            ("HyperparameterTuningJob", schema.TUNING_OUTPUTS),
-        ):
-            for prop, spec in outputs.items():
-                assert docs.resource(section, prop) == spec["description"], (section, prop)
 
 
 class TestStateNaming:

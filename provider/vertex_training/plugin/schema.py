@@ -1,4 +1,4 @@
-"""The plugin's Pulumi package schema, written from the job's keys and the docs.
+"""The plugin's Pulumi package schema, written from the job's models and the code.
 
 The types come from ``vertex_training.resources.arguments`` (what ``TrainingJobArgs``
 holds, read by ``shapes``); a job key's or platform key's description from the pydantic
@@ -6,20 +6,20 @@ model that defines the key (``Field(description=...)``, read by ``job_keys``). T
 outputs and their types, described, come from the dataclasses of their shapes
 (``JobObserved``, ``JobPages``, ``PluginJobOutputs``, ``TrialOutput``, ``ModelVersion``,
 ``JobFailure``, ``AttemptOutput``, ``CostEstimate``: ``shapes.output_type``); each other
-resource property's description from its row of docs/plugin.md. ``make schema`` writes
-``schema.json`` beside this module (the installed plugin serves that file, stamped with
-its installed version: the docs are not installed) and docs/config-shape.md's key tables;
-``tests/test_plugin_schema.py`` fails when either is stale. The file carries the
-release's version (provider/pyproject.toml's), which ``make sdks`` stamps into every SDK,
-and the names each language's SDK is published under.
+resource property's and each resource's description from ``resource_texts``. No
+description is read from the docs: ``make schema`` writes ``schema.json`` beside this
+module (the installed plugin serves that file, stamped with its installed version), then
+the docs' references from it (docs/config-shape.md's key tables, docs/plugin.md's
+resources: ``resource_docs``); ``tests/test_plugin_schema.py`` fails when one is stale.
+The file carries the release's version (provider/pyproject.toml's), which ``make sdks``
+stamps into every SDK, and the names each language's SDK is published under.
 
-    python -m vertex_training.plugin.schema DOCS_DIR OUT.json VERSION
+    python -m vertex_training.plugin.schema OUT.json VERSION
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +28,7 @@ from typing import Any
 
 from vertex_training.api.failures import JobFailure
 from vertex_training.backends.base import ModelVersion, TrialOutput
-from vertex_training.plugin import job_keys, shapes
+from vertex_training.plugin import job_keys, resource_texts, shapes
 from vertex_training.resources import arguments
 from vertex_training.resources.pages import JobPages
 from vertex_training.resources.records import AttemptOutput, JobObserved
@@ -195,56 +195,26 @@ SECRET_SETTINGS = ("accessToken", "credentials")
 PLATFORM_SETTING_NAMES = tuple(name for name in JOB_SETTINGS if name != "backend")
 #: A value of any shape.
 ANY = shapes.ANY
-_ROW = re.compile(r"^\|\s*(`[^|]*?`(?:\s*,\s*`[^|]*?`)*)\s*\|\s*(.*?)\s*\|\s*$")
-_HEADING = re.compile(r"^(#{2,3})\s+(.*?)\s*$")
-
-
-def doc_tables(text: str) -> dict[str, dict[str, str]]:
-    """The key tables of a docs page: heading -> key -> meaning. A row naming several
-    keys (`` `args`, `env` ``) gives each the same meaning."""
-    tables: dict[str, dict[str, str]] = {}
-    heading = ""
-    for line in text.splitlines():
-        if found := _HEADING.match(line):
-            heading = found.group(2)
-        elif found := _ROW.match(line):
-            for key in re.findall(r"`([^`]+)`", found.group(1)):
-                tables.setdefault(heading, {})[key] = found.group(2)
-    return tables
 
 
 class Descriptions:
-    """Each resource property's description, from docs/plugin.md's tables."""
+    """Each resource property's description and each section's (``resource_texts``)."""
 
-    def __init__(self, docs: Path) -> None:
-        plugin_text = (docs / "plugin.md").read_text()
-        self.plugin = doc_tables(plugin_text)
-        self.intros = _intros(plugin_text)
+    intros = resource_texts.INTROS
 
     def resource(self, section: str, prop: str) -> str:
-        """A resource property's row of docs/plugin.md (TrainingJob's, for a tuning job
-        property it shares)."""
+        """A property's description (TrainingJob's, for a tuning job property it shares)."""
         for table in (section, "TrainingJob"):
-            if prop in self.plugin.get(table, {}):
-                return job_keys.sentence(self.plugin[table][prop].replace("\\|", "|"))
-        raise KeyError(f"docs/plugin.md has no row for {section}.{prop}")
+            if prop in resource_texts.PROPERTIES.get(table, {}):
+                return resource_texts.PROPERTIES[table][prop]
+        raise KeyError(f"resource_texts has no description of {section}.{prop}")
 
 
-def _intros(text: str) -> dict[str, str]:
-    """The first paragraph under each ``###`` heading of docs/plugin.md."""
-    intros: dict[str, str] = {}
-    for section in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
-        heading, _, body = section.partition("\n")
-        paragraph = body.strip().split("\n\n")[0]
-        intros[heading.strip()] = " ".join(paragraph.split())
-    return intros
-
-
-def build(docs: Path, version: str) -> dict[str, Any]:
+def build(version: str) -> dict[str, Any]:
     """The whole schema, stamped with ``version``."""
     from vertex_training.review.cost import CostEstimate
 
-    described = Descriptions(docs)
+    described = Descriptions()
     types: dict[str, dict[str, Any]] = {}
     job_type = shapes.schema_type(arguments.TrainingJobArgs, types, job_keys.describe)
     image_row = shapes.schema_type(arguments.ImageRowArgs, types, job_keys.describe)
@@ -386,15 +356,15 @@ def served(version: str) -> str:
     return json.dumps(schema)
 
 
-def render(docs: Path, version: str) -> str:
+def render(version: str) -> str:
     """The schema as ``make schema`` writes it, for the release ``version``."""
-    return json.dumps(build(docs, version), indent=2, sort_keys=False) + "\n"
+    return json.dumps(build(version), indent=2, sort_keys=False) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    """``python -m vertex_training.plugin.schema DOCS_DIR OUT.json VERSION``."""
-    docs, out, version = Path(argv[0]), Path(argv[1]), argv[2]
-    out.write_text(render(docs, version))
+    """``python -m vertex_training.plugin.schema OUT.json VERSION``."""
+    out, version = Path(argv[0]), argv[1]
+    out.write_text(render(version))
     return 0
 
 
