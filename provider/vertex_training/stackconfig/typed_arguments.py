@@ -13,6 +13,7 @@ nothing of Pulumi: this module only writes the text that names ``pulumi.Input``.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 import typing
@@ -313,6 +314,16 @@ def _base(model: type[BaseModel]) -> type[BaseModel] | None:
     return next((base for base in model.__bases__ if base.__name__ in NAMES), None)
 
 
+def _docstring(doc: str) -> str:
+    """A model's docstring as its typed dictionary's, indented in the class body: read
+    alike under every Python (3.13 dedents docstrings as it compiles them, earlier
+    releases keep the source's indentation)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    body = "\n".join([lines[0], *(f"    {line}" if line else "" for line in lines[1:])])
+    # A docstring whose closing quotes are on a line of their own keeps them there.
+    return body + ("\n    " if doc.rstrip(" ").endswith("\n") else "")
+
+
 def typed_dict(model: type[BaseModel], writer: _Writer) -> Iterator[str]:
     """The lines of ``model``'s typed dictionary."""
     name = _name(model)
@@ -324,7 +335,7 @@ def typed_dict(model: type[BaseModel], writer: _Writer) -> Iterator[str]:
     yield f"class {name}({parent}{'' if total else ', total=False'}):"
     if not model.__doc__:
         raise ValueError(f"{model.__name__} has no docstring: its typed dictionary takes it")
-    yield f'    """{model.__doc__}"""'
+    yield f'    """{_docstring(model.__doc__)}"""'
     yield ""
     for key in own:
         info = model.model_fields[key]
