@@ -489,7 +489,12 @@ class TestCancel:
         status = backend.get(submitted.name)
         assert status is not None and status.state == states.FAILED
         assert "the local supervisor stopped" in status.error
-        assert not alive(pids[1])
+        # get() SIGKILLed the replica and waited KILL_WAIT_S for it; on a loaded machine
+        # the kernel may take longer to finish its exit: it must end, not within 2 s.
+        deadline = time.monotonic() + JOB_END_S
+        while alive(pids[1]):
+            assert time.monotonic() < deadline, "the replica outlived its lost supervisor"
+            time.sleep(0.05)
 
 
 class TestDelete:
