@@ -110,7 +110,12 @@ _lock = threading.Lock()
 
 def _view(args: StackValidationArgs) -> resources.StackView:
     """The stack as the rules see it, read once for all the policies of one analysis."""
-    seen = [resources.Resource(r.resource_type, r.urn, _plain(r.props)) for r in args.resources]
+    with _lock:  # a job's outputs, completed by its inputs (``_hear_inputs``)
+        inputs = {r.urn: INPUTS.get(r.urn, {}) for r in args.resources}
+    seen = [
+        resources.Resource(r.resource_type, r.urn, {**inputs[r.urn], **_plain(r.props)})
+        for r in args.resources
+    ]
     fingerprint = json.dumps(
         [[[r.type, r.urn, r.props] for r in seen], sorted(CONFIGURED.items())],
         sort_keys=True,
@@ -135,6 +140,36 @@ def _report_failures(
             report(f"{result.job}: {result.message}", stack.urns.get(result.job))
         else:
             report(result.message)
+
+
+#: Each job resource's inputs, by URN, as the engine sent them to ``Analyze``
+#: (``_hear_inputs``).
+INPUTS: dict[str, Any] = {}
+
+
+def _hear_inputs() -> None:
+    """Keep each job resource's inputs, as the engine sends them to ``Analyze``.
+
+    A stack policy sees each resource's outputs (the engine runs ``AnalyzeStack`` on the
+    stack's final state), and a plugin job's state keeps the job's keys once, as an input
+    (``vertex_training.plugin.job_shapes.RECORDED_INPUTS``). The engine sends every
+    resource the program registers to ``Analyze`` first, with its checked inputs, whether
+    it changes or not: the pack keeps a job resource's, and reads the job from its inputs
+    and outputs together (``_view``). The pack has no resource policy, so the SDK's own
+    ``Analyze`` (pulumi-policy 1.21.0, as ``_hear_configure``) reports nothing.
+    """
+    servicer = sdk._PolicyAnalyzerServicer  # private to the SDK: see the docstring
+    analyze = servicer.Analyze
+
+    def heard(self: Any, request: Any, context: Any) -> Any:
+        if request.type in resources.JOB_TYPES:
+            given = sdk.deserialize_properties(json_format.MessageToDict(request.properties))
+            plain = _plain(proxy.unknown_checking_proxy(given))
+            with _lock:
+                INPUTS[request.urn] = plain
+        return analyze(self, request, context)
+
+    servicer.Analyze = heard
 
 
 def _rule_policy(policy: resources.RulePolicy) -> StackValidationPolicy:
@@ -193,6 +228,7 @@ def _coverage_policy() -> StackValidationPolicy:
 
 def main() -> None:
     _hear_configure()
+    _hear_inputs()
     rules = [_config_policy(), _coverage_policy()]
     rules += [_rule_policy(policy) for policy in resources.rule_policies()]
     PolicyPack(name=PACK_NAME, policies=list(rules))

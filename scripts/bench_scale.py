@@ -341,12 +341,10 @@ def round_of(
 
 
 #: What ``--state-cuts`` leaves out of the outputs a plugin job records (its schema's
-#: ``JOB_OUTPUTS``), one cut after the other: the request, then the estimate too, then
-#: every output but ``state`` and ``jobId``.
+#: ``JOB_OUTPUTS``; the request, the estimate and the job's keys it no longer records):
+#: nothing, then every output but ``state`` and ``jobId``.
 STATE_CUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the plugin's outputs", ()),
-    ("without request", ("request",)),
-    ("without request, estimate", ("request", "estimate")),
     (
         "inputs, state and jobId only",
         tuple(k for k in schema.JOB_OUTPUTS if k not in ("state", "jobId")),

@@ -150,6 +150,21 @@ class TestPolicyPackConfigOnThePlugin:
             assert "write job.scheduling.timeout: 4h" in result.output
             assert fake.jobs == {}
 
+    def test_a_made_job_is_judged_in_a_no_change_preview(self, tmp_path: Path) -> None:
+        """Once the job is made its state keeps its keys as an input only, and the stack's
+        rules see outputs: the pack reads the job from its inputs, and the missing label
+        still fails the preview."""
+        with FakeVertex() as fake:
+            program = plugin_program(tmp_path, fake)
+            program.run("up", "--yes", "--skip-preview").check()
+            result = preview_with(program, PACK_CONFIG)
+            assert result.returncode != 0, result.output
+            assert "train: lacks the required label team: add job.labels: {team: ...}" in (
+                result.output
+            )
+            assert "not judged" not in result.output
+            assert len(fake.jobs) == 1
+
     def test_advisory_failures_alone_let_the_preview_pass(self, tmp_path: Path) -> None:
         """With the label set, only the advisory rule reports, and the preview passes."""
         with FakeVertex() as fake:

@@ -8,6 +8,7 @@ pulumi-gcp plugin cannot be had here, so the component is not run on the engine)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -104,16 +105,33 @@ def check(plugin: VertexTrainingProvider, props: dict[str, Any], type_: str = TR
     return asyncio.run(plugin.check(CheckRequest(urn(type_), {}, values(props), b"")))
 
 
+@dataclasses.dataclass(frozen=True)
+class Made:
+    """A resource a create made: its ID, its outputs as the state records them
+    (``properties``) and its checked inputs."""
+
+    resource_id: str | None
+    properties: dict[str, PropertyValue]
+    inputs: dict[str, PropertyValue]
+
+    @property
+    def olds(self) -> dict[str, PropertyValue]:
+        """Its outputs as the plugin's servicer gives them to a diff, update or delete:
+        completed by its recorded inputs (``plugin.__main__.with_old_inputs``)."""
+        return {**self.inputs, **self.properties}
+
+
 def create(
     plugin: VertexTrainingProvider,
     props: dict[str, Any],
     type_: str = TRAINING,
     *,
     preview: bool = False,
-) -> Any:
+) -> Made:
     checked = check(plugin, props, type_)
     assert not checked.failures, [f.reason for f in checked.failures]
-    return asyncio.run(plugin.create(CreateRequest(urn(type_), checked.inputs, 60.0, preview)))
+    made = asyncio.run(plugin.create(CreateRequest(urn(type_), checked.inputs, 60.0, preview)))
+    return Made(made.resource_id, made.properties, checked.inputs)
 
 
 class TestCheck:
@@ -244,9 +262,11 @@ class TestLifecycle:
         inputs = {"job": job_value.with_value(keys)}
         checked = asyncio.run(plugin.check(CheckRequest(urn(), {}, inputs, b"")))
         assert not checked.failures
+        previewed = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, True)))
+        assert previewed.properties["job"].contains_secret()
+        assert previewed.properties["request"].is_secret
         made = asyncio.run(plugin.create(CreateRequest(urn(), checked.inputs, 60.0, False)))
-        assert made.properties["job"].contains_secret()
-        assert made.properties["request"].is_secret
+        assert checked.inputs["job"].contains_secret()
         entry = made.properties["waiterEntry"]
         assert entry.is_secret is retry
         plain_entry = plain(entry)
@@ -264,7 +284,7 @@ class TestLifecycle:
         created = create(plugin, job())
         news = check(plugin, job(machine="e2-standard-8")).inputs
         diff = asyncio.run(
-            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, news, []))
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.olds, news, []))
         )
         assert diff.changes and diff.replaces == ["job"]
         assert diff.detailed_diff["job.machine"].kind == PropertyDiffKind.UPDATE_REPLACE
@@ -276,12 +296,12 @@ class TestLifecycle:
         created = create(plugin, job())
         same = check(plugin, job()).inputs
         unchanged = asyncio.run(
-            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, same, []))
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.olds, same, []))
         )
         assert unchanged.changes is False
         waits = check(plugin, job(wait="running")).inputs
         update = asyncio.run(
-            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, waits, []))
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.olds, waits, []))
         )
         assert update.changes and update.replaces == []
         assert update.detailed_diff["job.wait"].kind == PropertyDiffKind.ADD
@@ -294,7 +314,7 @@ class TestLifecycle:
         after = ["projects/test-project/locations/us-central1/customJobs/1"]
         news = check(plugin, job(machine="e2-standard-8", runAfter=after)).inputs
         diff = asyncio.run(
-            plugin.diff(DiffRequest(urn(), created.resource_id, created.properties, news, []))
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.olds, news, []))
         )
         assert diff.detailed_diff["job.machine"].kind == PropertyDiffKind.UPDATE_REPLACE
         assert diff.detailed_diff["job.runAfter"].kind == PropertyDiffKind.ADD
@@ -304,7 +324,7 @@ class TestLifecycle:
     ) -> None:
         """Destroying a running job cancels it, then deletes its record."""
         created = create(plugin, job())
-        request = DeleteRequest(urn(), created.resource_id, created.properties, 60.0)
+        request = DeleteRequest(urn(), created.resource_id, created.olds, 60.0)
         asyncio.run(plugin.delete(request))
         assert fake.jobs == {}
         assert any(c.method == "CancelCustomJob" for c in fake.calls)
@@ -327,7 +347,9 @@ class TestImport:
         checked = asyncio.run(plugin.check(CheckRequest(urn(), read.inputs, read.inputs, b"")))
         assert not checked.failures
         diff = asyncio.run(
-            plugin.diff(DiffRequest(urn(), outside, read.properties, checked.inputs, []))
+            plugin.diff(
+                DiffRequest(urn(), outside, {**read.inputs, **read.properties}, checked.inputs, [])
+            )
         )
         assert diff.changes is False
 
@@ -352,7 +374,13 @@ class TestImport:
         assert not checked.failures, [f.reason for f in checked.failures]
         diff = asyncio.run(
             plugin.diff(
-                DiffRequest(urn(TUNING), made.resource_id, read.properties, checked.inputs, [])
+                DiffRequest(
+                    urn(TUNING),
+                    made.resource_id,
+                    {**read.inputs, **read.properties},
+                    checked.inputs,
+                    [],
+                )
             )
         )
         assert diff.changes is False
@@ -373,7 +401,7 @@ class TestImport:
         camel = {**study, "maxTrials": 2, "parallelTrials": 2}
         del camel["max_trials"], camel["parallel_trials"]
         news = check(plugin, {"job": {"image": IMAGE, "study": camel}}, TUNING).inputs
-        request = DiffRequest(urn(TUNING), made.resource_id, made.properties, news, [])
+        request = DiffRequest(urn(TUNING), made.resource_id, made.olds, news, [])
         assert not asyncio.run(plugin.diff(request)).changes
         refused = check(
             plugin, {"job": {"image": IMAGE, "study": {**camel, "maxTrials": 0}}}, TUNING
@@ -527,7 +555,7 @@ class TestWaiter:
 
         assert own["bestTrial"] == best and own["trials"] == seen["trials"]
 
-        request = ReadRequest(urn(TUNING), made.resource_id, made.properties, made.properties)
+        request = ReadRequest(urn(TUNING), made.resource_id, made.properties, made.inputs)
         read = plain_map(asyncio.run(plugin.read(request)).properties)
         assert read["bestTrial"] == best
         assert all(set(trial) == trial_keys for trial in read["trials"])
@@ -550,11 +578,12 @@ class TestWaiter:
             kept = plain_map(failed.value.properties)
             assert failed.value.resource_id == kept["waiterEntry"]["resourceName"]
             assert kept["state"] == "FAILED" and len(fake.tuning_jobs) == 1
-            assert kept["job"] == keys["job"]
+            assert plain_map(failed.value.inputs)["job"] == keys["job"]
 
-            recorded = failed.value.properties
+            inputs = failed.value.inputs
+            recorded = {**inputs, **failed.value.properties}  # as the servicer gives them
             again = UpdateRequest(
-                urn(TUNING), failed.value.resource_id, recorded, recorded, 60.0, [], False
+                urn(TUNING), failed.value.resource_id, recorded, inputs, 60.0, [], False
             )
             with pytest.raises(InitFailedError, match="ended FAILED"):
                 asyncio.run(plugin.update(again))
@@ -698,7 +727,7 @@ class TestPreview:
         made = create(plugin, job())
         calls = len(fake.calls)
         news = check(plugin, job(wait="running")).inputs
-        request = UpdateRequest(urn(), made.resource_id, made.properties, news, 60.0, [], True)
+        request = UpdateRequest(urn(), made.resource_id, made.olds, news, 60.0, [], True)
         updated = asyncio.run(plugin.update(request))
         assert len(fake.calls) == calls
         outputs = plain_map(updated.properties)
@@ -707,7 +736,7 @@ class TestPreview:
         assert known(updated.properties, "state", "createTime") == []
         assert outputs["waiterEntry"]["resourceName"] == made.resource_id
         assert outputs["waiterEntry"]["until"] == "running"
-        assert outputs["request"] == recorded["request"]
+        assert outputs["request"] == expected({"image": IMAGE, "machine": "e2-standard-4"})[0]
 
     def test_the_waiter_waits_for_nothing_and_its_outputs_are_unknown(
         self, plugin: VertexTrainingProvider, fake: FakeVertex
@@ -746,26 +775,35 @@ class TestEstimate:
         is not there is named, with the refresh that writes it."""
         monkeypatch.chdir(tmp_path)
         snapshot_in(tmp_path, "snapshots/fake.json")
-        priced = plain_map(create(started(fake, prices="snapshots/fake.json"), job()).properties)
+        priced = plain_map(
+            create(started(fake, prices="snapshots/fake.json"), job(), preview=True).properties
+        )
         assert priced["estimate"]["pricesSource"] == SOURCE
         missing = started(fake, prices="snapshots/none.json")
         [reason] = plain_map(create(missing, job(), preview=True).properties)["estimate"]["unknown"]
         assert reason.startswith("no price snapshot (snapshots/none.json, vertex-training:prices)")
         assert "`vertex-training prices refresh --out snapshots/none.json`" in reason
 
-    def test_a_made_job_keeps_its_request_and_estimate(
+    def test_a_made_job_records_what_its_inputs_do_not_give(
         self, plugin: VertexTrainingProvider, tmp_path: Path
     ) -> None:
-        """A real create records both; a refresh keeps them as recorded."""
+        """A real create records the job's outputs but its request, its estimate and its
+        keys, which its recorded inputs give (a preview shows the first two); a refresh
+        records the same, and one of a job an earlier state recorded whole drops them."""
         snapshot_in(tmp_path)
         made = create(plugin, job())
-        outputs = plain_map(made.properties)
-        assert outputs["request"] == expected({"image": IMAGE, "machine": "e2-standard-4"})[0]
-        assert outputs["estimate"]["pricesRead"] == "2026-11-20"
-        request = ReadRequest(urn(), made.resource_id, made.properties, check(plugin, job()).inputs)
+        left_out = {"request", "estimate", "job"}
+        assert left_out.isdisjoint(made.properties)
+        assert {"project", "region", "backend", "jobId", "waiterEntry"} <= set(made.properties)
+        assert set(made.properties) <= set(schema.JOB_OUTPUTS) | {"project", "region", "backend"}
+        previewed = plain_map(create(plugin, job(), preview=True).properties)
+        earlier = {**made.properties, **{key: property_value(previewed[key]) for key in left_out}}
+        request = ReadRequest(urn(), made.resource_id, earlier, made.inputs)
         read = asyncio.run(plugin.read(request))
-        assert read.properties["estimate"] == made.properties["estimate"]
-        assert read.properties["request"] == made.properties["request"]
+        assert plain_map(read.properties) == {
+            **plain_map(made.properties),
+            "state": plain_map(read.properties)["state"],
+        }
 
     def test_the_snapshot_is_read_once_and_only_when_an_estimate_needs_it(
         self, plugin: VertexTrainingProvider, tmp_path: Path
@@ -856,7 +894,7 @@ class TestPreviewText:
         """The engine's diff, then the preview of the replacement's create, of one URN."""
         made = create(plugin, job())
         news = check(plugin, job(displayName="renamed")).inputs
-        request = DiffRequest(urn(), made.resource_id, made.properties, news, [])
+        request = DiffRequest(urn(), made.resource_id, made.olds, news, [])
         assert asyncio.run(plugin.diff(request)).replaces == ["job"]
         assert plugin.replacements[urn()] == Replacement(("job.displayName",))
         create(plugin, job(displayName="renamed"), preview=True)
@@ -1039,7 +1077,7 @@ class TestTypedOutputs:
         waited = wait_for(plugin, made.properties["waiterEntry"])
         assert "ended FAILED" in waited["problems"]["train"]
         read = asyncio.run(
-            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.properties))
+            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.inputs))
         )
         failure = plain_map(read.properties)["failure"]
         assert set(failure) == set(schema.JOB_FAILURE_PROPERTIES)
@@ -1074,7 +1112,7 @@ class TestTypedOutputs:
         assert "us-east1" in attempts[1]["consoleUrl"]
 
         read = asyncio.run(
-            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.properties))
+            plugin.read(ReadRequest(urn(), made.resource_id, made.properties, made.inputs))
         )
         recorded = plain_map(read.properties)
         assert [a["region"] for a in recorded["attempts"]] == ["us-central1", "us-east1"]

@@ -98,7 +98,7 @@ class TestPulumiNew:
         assert model.is_dir() and any(model.iterdir()), "the trainer wrote no model"
         state = project.state_resources()
         [job] = [r for r in state if r["type"] == "vertex-training:index:TrainingJob"]
-        assert job["outputs"]["job"]["pythonPackage"]["packageUris"] == ["trainer"]
+        assert job["inputs"]["job"]["pythonPackage"]["packageUris"] == ["trainer"]
         project.run("destroy", "--yes").check()
 
     def downloads_its_plugin(self, project: Project, server: str) -> None:

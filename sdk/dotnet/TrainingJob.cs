@@ -53,7 +53,7 @@ namespace VertexTraining.VertexTraining
         public Output<string> Error { get; private set; } = null!;
 
         /// <summary>
-        /// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+        /// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); in a preview of the job's create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
         /// </summary>
         [Output("estimate")]
         public Output<Outputs.CostEstimate?> Estimate { get; private set; } = null!;
@@ -137,7 +137,7 @@ namespace VertexTraining.VertexTraining
         public Output<string?> Region { get; private set; } = null!;
 
         /// <summary>
-        /// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+        /// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); in a preview of the job's create, replacement or update. The state does not keep it (it is the job's keys, which the state keeps, in Google's shape).
         /// </summary>
         [Output("request")]
         public Output<ImmutableDictionary<string, object>?> Request { get; private set; } = null!;

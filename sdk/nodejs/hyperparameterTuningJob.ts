@@ -66,7 +66,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly error: pulumi.Output<string>;
     /**
-     * What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+     * What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); in a preview of the job's create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
      */
     declare public /*out*/ readonly estimate: pulumi.Output<outputs.CostEstimate | undefined>;
     /**
@@ -122,7 +122,7 @@ export class HyperparameterTuningJob extends pulumi.CustomResource {
      */
     declare public readonly region: pulumi.Output<string | undefined>;
     /**
-     * The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+     * The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); in a preview of the job's create, replacement or update. The state does not keep it (it is the job's keys, which the state keeps, in Google's shape).
      */
     declare public /*out*/ readonly request: pulumi.Output<{[key: string]: any} | undefined>;
     /**

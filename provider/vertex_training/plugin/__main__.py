@@ -97,16 +97,45 @@ def plain_errors(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
     return wrapper
 
 
+#: The calls that give a resource's recorded outputs (the field naming them) with its
+#: recorded inputs beside them (``old_inputs``, which the SDK's requests leave out).
+RECORDED = {"Diff": "olds", "Update": "olds", "Delete": "properties"}
+
+
+def with_old_inputs(
+    call: Callable[..., Awaitable[Any]], field: str
+) -> Callable[..., Awaitable[Any]]:
+    """``call``, a servicer method, whose request's recorded outputs (``field``) are
+    completed by the resource's recorded inputs where they leave an input out: a job's
+    state keeps its ``job`` once, as an input (``job_shapes.RECORDED_INPUTS``), and the
+    provider reads a recorded job as the SDKs give it to a program, inputs and outputs
+    in one. An output recorded under an input's name is kept as it is (a state an
+    earlier release wrote, which kept both)."""
+
+    @functools.wraps(call)
+    async def wrapper(self: Any, request: Any, context: Any) -> Any:
+        recorded = getattr(request, field).fields
+        for key, value in request.old_inputs.fields.items():
+            if key not in recorded:
+                recorded[key].CopyFrom(value)
+        return await call(self, request, context)
+
+    return wrapper
+
+
 def servicer() -> type:
     """The Pulumi SDK's provider servicer, its operations ending in the project's words
-    (``plain_errors``)."""
+    (``plain_errors``), those on a recorded resource reading its inputs with its outputs
+    (``with_old_inputs``)."""
     from pulumi.provider.experimental.server import ProviderServicer
 
-    return type(
-        "Servicer",
-        (ProviderServicer,),
-        {name: plain_errors(getattr(ProviderServicer, name)) for name in OPERATIONS},
-    )
+    methods = {}
+    for name in OPERATIONS:
+        call = getattr(ProviderServicer, name)
+        if name in RECORDED:
+            call = with_old_inputs(call, RECORDED[name])
+        methods[name] = plain_errors(call)
+    return type("Servicer", (ProviderServicer,), methods)
 
 
 def main(argv: list[str]) -> int:

@@ -28,7 +28,6 @@ from vertex_training.plugin import schema, shapes
 from vertex_training.plugin.inputs import job_input, owner_of, resource_urn
 from vertex_training.plugin.previews import (
     NAMING_OUTPUTS,
-    PREVIEWED_OUTPUTS,
     UNKNOWN,
     PriceSnapshot,
     request_and_estimate,
@@ -51,12 +50,18 @@ if TYPE_CHECKING:
 @dataclasses.dataclass(frozen=True)
 class Host:
     """What a job's properties take of the plugin that makes them: where local jobs
-    write (``local_root``), the outputs recorded even when empty (``kept``: its job
-    provider's exported ones and ``attempts``), and the price snapshot of estimates."""
+    write (``local_root``) and the outputs recorded even when empty (``kept``: its job
+    provider's exported ones and ``attempts``)."""
 
     local_root: str
     kept: tuple[str, ...]
-    prices: PriceSnapshot
+
+
+#: The inputs a job resource's state keeps among its outputs: those its check may fill
+#: in from the provider's own config, so that a program reads the project, region and
+#: backend the job was made in. The others, its ``job`` first, are kept once, as inputs:
+#: a program's SDK gives a resource's own input back for an output the state leaves out.
+RECORDED_INPUTS = ("project", "region", "backend")
 
 
 def record_of(name: str, owner: Mapping[str, str], inputs: Mapping[str, Any]) -> JobRecord:
@@ -187,15 +192,15 @@ def job_properties(
     inputs: Mapping[str, PropertyValue],
     record: JobRecord,
     observed: JobObserved,
-    made: Mapping[str, PropertyValue] | None,
     *,
     host: Host,
 ) -> dict[str, PropertyValue]:
-    """A job resource's properties: its inputs as given, what its backend reports
-    (``observed``, in camelCase: those that are empty left out but ``host.kept``), what
-    the job it runs as names (its ID, pages, model directory:
-    ``resources.pages.job_outputs``), its ``waiterEntry``, and its request and estimate
-    (``made``: as recorded; else from its keys, ``request_and_estimate``)."""
+    """A job resource's properties as the state keeps them: its inputs as given but its
+    ``job`` (``RECORDED_INPUTS``), what its backend reports (``observed``, in camelCase:
+    those that are empty left out but ``host.kept``), what the job it runs as names (its
+    ID, pages, model directory: ``resources.pages.job_outputs``) and its
+    ``waiterEntry``. What the inputs give is not kept twice: the request and the
+    estimate are a preview's (``job_preview``), the job's keys are its inputs'."""
     resource_name = observed.resource_name
     derived = job_outputs(
         observed.attempts,
@@ -215,11 +220,8 @@ def job_properties(
     properties["waiterEntry"] = waiter_entry(
         record.name, resource_name, spec, (record.config, record.stack), is_secret(inputs)
     )
-    if made and set(made) == set(PREVIEWED_OUTPUTS):
-        properties.update(made)
-    else:
-        properties.update(request_and_estimate(spec, is_secret(inputs), host.prices))
-    return {**inputs, **properties}
+    kept = {prop: value for prop, value in inputs.items() if prop in RECORDED_INPUTS}
+    return {**kept, **properties}
 
 
 def job_preview(

@@ -1,6 +1,7 @@
 """What a preview shows of a job of the plugin: the request its create would submit and
-its cost estimate (known before it is submitted, kept as outputs after), every other
-output unknown; and the line that shows both under the job in `pulumi preview`.
+its cost estimate (known before it is submitted; a preview's alone, as both are derived
+from the inputs the state keeps), every other output unknown; and the line that shows
+both under the job in `pulumi preview`.
 
 The estimate's prices come from the snapshot ``vertex-training:prices`` names
 (``PriceSnapshot``), read once, by the first job that needs it: a no-change preview
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from vertex_training.stackconfig import JobSpec
 
 #: A job resource's outputs known before its job is submitted: the request body its
-#: create submits and its cost estimate.
+#: create submits and its cost estimate. A preview's outputs only: the state does not
+#: keep them (``job_shapes.job_properties``).
 PREVIEWED_OUTPUTS = ("request", "estimate")
 #: A job resource's outputs that name its job, which an update never changes: a preview
 #: of an update keeps them as recorded (the update reads every other output again).

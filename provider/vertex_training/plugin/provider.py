@@ -28,9 +28,9 @@ run on the event loop: on threads they would only contend for the interpreter
 
 A preview of a create or an update (the plugin supports previews) submits and waits for
 nothing, and runs on the event loop too: a job's properties are its inputs, the request
-its create would submit and its cost estimate (``request``, ``estimate``: known in the
-preview, and kept as outputs once the job is made), and every other output unknown
-(docs/plugin.md, "What a preview shows"). The estimate's prices come from the snapshot
+its create would submit and its cost estimate (``request``, ``estimate``: a preview's
+alone, the state keeps neither), and every other output unknown (docs/plugin.md, "What a
+preview shows"). The estimate's prices come from the snapshot
 ``vertex-training:prices`` names (``PriceSnapshot``), read once, by the first job that
 needs it: a no-change preview reads none.
 """
@@ -90,7 +90,6 @@ from vertex_training.plugin.job_shapes import (
     top,
 )
 from vertex_training.plugin.previews import (
-    PREVIEWED_OUTPUTS,
     PriceSnapshot,
     Replacement,
     preview_text,
@@ -213,7 +212,7 @@ class VertexTrainingProvider(Provider):
     def _host(self, provider: TrainingJobProvider) -> Host:
         """What a job's properties take of this plugin (``job_shapes.job_properties``)."""
         kept = (*provider.exported_keys, "attempts")
-        return Host(self.defaults.settings.local_root, kept, self.prices)
+        return Host(self.defaults.settings.local_root, kept)
 
     async def get_schema(self, request: GetSchemaRequest) -> GetSchemaResponse:
         return GetSchemaResponse(schema=schema.served(self.version))
@@ -360,19 +359,18 @@ class VertexTrainingProvider(Provider):
 
         def create() -> CreateResponse:
             created = provider.create_job(record, request.urn)
-            outputs = job_properties(
-                request.properties, record, created, None, host=self._host(provider)
-            )
             if until:
                 outputs = self._waited_job(
                     request.urn,
                     provider,
                     record,
                     created,
-                    outputs=outputs,
                     inputs=request.properties,
                     deadline_s=request.timeout,
                 )
+            else:
+                host = self._host(provider)
+                outputs = job_properties(request.properties, record, created, host=host)
             return CreateResponse(created.resource_name, outputs)
 
         if until or record.sets("run_after"):
@@ -399,13 +397,8 @@ class VertexTrainingProvider(Provider):
         found = await asyncio.to_thread(provider.read_job, request.resource_id, record)
         if found is None:  # deleted outside Pulumi: the engine drops it from the state
             return ReadResponse(None, {}, {})
-        # The request and estimate the job was made with are kept (an imported job's,
-        # and one made by an earlier release, are derived).
-        made = {
-            key: request.properties[key] for key in PREVIEWED_OUTPUTS if key in request.properties
-        }
         host = self._host(provider)
-        outputs = await asyncio.to_thread(job_properties, inputs, record, found, made, host=host)
+        outputs = await asyncio.to_thread(job_properties, inputs, record, found, host=host)
         return ReadResponse(found.resource_name, outputs, inputs)
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
@@ -432,25 +425,23 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         record = record_of(request.name, owner_of(request.urn), news)
         found = await asyncio.to_thread(provider.update_job, request.resource_id, record)
-        host = self._host(provider)
-        outputs = await asyncio.to_thread(
-            job_properties, request.news, record, found, None, host=host
-        )
-        if waits_in_create(request.type, record.config):
-            # Its wait, given now or stopped before (the engine updates a job it kept
-            # after a failed create or update), is waited for here as in its create.
-            wait = functools.partial(
-                self._waited_job,
-                request.urn,
-                provider,
-                record,
-                found,
-                outputs=outputs,
-                inputs=request.news,
-                deadline_s=request.timeout,
+        if not waits_in_create(request.type, record.config):
+            host = self._host(provider)
+            return UpdateResponse(
+                await asyncio.to_thread(job_properties, request.news, record, found, host=host)
             )
-            outputs = await asyncio.get_running_loop().run_in_executor(self.waits, wait)
-        return UpdateResponse(outputs)
+        # Its wait, given now or stopped before (the engine updates a job it kept after a
+        # failed create or update), is waited for here as in its create.
+        wait = functools.partial(
+            self._waited_job,
+            request.urn,
+            provider,
+            record,
+            found,
+            inputs=request.news,
+            deadline_s=request.timeout,
+        )
+        return UpdateResponse(await asyncio.get_running_loop().run_in_executor(self.waits, wait))
 
     async def delete(self, request: DeleteRequest) -> None:
         if request.type == schema.JOB_WAITER:
@@ -537,19 +528,18 @@ class VertexTrainingProvider(Provider):
         record: JobRecord,
         submitted: JobObserved,
         *,
-        outputs: Mapping[str, PropertyValue],
         inputs: Mapping[str, PropertyValue],
         deadline_s: float = 0.0,
     ) -> dict[str, PropertyValue]:
         """A job's properties once its own create or update has waited for it
-        (``waits_in_create``), from its ``inputs`` and its properties when ``submitted``
-        (``outputs``): read again when the wait ends, so that its state, ``trials`` and
-        ``bestTrial`` are those the `pulumi up` saw. The wait is a waiter's
-        (``JobWaiterProvider.wait_one``), on the job's own row. A job that failed the
-        wait, and a wait the engine's cancel stopped, fail the call with the job kept
-        (``InitFailedError``), as a waiter is kept: the next `pulumi up` updates it, which
-        waits again, and submits nothing twice. ``deadline_s``: the engine's timeout for
-        the create or update (its ``customTimeouts``; 0 for none), which the wait keeps."""
+        (``waits_in_create``), from its ``inputs`` and the job as ``submitted``: read
+        again when the wait ends, so that its state, ``trials`` and ``bestTrial`` are
+        those the `pulumi up` saw. The wait is a waiter's (``JobWaiterProvider.wait_one``),
+        on the job's own row. A job that failed the wait, and a wait the engine's cancel
+        stopped, fail the call with the job kept (``InitFailedError``), as a waiter is
+        kept: the next `pulumi up` updates it, which waits again, and submits nothing
+        twice. ``deadline_s``: the engine's timeout for the create or update (its
+        ``customTimeouts``; 0 for none), which the wait keeps."""
         from vertex_training.plugin.init_failed import InitFailedError
         from vertex_training.resources.cancellation import WaitCancelledError
 
@@ -566,8 +556,7 @@ class VertexTrainingProvider(Provider):
         except WaitCancelledError as stopped:
             message = str(stopped)
         found = provider.read_job(resource_id, record) or submitted  # (gone: as submitted)
-        made = {key: outputs[key] for key in PREVIEWED_OUTPUTS if key in outputs}
-        properties = job_properties(inputs, record, found, made, host=self._host(provider))
+        properties = job_properties(inputs, record, found, host=self._host(provider))
         if message:
             raise InitFailedError(message, resource_id, properties, inputs)
         return properties

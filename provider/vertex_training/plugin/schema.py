@@ -116,13 +116,16 @@ class PluginJobOutputs:
             "waiter's `jobs`).",
         }
     )
-    # Known in a preview already (the rest once the job is submitted): the Vertex AI
-    # request body, Google's shape, and what the job may cost.
+    # A preview's (the rest are known once the job is submitted): the Vertex AI request
+    # body, Google's shape, and what the job may cost. The state keeps neither: both are
+    # derived from the job's keys, which it keeps.
     request: Mapping[str, Any] = field(
         metadata={
             "description": "The Vertex AI request body the job's create submits, as "
             "`vertex-training render` prints it (a CustomJob's; a tuning job's "
-            "HyperparameterTuningJob); known in a preview."
+            "HyperparameterTuningJob); in a preview of the job's create, replacement or "
+            "update. The state does not keep it (it is the job's keys, which the state "
+            "keeps, in Google's shape)."
         }
     )
     #: ``review.cost.CostEstimate`` (its type written by ``build``: not imported at start).
@@ -130,7 +133,9 @@ class PluginJobOutputs:
         metadata={
             "schema": {"$ref": f"#/types/{COST_ESTIMATE}"},
             "description": "What the job may cost, from the price snapshot the provider's "
-            "`prices` names (a `CostEstimate`); known in a preview.",
+            "`prices` names (a `CostEstimate`); in a preview of the job's create, "
+            "replacement or update. The state does not keep it: `vertex-training review` "
+            "prices a change from its preview.",
         }
     )
 

@@ -28,7 +28,7 @@ type TrainingJob struct {
 	EndTime pulumi.StringPtrOutput `pulumi:"endTime"`
 	// The job's error message, when it failed.
 	Error pulumi.StringOutput `pulumi:"error"`
-	// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+	// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); in a preview of the job's create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
 	Estimate CostEstimatePtrOutput `pulumi:"estimate"`
 	// A failed job's error, classified (a `JobFailure`: `class`, `code`, `message`, `fix`, `replica`); unset for any other job.
 	Failure JobFailurePtrOutput `pulumi:"failure"`
@@ -56,7 +56,7 @@ type TrainingJob struct {
 	Project pulumi.StringPtrOutput `pulumi:"project"`
 	// The job's region, unless its `job.region` says otherwise; default the platform's, else `vertex-training:region`.
 	Region pulumi.StringPtrOutput `pulumi:"region"`
-	// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+	// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); in a preview of the job's create, replacement or update. The state does not keep it (it is the job's keys, which the state keeps, in Google's shape).
 	Request pulumi.MapOutput `pulumi:"request"`
 	// The account the job runs as, unless `job.serviceAccount` says otherwise.
 	ServiceAccount pulumi.StringPtrOutput `pulumi:"serviceAccount"`
@@ -228,7 +228,7 @@ func (o TrainingJobOutput) Error() pulumi.StringOutput {
 	return o.ApplyT(func(v *TrainingJob) pulumi.StringOutput { return v.Error }).(pulumi.StringOutput)
 }
 
-// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+// What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); in a preview of the job's create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
 func (o TrainingJobOutput) Estimate() CostEstimatePtrOutput {
 	return o.ApplyT(func(v *TrainingJob) CostEstimatePtrOutput { return v.Estimate }).(CostEstimatePtrOutput)
 }
@@ -298,7 +298,7 @@ func (o TrainingJobOutput) Region() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *TrainingJob) pulumi.StringPtrOutput { return v.Region }).(pulumi.StringPtrOutput)
 }
 
-// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+// The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); in a preview of the job's create, replacement or update. The state does not keep it (it is the job's keys, which the state keeps, in Google's shape).
 func (o TrainingJobOutput) Request() pulumi.MapOutput {
 	return o.ApplyT(func(v *TrainingJob) pulumi.MapOutput { return v.Request }).(pulumi.MapOutput)
 }

@@ -395,7 +395,7 @@ class TrainingJob(pulumi.CustomResource):
     @pulumi.getter
     def estimate(self) -> pulumi.Output[Optional['outputs.CostEstimate']]:
         """
-        What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); known in a preview.
+        What the job may cost, from the price snapshot the provider's `prices` names (a `CostEstimate`); in a preview of the job's create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
         """
         return pulumi.get(self, "estimate")
 
@@ -507,7 +507,7 @@ class TrainingJob(pulumi.CustomResource):
     @pulumi.getter
     def request(self) -> pulumi.Output[Optional[Mapping[str, Any]]]:
         """
-        The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); known in a preview.
+        The Vertex AI request body the job's create submits, as `vertex-training render` prints it (a CustomJob's; a tuning job's HyperparameterTuningJob); in a preview of the job's create, replacement or update. The state does not keep it (it is the job's keys, which the state keeps, in Google's shape).
         """
         return pulumi.get(self, "request")
 

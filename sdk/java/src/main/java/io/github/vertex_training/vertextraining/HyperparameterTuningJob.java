@@ -130,14 +130,14 @@ public class HyperparameterTuningJob extends com.pulumi.resources.CustomResource
         return this.error;
     }
     /**
-     * What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); known in a preview.
+     * What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); in a preview of the job&#39;s create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
      * 
      */
     @Export(name="estimate", refs={CostEstimate.class}, tree="[0]")
     private Output</* @Nullable */ CostEstimate> estimate;
 
     /**
-     * @return What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); known in a preview.
+     * @return What the job may cost, from the price snapshot the provider&#39;s `prices` names (a `CostEstimate`); in a preview of the job&#39;s create, replacement or update. The state does not keep it: `vertex-training review` prices a change from its preview.
      * 
      */
     public Output<Optional<CostEstimate>> estimate() {
@@ -326,14 +326,14 @@ public class HyperparameterTuningJob extends com.pulumi.resources.CustomResource
         return Codegen.optional(this.region);
     }
     /**
-     * The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); known in a preview.
+     * The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); in a preview of the job&#39;s create, replacement or update. The state does not keep it (it is the job&#39;s keys, which the state keeps, in Google&#39;s shape).
      * 
      */
     @Export(name="request", refs={Map.class,String.class,Object.class}, tree="[0,1,2]")
     private Output</* @Nullable */ Map<String,Object>> request;
 
     /**
-     * @return The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); known in a preview.
+     * @return The Vertex AI request body the job&#39;s create submits, as `vertex-training render` prints it (a CustomJob&#39;s; a tuning job&#39;s HyperparameterTuningJob); in a preview of the job&#39;s create, replacement or update. The state does not keep it (it is the job&#39;s keys, which the state keeps, in Google&#39;s shape).
      * 
      */
     public Output<Optional<Map<String,Object>>> request() {
