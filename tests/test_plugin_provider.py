@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -1117,3 +1119,19 @@ class TestTypedOutputs:
         recorded = plain_map(read.properties)
         assert [a["region"] for a in recorded["attempts"]] == ["us-central1", "us-east1"]
         assert recorded["attempts"][1]["jobId"] == attempts[1]["jobId"]
+
+
+class TestStart:
+    def test_the_plugin_starts_without_the_stack_configs_models(self) -> None:
+        """The plugin's modules load no pydantic model at start: a no-change preview (a
+        check and a diff of each unchanged job) parses no job, and the models' import was
+        a third of the plugin's start (docs/testing.md, "A stack of many jobs"). The
+        schema, written from the models' descriptions, is read from schema.json."""
+        code = (
+            "import sys, vertex_training.plugin.__main__, vertex_training.plugin.provider\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))"
+        )
+        loaded = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        assert loaded.strip() == "[]", loaded

@@ -28,7 +28,7 @@ from typing import Any
 
 from vertex_training.api.failures import JobFailure
 from vertex_training.backends.base import ModelVersion, TrialOutput
-from vertex_training.plugin import job_keys, resource_texts, shapes
+from vertex_training.plugin import resource_texts, shapes
 from vertex_training.resources import arguments
 from vertex_training.resources.pages import JobPages
 from vertex_training.resources.records import AttemptOutput, JobObserved
@@ -217,6 +217,9 @@ class Descriptions:
 
 def build(version: str) -> dict[str, Any]:
     """The whole schema, stamped with ``version``."""
+    # Here, not at the top: the descriptions are the stack config's models', which the
+    # plugin does not load to serve a no-change preview (it serves schema.json).
+    from vertex_training.plugin import job_keys
     from vertex_training.review.cost import CostEstimate
 
     described = Descriptions()
