@@ -245,12 +245,12 @@ def _change_cost(rule: MaxChangeCost, change: Change) -> list[tuple[bool, str]]:
     submitted = one_of(names, "and") if names else "no Vertex AI job"
     if total <= rule.usd:
         return [
-            (True, f"the change submits {submitted}: up to ${total:,.2f}, at most ${rule.usd:,.2f}")
+            (True, f"the change starts {submitted}: up to ${total:,.2f}, at most ${rule.usd:,.2f}")
         ]
     return [
         (
             False,
-            f"the change submits {submitted}, which may cost up to ${total:,.2f} together, "
+            f"the change starts {submitted}, which may cost up to ${total:,.2f} together, "
             f"more than ${rule.usd:,.2f}: split it into smaller changes, or lower the jobs' "
             "scheduling.timeout, machines or replicas",
         )
