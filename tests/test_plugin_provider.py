@@ -40,6 +40,7 @@ from vertex_training.catalog import prices
 from vertex_training.errors import BackendError
 from vertex_training.plugin import schema
 from vertex_training.plugin.init_failed import InitFailedError
+from vertex_training.plugin.job_shapes import unchanged
 from vertex_training.plugin.previews import Replacement, preview_text
 from vertex_training.plugin.provider import VertexTrainingProvider
 from vertex_training.plugin.values import plain, plain_map, property_value
@@ -307,6 +308,24 @@ class TestLifecycle:
         )
         assert update.changes and update.replaces == []
         assert update.detailed_diff["job.wait"].kind == PropertyDiffKind.ADD
+
+    def test_inputs_as_recorded_are_no_change_and_a_setting_left_out_is_one(
+        self, plugin: VertexTrainingProvider
+    ) -> None:
+        """The diff of a job whose inputs are those recorded answers without reading the
+        job (``unchanged``), unless the job last failed (its ``retry`` may resubmit it);
+        a setting the program no longer gives is a change, found by the job's diff."""
+        account = "trainer@test-project.iam.gserviceaccount.com"
+        created = create(plugin, {**job(), "serviceAccount": account})
+        assert unchanged(created.olds, created.inputs)
+        failed = {**created.olds, "state": property_value("FAILED")}
+        assert not unchanged(failed, created.inputs)
+        news = check(plugin, job()).inputs
+        assert not unchanged(created.olds, news)
+        diff = asyncio.run(
+            plugin.diff(DiffRequest(urn(), created.resource_id, created.olds, news, []))
+        )
+        assert diff.changes and "serviceAccount" in diff.diffs
 
     def test_run_after_beside_a_replacing_key_is_marked_as_updating(
         self, plugin: VertexTrainingProvider

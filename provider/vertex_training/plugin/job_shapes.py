@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, PropertyDiffKind
 
+from vertex_training.api import states
 from vertex_training.errors import MissingSetting
 from vertex_training.keys import GCP_PROJECT_KEY, GCP_REGION_KEY
 from vertex_training.packaging import POOL_KEYS
@@ -143,6 +144,18 @@ def plugin_failures(config: Any) -> list[CheckFailure]:
                 )
             )
     return failures
+
+
+def unchanged(recorded: Mapping[str, PropertyValue], inputs: Mapping[str, PropertyValue]) -> bool:
+    """Whether a job resource's diff is no change, read without converting anything: its
+    new ``inputs`` are those ``recorded`` (its outputs with its inputs, as the servicer
+    gives them) and its job did not last fail. That is ``diff_job``'s own first answer
+    (the same job is no change, but a failed job with ``retry`` may have an attempt
+    left), for a no-change preview of many jobs."""
+    state = recorded.get("state")
+    if state is not None and state.value == states.FAILED:
+        return False
+    return all(recorded.get(key) == inputs.get(key) for key in schema.JOB_INPUTS)
 
 
 def top(path: str) -> str:

@@ -88,6 +88,7 @@ from vertex_training.plugin.job_shapes import (
     record_of,
     replaces,
     top,
+    unchanged,
 )
 from vertex_training.plugin.previews import (
     PriceSnapshot,
@@ -273,6 +274,14 @@ class VertexTrainingProvider(Provider):
             return CheckResponse(inputs=request.new_inputs, failures=failures)
         provider = self._job_provider(request.type)
         news = self.defaults.filled(plain_map(request.new_inputs))
+        inputs = dict(request.new_inputs)
+        for name in ("project", "region", "backend"):
+            if name in news and name not in inputs:
+                inputs[name] = property_value(news[name])
+        if inputs == request.old_inputs:
+            # Checked before as it is (its record's ``same_job``): it passed, and nothing
+            # is read again (a no-change preview of many jobs).
+            return CheckResponse(inputs=inputs, failures=[])
         olds = plain_map(request.old_inputs)
         owner = owner_of(request.urn)
         old = record_of(request.name, owner, olds) if olds else JobRecord("", None, {})
@@ -283,13 +292,11 @@ class VertexTrainingProvider(Provider):
             # Checked before as it is, the job passed these too (and a no-change preview
             # loads none of the stack config's models, as the job's own check does not).
             failures = plugin_failures(job["config"]) or failures
-        inputs = dict(request.new_inputs)
-        for name in ("project", "region", "backend"):
-            if name in news and name not in inputs:
-                inputs[name] = property_value(news[name])
         return CheckResponse(inputs=inputs, failures=failures)
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
+        if request.type != schema.JOB_WAITER and unchanged(request.old_state, request.new_inputs):
+            return DiffResponse(changes=False)
         olds, news = plain_map(request.old_state), plain_map(request.new_inputs)
         if request.type == schema.JOB_WAITER:
             old, new = waiter_state(olds), waiter_state(news)

@@ -101,6 +101,9 @@ JOB_SETTINGS = (
     "imageRepository",
     "tensorboard",
 )
+#: A job resource's inputs: its keys, its settings, the images it may name and the
+#: platform it may take its settings from.
+JOB_INPUTS = ("job", *JOB_SETTINGS, "images", "platform")
 
 
 @dataclass(frozen=True)
