@@ -61,7 +61,8 @@ class Host:
 #: The inputs a job resource's state keeps among its outputs: those its check may fill
 #: in from the provider's own config, so that a program reads the project, region and
 #: backend the job was made in. The others, its ``job`` first, are kept once, as inputs:
-#: a program's SDK gives a resource's own input back for an output the state leaves out.
+#: the TypeScript, Python and Go SDKs give a resource's own input back for an output the
+#: state leaves out (Pulumi YAML's language host does not: docs/plugin.md).
 RECORDED_INPUTS = ("project", "region", "backend")
 
 
@@ -208,8 +209,8 @@ def job_properties(
     *,
     host: Host,
 ) -> dict[str, PropertyValue]:
-    """A job resource's properties as the state keeps them: its inputs as given but its
-    ``job`` (``RECORDED_INPUTS``), what its backend reports (``observed``, in camelCase:
+    """A job resource's properties as the state keeps them: of its inputs, those it may
+    take from the provider's config (``RECORDED_INPUTS``), what its backend reports (``observed``, in camelCase:
     those that are empty left out but ``host.kept``), what the job it runs as names (its
     ID, pages, model directory: ``resources.pages.job_outputs``) and its
     ``waiterEntry``. What the inputs give is not kept twice: the request and the
