@@ -210,11 +210,12 @@ def job_properties(
     host: Host,
 ) -> dict[str, PropertyValue]:
     """A job resource's properties as the state keeps them: of its inputs, those it may
-    take from the provider's config (``RECORDED_INPUTS``), what its backend reports (``observed``, in camelCase:
-    those that are empty left out but ``host.kept``), what the job it runs as names (its
-    ID, pages, model directory: ``resources.pages.job_outputs``) and its
-    ``waiterEntry``. What the inputs give is not kept twice: the request and the
-    estimate are a preview's (``job_preview``), the job's keys are its inputs'."""
+    take from the provider's config (``RECORDED_INPUTS``), what its backend reports
+    (``observed``, in camelCase: those that are empty left out but ``host.kept``), what
+    the job it runs as names (its ID, pages, model directory:
+    ``resources.pages.job_outputs``) and its ``waiterEntry``. What the inputs give is
+    not kept twice: the request and the estimate are a preview's (``job_preview``), the
+    job's keys are its inputs'."""
     resource_name = observed.resource_name
     derived = job_outputs(
         observed.attempts,
