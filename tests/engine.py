@@ -105,13 +105,16 @@ def engine_env(tmp: Path, venv: Path) -> dict[str, str]:
 def go_env() -> dict[str, str]:
     """What a Go build of a test needs beside os.environ: Go's caches where `make tools`
     keeps them (.tools/go, unless GOMODCACHE and GOCACHE say otherwise), the installed
-    toolchain, modules resolved as go.mod asks."""
+    toolchain, modules resolved as go.mod asks, and the tools' build flags
+    (scripts/install-pulumi.sh: no cgo, paths trimmed), so that a package the tools'
+    builds compiled is found in the cache rather than compiled again."""
     go = TOOLS_BIN.parent / "go"
     return {
         "GOMODCACHE": os.environ.get("GOMODCACHE") or str(go / "mod"),
         "GOCACHE": os.environ.get("GOCACHE") or str(go / "cache"),
         "GOTOOLCHAIN": "local",
-        "GOFLAGS": "-mod=mod",
+        "GOFLAGS": "-mod=mod -trimpath",
+        "CGO_ENABLED": "0",
     }
 
 

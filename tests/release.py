@@ -153,6 +153,26 @@ def plugin_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
+def copy_go_sdk(folder: Path) -> Path:
+    """A copy of sdk/go at ``folder``, as `go get` fetches the module, whose go.mod asks
+    for the releases the Pulumi CLI was built with (tools/pulumi-cli/go.mod) of every
+    module both require: a newer gRPC, protobuf and Pulumi SDK than sdk/go's minimums, as
+    Go's version selection gives a program that requires them. Built with the tools' flags
+    (``go_env``), the packages they share are then the ones `make tools` compiled, found in
+    Go's cache: compiling them again took three CPU-minutes of CI (docs/testing.md)."""
+    shutil.copytree(SDK / "go", folder)
+    wanted = dict(
+        re.findall(r"^\t(\S+) (v\S+)", (REPO / "tools" / "pulumi-cli" / "go.mod").read_text(), re.M)
+    )
+    mine = re.findall(r"^\t(\S+) v\S+", (folder / "go.mod").read_text(), re.M)
+    newer = [f"-require={module}@{wanted[module]}" for module in mine if module in wanted]
+    env = {**os.environ, **go_env()}
+    if newer:
+        run("go", "mod", "edit", *newer, cwd=folder, env=env)
+        run("go", "mod", "tidy", cwd=folder, env=env)
+    return folder
+
+
 def compile_go_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of sdk/go, compiled once per run: what it imports (the Pulumi Go SDK, gRPC,
     protobuf: minutes of compiling) then sits in Go's build cache (.tools/go/cache), and
@@ -162,9 +182,8 @@ def compile_go_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("go is not installed")
 
     def build(folder: Path) -> None:
-        shutil.copytree(SDK / "go", folder / "go")
-        env = {**os.environ, **go_env()}
-        run("go", "build", "./...", cwd=folder / "go", env=env)
+        copy_go_sdk(folder / "go")
+        run("go", "build", "./...", cwd=folder / "go", env={**os.environ, **go_env()})
 
     return once(tmp_path_factory, "go-sdk", build) / "go"
 

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests.engine import go_env
-from tests.release import RELEASE, REPO, SDK, run
+from tests.release import RELEASE, REPO, SDK, copy_go_sdk, run
 from vertex_training import stackconfig
 from vertex_training.errors import SpecError
 from vertex_training.plugin.schema import GO_MODULE
@@ -70,8 +70,7 @@ def refused(
 def test_the_go_page_compiles(tmp_path: Path) -> None:
     if not shutil.which("go"):
         pytest.skip("go is not installed")
-    sdk = tmp_path / "sdk-go"
-    shutil.copytree(SDK / "go", sdk)
+    sdk = copy_go_sdk(tmp_path / "sdk-go")
     program = tmp_path / "program"
     program.mkdir()
     (program / "go.mod").write_text(

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine import TOOLS_BIN, Project, go_env, ran_in_order, tools_missing
-from tests.release import BUILT, PULUMI, RELEASE, REPO, SDK, run
+from tests.release import BUILT, PULUMI, RELEASE, REPO, copy_go_sdk, run
 from vertex_training.plugin.schema import GO_MODULE
 from vertex_training.testing.fake_vertex import FakeVertex
 
@@ -213,8 +213,7 @@ def typescript_program(tmp: Path, tarball: Path, source: str = TYPESCRIPT) -> Pr
 
 
 def go_program(tmp: Path) -> Project:
-    sdk = tmp / "vertex-training-sdk-go"
-    shutil.copytree(SDK / "go", sdk)
+    sdk = copy_go_sdk(tmp / "vertex-training-sdk-go")
     project = Project.of_files(
         tmp,
         {

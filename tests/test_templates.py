@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from tests.engine import Project, engine_env, go_env, tools_missing
-from tests.release import RELEASE, REPO, SDK, run
+from tests.release import RELEASE, REPO, copy_go_sdk, run
 from vertex_training.plugin.schema import GO_MODULE, PLUGIN_DOWNLOAD_URL
 
 TEMPLATES = REPO / "templates"
@@ -146,8 +146,7 @@ class TestPulumiNew:
         if not shutil.which("go"):
             pytest.skip("go is not installed")
         project = self.new(tmp_path, venv, "go")
-        copy = tmp_path / "sdk-go"
-        shutil.copytree(SDK / "go", copy)
+        copy = copy_go_sdk(tmp_path / "sdk-go")
         env = {**project.env, **go_env()}
         project.env = env
         run("go", "mod", "edit", f"-replace={GO_MODULE}={copy}", cwd=project.root, env=env)
