@@ -22,10 +22,18 @@ help:  ## List the targets.
 # uv (tools/uv/requirements.txt) in its own virtualenv under .tools: it makes the
 # virtualenvs below and installs their pins, the same pins pip would, in seconds where pip
 # takes a minute; each virtualenv gets pip too (--seed), for what installs into it later.
-# UV_NATIVE_TLS: uv trusts the system's certificates, as pip does.
+# UV_NATIVE_TLS: uv trusts the system's certificates, as pip does. UV_COMPILE_BYTECODE:
+# uv writes the installed modules' bytecode, as pip does (uv does not by default), and
+# BYTECODE writes that of pip itself (--seed's) and of the editable package. Where
+# PYTHONDONTWRITEBYTECODE is set (as on this project's machines) a process that finds no
+# bytecode compiles what it imports: 2.6 s of CPU for google.cloud.aiplatform_v1 in each
+# engine command's provider, 0.2 s for the `pip list` of each Python program's run.
 UV_HOME := .tools/uv
 UV := $(UV_HOME)/bin/uv
 export UV_NATIVE_TLS := 1
+export UV_COMPILE_BYTECODE := 1
+BYTECODE = $(1)/bin/python -m compileall -q -j 0 $(2) \
+  "$$($(1)/bin/python -c 'import os, pip; print(os.path.dirname(pip.__file__))')" >/dev/null
 $(UV): tools/uv/requirements.txt
 	$(PYTHON) -m venv --clear $(UV_HOME)
 	$(UV_HOME)/bin/python -m pip install --quiet --disable-pip-version-check -r $<
@@ -37,6 +45,7 @@ $(INSTALLED): requirements.txt provider/pyproject.toml $(UV)
 	@$(PYTHON) scripts/check-python.py
 	$(UV) venv --quiet --clear --seed --python $(PYTHON) $(VENV)
 	VIRTUAL_ENV=$(VENV) $(UV) pip install --quiet -r requirements.txt
+	$(call BYTECODE,$(VENV),provider/vertex_training)
 	touch $@
 
 venv: $(INSTALLED)  ## Create the virtualenv Pulumi.yaml names, with requirements.txt.
@@ -108,6 +117,7 @@ policy/.venv/.installed: policy/requirements.txt $(UV)
 	@$(PYTHON) scripts/check-python.py
 	$(UV) venv --quiet --clear --seed --python $(PYTHON) policy/.venv
 	VIRTUAL_ENV=policy/.venv $(UV) pip install --quiet -r policy/requirements.txt
+	$(call BYTECODE,policy/.venv,)
 	touch $@
 
 plan: venv  ## What the change to STACK does against BASE (a git ref): jobs, costs, rules, quotas.
