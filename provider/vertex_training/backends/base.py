@@ -75,6 +75,28 @@ class TrialOutput:
     )
 
 
+# A JobWaiter's ``trials`` of one job, as ``JobStatus.trial_outputs`` makes them.
+@dataclass(frozen=True)
+class WaitedTrialsOutput:
+    """What a JobWaiter saw of one tuning job's trials, in its `trials` by job name."""
+
+    trials: tuple[Mapping[str, Any], ...] = field(
+        metadata={
+            "shape": tuple[TrialOutput, ...],
+            "description": "Every trial the job has run so far.",
+        }
+    )
+    best_trial: Mapping[str, Any] | None = field(
+        default=None,
+        metadata={
+            **_MAYBE,
+            "shape": TrialOutput,
+            "description": "The succeeded trial with the best final metric for the study's "
+            "goal; unset while none has one.",
+        },
+    )
+
+
 @dataclass(frozen=True)
 class Trial:
     """One trial of a hyperparameter tuning job (study.proto ``Trial``)."""
@@ -312,7 +334,8 @@ class JobStatus:
         return {"backing_job": self.backing_job} if self.backing_job else {}
 
     def trial_outputs(self) -> dict[str, Any]:
-        """``trials`` and ``best_trial`` as resource outputs (plain data)."""
+        """``trials`` and ``best_trial`` as resource outputs (plain data, of the
+        ``WaitedTrialsOutput`` shape)."""
         best = self.best_trial
         return {
             "trials": [t.to_output(self.metric_id) for t in self.trials],

@@ -33,9 +33,6 @@ INTROS: Final[Mapping[str, str]] = {
         "Each setting of the provider: `vertex-training:<setting>` in a stack's config, or "
         "an argument of an explicit provider resource."
     ),
-    "Waited trials": (
-        "What a JobWaiter saw of one tuning job's trials, in its `trials` by job name."
-    ),
 }
 
 #: Each property's description, by section: a resource's inputs (a job's settings beside
@@ -162,12 +159,5 @@ PROPERTIES: Final[Mapping[str, Mapping[str, str]]] = {
             "waiter submits its next attempts from them)."
         ),
         "stack": ("Only for a job with `retry`: the job's settings, as its check read them."),
-    },
-    "Waited trials": {
-        "trials": ("Every trial the job has run so far."),
-        "bestTrial": (
-            "The succeeded trial with the best final metric for the study's goal; unset "
-            "while none has one."
-        ),
     },
 }

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vertex_training.api.failures import JobFailure
-from vertex_training.backends.base import ModelVersion, TrialOutput
+from vertex_training.backends.base import ModelVersion, TrialOutput, WaitedTrialsOutput
 from vertex_training.plugin import resource_texts, shapes
 from vertex_training.resources import arguments
 from vertex_training.resources.pages import JobPages
@@ -46,7 +46,7 @@ WAITER_ENTRY = f"{shapes.PACKAGE}:{shapes.MODULE}:WaiterEntry"
 COST_ESTIMATE = f"{shapes.PACKAGE}:{shapes.MODULE}:CostEstimate"
 TRIAL = f"{shapes.PACKAGE}:{shapes.MODULE}:Trial"
 MODEL_VERSION = f"{shapes.PACKAGE}:{shapes.MODULE}:ModelVersion"
-WAITED_TRIALS = f"{shapes.PACKAGE}:{shapes.MODULE}:WaitedTrials"
+WAITED_TRIALS = shapes.type_token(WaitedTrialsOutput)
 ATTEMPT = f"{shapes.PACKAGE}:{shapes.MODULE}:Attempt"
 JOB_FAILURE = f"{shapes.PACKAGE}:{shapes.MODULE}:JobFailure"
 #: The repository releases are made from (.github/workflows/release.yml checks that it
@@ -260,27 +260,23 @@ def build(version: str) -> dict[str, Any]:
         ),
         "required": ["name", "resourceName", "until"],
     }
-    types[WAITED_TRIALS] = {
-        "type": "object",
-        "description": described.intros["Waited trials"],
-        "properties": props(
-            "Waited trials",
-            {
-                "trials": {"type": "array", "items": {"$ref": f"#/types/{TRIAL}"}},
-                "bestTrial": {"$ref": f"#/types/{TRIAL}"},
-            },
-        ),
-        "required": ["trials"],
-    }
-    for shape in (TrialOutput, ModelVersion, JobFailure, AttemptOutput, CostEstimate):
+    shaped = (
+        TrialOutput,
+        ModelVersion,
+        WaitedTrialsOutput,
+        JobFailure,
+        AttemptOutput,
+        CostEstimate,
+    )
+    for shape in shaped:
         types[shapes.type_token(shape)] = shapes.output_type(shape, types)
     outputs = job_outputs(types)
-    job_inputs = {
+    typed_inputs = {
         "job": job_type,
-        **{name: text for name in JOB_SETTINGS},
         "images": {"type": "array", "items": image_row},
         "platform": {"$ref": f"#/types/{PLATFORM_SETTINGS}"},
     }
+    job_inputs = {name: typed_inputs.get(name, text) for name in JOB_INPUTS}  # a setting: text
 
     def job_resource(section: str, outputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         inputs = props(section, job_inputs)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pulumi.provider.experimental.property_value import PropertyValue
 from pulumi.provider.experimental.provider import CheckFailure, PropertyDiff, PropertyDiffKind
 
+from vertex_training.backends.base import WaitedTrialsOutput
 from vertex_training.plugin import shapes
 from vertex_training.plugin.values import property_value
 from vertex_training.resources.job_arguments import UNKNOWN_TEXT
@@ -288,13 +289,6 @@ def camel_keys(value: Any) -> Any:
     return {shapes.camel(key): item for key, item in value.items()}
 
 
-def trial_output(trial: Any) -> Any:
-    """A trial as the schema's Trial type: its keys in camelCase (``final_metric`` ->
-    ``finalMetric``), the IDs of its parameters and metrics as written. A trial recorded
-    so already, or none (no best trial yet), is given back as it is."""
-    return camel_keys(trial)
-
-
 def attempt_outputs(attempts: Any) -> Any:
     """A job's attempts (``resources.attempts.Attempt.output``) as the schema's Attempt
     type: ``resourceName``, ``jobId``, ``consoleUrl``, ``logsUrl`` for their snake_case."""
@@ -305,11 +299,7 @@ def attempt_outputs(attempts: Any) -> Any:
 
 def waited_trials(trials: Any) -> Any:
     """A JobWaiter's trials of one tuning job (``trials``, ``best_trial``) as the schema's
-    WaitedTrials type."""
+    WaitedTrials type (``backends.base.WaitedTrialsOutput``), each trial a Trial."""
     if not isinstance(trials, Mapping):
         return trials
-    shaped = camel_keys(trials)
-    shaped["trials"] = [trial_output(trial) for trial in shaped.get("trials") or []]
-    if "bestTrial" in shaped:
-        shaped["bestTrial"] = trial_output(shaped["bestTrial"])
-    return shaped
+    return shapes.properties(trials, WaitedTrialsOutput)
