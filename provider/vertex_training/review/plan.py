@@ -660,6 +660,9 @@ def _issue(issue: Issue) -> dict[str, Any]:
 
 
 def _estimate(estimate: Estimate | None) -> dict[str, Any] | None:
+    """The estimate as ``cost.to_json`` gives it, and two keys the plan's JSON has had
+    beside: ``hourly_usd`` (``usd_per_hour`` under the plan's first name for it) and
+    ``timeout_is_default``."""
     from vertex_training.review import cost
 
     if estimate is None:
@@ -667,10 +670,5 @@ def _estimate(estimate: Estimate | None) -> dict[str, Any] | None:
     return {
         **cost.to_json(estimate),
         "hourly_usd": estimate.hourly_usd,
-        "hours": estimate.hours,
         "timeout_is_default": estimate.timeout_is_default,
-        "trials": estimate.trials,
-        "max_usd": estimate.max_usd,
-        "strategy": estimate.strategy,
-        "unknown": list(estimate.unknown),
     }
