@@ -26,7 +26,7 @@ from vertex_training.resources.state import CONFIG_KEY, is_unknown, view_of
 from vertex_training.resources.submission import ORGANIZATION_SETTING, PROJECT_SETTING
 
 if TYPE_CHECKING:
-    from vertex_training.stackconfig import JobSpec
+    from vertex_training.stackconfig import JobSpec, StackSettings
 
 #: ``StackSettings.config_from`` of a job a program gives as arguments.
 PROGRAM = "program"
@@ -130,6 +130,8 @@ class ReadJob:
     #: Read, with a value of its keys not known yet (held as ``UNKNOWN_TEXT``): what
     #: only the whole job can tell (the local backend's preflight) waits for `pulumi up`.
     partly_known: bool = False
+    #: The stack settings it was read against, once read.
+    settings: StackSettings | None = None
 
 
 def read_job(name: str, config: Any, settings: Any) -> ReadJob:
@@ -159,8 +161,9 @@ def read_job(name: str, config: Any, settings: Any) -> ReadJob:
     marked, partly_known = mark_unknowns(whole_numbers(known_run_after(config)))
     stack = {k: UNKNOWN_TEXT if is_unknown(v) else v for k, v in settings.items()}
     try:
-        spec = stackconfig.parse_job(name, marked, stackconfig.StackSettings(**stack))
-        return ReadJob(spec, partly_known=partly_known)
+        read = stackconfig.StackSettings(**stack)
+        spec = stackconfig.parse_job(name, marked, read)
+        return ReadJob(spec, partly_known=partly_known, settings=read)
     except SpecError as exc:
         issues = about_known_values(exc.issues) if partly_known else exc.issues
         why = "" if issues else "a value it needs is not known before pulumi up"
@@ -189,7 +192,7 @@ def recorded_view(recorded: Mapping[str, Any], read: ReadJob | None = None) -> d
     read = read or read_job(name, config, recorded.get("stack"))
     if read.job is None:
         raise SpecError(read.issues or [Issue(job_key(name), config, read.unknown)])
-    stack = stackconfig.StackSettings(**recorded["stack"])
+    stack = read.settings or stackconfig.StackSettings(**recorded["stack"])
     others = {key: value for key, value in recorded.items() if key != CONFIG_KEY}
     return {**config, **others, **view_of(read.job, stack)}
 
