@@ -156,10 +156,11 @@ def plugin_archives(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def copy_go_sdk(folder: Path) -> Path:
     """A copy of sdk/go at ``folder``, as `go get` fetches the module, whose go.mod asks
     for the releases the Pulumi CLI was built with (tools/pulumi-cli/go.mod) of every
-    module both require: a newer gRPC, protobuf and Pulumi SDK than sdk/go's minimums, as
-    Go's version selection gives a program that requires them. Built with the tools' flags
-    (``go_env``), the packages they share are then the ones `make tools` compiled, found in
-    Go's cache: compiling them again took three CPU-minutes of CI (docs/testing.md)."""
+    module both require (the same Pulumi SDK; a newer gRPC, protobuf and golang.org/x
+    modules than sdk/go's minimums, as Go's version selection gives a program that also
+    requires those releases). Built with the tools' flags (``go_env``), the packages they
+    share are then the ones `make tools` compiled, found in Go's cache: compiling them
+    again took three CPU-minutes of CI (docs/testing.md)."""
     shutil.copytree(SDK / "go", folder)
     wanted = dict(
         re.findall(r"^\t(\S+) (v\S+)", (REPO / "tools" / "pulumi-cli" / "go.mod").read_text(), re.M)
