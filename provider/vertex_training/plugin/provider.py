@@ -78,6 +78,7 @@ from vertex_training.plugin import schema
 from vertex_training.plugin.importing import imported_inputs
 from vertex_training.plugin.inputs import job_input, owner_of, resource_urn
 from vertex_training.plugin.job_shapes import (
+    RECORDED_INPUTS,
     Host,
     detailed_diff,
     job_preview,
@@ -275,7 +276,7 @@ class VertexTrainingProvider(Provider):
         provider = self._job_provider(request.type)
         news = self.defaults.filled(plain_map(request.new_inputs))
         inputs = dict(request.new_inputs)
-        for name in ("project", "region", "backend"):
+        for name in RECORDED_INPUTS:  # those the provider's config may fill in
             if name in news and name not in inputs:
                 inputs[name] = property_value(news[name])
         if inputs == request.old_inputs:
