@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -30,6 +31,7 @@ from vertex_training.backends.local import (
     REMOTE_PACKAGE,
     LocalBackend,
     ProcessRef,
+    _runner,
     container_engine,
     job_name,
     parse_job_name,
@@ -645,3 +647,24 @@ class TestContainerJob:
         env = json.loads((tmp_path / "env.json").read_text())
         assert env["MODE"] == "container"
         assert json.loads(env["TF_CONFIG"])["task"] == {"type": "chief", "index": 0}
+
+
+def test_replica_ports_are_free_and_below_the_ephemeral_ports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replica's port is picked below the ports the kernel hands out to connections
+    (Linux's from 32768), so that no connection takes it before the replica binds it; a
+    port something listens on, and one the job picked already, are passed over."""
+    taken: set[int] = set()
+    first = _runner._free_port(taken)
+    assert first in _runner._CLUSTER_PORTS and max(_runner._CLUSTER_PORTS) < 32768
+    assert taken == {first}
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        busy = listening.getsockname()[1]
+        second = _runner._free_port(set(taken))
+        offered = [busy, first, second]
+        monkeypatch.setattr(_runner.random, "sample", lambda population, k: offered)
+        assert _runner._free_port(taken) == second
+    assert taken == {first, second}

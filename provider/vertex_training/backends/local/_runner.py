@@ -16,10 +16,11 @@ What it does as Vertex AI would, and how:
   every worker (pool 1) exit 0; parameter servers and evaluators are then stopped. Any
   replica exiting non-zero fails the job with the last lines of its log.
 - The environment Vertex sets: CLUSTER_SPEC and TF_CONFIG (addresses on 127.0.0.1, one
-  free port per replica), torch-style MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK for
-  pools 0 and 1, AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR under the base
-  output directory, CLOUD_ML_JOB_ID. The job's own ``env`` entries are applied first, so
-  these win. Args (``--job-dir`` included) pass through unchanged.
+  free port per replica, below the ephemeral ports), torch-style MASTER_ADDR,
+  MASTER_PORT, WORLD_SIZE and RANK for pools 0 and 1, AIP_MODEL_DIR, AIP_CHECKPOINT_DIR,
+  AIP_TENSORBOARD_LOG_DIR under the base output directory, CLOUD_ML_JOB_ID. The job's
+  own ``env`` entries are applied first, so these win. Args (``--job-dir`` included)
+  pass through unchanged.
 - ``scheduling.timeout`` (default 7 days) counts from the first replica start; a job
   still running then is stopped and FAILED.
 - A replica killed by a signal nobody here sent (the OOM killer, say) is the local
@@ -40,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shlex
 import signal
 import socket
@@ -165,10 +167,31 @@ def _json(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
+#: Where a job's replicas listen: below the kernel's ephemeral ports (Linux's default
+#: 32768-60999, IANA's 49152-65535), which ``bind`` to port 0 and every outgoing
+#: connection take. A port picked there is free only until another process's connection
+#: takes it, before the replica binds it (seen: TensorFlow's "Could not start gRPC
+#: server" beside a busy test run); here only a process that names the port can.
+_CLUSTER_PORTS = range(20000, 32768)
+
+
+def _free_port(taken: set[int]) -> int:
+    """A port of ``_CLUSTER_PORTS`` that nothing listens on and ``taken`` (the job's own
+    picks so far) does not hold; added to ``taken``."""
+    for port in random.sample(_CLUSTER_PORTS, 100):
+        if port in taken:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((LOOPBACK, port))
+            except OSError:
+                continue
+        taken.add(port)
+        return port
+    raise _PrepareError(
+        f"no free port on {LOOPBACK} between {_CLUSTER_PORTS.start} and "
+        f"{_CLUSTER_PORTS.stop - 1} for the job's replicas: stop what listens there"
+    )
 
 
 def _tee(process: subprocess.Popen[bytes], output: list[bytes]) -> None:
@@ -317,8 +340,9 @@ class Supervisor:
         """Install packages, pick ports and build each replica's command and environment."""
         job_spec = job["jobSpec"]
         sizes = pool_sizes(job_spec)
+        taken: set[int] = set()
         addresses = {
-            pool: [f"{LOOPBACK}:{_free_port()}" for _ in range(count)]
+            pool: [f"{LOOPBACK}:{_free_port(taken)}" for _ in range(count)]
             for pool, count in sizes.items()
         }
         output_dir = Path(
